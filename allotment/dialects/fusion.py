@@ -1,0 +1,1487 @@
+"""The `fusion` dialect: tensor programs that Allotment fuses, allocates and runs.
+
+A fusion is a `func.func` whose arguments are builtin `tensor` values (static or
+`?` extents; element types f64, f32, f16, bf16, i64, i32, i1) and builtin
+scalars, and whose body is made of the ops below. Scalars inside a fusion are
+function arguments or `arith.constant`s; `tensor.dim` reads an extent.
+
+Every op infers its result type from its operands and properties; the verifier
+checks the declared result type against the inferred one (shape and element
+type; a sharding encoding on the result is checked on its own). Typing rules
+(promotion, broadcasting) live in `fusion_rules` and are documented there.
+
+Sharding: `fusion.mesh` declares a device mesh with explicit device ids, and
+`#fusion.sharding<@mesh, [[axes of dim 0], [axes of dim 1], ...]>` used as a
+tensor encoding says which tensor dimension is split over which mesh axes.
+xDSL's `shard.grid` has no device ids (a grid is only a shape), so the mesh is
+our own op; the split-axes list follows `shard.sharding`'s `split_axes`.
+"""
+
+from __future__ import annotations
+
+from abc import ABC
+from collections.abc import Sequence
+from math import prod
+from typing import ClassVar
+
+from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
+    ArrayAttr,
+    DenseArrayBase,
+    FlatSymbolRefAttr,
+    IndexType,
+    IntAttr,
+    IntegerAttr,
+    IntegerType,
+    NoneAttr,
+    StringAttr,
+    SymbolNameConstraint,
+    TensorType,
+    UnitAttr,
+    i1,
+    i64,
+    I64,
+)
+from xdsl.dialects.utils import DimensionList, DynamicIndexList
+from xdsl.ir import (
+    Attribute,
+    Dialect,
+    Operation,
+    ParametrizedAttribute,
+    SSAValue,
+)
+from xdsl.irdl import (
+    AttrSizedOperandSegments,
+    IRDLOperation,
+    irdl_attr_definition,
+    irdl_op_definition,
+    operand_def,
+    opt_operand_def,
+    opt_prop_def,
+    prop_def,
+    result_def,
+    traits_def,
+    var_operand_def,
+)
+from xdsl.irdl.declarative_assembly_format import (
+    AttributeVariable,
+    CustomDirective,
+    ParsingState,
+    PrintingState,
+    irdl_custom_directive,
+)
+from xdsl.parser import AttrParser, Parser
+from xdsl.printer import Printer
+from xdsl.traits import Pure, SymbolOpInterface, SymbolTable
+from xdsl.utils.exceptions import VerifyException
+
+from allotment.dialects import fusion_rules as rules
+from allotment.dialects.fusion_rules import (
+    DYNAMIC,
+    Category,
+    category,
+    element_type_of,
+    fmt_shape,
+    type_name,
+)
+
+# --------------------------------------------------------------------------- #
+# Attributes                                                                  #
+# --------------------------------------------------------------------------- #
+
+
+@irdl_attr_definition
+class ShardingAttr(ParametrizedAttribute):
+    """How a tensor is split over a device mesh; used as a `tensor` encoding.
+
+    `#fusion.sharding<@tp, [[], [0]]>` on a rank-2 tensor: dimension 0 is
+    replicated, dimension 1 is split over axis 0 of mesh `@tp`. A dimension
+    split over several axes is split over their product, major axis first.
+    A mesh axis splits at most one dimension. Trailing `, uneven` allows the
+    last shard to be smaller (local extent = ceildiv(global, shards));
+    without it the global extent must divide evenly.
+    """
+
+    name = "fusion.sharding"
+
+    mesh: FlatSymbolRefAttr
+    split_axes: ArrayAttr[ArrayAttr[IntAttr]]
+    uneven: IntAttr
+
+    def __init__(
+        self, mesh: str | StringAttr, split_axes: Sequence[Sequence[int]], uneven: bool = False
+    ):
+        sym = FlatSymbolRefAttr(mesh) if isinstance(mesh, str | StringAttr) else mesh
+        axes = ArrayAttr([ArrayAttr([IntAttr(a) for a in dim]) for dim in split_axes])
+        super().__init__(sym, axes, IntAttr(int(uneven)))
+
+    @property
+    def axes(self) -> list[list[int]]:
+        return [[a.data for a in dim.data] for dim in self.split_axes.data]
+
+    @property
+    def allows_uneven(self) -> bool:
+        return bool(self.uneven.data)
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        with parser.in_angle_brackets():
+            mesh = FlatSymbolRefAttr(parser.parse_symbol_name())
+            parser.parse_punctuation(",")
+            dims = parser.parse_comma_separated_list(
+                parser.Delimiter.SQUARE,
+                lambda: parser.parse_comma_separated_list(
+                    parser.Delimiter.SQUARE, lambda: parser.parse_integer(allow_boolean=False)
+                ),
+            )
+            uneven = False
+            if parser.parse_optional_punctuation(","):
+                parser.parse_keyword("uneven")
+                uneven = True
+        axes = ArrayAttr([ArrayAttr([IntAttr(a) for a in dim]) for dim in dims])
+        return (mesh, axes, IntAttr(int(uneven)))
+
+    def print_parameters(self, printer: Printer) -> None:
+        with printer.in_angle_brackets():
+            printer.print_string(f"@{self.mesh.root_reference.data}, [")
+            printer.print_string(
+                ", ".join("[" + ", ".join(str(a) for a in dim) + "]" for dim in self.axes)
+            )
+            printer.print_string("]")
+            if self.allows_uneven:
+                printer.print_string(", uneven")
+
+    def verify(self) -> None:
+        used: list[int] = []
+        for dim in self.axes:
+            for a in dim:
+                if a < 0:
+                    raise VerifyException(f"sharding mesh axis {a} is negative")
+                if a in used:
+                    raise VerifyException(
+                        f"sharding uses mesh axis {a} for more than one dimension"
+                    )
+                used.append(a)
+
+
+# --------------------------------------------------------------------------- #
+# Custom directives                                                           #
+# --------------------------------------------------------------------------- #
+
+
+@irdl_custom_directive
+class IntList(CustomDirective):
+    """A bracketed list of integers, `[1, 0, -1]`, stored as a `DenseArrayBase` of i64."""
+
+    values: AttributeVariable
+
+    def parse(self, parser: Parser, state: ParsingState) -> None:
+        ints = parser.parse_comma_separated_list(
+            parser.Delimiter.SQUARE, lambda: parser.parse_integer(allow_boolean=False)
+        )
+        self.values.set(state, DenseArrayBase.from_list(i64, ints))
+
+    def print(self, printer: Printer, state: PrintingState, op: IRDLOperation) -> None:
+        state.print_whitespace(printer)
+        attr = self.values.get(op)
+        assert isinstance(attr, DenseArrayBase)
+        printer.print_string("[" + ", ".join(str(v) for v in attr.get_values()) + "]")
+
+
+def int_list(values: Sequence[int]) -> DenseArrayBase:
+    return DenseArrayBase.from_list(i64, list(values))
+
+
+def _ints(attr: DenseArrayBase) -> list[int]:
+    return [int(v) for v in attr.get_values()]
+
+
+# --------------------------------------------------------------------------- #
+# Verification helpers                                                        #
+# --------------------------------------------------------------------------- #
+
+
+def _shape(t: Attribute) -> tuple[int, ...]:
+    return tuple(t.get_shape()) if isinstance(t, TensorType) else ()
+
+
+def _tensor(element_type: Attribute, shape: Sequence[int]) -> TensorType:
+    return TensorType(element_type, list(shape))
+
+
+def verify_sharding(op: Operation, t: TensorType, what: str) -> None:
+    """Checks a tensor's sharding encoding against its rank and its mesh."""
+    enc = t.encoding
+    if not isinstance(enc, ShardingAttr):
+        if isinstance(enc, NoneAttr):
+            return
+        raise VerifyException(
+            f"{what} has encoding {type_name(enc)}; only #fusion.sharding is supported"
+        )
+    rank = len(t.get_shape())
+    if len(enc.axes) != rank:
+        raise VerifyException(
+            f"{what}: sharding lists {len(enc.axes)} dimensions for a tensor of rank {rank}"
+        )
+    mesh_name = enc.mesh.root_reference.data
+    mesh = SymbolTable.lookup_symbol(op, enc.mesh)
+    if not isinstance(mesh, MeshOp):
+        raise VerifyException(f"{what}: sharding names mesh @{mesh_name}, which is not defined")
+    mesh_rank = len(mesh.mesh_shape)
+    for dim in enc.axes:
+        for a in dim:
+            if a >= mesh_rank:
+                raise VerifyException(
+                    f"{what}: sharding uses axis {a} of mesh @{mesh_name}, which has rank {mesh_rank}"
+                )
+
+
+def _describe(i: int, t: Attribute) -> str:
+    return f"operand #{i} ({type_name(t)})"
+
+
+class FusionOp(IRDLOperation, ABC):
+    """Base of fusion ops: types are checked, then the result type is inferred.
+
+    Subclasses implement `infer_result_types`, which returns the result types
+    (without encoding) implied by the operands and properties, raising
+    `VerifyException` on invalid combinations.
+    """
+
+    def infer_result_types(self) -> list[Attribute]:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def verify_(self) -> None:
+        for i, v in enumerate(self.operands):
+            if isinstance(v.type, TensorType):
+                rules.verify_element_type(v.type.element_type, _describe(i, v.type))
+                verify_sharding(self, v.type, _describe(i, v.type))
+        for i, r in enumerate(self.results):
+            if isinstance(r.type, TensorType):
+                rules.verify_element_type(r.type.element_type, f"result #{i}")
+                verify_sharding(self, r.type, f"result #{i} ({type_name(r.type)})")
+        for i, (res, inferred) in enumerate(zip(self.results, self.infer_result_types())):
+            declared = res.type
+            if isinstance(declared, TensorType) and isinstance(inferred, TensorType):
+                same = (
+                    declared.element_type == inferred.element_type
+                    and tuple(declared.get_shape()) == tuple(inferred.get_shape())
+                )
+            else:
+                same = declared == inferred
+            if not same:
+                raise VerifyException(
+                    f"result #{i} has type {type_name(declared)}, "
+                    f"but the operands imply {type_name(inferred)}"
+                )
+
+
+def _expect_tensor(v: SSAValue, what: str) -> TensorType:
+    if not isinstance(v.type, TensorType):
+        raise VerifyException(f"{what} must be a tensor, got {type_name(v.type)}")
+    return v.type
+
+
+# --------------------------------------------------------------------------- #
+# Elementwise ops (shared custom syntax)                                      #
+# --------------------------------------------------------------------------- #
+
+
+class ElementwiseOp(FusionOp, ABC):
+    """An op applied element by element, with broadcasting of static size-1 dims.
+
+    Syntax: `%r = fusion.op %a, %b : T` when every operand and the result have
+    type T, else `%r = fusion.op %a, %b : Ta, Tb -> Tr`.
+    """
+
+    def result_element_type(self, operand_types: Sequence[Attribute]) -> Attribute:
+        return rules.promote(operand_types)
+
+    def infer_result_types(self) -> list[Attribute]:
+        types = [v.type for v in self.operands]
+        for i, t in enumerate(types):
+            if not isinstance(t, TensorType):
+                rules.verify_scalar_type(t, f"operand #{i}")
+        tensors = [(i, t) for i, t in enumerate(types) if isinstance(t, TensorType)]
+        if not tensors:
+            raise VerifyException("expected at least one tensor operand")
+        shape = rules.broadcast_shapes(
+            [t.get_shape() for _, t in tensors], [_describe(i, t) for i, t in tensors]
+        )
+        return [_tensor(self.result_element_type(types), shape)]
+
+    @classmethod
+    def parse(cls, parser: Parser) -> ElementwiseOp:
+        pos = parser.pos
+        operands = parser.parse_comma_separated_list(
+            parser.Delimiter.NONE, parser.parse_unresolved_operand
+        )
+        attrs = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        types = parser.parse_comma_separated_list(parser.Delimiter.NONE, parser.parse_type)
+        if parser.parse_optional_punctuation("->"):
+            result_type = parser.parse_type()
+        elif len(types) == 1:
+            result_type = types[0]
+            types = types * len(operands)
+        else:
+            parser.raise_error("expected '->' and the result type")
+        resolved = parser.resolve_operands(operands, types, pos)
+        op = cls.create(operands=resolved, result_types=[result_type], attributes=attrs)
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_list(self.operands, printer.print_operand)
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : ")
+        types = [v.type for v in self.operands]
+        res = self.results[0].type
+        if all(t == res for t in types):
+            printer.print_attribute(res)
+        else:
+            printer.print_list(types, printer.print_attribute)
+            printer.print_string(" -> ")
+            printer.print_attribute(res)
+
+
+class UnaryOp(ElementwiseOp, ABC):
+    """Elementwise op of one tensor operand; same type by default."""
+
+    input = operand_def(TensorType)
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+    ALLOWS_BOOL: ClassVar[bool] = True
+
+    def __init__(self, input: SSAValue | Operation, result_type: Attribute | None = None):
+        super().__init__(operands=[input], result_types=[result_type or _placeholder()])
+        if result_type is None:
+            self.result.type = self.infer_result_types()[0]
+
+    def result_element_type(self, operand_types: Sequence[Attribute]) -> Attribute:
+        t = element_type_of(operand_types[0])
+        if not self.ALLOWS_BOOL and t == i1:
+            raise VerifyException(f"{self.name} does not accept i1 (bool) tensors")
+        return t
+
+
+def _placeholder() -> Attribute:
+    return TensorType(i1, [])
+
+
+class FloatUnaryOp(UnaryOp, ABC):
+    """Elementwise math function; integer and bool inputs give f32 (as torch does)."""
+
+    def result_element_type(self, operand_types: Sequence[Attribute]) -> Attribute:
+        t = element_type_of(operand_types[0])
+        return t if rules.is_float(t) else rules.default_type(Category.FLOAT)
+
+
+@irdl_op_definition
+class NegOp(UnaryOp):
+    """`-x`, elementwise. Not defined on i1."""
+
+    name = "fusion.neg"
+    ALLOWS_BOOL: ClassVar[bool] = False
+
+
+@irdl_op_definition
+class AbsOp(UnaryOp):
+    """`|x|`, elementwise. Not defined on i1."""
+
+    name = "fusion.abs"
+    ALLOWS_BOOL: ClassVar[bool] = False
+
+
+@irdl_op_definition
+class ReluOp(UnaryOp):
+    """`max(x, 0)`, elementwise. Not defined on i1."""
+
+    name = "fusion.relu"
+    ALLOWS_BOOL: ClassVar[bool] = False
+
+
+@irdl_op_definition
+class ExpOp(FloatUnaryOp):
+    """`e^x`, elementwise."""
+
+    name = "fusion.exp"
+
+
+@irdl_op_definition
+class LogOp(FloatUnaryOp):
+    """Natural logarithm, elementwise (NaN below 0, -inf at 0)."""
+
+    name = "fusion.log"
+
+
+@irdl_op_definition
+class SqrtOp(FloatUnaryOp):
+    """Square root, elementwise (NaN below 0)."""
+
+    name = "fusion.sqrt"
+
+
+@irdl_op_definition
+class RsqrtOp(FloatUnaryOp):
+    """`1 / sqrt(x)`, elementwise."""
+
+    name = "fusion.rsqrt"
+
+
+@irdl_op_definition
+class ReciprocalOp(FloatUnaryOp):
+    """`1 / x`, elementwise."""
+
+    name = "fusion.reciprocal"
+
+
+@irdl_op_definition
+class TanhOp(FloatUnaryOp):
+    """Hyperbolic tangent, elementwise."""
+
+    name = "fusion.tanh"
+
+
+@irdl_op_definition
+class SigmoidOp(FloatUnaryOp):
+    """`1 / (1 + e^-x)`, elementwise."""
+
+    name = "fusion.sigmoid"
+
+
+@irdl_op_definition
+class SinOp(FloatUnaryOp):
+    """Sine, elementwise."""
+
+    name = "fusion.sin"
+
+
+@irdl_op_definition
+class CosOp(FloatUnaryOp):
+    """Cosine, elementwise."""
+
+    name = "fusion.cos"
+
+
+@irdl_op_definition
+class ErfOp(FloatUnaryOp):
+    """Gauss error function, elementwise."""
+
+    name = "fusion.erf"
+
+
+@irdl_op_definition
+class LogicalNotOp(UnaryOp):
+    """`x == 0`, elementwise; the result is i1 whatever the input type."""
+
+    name = "fusion.logical_not"
+
+    def result_element_type(self, operand_types: Sequence[Attribute]) -> Attribute:
+        return i1
+
+
+ScalarOrTensor = TensorType | IntegerType | IndexType | Attribute
+
+
+class BinaryOp(ElementwiseOp, ABC):
+    """Elementwise op of two operands, tensors or scalars (at least one tensor).
+
+    The result element type is the promoted type of the operands
+    (`fusion_rules.promote`), the result shape their broadcast shape.
+    """
+
+    lhs = operand_def()
+    rhs = operand_def()
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+    ALLOWS_BOOL: ClassVar[bool] = True
+
+    def __init__(
+        self,
+        lhs: SSAValue | Operation,
+        rhs: SSAValue | Operation,
+        result_type: Attribute | None = None,
+    ):
+        super().__init__(operands=[lhs, rhs], result_types=[result_type or _placeholder()])
+        if result_type is None:
+            self.result.type = self.infer_result_types()[0]
+
+    def result_element_type(self, operand_types: Sequence[Attribute]) -> Attribute:
+        t = rules.promote(operand_types)
+        if not self.ALLOWS_BOOL and t == i1:
+            raise VerifyException(
+                f"{self.name} of i1 (bool) operands is not defined; cast them first"
+            )
+        return t
+
+
+@irdl_op_definition
+class AddOp(BinaryOp):
+    """`lhs + rhs`, elementwise; on i1 it is a logical or."""
+
+    name = "fusion.add"
+
+
+@irdl_op_definition
+class SubOp(BinaryOp):
+    """`lhs - rhs`, elementwise. Not defined on i1."""
+
+    name = "fusion.sub"
+    ALLOWS_BOOL: ClassVar[bool] = False
+
+
+@irdl_op_definition
+class MulOp(BinaryOp):
+    """`lhs * rhs`, elementwise; on i1 it is a logical and."""
+
+    name = "fusion.mul"
+
+
+@irdl_op_definition
+class DivOp(BinaryOp):
+    """`lhs / rhs`, elementwise, in the promoted type.
+
+    On floating types this is true division. On integer types it truncates
+    toward zero (C semantics, as nvFuser's `div`); cast to a float type first
+    for true division. Integer division by zero is undefined.
+    """
+
+    name = "fusion.div"
+    ALLOWS_BOOL: ClassVar[bool] = False
+
+
+@irdl_op_definition
+class PowOp(BinaryOp):
+    """`lhs ** rhs`, elementwise, in the promoted type. Not defined on i1."""
+
+    name = "fusion.pow"
+    ALLOWS_BOOL: ClassVar[bool] = False
+
+
+@irdl_op_definition
+class MaximumOp(BinaryOp):
+    """Elementwise maximum; NaN if either operand is NaN."""
+
+    name = "fusion.maximum"
+
+
+@irdl_op_definition
+class MinimumOp(BinaryOp):
+    """Elementwise minimum; NaN if either operand is NaN."""
+
+    name = "fusion.minimum"
+
+
+class PredicateOp(BinaryOp, ABC):
+    """A binary op whose result is i1; the operands are compared after promotion."""
+
+    def result_element_type(self, operand_types: Sequence[Attribute]) -> Attribute:
+        rules.promote(operand_types)
+        return i1
+
+
+@irdl_op_definition
+class EqOp(PredicateOp):
+    """`lhs == rhs`, elementwise, giving i1."""
+
+    name = "fusion.eq"
+
+
+@irdl_op_definition
+class NeOp(PredicateOp):
+    """`lhs != rhs`, elementwise, giving i1."""
+
+    name = "fusion.ne"
+
+
+@irdl_op_definition
+class LtOp(PredicateOp):
+    """`lhs < rhs`, elementwise, giving i1."""
+
+    name = "fusion.lt"
+
+
+@irdl_op_definition
+class LeOp(PredicateOp):
+    """`lhs <= rhs`, elementwise, giving i1."""
+
+    name = "fusion.le"
+
+
+@irdl_op_definition
+class GtOp(PredicateOp):
+    """`lhs > rhs`, elementwise, giving i1."""
+
+    name = "fusion.gt"
+
+
+@irdl_op_definition
+class GeOp(PredicateOp):
+    """`lhs >= rhs`, elementwise, giving i1."""
+
+    name = "fusion.ge"
+
+
+@irdl_op_definition
+class LogicalAndOp(PredicateOp):
+    """`(lhs != 0) and (rhs != 0)`, elementwise, giving i1."""
+
+    name = "fusion.logical_and"
+
+
+@irdl_op_definition
+class LogicalOrOp(PredicateOp):
+    """`(lhs != 0) or (rhs != 0)`, elementwise, giving i1."""
+
+    name = "fusion.logical_or"
+
+
+@irdl_op_definition
+class WhereOp(ElementwiseOp):
+    """`pred ? on_true : on_false`, elementwise.
+
+    `pred` is an i1 tensor or scalar; the three operands broadcast together.
+    The result type is the promoted type of `on_true` and `on_false`; when both
+    are scalars, the default type of their highest category (f32 or i64).
+    """
+
+    name = "fusion.where"
+
+    pred = operand_def()
+    on_true = operand_def()
+    on_false = operand_def()
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+
+    def __init__(
+        self,
+        pred: SSAValue | Operation,
+        on_true: SSAValue | Operation,
+        on_false: SSAValue | Operation,
+        result_type: Attribute | None = None,
+    ):
+        super().__init__(
+            operands=[pred, on_true, on_false], result_types=[result_type or _placeholder()]
+        )
+        if result_type is None:
+            self.result.type = self.infer_result_types()[0]
+
+    def result_element_type(self, operand_types: Sequence[Attribute]) -> Attribute:
+        if element_type_of(operand_types[0]) != i1:
+            raise VerifyException(
+                f"the predicate must be i1, got {type_name(operand_types[0])}"
+            )
+        values = list(operand_types[1:])
+        if any(isinstance(t, TensorType) for t in values):
+            return rules.promote(values)
+        return rules.default_type(max(category(t) for t in values))
+
+
+# --------------------------------------------------------------------------- #
+# Cast and copy                                                               #
+# --------------------------------------------------------------------------- #
+
+
+@irdl_op_definition
+class CastOp(FusionOp):
+    """Converts every element to the result's element type (same shape).
+
+    Float to integer truncates toward zero; anything to i1 is `x != 0`.
+    """
+
+    name = "fusion.cast"
+
+    input = operand_def(TensorType)
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+    assembly_format = "$input attr-dict `:` type($input) `to` type($result)"
+
+    def __init__(self, input: SSAValue | Operation, element_type: Attribute):
+        t = SSAValue.get(input).type
+        assert isinstance(t, TensorType)
+        super().__init__(operands=[input], result_types=[_tensor(element_type, t.get_shape())])
+
+    def infer_result_types(self) -> list[Attribute]:
+        t = _expect_tensor(self.input, "the input")
+        return [_tensor(self.result.type.element_type, t.get_shape())]
+
+
+@irdl_op_definition
+class SetOp(ElementwiseOp):
+    """A copy of the input into a new tensor (nvFuser's `set`).
+
+    The result may carry another sharding than the input (a resharding copy).
+    """
+
+    name = "fusion.set"
+
+    input = operand_def(TensorType)
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+
+    def __init__(self, input: SSAValue | Operation):
+        super().__init__(operands=[input], result_types=[SSAValue.get(input).type])
+
+    def infer_result_types(self) -> list[Attribute]:
+        return [self.input.type]
+
+
+# --------------------------------------------------------------------------- #
+# Creation                                                                    #
+# --------------------------------------------------------------------------- #
+
+
+def _verify_sizes(static: Sequence[int], dynamic: Sequence[SSAValue], what: str) -> None:
+    ndyn = sum(1 for s in static if s == DYNAMIC)
+    if ndyn != len(dynamic):
+        raise VerifyException(
+            f"{what}: {ndyn} dynamic entries but {len(dynamic)} values"
+        )
+    for v in dynamic:
+        if not isinstance(v.type, IndexType):
+            raise VerifyException(f"{what}: dynamic extents must be index values")
+
+
+def _sizes_shape(static: Sequence[int], what: str) -> list[int]:
+    for s in static:
+        if s != DYNAMIC and s < 0:
+            raise VerifyException(f"{what}: extent {s} is negative")
+    return list(static)
+
+
+@irdl_op_definition
+class FullOp(FusionOp):
+    """A new tensor of the given extents with every element equal to `value`.
+
+    Extents are static integers or `index` SSA values (`[%n, 4]`); the value is
+    a scalar converted to the result's element type.
+    """
+
+    name = "fusion.full"
+
+    value = operand_def()
+    sizes = var_operand_def(IndexType)
+    static_sizes = prop_def(DenseArrayBase)
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+    custom_directives = (DynamicIndexList,)
+    assembly_format = (
+        "$value custom<DynamicIndexList>($sizes, $static_sizes) attr-dict "
+        "`:` type($value) `->` type($result)"
+    )
+
+    def infer_result_types(self) -> list[Attribute]:
+        rules.verify_scalar_type(self.value.type, "the fill value")
+        static = _ints(self.static_sizes)
+        _verify_sizes(static, self.sizes, "sizes")
+        return [_tensor(self.result.type.element_type, _sizes_shape(static, "sizes"))]
+
+
+@irdl_op_definition
+class IotaOp(FusionOp):
+    """The 1-D tensor `[start, start + step, ..., start + (length - 1) * step]`.
+
+    `length` is static or an `index` value; `start` and `step` are scalars
+    converted to the result's element type, which must not be i1.
+    """
+
+    name = "fusion.iota"
+
+    length = var_operand_def(IndexType)
+    static_length = prop_def(DenseArrayBase)
+    start = operand_def()
+    step = operand_def()
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+    custom_directives = (DynamicIndexList,)
+    assembly_format = (
+        "custom<DynamicIndexList>($length, $static_length) `start` $start `step` $step "
+        "attr-dict `:` type($start) `,` type($step) `->` type($result)"
+    )
+
+    def infer_result_types(self) -> list[Attribute]:
+        static = _ints(self.static_length)
+        if len(static) != 1:
+            raise VerifyException(f"iota takes one length, got {len(static)}")
+        _verify_sizes(static, self.length, "length")
+        rules.verify_scalar_type(self.start.type, "start")
+        rules.verify_scalar_type(self.step.type, "step")
+        et = self.result.type.element_type
+        if et == i1:
+            raise VerifyException("iota cannot produce i1 (bool) elements")
+        return [_tensor(et, _sizes_shape(static, "length"))]
+
+
+# --------------------------------------------------------------------------- #
+# Shape ops                                                                   #
+# --------------------------------------------------------------------------- #
+
+
+@irdl_op_definition
+class BroadcastInDimOp(FusionOp):
+    """Places the input's dimensions at `dims` of a tensor of the given shape.
+
+    `dims` (strictly increasing, one per input dimension) says where each
+    input dimension goes; the other result dimensions are new. A mapped input
+    dimension of static extent 1 is expanded to the result extent; any other
+    mapped extent must equal the result extent (checked at run time for `?`).
+    """
+
+    name = "fusion.broadcast_in_dim"
+
+    input = operand_def(TensorType)
+    shape = var_operand_def(IndexType)
+    static_shape = prop_def(DenseArrayBase)
+    broadcast_dims = prop_def(DenseArrayBase)
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+    custom_directives = (DynamicIndexList, IntList)
+    assembly_format = (
+        "$input custom<DynamicIndexList>($shape, $static_shape) `dims` "
+        "custom<IntList>($broadcast_dims) attr-dict `:` type($input) `->` type($result)"
+    )
+
+    def infer_result_types(self) -> list[Attribute]:
+        t = _expect_tensor(self.input, "the input")
+        static = _ints(self.static_shape)
+        _verify_sizes(static, self.shape, "shape")
+        out = _sizes_shape(static, "shape")
+        dims = _ints(self.broadcast_dims)
+        in_shape = t.get_shape()
+        if len(dims) != len(in_shape):
+            raise VerifyException(
+                f"dims has {len(dims)} entries for an input of rank {len(in_shape)}"
+            )
+        if any(b <= a for a, b in zip(dims, dims[1:])):
+            raise VerifyException(f"dims {dims} must be strictly increasing")
+        for src, d in enumerate(dims):
+            if not 0 <= d < len(out):
+                raise VerifyException(
+                    f"dims entry {d} is out of range for a result of rank {len(out)}"
+                )
+            e = in_shape[src]
+            if e != 1 and e != out[d] and not (e == DYNAMIC or out[d] == DYNAMIC):
+                raise VerifyException(
+                    f"input dimension {src} has extent {e} but result dimension {d} "
+                    f"has extent {rules.fmt_extent(out[d])}; only extent 1 broadcasts"
+                )
+        return [_tensor(t.element_type, out)]
+
+
+@irdl_op_definition
+class ExpandOp(FusionOp):
+    """Expands static size-1 dimensions to the given extents (same rank, no copy).
+
+    Every other dimension keeps its extent; its entry in the shape must equal
+    it (checked at run time for `?`).
+    """
+
+    name = "fusion.expand"
+
+    input = operand_def(TensorType)
+    shape = var_operand_def(IndexType)
+    static_shape = prop_def(DenseArrayBase)
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+    custom_directives = (DynamicIndexList,)
+    assembly_format = (
+        "$input custom<DynamicIndexList>($shape, $static_shape) attr-dict "
+        "`:` type($input) `->` type($result)"
+    )
+
+    def infer_result_types(self) -> list[Attribute]:
+        t = _expect_tensor(self.input, "the input")
+        static = _ints(self.static_shape)
+        _verify_sizes(static, self.shape, "shape")
+        out = _sizes_shape(static, "shape")
+        in_shape = t.get_shape()
+        if len(out) != len(in_shape):
+            raise VerifyException(
+                f"expand keeps the rank: shape has {len(out)} entries, input rank {len(in_shape)}"
+            )
+        for d, (e, o) in enumerate(zip(in_shape, out)):
+            if e != 1 and e != o and e != DYNAMIC and o != DYNAMIC:
+                raise VerifyException(
+                    f"dimension {d} has extent {e}, which cannot expand to {o}; "
+                    "only static size-1 dimensions expand"
+                )
+        return [_tensor(t.element_type, out)]
+
+
+@irdl_op_definition
+class ReshapeOp(FusionOp):
+    """The input's elements (row-major) viewed with a new shape.
+
+    Entries are static extents, `index` values, or at most one `-1`, inferred
+    as numel / product(other extents), which must divide exactly.
+    """
+
+    name = "fusion.reshape"
+
+    input = operand_def(TensorType)
+    shape = var_operand_def(IndexType)
+    static_shape = prop_def(DenseArrayBase)
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+    custom_directives = (DynamicIndexList,)
+    assembly_format = (
+        "$input custom<DynamicIndexList>($shape, $static_shape) attr-dict "
+        "`:` type($input) `->` type($result)"
+    )
+
+    def infer_result_types(self) -> list[Attribute]:
+        t = _expect_tensor(self.input, "the input")
+        static = _ints(self.static_shape)
+        _verify_sizes(static, self.shape, "shape")
+        if static.count(-1) > 1:
+            raise VerifyException("reshape allows at most one inferred (-1) extent")
+        for s in static:
+            if s != DYNAMIC and s < -1:
+                raise VerifyException(f"shape: extent {s} is negative")
+        in_shape = t.get_shape()
+        in_static = DYNAMIC not in in_shape
+        known = [s for s in static if s not in (DYNAMIC, -1)]
+        all_known = DYNAMIC not in static
+        out = list(static)
+        if -1 in static:
+            idx = static.index(-1)
+            out[idx] = DYNAMIC
+            if in_static and all_known:
+                rest = prod(known)
+                if rest == 0 or prod(in_shape) % rest:
+                    raise VerifyException(
+                        f"cannot infer the -1 extent: {prod(in_shape)} elements are not "
+                        f"divisible by {rest}"
+                    )
+                out[idx] = prod(in_shape) // rest
+        elif in_static and all_known and prod(in_shape) != prod(known):
+            raise VerifyException(
+                f"reshape of {fmt_shape(in_shape)} ({prod(in_shape)} elements) to "
+                f"{fmt_shape(out)} ({prod(known)} elements)"
+            )
+        return [_tensor(t.element_type, out)]
+
+
+@irdl_op_definition
+class PermuteOp(FusionOp):
+    """Reorders dimensions: result dimension i is input dimension `dims[i]`."""
+
+    name = "fusion.permute"
+
+    input = operand_def(TensorType)
+    dims = prop_def(DenseArrayBase)
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+    custom_directives = (IntList,)
+    assembly_format = "$input custom<IntList>($dims) attr-dict `:` type($input) `->` type($result)"
+
+    def infer_result_types(self) -> list[Attribute]:
+        t = _expect_tensor(self.input, "the input")
+        shape = t.get_shape()
+        dims = rules.normalize_dims(_ints(self.dims), len(shape))
+        if len(dims) != len(shape):
+            raise VerifyException(
+                f"permutation has {len(dims)} entries for a tensor of rank {len(shape)}"
+            )
+        return [_tensor(t.element_type, [shape[d] for d in dims])]
+
+
+@irdl_op_definition
+class SqueezeOp(FusionOp):
+    """Removes the listed dimensions, each of static extent 1."""
+
+    name = "fusion.squeeze"
+
+    input = operand_def(TensorType)
+    dims = prop_def(DenseArrayBase)
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+    custom_directives = (IntList,)
+    assembly_format = (
+        "$input `dims` custom<IntList>($dims) attr-dict `:` type($input) `->` type($result)"
+    )
+
+    def infer_result_types(self) -> list[Attribute]:
+        t = _expect_tensor(self.input, "the input")
+        shape = t.get_shape()
+        dims = rules.normalize_dims(_ints(self.dims), len(shape))
+        for d in dims:
+            if shape[d] != 1:
+                raise VerifyException(
+                    f"cannot squeeze dimension {d} of extent {rules.fmt_extent(shape[d])}; "
+                    "only static size-1 dimensions squeeze"
+                )
+        return [_tensor(t.element_type, [e for d, e in enumerate(shape) if d not in dims])]
+
+
+def slice_extent(size: int, start: int, stop: int, step: int) -> int:
+    """Extent of `x[start:stop:step]` along a dimension of `size` (clamped)."""
+    s = min(start, size)
+    e = min(max(stop, s), size)
+    return -(-(e - s) // step)
+
+
+@irdl_op_definition
+class SliceOp(FusionOp):
+    """`input[start_0:stop_0:step_0, ...]`, one entry per dimension.
+
+    Entries are static non-negative integers or `index` values; step >= 1.
+    Start and stop are clamped to [0, extent], so the result extent is
+    ceildiv(min(stop, extent) - min(start, extent), step), or 0 when negative.
+    """
+
+    name = "fusion.slice"
+
+    input = operand_def(TensorType)
+    start = var_operand_def(IndexType)
+    stop = var_operand_def(IndexType)
+    step = var_operand_def(IndexType)
+    static_start = prop_def(DenseArrayBase)
+    static_stop = prop_def(DenseArrayBase)
+    static_step = prop_def(DenseArrayBase)
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+    custom_directives = (DynamicIndexList,)
+    assembly_format = (
+        "$input custom<DynamicIndexList>($start, $static_start) `to` "
+        "custom<DynamicIndexList>($stop, $static_stop) `step` "
+        "custom<DynamicIndexList>($step, $static_step) attr-dict "
+        "`:` type($input) `->` type($result)"
+    )
+
+    def infer_result_types(self) -> list[Attribute]:
+        t = _expect_tensor(self.input, "the input")
+        shape = t.get_shape()
+        lists = {}
+        for name in ("start", "stop", "step"):
+            static = _ints(getattr(self, f"static_{name}"))
+            _verify_sizes(static, getattr(self, name), name)
+            if len(static) != len(shape):
+                raise VerifyException(
+                    f"{name} has {len(static)} entries for a tensor of rank {len(shape)}"
+                )
+            for v in static:
+                if v != DYNAMIC and v < (1 if name == "step" else 0):
+                    bound = "at least 1" if name == "step" else "non-negative"
+                    raise VerifyException(f"{name} entry {v} must be {bound}")
+            lists[name] = static
+        out = []
+        for d, size in enumerate(shape):
+            s, e, st = lists["start"][d], lists["stop"][d], lists["step"][d]
+            if DYNAMIC in (s, e, st):
+                out.append(DYNAMIC)
+            elif size == DYNAMIC:
+                out.append(0 if e <= s else DYNAMIC)
+            else:
+                out.append(slice_extent(size, s, e, st))
+        return [_tensor(t.element_type, out)]
+
+
+@irdl_op_definition
+class PadOp(FusionOp):
+    """Pads each dimension with `low[d]` elements before and `high[d]` after.
+
+    Widths are static and non-negative; new elements take `value` (a scalar
+    converted to the element type).
+    """
+
+    name = "fusion.pad"
+
+    input = operand_def(TensorType)
+    value = operand_def()
+    low = prop_def(DenseArrayBase)
+    high = prop_def(DenseArrayBase)
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+    custom_directives = (IntList,)
+    assembly_format = (
+        "$input `low` custom<IntList>($low) `high` custom<IntList>($high) `value` $value "
+        "attr-dict `:` type($input) `,` type($value) `->` type($result)"
+    )
+
+    def infer_result_types(self) -> list[Attribute]:
+        t = _expect_tensor(self.input, "the input")
+        rules.verify_scalar_type(self.value.type, "the padding value")
+        shape = t.get_shape()
+        low, high = _ints(self.low), _ints(self.high)
+        for name, widths in (("low", low), ("high", high)):
+            if len(widths) != len(shape):
+                raise VerifyException(
+                    f"{name} has {len(widths)} entries for a tensor of rank {len(shape)}"
+                )
+            if any(w < 0 for w in widths):
+                raise VerifyException(f"{name} widths must be non-negative, got {widths}")
+        out = [e if e == DYNAMIC else e + lo + hi for e, lo, hi in zip(shape, low, high)]
+        return [_tensor(t.element_type, out)]
+
+
+@irdl_op_definition
+class CatOp(FusionOp):
+    """Concatenates the inputs along `dim`; the other extents must agree."""
+
+    name = "fusion.cat"
+
+    inputs = var_operand_def(TensorType)
+    dim = prop_def(IntegerAttr[I64])
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+    assembly_format = (
+        "$inputs `dim` $dim attr-dict `:` type($inputs) `->` type($result)"
+    )
+
+    def infer_result_types(self) -> list[Attribute]:
+        if not self.inputs:
+            raise VerifyException("cat needs at least one input")
+        types = [_expect_tensor(v, f"operand #{i}") for i, v in enumerate(self.inputs)]
+        et = types[0].element_type
+        rank = len(types[0].get_shape())
+        (dim,) = rules.normalize_dims([self.dim.value.data], rank, "dim")
+        out = list(types[0].get_shape())
+        for i, t in enumerate(types[1:], 1):
+            if t.element_type != et:
+                raise VerifyException(
+                    f"operand #{i} has element type {type_name(t.element_type)}, "
+                    f"operand #0 has {type_name(et)}; cat needs equal element types"
+                )
+            shape = t.get_shape()
+            if len(shape) != rank:
+                raise VerifyException(f"operand #{i} has rank {len(shape)}, operand #0 {rank}")
+            for d, e in enumerate(shape):
+                if d == dim:
+                    out[d] = DYNAMIC if DYNAMIC in (out[d], e) else out[d] + e
+                elif e != out[d] and DYNAMIC not in (e, out[d]):
+                    raise VerifyException(
+                        f"operand #{i} has extent {e} in dimension {d}, operand #0 has "
+                        f"{out[d]}; only dimension {dim} may differ"
+                    )
+                elif out[d] == DYNAMIC:
+                    out[d] = e
+        return [_tensor(et, out)]
+
+
+# --------------------------------------------------------------------------- #
+# Reductions                                                                  #
+# --------------------------------------------------------------------------- #
+
+
+def _reduced_shape(shape: Sequence[int], dims: Sequence[int], keepdim: bool) -> list[int]:
+    if keepdim:
+        return [1 if d in dims else e for d, e in enumerate(shape)]
+    return [e for d, e in enumerate(shape) if d not in dims]
+
+
+class ReductionOp(FusionOp, ABC):
+    """Reduces the input over `dims` (an empty list reduces nothing).
+
+    With `keepdim` the reduced dimensions stay with extent 1. Syntax:
+    `%r = fusion.sum %x dims [1] keepdim : tensor<?x8xf32> -> tensor<?x1xf32>`.
+    """
+
+    input = operand_def(TensorType)
+    dims = prop_def(DenseArrayBase)
+    keepdim = opt_prop_def(UnitAttr)
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+    custom_directives = (IntList,)
+    assembly_format = (
+        "$input `dims` custom<IntList>($dims) (`keepdim` $keepdim^)? attr-dict "
+        "`:` type($input) `->` type($result)"
+    )
+
+    def reduced_dims(self) -> list[int]:
+        t = _expect_tensor(self.input, "the input")
+        return rules.normalize_dims(_ints(self.dims), len(t.get_shape()))
+
+    def result_element_type(self, input_type: Attribute) -> Attribute:
+        return input_type
+
+    def infer_result_types(self) -> list[Attribute]:
+        t = _expect_tensor(self.input, "the input")
+        dims = self.reduced_dims()
+        et = self.result_element_type(t.element_type)
+        return [_tensor(et, _reduced_shape(t.get_shape(), dims, self.keepdim is not None))]
+
+
+class AccumulatingReductionOp(ReductionOp, ABC):
+    """Sum-like reduction: bool and integer inputs accumulate in i64 (torch's rule).
+
+    The result may also be any float type: the input is converted to it before
+    reducing (torch's `dtype=` argument).
+    """
+
+    def result_element_type(self, input_type: Attribute) -> Attribute:
+        declared = self.result.type.element_type
+        if rules.is_float(declared):
+            return declared
+        return input_type if rules.is_float(input_type) else i64
+
+
+@irdl_op_definition
+class SumOp(AccumulatingReductionOp):
+    """Sum over `dims`."""
+
+    name = "fusion.sum"
+
+
+@irdl_op_definition
+class ProdOp(AccumulatingReductionOp):
+    """Product over `dims`."""
+
+    name = "fusion.prod"
+
+
+@irdl_op_definition
+class MaxOp(ReductionOp):
+    """Maximum over `dims` (NaN propagates); the input's element type."""
+
+    name = "fusion.max"
+
+
+@irdl_op_definition
+class MinOp(ReductionOp):
+    """Minimum over `dims` (NaN propagates); the input's element type."""
+
+    name = "fusion.min"
+
+
+def _require_float(t: Attribute, op: str) -> None:
+    if not rules.is_float(t):
+        raise VerifyException(f"{op} needs a floating-point input, got {type_name(t)}")
+
+
+@irdl_op_definition
+class MeanOp(ReductionOp):
+    """Arithmetic mean over `dims`; floating-point inputs only."""
+
+    name = "fusion.mean"
+
+    def result_element_type(self, input_type: Attribute) -> Attribute:
+        _require_float(input_type, "mean")
+        return input_type
+
+
+@irdl_op_definition
+class VarMeanOp(FusionOp):
+    """Variance and mean over `dims`; floating-point inputs only.
+
+    var = sum((x - mean)^2) / (N - correction), N the number of reduced
+    elements (correction 1 is Bessel's, 0 the population variance).
+    """
+
+    name = "fusion.var_mean"
+
+    input = operand_def(TensorType)
+    dims = prop_def(DenseArrayBase)
+    correction = prop_def(IntegerAttr[I64])
+    keepdim = opt_prop_def(UnitAttr)
+    var = result_def(TensorType)
+    mean = result_def(TensorType)
+    traits = traits_def(Pure())
+    custom_directives = (IntList,)
+    assembly_format = (
+        "$input `dims` custom<IntList>($dims) `correction` $correction "
+        "(`keepdim` $keepdim^)? attr-dict `:` type($input) `->` type($var) `,` type($mean)"
+    )
+
+    def infer_result_types(self) -> list[Attribute]:
+        t = _expect_tensor(self.input, "the input")
+        _require_float(t.element_type, "var_mean")
+        if self.correction.value.data < 0:
+            raise VerifyException(f"correction {self.correction.value.data} is negative")
+        dims = rules.normalize_dims(_ints(self.dims), len(t.get_shape()))
+        out = _tensor(t.element_type, _reduced_shape(t.get_shape(), dims, self.keepdim is not None))
+        return [out, out]
+
+
+# --------------------------------------------------------------------------- #
+# Matrix products                                                             #
+# --------------------------------------------------------------------------- #
+
+
+def _check_contraction(k_a: int, k_b: int, what: str) -> None:
+    if k_a != k_b and DYNAMIC not in (k_a, k_b):
+        raise VerifyException(f"{what}: contracted extents {k_a} and {k_b} differ")
+
+
+def matmul_shape(a: Sequence[int], b: Sequence[int]) -> list[int]:
+    """`torch.matmul`'s result shape (batch dims broadcast like elementwise ops)."""
+    if not a or not b:
+        raise VerifyException("matmul operands must have rank >= 1")
+    if len(a) == 1 and len(b) == 1:
+        _check_contraction(a[0], b[0], "matmul")
+        return []
+    if len(b) == 1:
+        _check_contraction(a[-1], b[0], "matmul")
+        return list(a[:-1])
+    if len(a) == 1:
+        _check_contraction(a[0], b[-2], "matmul")
+        return list(b[:-2]) + [b[-1]]
+    _check_contraction(a[-1], b[-2], "matmul")
+    ba, bb = list(a[:-2]), list(b[:-2])
+    n = max(len(ba), len(bb))
+    ba, bb = [1] * (n - len(ba)) + ba, [1] * (n - len(bb)) + bb
+    batch = rules.broadcast_shapes([ba, bb], ["lhs batch", "rhs batch"]) if n else ()
+    return list(batch) + [a[-2], b[-1]]
+
+
+def _require_same_float(types: Sequence[TensorType], op: str) -> Attribute:
+    et = types[0].element_type
+    _require_float(et, op)
+    for i, t in enumerate(types[1:], 1):
+        if t.element_type != et:
+            raise VerifyException(
+                f"{op} operands must share one element type: operand #0 is "
+                f"{type_name(et)}, operand #{i} is {type_name(t.element_type)}"
+            )
+    return et
+
+
+@irdl_op_definition
+class MatmulOp(FusionOp):
+    """`torch.matmul(lhs, rhs)`: 1-D, 2-D and batched, batch dims broadcast.
+
+    Both operands share one floating-point element type, which the result has.
+    """
+
+    name = "fusion.matmul"
+
+    lhs = operand_def(TensorType)
+    rhs = operand_def(TensorType)
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+    assembly_format = (
+        "$lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)"
+    )
+
+    def __init__(self, lhs: SSAValue | Operation, rhs: SSAValue | Operation):
+        super().__init__(operands=[lhs, rhs], result_types=[_placeholder()])
+        self.result.type = self.infer_result_types()[0]
+
+    def infer_result_types(self) -> list[Attribute]:
+        a = _expect_tensor(self.lhs, "lhs")
+        b = _expect_tensor(self.rhs, "rhs")
+        et = _require_same_float([a, b], "matmul")
+        return [_tensor(et, matmul_shape(a.get_shape(), b.get_shape()))]
+
+
+@irdl_op_definition
+class LinearOp(FusionOp):
+    """`input @ weight^T (+ bias)`: input [..., in], weight [out, in], bias [out].
+
+    A 1-D weight [in] gives the result [...] (and then bias is 0-d). All
+    operands share one floating-point element type.
+    """
+
+    name = "fusion.linear"
+
+    input = operand_def(TensorType)
+    weight = operand_def(TensorType)
+    bias = opt_operand_def(TensorType)
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+    assembly_format = (
+        "$input `,` $weight (`,` $bias^)? attr-dict `:` type($input) `,` type($weight) "
+        "(`,` type($bias)^)? `->` type($result)"
+    )
+
+    def infer_result_types(self) -> list[Attribute]:
+        x = _expect_tensor(self.input, "input")
+        w = _expect_tensor(self.weight, "weight")
+        types = [x, w] + ([_expect_tensor(self.bias, "bias")] if self.bias else [])
+        et = _require_same_float(types, "linear")
+        xs, ws = x.get_shape(), w.get_shape()
+        if not xs:
+            raise VerifyException("linear input must have rank >= 1")
+        if len(ws) not in (1, 2):
+            raise VerifyException(f"linear weight must have rank 1 or 2, got {len(ws)}")
+        _check_contraction(xs[-1], ws[-1], "linear")
+        out_features = list(ws[:1]) if len(ws) == 2 else []
+        if self.bias:
+            bs = self.bias.type.get_shape()
+            if len(bs) != len(out_features) or (
+                bs and DYNAMIC not in (bs[0], ws[0]) and bs[0] != ws[0]
+            ):
+                raise VerifyException(
+                    f"bias shape {fmt_shape(bs)} does not match the weight's "
+                    f"out features {fmt_shape(out_features)}"
+                )
+        return [_tensor(et, list(xs[:-1]) + out_features)]
+
+
+# --------------------------------------------------------------------------- #
+# Device meshes                                                               #
+# --------------------------------------------------------------------------- #
+
+
+@irdl_op_definition
+class MeshOp(IRDLOperation):
+    """A named device mesh: an n-D grid of explicit device ids.
+
+    `fusion.mesh @tp shape 2x2 devices [0, 1, 2, 3]` lays the ids out
+    row-major over the shape. Ids are distinct and non-negative; their count
+    is the product of the shape. A tensor sharded over a mesh exists only on
+    its devices.
+    """
+
+    name = "fusion.mesh"
+
+    sym_name = prop_def(SymbolNameConstraint())
+    mesh_shape = prop_def(DenseArrayBase, prop_name="shape")
+    devices = prop_def(DenseArrayBase)
+    traits = traits_def(SymbolOpInterface())
+    custom_directives = (DimensionList, IntList)
+    assembly_format = (
+        "$sym_name `shape` custom<DimensionList>($shape) `devices` custom<IntList>($devices) "
+        "attr-dict"
+    )
+
+    def __init__(self, name: str, shape: Sequence[int], devices: Sequence[int]):
+        super().__init__(
+            properties={
+                "sym_name": StringAttr(name),
+                "shape": int_list(shape),
+                "devices": int_list(devices),
+            }
+        )
+
+    @property
+    def shape_values(self) -> list[int]:
+        return _ints(self.mesh_shape)
+
+    @property
+    def device_ids(self) -> list[int]:
+        return _ints(self.devices)
+
+    def verify_(self) -> None:
+        shape, ids = self.shape_values, self.device_ids
+        if not shape or any(s <= 0 for s in shape):
+            raise VerifyException(f"mesh shape {shape} must be non-empty and positive")
+        if len(ids) != prod(shape):
+            raise VerifyException(
+                f"mesh of shape {'x'.join(map(str, shape))} needs {prod(shape)} device ids, "
+                f"got {len(ids)}"
+            )
+        if len(set(ids)) != len(ids):
+            raise VerifyException(f"mesh device ids {ids} are not distinct")
+        if any(i < 0 for i in ids):
+            raise VerifyException(f"mesh device ids {ids} must be non-negative")
+
+
+Fusion = Dialect(
+    "fusion",
+    [
+        NegOp, AbsOp, ReluOp, ExpOp, LogOp, SqrtOp, RsqrtOp, ReciprocalOp, TanhOp,
+        SigmoidOp, SinOp, CosOp, ErfOp, LogicalNotOp,
+        AddOp, SubOp, MulOp, DivOp, PowOp, MaximumOp, MinimumOp,
+        EqOp, NeOp, LtOp, LeOp, GtOp, GeOp, LogicalAndOp, LogicalOrOp, WhereOp,
+        CastOp, SetOp, FullOp, IotaOp,
+        BroadcastInDimOp, ExpandOp, ReshapeOp, PermuteOp, SqueezeOp, SliceOp, PadOp, CatOp,
+        SumOp, ProdOp, MaxOp, MinOp, MeanOp, VarMeanOp,
+        MatmulOp, LinearOp,
+        MeshOp,
+    ],
+    [ShardingAttr],
+)

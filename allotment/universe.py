@@ -1,0 +1,23 @@
+"""Allotment's dialects and passes, published to xDSL through the `xdsl.universe`
+entry point: the stock `xdsl-opt` and our `allot-opt` both load them from here."""
+
+from collections.abc import Callable
+
+from xdsl.ir import Dialect
+from xdsl.passes import ModulePass
+from xdsl.universe import Universe
+
+
+def _fusion() -> Dialect:
+    from allotment.dialects.fusion import Fusion
+
+    return Fusion
+
+
+ALL_DIALECTS: dict[str, Callable[[], Dialect]] = {"fusion": _fusion}
+"""Our dialects by name, loaded lazily."""
+
+ALL_PASSES: dict[str, Callable[[], type[ModulePass]]] = {}
+"""Our passes by pipeline name, loaded lazily."""
+
+ALLOTMENT_UNIVERSE = Universe(all_dialects=ALL_DIALECTS, all_passes=ALL_PASSES)
