@@ -1,0 +1,37 @@
+# One entry point for newcomers and CI. `make demo` and `make test` create the
+# virtual environment themselves.
+#
+# TORCH_SPEC picks the torch that setup installs first. The default is the CPU
+# build 2.13.0, which this project's CPU machines have on disk; on a GPU
+# machine use e.g. `make setup TORCH_SPEC=torch` (pip's default CUDA build), or
+# install into an environment that already has torch: pyproject asks only for
+# torch>=2.4.
+VENV ?= .venv
+PY := $(VENV)/bin/python
+TORCH_SPEC ?= torch==2.13.0
+
+.PHONY: setup demo test lit pytest clean
+
+$(VENV)/.installed: pyproject.toml
+	python3 -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -c "import torch" 2>/dev/null || $(PY) -m pip install -q "$(TORCH_SPEC)"
+	$(PY) -m pip install -q -e ".[test]"
+	touch $@
+
+setup: $(VENV)/.installed
+
+demo: setup
+	$(VENV)/bin/allot-opt examples/rmsnorm.mlir
+	$(VENV)/bin/allot-run examples/rmsnorm.mlir --reference --shapes x=8x64
+
+lit: setup
+	$(VENV)/bin/lit -q tests/filecheck
+
+pytest: setup
+	$(VENV)/bin/pytest tests
+
+test: lit pytest
+
+clean:
+	rm -rf $(VENV) build *.egg-info
