@@ -14,7 +14,13 @@ def _fusion() -> Dialect:
     return Fusion
 
 
-ALL_DIALECTS: dict[str, Callable[[], Dialect]] = {"fusion": _fusion}
+def _alloc() -> Dialect:
+    from allotment.dialects.alloc import Alloc
+
+    return Alloc
+
+
+ALL_DIALECTS: dict[str, Callable[[], Dialect]] = {"fusion": _fusion, "alloc": _alloc}
 """Our dialects by name, loaded lazily."""
 
 ALL_PASSES: dict[str, Callable[[], type[ModulePass]]] = {}

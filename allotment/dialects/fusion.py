@@ -48,6 +48,7 @@ from xdsl.ir import (
     Dialect,
     Operation,
     ParametrizedAttribute,
+    Region,
     SSAValue,
 )
 from xdsl.irdl import (
@@ -62,6 +63,9 @@ from xdsl.irdl import (
     result_def,
     traits_def,
     var_operand_def,
+    var_result_def,
+    region_def,
+    lazy_traits_def,
 )
 from xdsl.irdl.declarative_assembly_format import (
     AttributeVariable,
@@ -72,7 +76,14 @@ from xdsl.irdl.declarative_assembly_format import (
 )
 from xdsl.parser import AttrParser, Parser
 from xdsl.printer import Printer
-from xdsl.traits import Pure, SymbolOpInterface, SymbolTable
+from xdsl.traits import (
+    HasParent,
+    IsolatedFromAbove,
+    IsTerminator,
+    Pure,
+    SymbolOpInterface,
+    SymbolTable,
+)
 from xdsl.utils.exceptions import VerifyException
 
 from allotment.dialects import fusion_rules as rules
@@ -1470,6 +1481,146 @@ class MeshOp(IRDLOperation):
             raise VerifyException(f"mesh device ids {ids} must be non-negative")
 
 
+# --------------------------------------------------------------------------- #
+# Segments (kernel regions at the tensor level)                               #
+# --------------------------------------------------------------------------- #
+
+
+SEGMENT_KINDS = ("pointwise", "reduction", "normalization", "view", "library")
+
+
+@irdl_op_definition
+class YieldOp(IRDLOperation):
+    """Ends a `fusion.segment` body: its operands are the segment's results."""
+
+    name = "fusion.yield"
+
+    values = var_operand_def()
+    traits = lazy_traits_def(lambda: (IsTerminator(), HasParent(SegmentOp)))
+    assembly_format = "($values^ `:` type($values))? attr-dict"
+
+    def __init__(self, *values: SSAValue | Operation):
+        super().__init__(operands=[list(values)])
+
+
+@irdl_op_definition
+class SegmentOp(IRDLOperation):
+    """A group of fusion ops that one generated kernel (or one library call) executes.
+
+    `fusion-segment` produces these. The body is isolated from above: every value
+    it uses comes in through the operands (tensors and scalars), which the entry
+    block's arguments stand for; constants are cloned inside. The body yields the
+    segment's results: the values used after the segment or returned.
+
+    Kinds and what each body may contain:
+    - `pointwise`: elementwise ops, cast, set, full, iota, pad, cat and the
+      broadcast-like views (broadcast_in_dim, expand, squeeze) of values computed
+      inside; one iteration domain (the shape of its largest result).
+    - `reduction`: one or more reductions over the same dims of one domain, with
+      pointwise ops before them (on that domain) and after them (on the reduced
+      domain).
+    - `normalization`: a reduction kind whose reduced values are broadcast back
+      and consumed by pointwise ops on the full domain (RMSNorm, LayerNorm,
+      softmax); its reduced dims are the trailing dims of the domain.
+    - `view`: one view op (reshape, permute, slice, broadcast_in_dim, expand,
+      squeeze) of a value computed elsewhere; no kernel, no allocation.
+    - `library`: one matmul or linear, executed by a library call.
+    """
+
+    name = "fusion.segment"
+
+    inputs = var_operand_def()
+    outputs = var_result_def()
+    sym_name = prop_def(StringAttr)
+    kind = prop_def(StringAttr)
+    body = region_def("single_block")
+    traits = traits_def(IsolatedFromAbove())
+
+    def __init__(
+        self,
+        name: str,
+        kind: str,
+        inputs: Sequence[SSAValue],
+        result_types: Sequence[Attribute],
+        body: Region,
+    ):
+        super().__init__(
+            operands=[list(inputs)],
+            result_types=[list(result_types)],
+            properties={"sym_name": StringAttr(name), "kind": StringAttr(kind)},
+            regions=[body],
+        )
+
+    def verify_(self) -> None:
+        if self.kind.data not in SEGMENT_KINDS:
+            raise VerifyException(
+                f"segment kind '{self.kind.data}' is not one of {', '.join(SEGMENT_KINDS)}"
+            )
+        block = self.body.block
+        arg_types = [a.type for a in block.args]
+        in_types = [v.type for v in self.inputs]
+        if arg_types != in_types:
+            raise VerifyException(
+                f"the body's arguments ({', '.join(map(type_name, arg_types))}) must match "
+                f"the inputs ({', '.join(map(type_name, in_types))})"
+            )
+        last = block.last_op
+        if not isinstance(last, YieldOp):
+            raise VerifyException("the body must end with fusion.yield")
+        yielded = [v.type for v in last.values]
+        out_types = [r.type for r in self.outputs]
+        if yielded != out_types:
+            raise VerifyException(
+                f"fusion.yield gives ({', '.join(map(type_name, yielded))}) but the segment "
+                f"returns ({', '.join(map(type_name, out_types))})"
+            )
+
+    @classmethod
+    def parse(cls, parser: Parser) -> SegmentOp:
+        name = parser.parse_str_literal()
+        kind = parser.parse_identifier()
+        pos = parser.pos
+        operands = parser.parse_comma_separated_list(
+            parser.Delimiter.PAREN, parser.parse_unresolved_operand
+        )
+        parser.parse_punctuation(":")
+        in_types = parser.parse_comma_separated_list(parser.Delimiter.PAREN, parser.parse_type)
+        parser.parse_punctuation("->")
+        if parser.parse_optional_punctuation("("):
+            out_types: list[Attribute] = []
+            if not parser.parse_optional_punctuation(")"):
+                out_types = parser.parse_comma_separated_list(
+                    parser.Delimiter.NONE, parser.parse_type
+                )
+                parser.parse_punctuation(")")
+        else:
+            out_types = [parser.parse_type()]
+        inputs = parser.resolve_operands(operands, in_types, pos)
+        attrs = parser.parse_optional_attr_dict_with_keyword()
+        body = parser.parse_region()
+        op = cls(name, kind, inputs, out_types, body)
+        if attrs is not None:
+            op.attributes.update(attrs.data)
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(f' "{self.sym_name.data}" {self.kind.data} (')
+        printer.print_list(self.inputs, printer.print_operand)
+        printer.print_string(") : (")
+        printer.print_list([v.type for v in self.inputs], printer.print_attribute)
+        printer.print_string(") -> ")
+        out_types = [r.type for r in self.outputs]
+        if len(out_types) == 1:
+            printer.print_attribute(out_types[0])
+        else:
+            printer.print_string("(")
+            printer.print_list(out_types, printer.print_attribute)
+            printer.print_string(")")
+        printer.print_op_attributes(self.attributes, print_keyword=True)
+        printer.print_string(" ")
+        printer.print_region(self.body)
+
+
 Fusion = Dialect(
     "fusion",
     [
@@ -1482,6 +1633,7 @@ Fusion = Dialect(
         SumOp, ProdOp, MaxOp, MinOp, MeanOp, VarMeanOp,
         MatmulOp, LinearOp,
         MeshOp,
+        SegmentOp, YieldOp,
     ],
     [ShardingAttr],
 )

@@ -1,0 +1,417 @@
+"""Shape reification: every extent of every tensor as an expression of the inputs.
+
+`reify_shapes(func)` walks a fusion-level function in order and gives, for each
+tensor value, its extents as `Extent` expressions over the function's own
+arguments (their extents and `index` scalar arguments), and for each `index`
+value its expression. Where an op requires two extents to be equal at run time
+(an elementwise op over two `?` dims, a `?` that the type says is 4, a
+contraction), the two are unified and a `ShapeCheck` records the requirement,
+so that it can be checked once at entry. Reshape with an inferred dim records a
+divisibility check; dynamic extents taken from scalars record a non-negativity
+check.
+
+This is a pure analysis: it reads the IR and returns data.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from xdsl.dialects import arith, func, tensor
+from xdsl.dialects.builtin import IndexType, IntegerAttr, TensorType
+from xdsl.ir import Operation, SSAValue
+from xdsl.utils.exceptions import DiagnosticException
+
+from allotment.analysis import symbolic as sym
+from allotment.analysis.symbolic import ArgDim, ArgScalar, Const, Extent, ExtentEquivalence
+from allotment.dialects import fusion
+from allotment.dialects.fusion_rules import DYNAMIC
+
+
+class ShapeError(DiagnosticException):
+    """A shape that cannot be reified (an unsupported op or index value)."""
+
+
+@dataclass(frozen=True)
+class ShapeCheck:
+    """A run-time requirement on extents.
+
+    `predicate` is "eq" (lhs == rhs), "divisible" (lhs % rhs == 0) or "ge"
+    (lhs >= rhs). `message` names the op and the extents at fault.
+    """
+
+    predicate: str
+    lhs: Extent
+    rhs: Extent
+    message: str
+
+
+@dataclass
+class ShapeAnalysis:
+    """Result of `reify_shapes`: extents of tensors, values of index scalars."""
+
+    func: func.FuncOp
+    equivalence: ExtentEquivalence = field(default_factory=ExtentEquivalence)
+    extents: dict[SSAValue, tuple[Extent, ...]] = field(default_factory=dict)
+    scalars: dict[SSAValue, Extent] = field(default_factory=dict)
+    checks: list[ShapeCheck] = field(default_factory=list)
+
+    def shape(self, value: SSAValue) -> tuple[Extent, ...]:
+        """The canonical extents of a tensor value (representatives of their class)."""
+        return tuple(self.canonical(e) for e in self.extents[value])
+
+    def scalar(self, value: SSAValue) -> Extent:
+        return self.canonical(self.scalars[value])
+
+    def canonical(self, e: Extent) -> Extent:
+        """`e` with every subexpression replaced by its class representative."""
+        e = self.equivalence.find(e)
+        if isinstance(e, sym.BinOp):
+            lhs, rhs = self.canonical(e.lhs), self.canonical(e.rhs)
+            if lhs is not e.lhs or rhs is not e.rhs:
+                e = self.equivalence.find(sym._binop(e.op, lhs, rhs))
+        return e
+
+    # ------------------------------------------------------------------ #
+
+    def require_equal(self, a: Extent, b: Extent, message: str) -> Extent:
+        ra, rb = self.equivalence.find(a), self.equivalence.find(b)
+        if ra == rb:
+            return ra
+        if isinstance(ra, Const) and isinstance(rb, Const):
+            raise ShapeError(f"{message}: {ra.value} != {rb.value}")
+        self.checks.append(ShapeCheck("eq", ra, rb, message))
+        return self.equivalence.union(ra, rb)
+
+
+def value_name(v: SSAValue) -> str:
+    return f"%{v.name_hint}" if v.name_hint else "a value"
+
+
+def reify_shapes(f: func.FuncOp) -> ShapeAnalysis:
+    """Reifies the extents of every tensor and index value of `f`."""
+    analysis = ShapeAnalysis(f)
+    for i, arg in enumerate(f.body.block.args):
+        name = arg.name_hint or f"arg{i}"
+        if isinstance(arg.type, TensorType):
+            shape = arg.type.get_shape()
+            analysis.extents[arg] = tuple(
+                Const(e) if e != DYNAMIC else ArgDim(i, d, name) for d, e in enumerate(shape)
+            )
+        elif isinstance(arg.type, IndexType):
+            analysis.scalars[arg] = ArgScalar(i, name)
+            analysis.checks.append(
+                ShapeCheck("ge", ArgScalar(i, name), Const(0), f"index argument {name} must be >= 0")
+            )
+    for op in f.body.block.ops:
+        _reify_op(analysis, op)
+    return analysis
+
+
+# ---------------------------------------------------------------------- #
+# Per-op rules                                                           #
+# ---------------------------------------------------------------------- #
+
+
+def _mixed(analysis: ShapeAnalysis, static: Sequence[int], dynamic: Sequence[SSAValue]) -> list[Extent]:
+    out: list[Extent] = []
+    it = iter(dynamic)
+    for s in static:
+        out.append(analysis.scalars[next(it)] if s == DYNAMIC else Const(s))
+    return out
+
+
+def _set_result(analysis: ShapeAnalysis, op: Operation, value: SSAValue, extents: Sequence[Extent]) -> None:
+    """Records a result's extents, unifying with the static extents of its type."""
+    assert isinstance(value.type, TensorType)
+    shape = value.type.get_shape()
+    out: list[Extent] = []
+    for d, (e, s) in enumerate(zip(extents, shape)):
+        if s != DYNAMIC and analysis.equivalence.find(e) != Const(s):
+            analysis.require_equal(
+                e, Const(s), f"{op.name}: result dimension {d} is {s} by its type but computes to {e}"
+            )
+            e = Const(s)
+        out.append(e)
+    analysis.extents[value] = tuple(out)
+
+
+def _elementwise(analysis: ShapeAnalysis, op: Operation) -> None:
+    tensors = [(i, v) for i, v in enumerate(op.operands) if isinstance(v.type, TensorType)]
+    rank = len(op.results[0].type.get_shape())
+    out: list[Extent] = []
+    for d in range(rank):
+        chosen: Extent | None = None
+        chosen_desc = ""
+        for i, v in tensors:
+            if v.type.get_shape()[d] == 1:
+                continue
+            e = analysis.extents[v][d]
+            desc = f"operand #{i} ({value_name(v)}) dimension {d} = {analysis.canonical(e)}"
+            if chosen is None:
+                chosen, chosen_desc = e, desc
+            else:
+                chosen = analysis.require_equal(
+                    chosen, e, f"{op.name}: {chosen_desc} must equal {desc}"
+                )
+        out.append(Const(1) if chosen is None else chosen)
+    _set_result(analysis, op, op.results[0], out)
+
+
+def _reduction(analysis: ShapeAnalysis, op: Operation, dims: Sequence[int], keepdim: bool) -> None:
+    src = analysis.extents[op.operands[0]]
+    rank = len(src)
+    dims = [d + rank if d < 0 else d for d in dims]
+    if keepdim:
+        out = [Const(1) if d in dims else e for d, e in enumerate(src)]
+    else:
+        out = [e for d, e in enumerate(src) if d not in dims]
+    for r in op.results:
+        _set_result(analysis, op, r, out)
+
+
+def _reshape(analysis: ShapeAnalysis, op: fusion.ReshapeOp) -> None:
+    src = analysis.extents[op.input]
+    numel = sym.product(src)
+    static = list(op.static_shape.get_values())
+    entries = _mixed(analysis, [s if s != -1 else 0 for s in static], op.shape)
+    known = [e for s, e in zip(static, entries) if s != -1]
+    known_numel = sym.product(known)
+    out = list(entries)
+    if -1 in static:
+        idx = static.index(-1)
+        out[idx] = sym.floordiv(numel, known_numel)
+        if not (isinstance(numel, Const) and isinstance(known_numel, Const)):
+            analysis.checks.append(
+                ShapeCheck(
+                    "divisible", numel, known_numel,
+                    f"{op.name}: the input's {numel} elements must be divisible by {known_numel} "
+                    "to infer the -1 extent",
+                )
+            )
+    else:
+        analysis.require_equal(
+            numel, known_numel,
+            f"{op.name}: the input has {numel} elements but the shape has {known_numel}",
+        )
+    _set_result(analysis, op, op.result, out)
+
+
+def _slice(analysis: ShapeAnalysis, op: fusion.SliceOp) -> None:
+    src = analysis.extents[op.input]
+    starts = _mixed(analysis, op.static_start.get_values(), op.start)
+    stops = _mixed(analysis, op.static_stop.get_values(), op.stop)
+    steps = _mixed(analysis, op.static_step.get_values(), op.step)
+    out = []
+    for size, start, stop, step in zip(src, starts, stops, steps):
+        s = sym.minimum(start, size)
+        e = sym.minimum(sym.maximum(stop, s), size)
+        out.append(sym.ceildiv(sym.sub(e, s), step))
+    for name, values in (("start", starts), ("stop", stops)):
+        for d, v in enumerate(values):
+            if not isinstance(v, Const):
+                analysis.checks.append(
+                    ShapeCheck("ge", v, Const(0), f"{op.name}: {name} of dimension {d} must be >= 0")
+                )
+    for d, v in enumerate(steps):
+        if not isinstance(v, Const):
+            analysis.checks.append(
+                ShapeCheck("ge", v, Const(1), f"{op.name}: step of dimension {d} must be >= 1")
+            )
+    _set_result(analysis, op, op.result, out)
+
+
+def _broadcast_like(analysis: ShapeAnalysis, op: Operation, src_dims: Sequence[int | None], out: Sequence[Extent]) -> None:
+    """Result dim d takes input dim src_dims[d] (None: a new dim)."""
+    src_val = op.operands[0]
+    src = analysis.extents[src_val]
+    in_shape = src_val.type.get_shape()
+    for d, s in enumerate(src_dims):
+        if s is not None and in_shape[s] != 1:
+            analysis.require_equal(
+                src[s], out[d],
+                f"{op.name}: input dimension {s} ({src[s]}) must equal result dimension {d} ({out[d]})",
+            )
+    _set_result(analysis, op, op.results[0], out)
+
+
+def _cat(analysis: ShapeAnalysis, op: fusion.CatOp) -> None:
+    shapes = [analysis.extents[v] for v in op.inputs]
+    rank = len(shapes[0])
+    dim = op.dim.value.data
+    dim = dim + rank if dim < 0 else dim
+    out = list(shapes[0])
+    for i, s in enumerate(shapes[1:], 1):
+        for d in range(rank):
+            if d == dim:
+                out[d] = sym.add(out[d], s[d])
+            else:
+                out[d] = analysis.require_equal(
+                    out[d], s[d], f"{op.name}: operand #{i} dimension {d} must equal operand #0's"
+                )
+    _set_result(analysis, op, op.result, out)
+
+
+def _matmul(analysis: ShapeAnalysis, op: fusion.MatmulOp) -> None:
+    a, b = analysis.extents[op.lhs], analysis.extents[op.rhs]
+    msg = f"{op.name}: contracted extents of {value_name(op.lhs)} and {value_name(op.rhs)} must be equal"
+    if len(a) == 1 and len(b) == 1:
+        analysis.require_equal(a[0], b[0], msg)
+        out: list[Extent] = []
+    elif len(b) == 1:
+        analysis.require_equal(a[-1], b[0], msg)
+        out = list(a[:-1])
+    elif len(a) == 1:
+        analysis.require_equal(a[0], b[-2], msg)
+        out = list(b[:-2]) + [b[-1]]
+    else:
+        analysis.require_equal(a[-1], b[-2], msg)
+        ta, tb = op.lhs.type.get_shape()[:-2], op.rhs.type.get_shape()[:-2]
+        n = max(len(ta), len(tb))
+        ea = [Const(1)] * (n - len(ta)) + list(a[:-2])
+        eb = [Const(1)] * (n - len(tb)) + list(b[:-2])
+        sa = [1] * (n - len(ta)) + list(ta)
+        sb = [1] * (n - len(tb)) + list(tb)
+        batch: list[Extent] = []
+        for d in range(n):
+            if sa[d] == 1:
+                batch.append(eb[d])
+            elif sb[d] == 1:
+                batch.append(ea[d])
+            else:
+                batch.append(analysis.require_equal(ea[d], eb[d], f"{op.name}: batch dimension {d} must agree"))
+        out = batch + [a[-2], b[-1]]
+    _set_result(analysis, op, op.result, out)
+
+
+def _linear(analysis: ShapeAnalysis, op: fusion.LinearOp) -> None:
+    x, w = analysis.extents[op.input], analysis.extents[op.weight]
+    analysis.require_equal(
+        x[-1], w[-1], f"{op.name}: in features of {value_name(op.input)} and {value_name(op.weight)} must be equal"
+    )
+    out_features = [w[0]] if len(w) == 2 else []
+    if op.bias is not None and out_features:
+        analysis.require_equal(
+            analysis.extents[op.bias][0], w[0], f"{op.name}: bias extent must equal the weight's out features"
+        )
+    _set_result(analysis, op, op.result, list(x[:-1]) + out_features)
+
+
+def _index_scalar(analysis: ShapeAnalysis, op: Operation) -> None:
+    """Expression of an `index` value computed by arith or tensor.dim."""
+    if isinstance(op, arith.ConstantOp):
+        if isinstance(op.result.type, IndexType):
+            value = op.value
+            assert isinstance(value, IntegerAttr)
+            analysis.scalars[op.result] = Const(value.value.data)
+        return
+    if isinstance(op, tensor.DimOp):
+        index = analysis.scalars.get(op.index)
+        if not isinstance(index, Const):
+            raise ShapeError("tensor.dim: the dimension index must be a constant")
+        analysis.scalars[op.result] = analysis.extents[op.source][index.value]
+        return
+    binary = {
+        arith.AddiOp: sym.add, arith.SubiOp: sym.sub, arith.MuliOp: sym.mul,
+        arith.DivUIOp: sym.floordiv, arith.DivSIOp: sym.floordiv,
+        arith.FloorDivSIOp: sym.floordiv, arith.CeilDivSIOp: sym.ceildiv,
+        arith.CeilDivUIOp: sym.ceildiv, arith.MinSIOp: sym.minimum, arith.MaxSIOp: sym.maximum,
+        arith.MinUIOp: sym.minimum, arith.MaxUIOp: sym.maximum,
+    }
+    fn = binary.get(type(op))
+    if fn is not None and isinstance(op.results[0].type, IndexType):
+        lhs, rhs = (analysis.scalars.get(v) for v in op.operands)
+        if lhs is None or rhs is None:
+            raise ShapeError(f"{op.name}: an index operand has no known value")
+        analysis.scalars[op.results[0]] = fn(lhs, rhs)
+        return
+    if any(isinstance(r.type, IndexType) for r in op.results):
+        raise ShapeError(f"{op.name}: cannot express this index value in terms of the inputs")
+
+
+def _reify_op(analysis: ShapeAnalysis, op: Operation) -> None:
+    if isinstance(op, fusion.ElementwiseOp) and not isinstance(op, fusion.SetOp):
+        _elementwise(analysis, op)
+    elif isinstance(op, fusion.SetOp | fusion.CastOp):
+        _set_result(analysis, op, op.results[0], analysis.extents[op.operands[0]])
+    elif isinstance(op, fusion.ReductionOp):
+        _reduction(analysis, op, list(op.dims.get_values()), op.keepdim is not None)
+    elif isinstance(op, fusion.VarMeanOp):
+        _reduction(analysis, op, list(op.dims.get_values()), op.keepdim is not None)
+    elif isinstance(op, fusion.FullOp):
+        sizes = _mixed(analysis, op.static_sizes.get_values(), op.sizes)
+        _set_result(analysis, op, op.result, sizes)
+    elif isinstance(op, fusion.IotaOp):
+        _set_result(analysis, op, op.result, _mixed(analysis, op.static_length.get_values(), op.length))
+    elif isinstance(op, fusion.BroadcastInDimOp):
+        out = _mixed(analysis, op.static_shape.get_values(), op.shape)
+        dims = list(op.broadcast_dims.get_values())
+        src_dims: list[int | None] = [dims.index(d) if d in dims else None for d in range(len(out))]
+        _broadcast_like(analysis, op, src_dims, out)
+    elif isinstance(op, fusion.ExpandOp):
+        out = _mixed(analysis, op.static_shape.get_values(), op.shape)
+        _broadcast_like(analysis, op, list(range(len(out))), out)
+    elif isinstance(op, fusion.ReshapeOp):
+        _reshape(analysis, op)
+    elif isinstance(op, fusion.PermuteOp):
+        src = analysis.extents[op.input]
+        rank = len(src)
+        _set_result(analysis, op, op.result, [src[d + rank if d < 0 else d] for d in op.dims.get_values()])
+    elif isinstance(op, fusion.SqueezeOp):
+        src = analysis.extents[op.input]
+        rank = len(src)
+        dims = {d + rank if d < 0 else d for d in op.dims.get_values()}
+        _set_result(analysis, op, op.result, [e for d, e in enumerate(src) if d not in dims])
+    elif isinstance(op, fusion.SliceOp):
+        _slice(analysis, op)
+    elif isinstance(op, fusion.PadOp):
+        src = analysis.extents[op.input]
+        lows, highs = op.low.get_values(), op.high.get_values()
+        _set_result(analysis, op, op.result, [e + lo + hi for e, lo, hi in zip(src, lows, highs)])
+    elif isinstance(op, fusion.CatOp):
+        _cat(analysis, op)
+    elif isinstance(op, fusion.MatmulOp):
+        _matmul(analysis, op)
+    elif isinstance(op, fusion.LinearOp):
+        _linear(analysis, op)
+    elif isinstance(op, func.ReturnOp):
+        return
+    elif isinstance(op, fusion.SegmentOp):
+        _segment(analysis, op)
+    else:
+        _index_scalar(analysis, op)
+        for r in op.results:
+            if isinstance(r.type, TensorType):
+                raise ShapeError(f"{op.name}: cannot reify the shape of its result")
+    for d_check in _negative_extent_checks(analysis, op):
+        analysis.checks.append(d_check)
+
+
+def _negative_extent_checks(analysis: ShapeAnalysis, op: Operation) -> list[ShapeCheck]:
+    """Extents taken from index scalars (full, iota, broadcast shapes) must be >= 0."""
+    if not isinstance(op, fusion.FullOp | fusion.IotaOp | fusion.BroadcastInDimOp | fusion.ExpandOp | fusion.ReshapeOp):
+        return []
+    checks = []
+    for v in op.operands:
+        if isinstance(v.type, IndexType):
+            e = analysis.scalars[v]
+            if not isinstance(e, Const | ArgScalar):
+                checks.append(ShapeCheck("ge", e, Const(0), f"{op.name}: extent {e} must be >= 0"))
+    return checks
+
+
+def _segment(analysis: ShapeAnalysis, op: fusion.SegmentOp) -> None:
+    """A segment's body is reified in terms of the enclosing function's values."""
+    block = op.body.block
+    for outer, inner in zip(op.operands, block.args):
+        if isinstance(outer.type, TensorType):
+            analysis.extents[inner] = analysis.extents[outer]
+        elif outer in analysis.scalars:
+            analysis.scalars[inner] = analysis.scalars[outer]
+    for inner_op in block.ops:
+        if isinstance(inner_op, fusion.YieldOp):
+            for result, value in zip(op.results, inner_op.operands):
+                analysis.extents[result] = analysis.extents[value]
+        else:
+            _reify_op(analysis, inner_op)

@@ -1,0 +1,221 @@
+"""Symbolic extents: integer expressions over a fusion's input extents.
+
+An `Extent` is an immutable, hashable expression tree: constants, the extent of
+dimension d of function argument a (`ArgDim`), the value of an `index`
+argument (`ArgScalar`), and arithmetic (+, -, *, floordiv, ceildiv, min, max).
+Constructors fold constants and trivial identities, so structurally equal
+expressions compare equal.
+
+`ExtentEquivalence` is a union-find over extents: where an op requires two
+extents to be equal at run time (an elementwise op over two `?` dims), they are
+merged, and `find` picks the representative every later size is written in
+(a constant if the class has one, otherwise the simplest, earliest expression).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+
+class Extent:
+    """Base of symbolic extent expressions."""
+
+    def __add__(self, other: Extent | int) -> Extent:
+        return add(self, lift(other))
+
+    def __sub__(self, other: Extent | int) -> Extent:
+        return sub(self, lift(other))
+
+    def __mul__(self, other: Extent | int) -> Extent:
+        return mul(self, lift(other))
+
+    @property
+    def is_const(self) -> bool:
+        return isinstance(self, Const)
+
+    def size(self) -> int:
+        return 1
+
+
+@dataclass(frozen=True)
+class Const(Extent):
+    value: int
+
+    def __str__(self) -> str:
+        return str(self.value)
+
+
+@dataclass(frozen=True)
+class ArgDim(Extent):
+    """Extent of dimension `dim` of the function argument number `arg`."""
+
+    arg: int
+    dim: int
+    name: str = field(compare=False, default="")
+
+    def __str__(self) -> str:
+        return f"{self.name or f'arg{self.arg}'}.shape[{self.dim}]"
+
+
+@dataclass(frozen=True)
+class ArgScalar(Extent):
+    """Value of the `index` function argument number `arg`."""
+
+    arg: int
+    name: str = field(compare=False, default="")
+
+    def __str__(self) -> str:
+        return self.name or f"arg{self.arg}"
+
+
+_SYMBOLS = {"add": "+", "sub": "-", "mul": "*", "floordiv": "floordiv", "ceildiv": "ceildiv"}
+
+
+@dataclass(frozen=True)
+class BinOp(Extent):
+    """`op` in add, sub, mul, floordiv, ceildiv, min, max."""
+
+    op: str
+    lhs: Extent
+    rhs: Extent
+
+    def __str__(self) -> str:
+        if self.op in ("min", "max"):
+            return f"{self.op}({self.lhs}, {self.rhs})"
+        return f"({self.lhs} {_SYMBOLS[self.op]} {self.rhs})"
+
+    def size(self) -> int:
+        return 1 + self.lhs.size() + self.rhs.size()
+
+
+def lift(v: Extent | int) -> Extent:
+    return v if isinstance(v, Extent) else Const(int(v))
+
+
+_FOLD: dict[str, Callable[[int, int], int]] = {
+    "add": lambda a, b: a + b,
+    "sub": lambda a, b: a - b,
+    "mul": lambda a, b: a * b,
+    "floordiv": lambda a, b: a // b,
+    "ceildiv": lambda a, b: -(-a // b),
+    "min": min,
+    "max": max,
+}
+
+
+def _binop(op: str, a: Extent, b: Extent) -> Extent:
+    if isinstance(a, Const) and isinstance(b, Const):
+        if op in ("floordiv", "ceildiv") and b.value == 0:
+            return BinOp(op, a, b)
+        return Const(_FOLD[op](a.value, b.value))
+    if op in ("add", "mul", "min", "max") and isinstance(a, Const):
+        a, b = b, a  # constants on the right
+    if isinstance(b, Const):
+        v = b.value
+        if (op in ("add", "sub") and v == 0) or (op in ("mul", "floordiv", "ceildiv") and v == 1):
+            return a
+        if op == "mul" and v == 0:
+            return Const(0)
+    if op in ("min", "max") and a == b:
+        return a
+    if op == "sub" and a == b:
+        return Const(0)
+    return BinOp(op, a, b)
+
+
+def add(a: Extent, b: Extent) -> Extent:
+    return _binop("add", a, b)
+
+
+def sub(a: Extent, b: Extent) -> Extent:
+    return _binop("sub", a, b)
+
+
+def mul(a: Extent, b: Extent) -> Extent:
+    return _binop("mul", a, b)
+
+
+def floordiv(a: Extent, b: Extent) -> Extent:
+    return _binop("floordiv", a, b)
+
+
+def ceildiv(a: Extent, b: Extent) -> Extent:
+    return _binop("ceildiv", a, b)
+
+
+def minimum(a: Extent, b: Extent) -> Extent:
+    return _binop("min", a, b)
+
+
+def maximum(a: Extent, b: Extent) -> Extent:
+    return _binop("max", a, b)
+
+
+def product(extents: Sequence[Extent]) -> Extent:
+    result: Extent = Const(1)
+    for e in extents:
+        result = mul(result, e)
+    return result
+
+
+def evaluate(e: Extent, arg_shapes: Sequence[Sequence[int] | int]) -> int:
+    """Value of `e` given each argument's concrete shape (or scalar value)."""
+    if isinstance(e, Const):
+        return e.value
+    if isinstance(e, ArgDim):
+        shape = arg_shapes[e.arg]
+        assert not isinstance(shape, int)
+        return int(shape[e.dim])
+    if isinstance(e, ArgScalar):
+        value = arg_shapes[e.arg]
+        assert isinstance(value, int)
+        return value
+    assert isinstance(e, BinOp)
+    a, b = evaluate(e.lhs, arg_shapes), evaluate(e.rhs, arg_shapes)
+    if e.op in ("floordiv", "ceildiv") and b == 0:
+        raise ZeroDivisionError(f"division by zero in extent {e}")
+    return _FOLD[e.op](a, b)
+
+
+class ExtentEquivalence:
+    """Union-find over extents that must be equal at run time."""
+
+    def __init__(self) -> None:
+        self._parent: dict[Extent, Extent] = {}
+        self._order: dict[Extent, int] = {}
+
+    def _rank(self, e: Extent) -> tuple[int, int, int]:
+        order = self._order.setdefault(e, len(self._order))
+        return (0 if e.is_const else 1, e.size(), order)
+
+    def find(self, e: Extent) -> Extent:
+        root = e
+        while (parent := self._parent.get(root)) is not None:
+            root = parent
+        while (parent := self._parent.get(e)) is not None and parent is not root:
+            self._parent[e] = root
+            e = parent
+        return root
+
+    def union(self, a: Extent, b: Extent) -> Extent:
+        """Merges the classes of a and b; returns the new representative."""
+        ra, rb = self.find(a), self.find(b)
+        if ra == rb:
+            return ra
+        if self._rank(rb) < self._rank(ra):
+            ra, rb = rb, ra
+        self._parent[rb] = ra
+        return ra
+
+    def canonical(self, shape: Sequence[Extent]) -> tuple[Extent, ...]:
+        return tuple(self.find(e) for e in shape)
+
+
+def substitute(e: Extent, mapping: Mapping[Extent, Extent]) -> Extent:
+    """Rebuilds `e` with leaves replaced through `mapping` (and re-folded)."""
+    if e in mapping:
+        return mapping[e]
+    if isinstance(e, BinOp):
+        return _binop(e.op, substitute(e.lhs, mapping), substitute(e.rhs, mapping))
+    return e

@@ -1,0 +1,414 @@
+"""The `alloc` dialect: explicit buffers with symbolic sizes, and kernels over them.
+
+`fusion-allocate` produces it. Buffers are builtin `memref` values; views of
+buffers are upstream `memref.reinterpret_cast`s. Every `alloc.alloc` takes its
+dynamic extents as `index` operands computed (by `arith`) from `memref.dim` of
+the function's own arguments, and says which memory it lives in. Kernels are
+`alloc.kernel` regions in destination-passing style: they read their `ins` and
+write their `outs`, and declare the on-chip buffers they need with
+`alloc.alloc` in shared or local memory, sized in the same terms.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from math import prod
+
+from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
+    DenseArrayBase,
+    FlatSymbolRefAttr,
+    IndexType,
+    IntegerAttr,
+    MemRefType,
+    StringAttr,
+    TensorType,
+    UnitAttr,
+    I64,
+)
+from xdsl.dialects.utils import EnumAttribute
+from xdsl.ir import (
+    Attribute,
+    BlockArgument,
+    Dialect,
+    Operation,
+    OpResult,
+    Region,
+    SSAValue,
+)
+from xdsl.irdl import (
+    AttrSizedOperandSegments,
+    IRDLOperation,
+    ParsePropInAttrDict,
+    irdl_attr_definition,
+    irdl_op_definition,
+    lazy_traits_def,
+    operand_def,
+    opt_prop_def,
+    prop_def,
+    region_def,
+    result_def,
+    traits_def,
+    var_operand_def,
+)
+from xdsl.parser import AttrParser, Parser
+from xdsl.printer import Printer
+from xdsl.traits import HasParent, IsTerminator, SymbolTable
+from xdsl.utils.exceptions import VerifyException
+from xdsl.utils.str_enum import StrEnum
+
+from allotment.dialects.fusion import SEGMENT_KINDS, MeshOp, ShardingAttr
+from allotment.dialects.fusion_rules import type_name
+
+
+class MemorySpace(StrEnum):
+    """Where a buffer lives: device memory, on-chip shared or per-thread memory, host."""
+
+    GLOBAL = "global"
+    SHARED = "shared"
+    LOCAL = "local"
+    HOST = "host"
+
+
+@irdl_attr_definition
+class MemorySpaceAttr(EnumAttribute[MemorySpace]):
+    """`#alloc.memory<global>`: the memory a buffer is allocated in."""
+
+    name = "alloc.memory"
+
+    def print_parameter(self, printer: Printer) -> None:
+        with printer.in_angle_brackets():
+            printer.print_string(self.data.value)
+
+    @classmethod
+    def parse_parameter(cls, parser: AttrParser) -> MemorySpace:
+        with parser.in_angle_brackets():
+            return parser.parse_str_enum(MemorySpace)
+
+
+ON_CHIP = (MemorySpace.SHARED, MemorySpace.LOCAL)
+
+
+def shard_count(mesh: MeshOp, axes: Sequence[int]) -> int:
+    shape = mesh.shape_values
+    return prod(shape[a] for a in axes)
+
+
+@irdl_op_definition
+class AllocOp(IRDLOperation):
+    """A new buffer of the memref result type, in `memory`.
+
+    One `index` operand per dynamic extent, in order. Optional properties:
+    `mesh` (a `fusion.mesh`: devices outside it allocate nothing), `sharding`
+    (the tensor's sharding; the memref's extents are then the local shard's,
+    and `global_shape` keeps the global extents, `?` where dynamic), `order`
+    (the allocation order: dims from outermost to innermost stride, default
+    row-major), `zero_init`, `alignment` (bytes) and `name` (the tensor it holds).
+    """
+
+    name = "alloc.alloc"
+
+    sizes = var_operand_def(IndexType)
+    memory = prop_def(MemorySpaceAttr)
+    mesh = opt_prop_def(FlatSymbolRefAttr)
+    sharding = opt_prop_def(ShardingAttr)
+    global_shape = opt_prop_def(DenseArrayBase)
+    order = opt_prop_def(DenseArrayBase)
+    zero_init = opt_prop_def(UnitAttr)
+    alignment = opt_prop_def(IntegerAttr[I64])
+    buffer_name = opt_prop_def(StringAttr, prop_name="name")
+    result = result_def(MemRefType)
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "`(` $sizes `)` attr-dict `:` type($result)"
+
+    def __init__(
+        self,
+        result_type: MemRefType,
+        sizes: Sequence[SSAValue],
+        memory: MemorySpace,
+        *,
+        name: str | None = None,
+        mesh: str | None = None,
+        sharding: ShardingAttr | None = None,
+        global_shape: Sequence[int] | None = None,
+    ):
+        props: dict[str, Attribute] = {"memory": MemorySpaceAttr(memory)}
+        if name:
+            props["name"] = StringAttr(name)
+        if mesh:
+            props["mesh"] = FlatSymbolRefAttr(mesh)
+        if sharding is not None:
+            props["sharding"] = sharding
+        if global_shape is not None:
+            props["global_shape"] = DenseArrayBase.from_list(I64(), list(global_shape))
+        super().__init__(operands=[list(sizes)], result_types=[result_type], properties=props)
+
+    @property
+    def memory_space(self) -> MemorySpace:
+        return self.memory.data
+
+    def verify_(self) -> None:
+        t = self.result.type
+        assert isinstance(t, MemRefType)
+        shape = t.get_shape()
+        ndyn = sum(1 for e in shape if e == DYNAMIC_INDEX)
+        if ndyn != len(self.sizes):
+            raise VerifyException(
+                f"{type_name(t)} has {ndyn} dynamic extents but {len(self.sizes)} size operands"
+            )
+        if self.order is not None:
+            order = list(self.order.get_values())
+            if sorted(order) != list(range(len(shape))):
+                raise VerifyException(f"order {order} is not a permutation of the {len(shape)} dims")
+        if self.alignment is not None:
+            a = self.alignment.value.data
+            if a <= 0 or a & (a - 1):
+                raise VerifyException(f"alignment {a} must be a positive power of two")
+        self._verify_sharding(shape)
+
+    def _verify_sharding(self, shape: Sequence[int]) -> None:
+        if self.sharding is None:
+            if self.global_shape is not None:
+                raise VerifyException("global_shape is only meaningful with a sharding")
+            return
+        sharding = self.sharding
+        if self.mesh is None or self.mesh != sharding.mesh:
+            raise VerifyException(
+                f"the sharding's mesh @{sharding.mesh.root_reference.data} must be the alloc's mesh"
+            )
+        if len(sharding.axes) != len(shape):
+            raise VerifyException(
+                f"the sharding lists {len(sharding.axes)} dims for a buffer of rank {len(shape)}"
+            )
+        mesh = SymbolTable.lookup_symbol(self, sharding.mesh)
+        if not isinstance(mesh, MeshOp):
+            raise VerifyException(f"mesh @{sharding.mesh.root_reference.data} is not defined")
+        mesh_rank = len(mesh.shape_values)
+        if any(a >= mesh_rank for dim in sharding.axes for a in dim):
+            raise VerifyException(f"the sharding uses an axis beyond the mesh's rank {mesh_rank}")
+        if self.global_shape is None:
+            raise VerifyException("a sharded alloc must carry global_shape")
+        global_shape = list(self.global_shape.get_values())
+        if len(global_shape) != len(shape):
+            raise VerifyException("global_shape must have the buffer's rank")
+        for d, (g, local, axes) in enumerate(zip(global_shape, shape, sharding.axes)):
+            if g == DYNAMIC_INDEX or local == DYNAMIC_INDEX:
+                continue
+            k = shard_count(mesh, axes)
+            if sharding.allows_uneven:
+                expected = -(-g // k)
+            else:
+                if g % k:
+                    raise VerifyException(
+                        f"dimension {d}: global extent {g} does not divide evenly over {k} shards"
+                    )
+                expected = g // k
+            if local != expected:
+                raise VerifyException(
+                    f"dimension {d}: local extent {local} should be {expected} "
+                    f"(global {g} over {k} shards)"
+                )
+
+
+@irdl_op_definition
+class DeallocOp(IRDLOperation):
+    """Ends the life of a buffer made by `alloc.alloc`; it is not used afterwards."""
+
+    name = "alloc.dealloc"
+
+    buffer = operand_def(MemRefType)
+    assembly_format = "$buffer attr-dict `:` type($buffer)"
+
+    def __init__(self, buffer: SSAValue):
+        super().__init__(operands=[buffer])
+
+
+CHECK_PREDICATES = ("eq", "divisible", "ge")
+
+
+@irdl_op_definition
+class CheckOp(IRDLOperation):
+    """A run-time requirement on sizes, checked before anything runs.
+
+    `alloc.check eq %a, %b, "message"`: fails with the message and both values
+    unless the predicate holds (`eq`: a == b, `divisible`: a % b == 0, `ge`: a >= b).
+    """
+
+    name = "alloc.check"
+
+    lhs = operand_def(IndexType)
+    rhs = operand_def(IndexType)
+    predicate = prop_def(StringAttr)
+    message = prop_def(StringAttr)
+
+    def __init__(self, predicate: str, lhs: SSAValue, rhs: SSAValue, message: str):
+        super().__init__(
+            operands=[lhs, rhs],
+            properties={"predicate": StringAttr(predicate), "message": StringAttr(message)},
+        )
+
+    def verify_(self) -> None:
+        if self.predicate.data not in CHECK_PREDICATES:
+            raise VerifyException(
+                f"predicate '{self.predicate.data}' is not one of {', '.join(CHECK_PREDICATES)}"
+            )
+
+    @classmethod
+    def parse(cls, parser: Parser) -> CheckOp:
+        predicate = parser.parse_identifier()
+        lhs = parser.parse_operand()
+        parser.parse_punctuation(",")
+        rhs = parser.parse_operand()
+        parser.parse_punctuation(",")
+        message = parser.parse_str_literal()
+        attrs = parser.parse_optional_attr_dict()
+        op = cls(predicate, lhs, rhs, message)
+        op.attributes.update(attrs)
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(f" {self.predicate.data} ")
+        printer.print_operand(self.lhs)
+        printer.print_string(", ")
+        printer.print_operand(self.rhs)
+        printer.print_string(", ")
+        printer.print_string_literal(self.message.data)
+        printer.print_op_attributes(self.attributes)
+
+
+@irdl_op_definition
+class YieldOp(IRDLOperation):
+    """Ends an `alloc.kernel` body: value i is written to the kernel's out i."""
+
+    name = "alloc.yield"
+
+    values = var_operand_def()
+    traits = lazy_traits_def(lambda: (IsTerminator(), HasParent(KernelOp)))
+    assembly_format = "($values^ `:` type($values))? attr-dict"
+
+    def __init__(self, *values: SSAValue | Operation):
+        super().__init__(operands=[list(values)])
+
+
+def tensor_view_type(t: Attribute) -> Attribute:
+    """The value a kernel body sees for an operand: a tensor for a buffer, else itself."""
+    if isinstance(t, MemRefType):
+        return TensorType(t.element_type, t.get_shape())
+    return t
+
+
+@irdl_op_definition
+class KernelOp(IRDLOperation):
+    """One generated kernel (or library call) in destination-passing style.
+
+    `ins` are buffers and scalars the kernel reads; the entry block has one
+    argument per in (a tensor of the buffer's shape for a memref, the scalar
+    itself otherwise). `outs` are buffers it writes: the body's `alloc.yield`
+    gives one tensor per out, of the out's shape and element type. The body
+    holds fusion ops and the on-chip buffers it needs (`alloc.alloc` in shared
+    or local memory); values from outside other than through `ins` may only be
+    `index` sizes. `kind` is the `fusion.segment` kind it came from.
+    """
+
+    name = "alloc.kernel"
+
+    ins = var_operand_def()
+    outs = var_operand_def(MemRefType)
+    sym_name = prop_def(StringAttr)
+    kind = prop_def(StringAttr)
+    body = region_def("single_block")
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+
+    def __init__(
+        self, name: str, kind: str, ins: Sequence[SSAValue], outs: Sequence[SSAValue], body: Region
+    ):
+        super().__init__(
+            operands=[list(ins), list(outs)],
+            properties={"sym_name": StringAttr(name), "kind": StringAttr(kind)},
+            regions=[body],
+        )
+
+    def verify_(self) -> None:
+        if self.kind.data not in SEGMENT_KINDS:
+            raise VerifyException(f"kernel kind '{self.kind.data}' is not one of {', '.join(SEGMENT_KINDS)}")
+        block = self.body.block
+        expected = [tensor_view_type(v.type) for v in self.ins]
+        if [a.type for a in block.args] != expected:
+            raise VerifyException(
+                f"the body's arguments ({', '.join(type_name(a.type) for a in block.args)}) must be "
+                f"({', '.join(map(type_name, expected))}), one per in"
+            )
+        last = block.last_op
+        if not isinstance(last, YieldOp):
+            raise VerifyException("the body must end with alloc.yield")
+        if len(last.values) != len(self.outs):
+            raise VerifyException(f"alloc.yield gives {len(last.values)} values for {len(self.outs)} outs")
+        for i, (v, out) in enumerate(zip(last.values, self.outs)):
+            want = tensor_view_type(out.type)
+            vt = v.type
+            if not isinstance(vt, TensorType) or (vt.element_type, tuple(vt.get_shape())) != (
+                want.element_type, tuple(want.get_shape())
+            ):
+                raise VerifyException(f"yielded value #{i} ({type_name(vt)}) does not fit out #{i} ({type_name(out.type)})")
+        inside = {id(o) for o in self.body.walk()}
+        for op in self.body.walk():
+            if isinstance(op, AllocOp) and op.memory_space not in ON_CHIP:
+                raise VerifyException(f"a kernel may only allocate shared or local memory, not {op.memory_space}")
+            for v in op.operands:
+                if isinstance(v, OpResult):
+                    defined_inside = id(v.op) in inside
+                else:
+                    assert isinstance(v, BlockArgument)
+                    parent = v.block.parent_op()
+                    defined_inside = parent is self or id(parent) in inside
+                if not defined_inside and not isinstance(v.type, IndexType):
+                    raise VerifyException(
+                        f"{op.name} inside the kernel uses a {type_name(v.type)} value from outside; "
+                        "only index sizes may come from outside, everything else through ins"
+                    )
+
+    @classmethod
+    def parse(cls, parser: Parser) -> KernelOp:
+        name = parser.parse_str_literal()
+        kind = parser.parse_identifier()
+        ins = _parse_operand_group(parser, "ins")
+        outs = _parse_operand_group(parser, "outs")
+        attrs = parser.parse_optional_attr_dict_with_keyword()
+        body = parser.parse_region()
+        op = cls(name, kind, ins, outs, body)
+        if attrs is not None:
+            op.attributes.update(attrs.data)
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(f' "{self.sym_name.data}" {self.kind.data}')
+        for keyword, values in (("ins", self.ins), ("outs", self.outs)):
+            printer.print_string(f" {keyword}(")
+            printer.print_list(values, printer.print_operand)
+            if values:
+                printer.print_string(" : ")
+                printer.print_list([v.type for v in values], printer.print_attribute)
+            printer.print_string(")")
+        printer.print_op_attributes(self.attributes, print_keyword=True)
+        printer.print_string(" ")
+        printer.print_region(self.body)
+
+
+def _parse_operand_group(parser: Parser, keyword: str) -> list[SSAValue]:
+    parser.parse_keyword(keyword)
+    parser.parse_punctuation("(")
+    if parser.parse_optional_punctuation(")"):
+        return []
+    pos = parser.pos
+    operands = parser.parse_comma_separated_list(parser.Delimiter.NONE, parser.parse_unresolved_operand)
+    parser.parse_punctuation(":")
+    types = parser.parse_comma_separated_list(parser.Delimiter.NONE, parser.parse_type)
+    parser.parse_punctuation(")")
+    return list(parser.resolve_operands(operands, types, pos))
+
+
+Alloc = Dialect(
+    "alloc",
+    [AllocOp, DeallocOp, CheckOp, KernelOp, YieldOp],
+    [MemorySpaceAttr],
+)
