@@ -23,7 +23,15 @@ def _alloc() -> Dialect:
 ALL_DIALECTS: dict[str, Callable[[], Dialect]] = {"fusion": _fusion, "alloc": _alloc}
 """Our dialects by name, loaded lazily."""
 
-ALL_PASSES: dict[str, Callable[[], type[ModulePass]]] = {}
+def _fusion_segment() -> type[ModulePass]:
+    from allotment.passes.fusion_segment import FusionSegmentPass
+
+    return FusionSegmentPass
+
+
+ALL_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
+    "fusion-segment": _fusion_segment,
+}
 """Our passes by pipeline name, loaded lazily."""
 
 ALLOTMENT_UNIVERSE = Universe(all_dialects=ALL_DIALECTS, all_passes=ALL_PASSES)

@@ -1,0 +1,492 @@
+"""`fusion-segment`: groups a fusion's ops into kernel regions (`fusion.segment`).
+
+The grouping is greedy and deterministic, in program order:
+
+- A pointwise op joins the group of its latest producer when its shape is that
+  group's iteration domain (or, in a group with reductions, the reduced domain
+  with or without the kept size-1 dims), and joining creates no cycle between
+  groups. A reduction joins when its input shape is the group's domain and it
+  reduces the same dims; a group whose reduced values are broadcast back onto
+  the full domain becomes a normalization, which requires its reduced dims to
+  be the trailing ones.
+- Broadcast-like views (broadcast_in_dim, expand, squeeze) of a value computed
+  in a group join that group; other views (reshape, permute, slice), and views
+  of inputs, become `view` segments: no kernel, a strided view of a buffer. A
+  reshape of a value that may not be contiguous gets a `fusion.set` copy first.
+- pad, cat, full, iota start a group (they read only kernel inputs); matmul and
+  linear are one `library` segment each.
+- Finally a pointwise-only group whose values are used only by one other group,
+  through broadcast-like views, is merged into it (recomputed per row: the
+  weight of RMSNorm is cast inside the normalization kernel).
+
+`one-op-per-kernel=true` gives the eager baseline: one kernel per compute op,
+every view a view segment.
+
+Scalars (constants, `index` arithmetic, `tensor.dim`) stay outside segments,
+hoisted to the top; `tensor.dim` of an intermediate is rewritten to the
+argument extents it equals. The kinds and what each segment may contain are
+documented on `fusion.SegmentOp`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from xdsl.context import Context
+from xdsl.dialects import arith, func, tensor
+from xdsl.dialects.builtin import ModuleOp, TensorType
+from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.transforms.dead_code_elimination import is_trivially_dead
+from xdsl.utils.exceptions import PassFailedException
+
+from allotment.analysis.shapes import ShapeAnalysis, reify_shapes
+from allotment.analysis.symbolic import Extent
+from allotment.dialects import fusion
+from allotment.passes.size_builder import SizeBuilder
+
+BROADCAST_VIEWS = (fusion.BroadcastInDimOp, fusion.ExpandOp, fusion.SqueezeOp)
+LAYOUT_VIEWS = (fusion.ReshapeOp, fusion.PermuteOp, fusion.SliceOp)
+VIEWS = BROADCAST_VIEWS + LAYOUT_VIEWS
+LIBRARY = (fusion.MatmulOp, fusion.LinearOp)
+REDUCTIONS = (fusion.ReductionOp, fusion.VarMeanOp)
+GATHERS = (fusion.PadOp, fusion.CatOp, fusion.FullOp, fusion.IotaOp)
+"""Pointwise ops that start their own group (they read only kernel inputs)."""
+INDEXED = (fusion.PadOp, fusion.CatOp)
+"""Gathers whose inputs must stay kernel inputs (never computed in the same kernel)."""
+
+
+def is_compute(op: Operation) -> bool:
+    return isinstance(op, fusion.FusionOp) and not isinstance(op, VIEWS)
+
+
+@dataclass(eq=False)
+class Group:
+    """A set of ops that becomes one segment."""
+
+    index: int
+    kind: str  # "compute", "view" or "library" while grouping
+    ops: list[Operation] = field(default_factory=list)
+    domain: tuple[Extent, ...] = ()
+    rdims: tuple[int, ...] | None = None
+    preds: set[int] = field(default_factory=set)
+    first: int = 0
+    last: int = 0
+    normalization: bool = False
+    has_gather: bool = False
+    reduced: set[SSAValue] = field(default_factory=set)
+
+    @property
+    def has_reduction(self) -> bool:
+        return self.rdims is not None
+
+
+class _Grouping:
+    """The grouping state of one function."""
+
+    def __init__(self, f: func.FuncOp, shapes: ShapeAnalysis, eager: bool) -> None:
+        self.f = f
+        self.shapes = shapes
+        self.eager = eager
+        self.groups: list[Group] = []
+        self.owner: dict[SSAValue, Group] = {}
+        self.position: dict[Operation, int] = {}
+
+    # -- dependencies ------------------------------------------------------
+
+    def _depends_on(self, start: Group, target: Group) -> bool:
+        """Whether `start` (transitively) uses a value of `target`."""
+        if start is target:
+            return True
+        stack, seen = [start.index], {start.index}
+        while stack:
+            g = self.groups[stack.pop()]
+            for p in g.preds:
+                if p == target.index:
+                    return True
+                pg = self.groups[p]
+                if p not in seen and pg.last > target.first:
+                    seen.add(p)
+                    stack.append(p)
+        return False
+
+    def _operand_groups(self, op: Operation) -> list[Group]:
+        out: list[Group] = []
+        for v in op.operands:
+            g = self.owner.get(v)
+            if g is not None and g not in out:
+                out.append(g)
+        return out
+
+    def _add(self, g: Group, op: Operation) -> None:
+        pos = self.position[op]
+        if not g.ops:
+            g.first = pos
+        g.ops.append(op)
+        g.last = max(g.last, pos)
+        for h in self._operand_groups(op):
+            if h is not g:
+                g.preds.add(h.index)
+        for r in op.results:
+            self.owner[r] = g
+
+    def _new(self, kind: str, op: Operation, domain: tuple[Extent, ...] = ()) -> Group:
+        g = Group(len(self.groups), kind, domain=domain)
+        self.groups.append(g)
+        self._add(g, op)
+        return g
+
+    # -- compatibility -----------------------------------------------------
+
+    def _shape(self, v: SSAValue) -> tuple[Extent, ...]:
+        return self.shapes.shape(v)
+
+    def _reduced_shapes(self, g: Group) -> tuple[tuple[Extent, ...], tuple[Extent, ...]]:
+        assert g.rdims is not None
+        keep = tuple(self.shapes.canonical(e) if d not in g.rdims else self.shapes.canonical(_one()) for d, e in enumerate(g.domain))
+        drop = tuple(e for d, e in enumerate(g.domain) if d not in g.rdims)
+        return keep, drop
+
+    def _is_suffix(self, rdims: tuple[int, ...], rank: int) -> bool:
+        return tuple(sorted(rdims)) == tuple(range(rank - len(rdims), rank))
+
+    def _uses_reduced(self, g: Group, op: Operation) -> bool:
+        return any(v in g.reduced for v in op.operands)
+
+    def _fits(self, g: Group, op: Operation) -> bool:
+        if g.kind != "compute":
+            return False
+        domain = tuple(self.shapes.canonical(e) for e in g.domain)
+        if isinstance(op, REDUCTIONS):
+            rdims = _reduction_dims(op)
+            if self._shape(op.operands[0]) != domain:
+                return False
+            if g.rdims is not None and tuple(sorted(rdims)) != tuple(sorted(g.rdims)):
+                return False
+            if self._uses_reduced(g, op) and not self._is_suffix(rdims, len(domain)):
+                return False
+            return True
+        shape = self._shape(op.results[0])
+        if g.rdims is None:
+            return shape == domain
+        if shape == domain:
+            return not self._uses_reduced(g, op) or self._is_suffix(g.rdims, len(domain))
+        keep, drop = self._reduced_shapes(g)
+        return shape in (keep, drop)
+
+    def _acyclic(self, g: Group, op: Operation) -> bool:
+        return all(h is g or not self._depends_on(h, g) for h in self._operand_groups(op))
+
+    # -- the walk ----------------------------------------------------------
+
+    def run(self, ops: Sequence[Operation]) -> None:
+        for i, op in enumerate(ops):
+            self.position[op] = i
+        for op in ops:
+            if isinstance(op, VIEWS):
+                self._view(op)
+            elif isinstance(op, LIBRARY):
+                self._new("library", op)
+            elif is_compute(op):
+                self._compute(op)
+        if not self.eager:
+            self._merge_broadcast_sources()
+
+    def _view(self, op: Operation) -> None:
+        src = self.owner.get(op.operands[0])
+        if not self.eager and isinstance(op, BROADCAST_VIEWS) and src is not None and src.kind == "compute":
+            self._add(src, op)
+            if op.operands[0] in src.reduced:
+                src.reduced.add(op.results[0])
+        else:
+            self._new("view", op)
+
+    def _can_merge(self, g: Group, h: Group) -> bool:
+        """Whether two groups can become one without a cycle between groups."""
+        if g is h or g.kind != "compute" or h.kind != "compute" or g.has_gather or h.has_gather:
+            return False
+        if tuple(map(self.shapes.canonical, g.domain)) != tuple(map(self.shapes.canonical, h.domain)):
+            return False
+        if g.rdims is not None and h.rdims is not None and g.rdims != h.rdims:
+            return False
+        for a, b in ((g, h), (h, g)):
+            for p in a.preds:
+                if p != b.index and self._depends_on(self.groups[p], b):
+                    return False
+        return True
+
+    def _merge(self, g: Group, h: Group) -> None:
+        """Moves every op of h into g."""
+        g.ops = sorted(g.ops + h.ops, key=lambda o: self.position[o])
+        g.first, g.last = min(g.first, h.first), max(g.last, h.last)
+        g.preds = (g.preds | h.preds) - {g.index, h.index}
+        g.rdims = g.rdims if g.rdims is not None else h.rdims
+        g.normalization |= h.normalization
+        g.reduced |= h.reduced
+        for op in h.ops:
+            for r in op.results:
+                self.owner[r] = g
+        for other in self.groups:
+            if h.index in other.preds:
+                other.preds.discard(h.index)
+                if other is not g:
+                    other.preds.add(g.index)
+        h.ops, h.kind = [], "merged"
+
+    def _compute(self, op: Operation) -> None:
+        joined: Group | None = None
+        if not self.eager and not isinstance(op, GATHERS):
+            candidates = sorted(self._operand_groups(op), key=lambda g: -g.last)
+            for g in candidates:
+                if self._fits(g, op) and self._acyclic(g, op):
+                    joined = g
+                    break
+            if joined is not None:
+                for h in candidates:
+                    if h is not joined and h.kind == "compute" and self._fits(h, op) and self._can_merge(joined, h):
+                        self._merge(joined, h)
+        if joined is None:
+            if isinstance(op, REDUCTIONS):
+                domain = self._shape(op.operands[0])
+            else:
+                domain = self._shape(op.results[0])
+            joined = self._new("compute", op, domain)
+            joined.has_gather = isinstance(op, INDEXED)
+        else:
+            self._add(joined, op)
+        if isinstance(op, REDUCTIONS):
+            joined.rdims = tuple(sorted(_reduction_dims(op)))
+            joined.reduced.update(op.results)
+        elif self._uses_reduced(joined, op):
+            joined.reduced.update(op.results)
+            if joined.rdims is not None and self._shape(op.results[0]) == tuple(
+                self.shapes.canonical(e) for e in joined.domain
+            ):
+                joined.normalization = True
+
+    def _merge_broadcast_sources(self) -> None:
+        """Merges pointwise groups used only through broadcast views by one group."""
+        users: dict[int, set[int]] = {}
+        via_views: dict[int, bool] = {}
+        returned: set[int] = set()
+        for g in self.groups:
+            for op in g.ops:
+                for v in op.operands:
+                    h = self.owner.get(v)
+                    if h is None or h is g:
+                        continue
+                    users.setdefault(h.index, set()).add(g.index)
+                    ok = isinstance(v.owner, BROADCAST_VIEWS)
+                    via_views[h.index] = via_views.get(h.index, True) and ok
+        for op in self.f.body.block.ops:
+            if isinstance(op, func.ReturnOp):
+                returned.update(self.owner[v].index for v in op.operands if v in self.owner)
+        for h in list(self.groups):
+            if h.kind != "compute" or h.has_reduction or h.has_gather or h.index in returned:
+                continue
+            target = users.get(h.index, set())
+            if len(target) != 1 or not via_views.get(h.index, False):
+                continue
+            g = self.groups[next(iter(target))]
+            if g.kind != "compute":
+                continue
+            self._merge(g, h)
+            # users of h are users of g now
+            for k, us in users.items():
+                if h.index in us:
+                    us.discard(h.index)
+                    us.add(g.index)
+
+    def segment_kind(self, g: Group) -> str:
+        if g.kind in ("view", "library"):
+            return g.kind
+        if g.has_reduction:
+            return "normalization" if g.normalization else "reduction"
+        return "pointwise"
+
+
+def _one() -> Extent:
+    from allotment.analysis.symbolic import Const
+
+    return Const(1)
+
+
+def _reduction_dims(op: Operation) -> list[int]:
+    rank = len(op.operands[0].type.get_shape())
+    return [d + rank if d < 0 else d for d in op.dims.get_values()]
+
+
+def _may_be_strided(v: SSAValue, memo: dict[SSAValue, bool]) -> bool:
+    """Whether a tensor value may be a non-contiguous view once allocated."""
+    if v in memo:
+        return memo[v]
+    owner = v.owner
+    if isinstance(owner, fusion.ReshapeOp | fusion.SqueezeOp):
+        result = _may_be_strided(owner.operands[0], memo)
+    else:
+        result = isinstance(owner, VIEWS)
+    memo[v] = result
+    return result
+
+
+def _insert_reshape_copies(block: Block) -> None:
+    """A reshape of a possibly strided value reads a contiguous copy instead."""
+    memo: dict[SSAValue, bool] = {}
+    for op in list(block.ops):
+        if isinstance(op, fusion.ReshapeOp) and _may_be_strided(op.input, memo):
+            copy = fusion.SetOp(op.input)
+            block.insert_op_before(copy, op)
+            op.operands = (copy.result, *op.operands[1:])
+
+
+def _rewrite_intermediate_dims(f: func.FuncOp, shapes: ShapeAnalysis) -> None:
+    """`tensor.dim` of an intermediate becomes arithmetic on the arguments' dims."""
+    block = f.body.block
+    args = list(block.args)
+    for op in list(block.ops):
+        if isinstance(op, tensor.DimOp) and op.source not in args:
+            builder = SizeBuilder(args, use_tensor_dim=True)
+            value = builder.value(shapes.scalar(op.result))
+            for new in builder.ops:
+                block.insert_op_before(new, op)
+            op.result.replace_all_uses_with(value)
+            block.erase_op(op)
+
+
+def segment_function(f: func.FuncOp, eager: bool = False) -> None:
+    """Replaces the body of `f` by scalars, segments and the return."""
+    block = f.body.block
+    _insert_reshape_copies(block)
+    shapes = reify_shapes(f)
+    _rewrite_intermediate_dims(f, shapes)
+    ops = list(block.ops)
+    grouping = _Grouping(f, shapes, eager)
+    grouping.run(ops)
+
+    grouped = {op for g in grouping.groups for op in g.ops}
+    scalars = [op for op in ops if op not in grouped and not isinstance(op, func.ReturnOp)]
+    for op in scalars:
+        for r in op.results:
+            if isinstance(r.type, TensorType):
+                raise PassFailedException(f"fusion-segment: cannot place {op.name} in a segment")
+    order = _topological(grouping)
+
+    new_ops: list[Operation] = []
+    mapping: dict[SSAValue, SSAValue] = {}
+    for op in scalars:
+        new_ops.append(op.clone(mapping))
+        for old, new in zip(op.results, new_ops[-1].results):
+            mapping[old] = new
+    counters = {"view": 0, "kernel": 0}
+    for g in order:
+        kind = grouping.segment_kind(g)
+        prefix = "v" if kind == "view" else "k"
+        key = "view" if kind == "view" else "kernel"
+        name = f"{prefix}{counters[key]}"
+        counters[key] += 1
+        new_ops.append(_build_segment(name, kind, g, grouping, mapping, ops))
+    ret = block.last_op
+    assert isinstance(ret, func.ReturnOp)
+    new_ops.append(ret.clone(mapping))
+
+    for op in reversed(ops):
+        op.detach()
+        op.erase(safe_erase=False)
+    block.add_ops(new_ops)
+    for op in reversed(new_ops[: len(scalars)]):
+        if is_trivially_dead(op):
+            block.erase_op(op)
+
+
+def _topological(grouping: _Grouping) -> list[Group]:
+    live = [g for g in grouping.groups if g.ops]
+    indegree = {g.index: len(g.preds) for g in live}
+    succs: dict[int, list[int]] = {}
+    for g in live:
+        for p in g.preds:
+            succs.setdefault(p, []).append(g.index)
+    import heapq
+
+    ready = [(g.first, g.index) for g in live if indegree[g.index] == 0]
+    heapq.heapify(ready)
+    order: list[Group] = []
+    while ready:
+        _, i = heapq.heappop(ready)
+        g = grouping.groups[i]
+        order.append(g)
+        for s in succs.get(i, []):
+            indegree[s] -= 1
+            if indegree[s] == 0:
+                heapq.heappush(ready, (grouping.groups[s].first, s))
+    if len(order) != len(live):
+        raise PassFailedException("fusion-segment: internal error, the segments form a cycle")
+    return order
+
+
+def _build_segment(
+    name: str,
+    kind: str,
+    g: Group,
+    grouping: _Grouping,
+    mapping: dict[SSAValue, SSAValue],
+    all_ops: Sequence[Operation],
+) -> fusion.SegmentOp:
+    members = set(g.ops)
+    inputs: list[SSAValue] = []
+    constants: list[Operation] = []
+    for op in g.ops:
+        for v in op.operands:
+            owner = v.owner
+            if isinstance(owner, Operation) and owner in members:
+                continue
+            if isinstance(owner, arith.ConstantOp):
+                if owner not in constants:
+                    constants.append(owner)
+            elif v not in inputs:
+                inputs.append(v)
+    outputs: list[SSAValue] = []
+    for op in g.ops:
+        for r in op.results:
+            if any(use.operation not in members for use in r.uses):
+                outputs.append(r)
+    block = Block(arg_types=[v.type for v in inputs])
+    inner: dict[SSAValue, SSAValue] = {}
+    for v, arg in zip(inputs, block.args):
+        inner[v] = arg
+        if v.name_hint:
+            arg.name_hint = v.name_hint
+    for c in constants:
+        clone = c.clone()
+        block.add_op(clone)
+        inner[c.result] = clone.result
+    for op in g.ops:
+        clone = op.clone(inner)
+        block.add_op(clone)
+        for old, new in zip(op.results, clone.results):
+            inner[old] = new
+    block.add_op(fusion.YieldOp(*[inner[v] for v in outputs]))
+    seg = fusion.SegmentOp(
+        name, kind, [mapping.get(v, v) for v in inputs], [v.type for v in outputs], Region(block)
+    )
+    for old, new in zip(outputs, seg.results):
+        mapping[old] = new
+        if old.name_hint:
+            new.name_hint = old.name_hint
+    return seg
+
+
+@dataclass(frozen=True)
+class FusionSegmentPass(ModulePass):
+    """Groups every fusion function's ops into `fusion.segment` kernel regions."""
+
+    name = "fusion-segment"
+
+    one_op_per_kernel: bool = False
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for f in op.walk():
+            if isinstance(f, func.FuncOp) and not f.is_declaration:
+                if any(isinstance(o, fusion.SegmentOp) for o in f.body.block.ops):
+                    continue  # already segmented
+                segment_function(f, eager=self.one_op_per_kernel)

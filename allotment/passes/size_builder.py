@@ -1,0 +1,63 @@
+"""Materializes symbolic extents as `arith` IR over a function's arguments.
+
+`SizeBuilder.value(extent)` returns an `index` SSA value computing the extent
+from `memref.dim` (or `tensor.dim`) of the function's own arguments, emitting
+each distinct subexpression once. The emitted ops accumulate in `ops`, to be
+inserted at the function's entry.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from xdsl.dialects import arith, memref, tensor
+from xdsl.dialects.builtin import IndexType, IntegerAttr
+from xdsl.ir import Operation, SSAValue
+
+from allotment.analysis.symbolic import ArgDim, ArgScalar, BinOp, Const, Extent
+
+_ARITH: dict[str, Callable[[SSAValue, SSAValue], Operation]] = {
+    "add": arith.AddiOp,
+    "sub": arith.SubiOp,
+    "mul": arith.MuliOp,
+    "floordiv": arith.FloorDivSIOp,
+    "ceildiv": arith.CeilDivSIOp,
+    "min": arith.MinSIOp,
+    "max": arith.MaxSIOp,
+}
+
+
+class SizeBuilder:
+    """Emits `index` computations of extents, CSE'd by expression."""
+
+    def __init__(self, args: Sequence[SSAValue], use_tensor_dim: bool = False) -> None:
+        self.args = list(args)
+        self.ops: list[Operation] = []
+        self._cache: dict[Extent, SSAValue] = {}
+        self._dim_op = tensor.DimOp if use_tensor_dim else memref.DimOp
+
+    def const(self, value: int) -> SSAValue:
+        return self.value(Const(value))
+
+    def value(self, e: Extent) -> SSAValue:
+        cached = self._cache.get(e)
+        if cached is not None:
+            return cached
+        if isinstance(e, Const):
+            op = arith.ConstantOp(IntegerAttr(e.value, IndexType()))
+            op.result.name_hint = f"c{e.value}" if e.value >= 0 else f"cm{-e.value}"
+        elif isinstance(e, ArgDim):
+            index = self.const(e.dim)
+            op = self._dim_op(self.args[e.arg], index)
+            op.result.name_hint = f"{e.name or f'arg{e.arg}'}_d{e.dim}"
+        elif isinstance(e, ArgScalar):
+            result = self.args[e.arg]
+            self._cache[e] = result
+            return result
+        else:
+            assert isinstance(e, BinOp)
+            lhs, rhs = self.value(e.lhs), self.value(e.rhs)
+            op = _ARITH[e.op](lhs, rhs)
+        self.ops.append(op)
+        self._cache[e] = op.results[0]
+        return op.results[0]
