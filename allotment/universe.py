@@ -29,8 +29,15 @@ def _fusion_segment() -> type[ModulePass]:
     return FusionSegmentPass
 
 
+def _fusion_allocate() -> type[ModulePass]:
+    from allotment.passes.fusion_allocate import FusionAllocatePass
+
+    return FusionAllocatePass
+
+
 ALL_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "fusion-segment": _fusion_segment,
+    "fusion-allocate": _fusion_allocate,
 }
 """Our passes by pipeline name, loaded lazily."""
 

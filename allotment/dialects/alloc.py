@@ -25,6 +25,7 @@ from xdsl.dialects.builtin import (
     TensorType,
     UnitAttr,
     I64,
+    i64,
 )
 from xdsl.dialects.utils import EnumAttribute
 from xdsl.ir import (
@@ -140,7 +141,7 @@ class AllocOp(IRDLOperation):
         if sharding is not None:
             props["sharding"] = sharding
         if global_shape is not None:
-            props["global_shape"] = DenseArrayBase.from_list(I64(), list(global_shape))
+            props["global_shape"] = DenseArrayBase.from_list(i64, list(global_shape))
         super().__init__(operands=[list(sizes)], result_types=[result_type], properties=props)
 
     @property
@@ -290,6 +291,26 @@ class YieldOp(IRDLOperation):
         super().__init__(operands=[list(values)])
 
 
+def views_buffer(value_type: Attribute, buffer_type: Attribute) -> bool:
+    """Whether a kernel's tensor value can stand for a buffer (or scalar) operand.
+
+    Same element type and rank; the same static extents unless the tensor is
+    sharded (its type then has the global extents, the buffer the local ones).
+    """
+    if not isinstance(buffer_type, MemRefType):
+        return value_type == buffer_type
+    if not isinstance(value_type, TensorType):
+        return False
+    if value_type.element_type != buffer_type.element_type:
+        return False
+    vs, bs = value_type.get_shape(), buffer_type.get_shape()
+    if len(vs) != len(bs):
+        return False
+    if isinstance(value_type.encoding, ShardingAttr):
+        return True
+    return all(a == b or DYNAMIC_INDEX in (a, b) for a, b in zip(vs, bs))
+
+
 def tensor_view_type(t: Attribute) -> Attribute:
     """The value a kernel body sees for an operand: a tensor for a buffer, else itself."""
     if isinstance(t, MemRefType):
@@ -302,9 +323,11 @@ class KernelOp(IRDLOperation):
     """One generated kernel (or library call) in destination-passing style.
 
     `ins` are buffers and scalars the kernel reads; the entry block has one
-    argument per in (a tensor of the buffer's shape for a memref, the scalar
-    itself otherwise). `outs` are buffers it writes: the body's `alloc.yield`
-    gives one tensor per out, of the out's shape and element type. The body
+    argument per in (the logical tensor a buffer holds, the scalar itself
+    otherwise). `outs` are buffers it writes: the body's `alloc.yield` gives
+    one tensor per out. A sharded tensor's type keeps its global extents and
+    its sharding while the buffer has the local ones; every device computes
+    its shard. The body
     holds fusion ops and the on-chip buffers it needs (`alloc.alloc` in shared
     or local memory); values from outside other than through `ins` may only be
     `index` sizes. `kind` is the `fusion.segment` kind it came from.
@@ -332,24 +355,23 @@ class KernelOp(IRDLOperation):
         if self.kind.data not in SEGMENT_KINDS:
             raise VerifyException(f"kernel kind '{self.kind.data}' is not one of {', '.join(SEGMENT_KINDS)}")
         block = self.body.block
-        expected = [tensor_view_type(v.type) for v in self.ins]
-        if [a.type for a in block.args] != expected:
-            raise VerifyException(
-                f"the body's arguments ({', '.join(type_name(a.type) for a in block.args)}) must be "
-                f"({', '.join(map(type_name, expected))}), one per in"
-            )
+        if len(block.args) != len(self.ins):
+            raise VerifyException(f"the body has {len(block.args)} arguments for {len(self.ins)} ins")
+        for i, (arg, v) in enumerate(zip(block.args, self.ins)):
+            if not views_buffer(arg.type, v.type):
+                raise VerifyException(
+                    f"body argument #{i} ({type_name(arg.type)}) does not fit in #{i} ({type_name(v.type)})"
+                )
         last = block.last_op
         if not isinstance(last, YieldOp):
             raise VerifyException("the body must end with alloc.yield")
         if len(last.values) != len(self.outs):
             raise VerifyException(f"alloc.yield gives {len(last.values)} values for {len(self.outs)} outs")
         for i, (v, out) in enumerate(zip(last.values, self.outs)):
-            want = tensor_view_type(out.type)
-            vt = v.type
-            if not isinstance(vt, TensorType) or (vt.element_type, tuple(vt.get_shape())) != (
-                want.element_type, tuple(want.get_shape())
-            ):
-                raise VerifyException(f"yielded value #{i} ({type_name(vt)}) does not fit out #{i} ({type_name(out.type)})")
+            if not views_buffer(v.type, out.type):
+                raise VerifyException(
+                    f"yielded value #{i} ({type_name(v.type)}) does not fit out #{i} ({type_name(out.type)})"
+                )
         inside = {id(o) for o in self.body.walk()}
         for op in self.body.walk():
             if isinstance(op, AllocOp) and op.memory_space not in ON_CHIP:

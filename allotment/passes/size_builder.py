@@ -30,8 +30,16 @@ _ARITH: dict[str, Callable[[SSAValue, SSAValue], Operation]] = {
 class SizeBuilder:
     """Emits `index` computations of extents, CSE'd by expression."""
 
-    def __init__(self, args: Sequence[SSAValue], use_tensor_dim: bool = False) -> None:
+    def __init__(
+        self,
+        args: Sequence[SSAValue],
+        use_tensor_dim: bool = False,
+        global_scales: dict[tuple[int, int], int] | None = None,
+    ) -> None:
+        """`global_scales[(arg, dim)] = k`: that argument holds a shard of 1/k of the
+        global extent along dim, so the global extent is `dim * k`."""
         self.args = list(args)
+        self.global_scales = global_scales or {}
         self.ops: list[Operation] = []
         self._cache: dict[Extent, SSAValue] = {}
         self._dim_op = tensor.DimOp if use_tensor_dim else memref.DimOp
@@ -50,6 +58,12 @@ class SizeBuilder:
             index = self.const(e.dim)
             op = self._dim_op(self.args[e.arg], index)
             op.result.name_hint = f"{e.name or f'arg{e.arg}'}_d{e.dim}"
+            scale = self.global_scales.get((e.arg, e.dim))
+            if scale is not None:
+                self.ops.append(op)
+                op.result.name_hint += "_local"
+                op = arith.MuliOp(op.result, self.const(scale))
+                op.result.name_hint = f"{e.name or f'arg{e.arg}'}_d{e.dim}"
         elif isinstance(e, ArgScalar):
             result = self.args[e.arg]
             self._cache[e] = result

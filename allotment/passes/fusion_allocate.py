@@ -1,0 +1,451 @@
+"""`fusion-allocate`: every tensor becomes an explicit buffer with symbolic sizes.
+
+Runs on segmented functions (`fusion-segment` first). It guarantees:
+
+- Arguments and results become `memref`s (arguments: contiguous row-major;
+  a sharded argument's memref has the local shard's extents).
+- Every segment output, hence every value crossing a kernel boundary and every
+  function result computed by a kernel, gets a global `alloc.alloc` whose
+  dynamic extents are `index` values computed at entry from `memref.dim` of the
+  function's own arguments (never from a segment's block arguments).
+- Every kernel becomes an `alloc.kernel` reading `ins` and writing `outs`; each
+  reduction in a reduction or normalization kernel gets a local `alloc.alloc`
+  of its reduced row (product of the reduced extents, accumulation type: f32
+  for 16-bit floats), sized in the same terms, so the backend reads that size
+  instead of computing it.
+- `view` segments become `memref.reinterpret_cast`s of an existing buffer with
+  explicit offset, sizes and strides: no allocation.
+- Each run-time requirement on extents found by shape reification becomes an
+  `alloc.check` at entry, before any allocation.
+- Sharded tensors: local extent = ceildiv(global, shards) with `uneven`,
+  otherwise global / shards with an `alloc.check divisible`; the alloc carries
+  `mesh`, `sharding` and `global_shape`. A dynamic extent of an argument that is
+  sharded unevenly cannot be recovered from the local shard: rejected.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import arith, func, memref, tensor
+from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
+    BFloat16Type,
+    Float16Type,
+    IndexType,
+    MemRefType,
+    ModuleOp,
+    NoneAttr,
+    StridedLayoutAttr,
+    TensorType,
+    f32,
+)
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.traits import SymbolTable
+from xdsl.utils.exceptions import PassFailedException
+
+from allotment.analysis import symbolic as sym
+from allotment.analysis.shapes import ShapeAnalysis, ShapeError, reify_shapes
+from allotment.analysis.symbolic import ArgDim, Const, Extent
+from allotment.dialects import alloc, fusion
+from allotment.passes.size_builder import SizeBuilder
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Where a tensor's elements are in its buffer, in elements."""
+
+    sizes: tuple[Extent, ...]
+    strides: tuple[Extent, ...]
+    offset: Extent
+    contiguous: bool
+
+
+def row_major(sizes: Sequence[Extent]) -> Layout:
+    strides: list[Extent] = []
+    acc: Extent = Const(1)
+    for e in reversed(sizes):
+        strides.append(acc)
+        acc = sym.mul(acc, e)
+    return Layout(tuple(sizes), tuple(reversed(strides)), Const(0), True)
+
+
+def accumulation_type(t: Attribute) -> Attribute:
+    return f32 if isinstance(t, Float16Type | BFloat16Type) else t
+
+
+def _sharding(t: Attribute) -> fusion.ShardingAttr | None:
+    enc = t.encoding if isinstance(t, TensorType) else None
+    return enc if isinstance(enc, fusion.ShardingAttr) else None
+
+
+class _Allocator:
+    """Rewrites one segmented function."""
+
+    def __init__(self, f: func.FuncOp) -> None:
+        self.f = f
+        self.shapes: ShapeAnalysis = reify_shapes(f)
+        self.block = f.body.block
+        self.old_args = list(self.block.args)
+        self.meshes: dict[str, fusion.MeshOp] = {}
+        self.buffers: dict[SSAValue, SSAValue] = {}
+        self.layouts: dict[SSAValue, Layout] = {}
+        self.body_ops: list[Operation] = []
+
+    # -- meshes and shards ---------------------------------------------------
+
+    def mesh(self, sharding: fusion.ShardingAttr) -> fusion.MeshOp:
+        name = sharding.mesh.root_reference.data
+        if name not in self.meshes:
+            found = SymbolTable.lookup_symbol(self.f, sharding.mesh)
+            assert isinstance(found, fusion.MeshOp)
+            self.meshes[name] = found
+        return self.meshes[name]
+
+    def shard_counts(self, sharding: fusion.ShardingAttr) -> list[int]:
+        mesh = self.mesh(sharding)
+        return [alloc.shard_count(mesh, axes) for axes in sharding.axes]
+
+    def local_static_shape(self, t: TensorType) -> list[int]:
+        shape = list(t.get_shape())
+        sharding = _sharding(t)
+        if sharding is None:
+            return shape
+        out = []
+        for d, (e, k) in enumerate(zip(shape, self.shard_counts(sharding))):
+            if e == DYNAMIC_INDEX or k == 1:
+                out.append(e)
+            elif sharding.allows_uneven:
+                out.append(-(-e // k))
+            elif e % k:
+                raise PassFailedException(
+                    f"fusion-allocate: dimension {d} of {t} has extent {e}, which does not divide "
+                    f"evenly over {k} shards (mark the sharding `uneven` to allow it)"
+                )
+            else:
+                out.append(e // k)
+        return out
+
+    def local_extents(self, value: SSAValue) -> tuple[Extent, ...]:
+        """The extents of the local shard of a tensor (global ones if unsharded)."""
+        t = value.type
+        extents = self.shapes.shape(value)
+        sharding = _sharding(t)
+        if sharding is None:
+            return extents
+        out = []
+        for d, (e, k) in enumerate(zip(extents, self.shard_counts(sharding))):
+            if k == 1:
+                out.append(e)
+            elif sharding.allows_uneven:
+                out.append(sym.ceildiv(e, Const(k)))
+            else:
+                if not isinstance(e, Const):
+                    self.checks.append(
+                        ("divisible", e, Const(k), f"{value_name(value)} dimension {d} ({e}) must divide "
+                         f"evenly over {k} shards")
+                    )
+                out.append(sym.floordiv(e, Const(k)))
+        return tuple(out)
+
+    # -- the rewrite -----------------------------------------------------------
+
+    def run(self) -> None:
+        self.checks: list[tuple[str, Extent, Extent, str]] = []
+        new_args = self._new_arguments()
+        self.sizes = SizeBuilder(new_args, global_scales=self._global_scales())
+        for op in list(self.block.ops):
+            self._rewrite(op)
+        entry: list[Operation] = []
+        self._emit_checks(entry)
+        ops = self.sizes.ops + entry + self.body_ops
+        for op in reversed(list(self.block.ops)):
+            op.detach()
+            op.erase(safe_erase=False)
+        for old in self.old_args:
+            self.block.erase_arg(old, safe_erase=False)
+        self.block.add_ops(ops)
+        ret = self.block.last_op
+        assert isinstance(ret, func.ReturnOp)
+        self.f.function_type = func.FunctionType.from_lists(
+            [a.type for a in self.block.args], [v.type for v in ret.arguments]
+        )
+
+    def _new_arguments(self) -> list[SSAValue]:
+        new_args: list[SSAValue] = []
+        for old in self.old_args:
+            t = old.type
+            if isinstance(t, TensorType):
+                nt: Attribute = MemRefType(t.element_type, self.local_static_shape(t))
+            else:
+                nt = t
+            arg = self.block.insert_arg(nt, len(self.block.args))
+            arg.name_hint = old.name_hint
+            new_args.append(arg)
+            if isinstance(t, TensorType):
+                self.buffers[old] = arg
+                self.layouts[old] = row_major(self.local_extents(old))
+            else:
+                self.buffers[old] = arg
+        return new_args
+
+    def _global_scales(self) -> dict[tuple[int, int], int]:
+        """Global extent of a sharded argument's dynamic dim = local extent * shards."""
+        scales: dict[tuple[int, int], int] = {}
+        for i, old in enumerate(self.old_args):
+            sharding = _sharding(old.type)
+            if sharding is None:
+                continue
+            for d, (e, k) in enumerate(zip(old.type.get_shape(), self.shard_counts(sharding))):
+                if e != DYNAMIC_INDEX or k == 1:
+                    continue
+                if sharding.allows_uneven:
+                    raise PassFailedException(
+                        f"fusion-allocate: argument {value_name(old)} is sharded unevenly along its "
+                        f"dynamic dimension {d}: its global extent cannot be recovered from the local "
+                        "shard; give that dimension a static extent"
+                    )
+                scales[(i, d)] = k
+        return scales
+
+    def _emit_checks(self, entry: list[Operation]) -> None:
+        seen: set[tuple[str, Extent, Extent]] = set()
+        for c in self.shapes.checks:
+            self._check(entry, seen, c.predicate, self.shapes.canonical(c.lhs), self.shapes.canonical(c.rhs), c.message)
+        for pred, lhs, rhs, msg in self.checks:
+            self._check(entry, seen, pred, self.shapes.canonical(lhs), self.shapes.canonical(rhs), msg)
+
+    def _check(self, entry: list[Operation], seen: set, pred: str, lhs: Extent, rhs: Extent, msg: str) -> None:
+        if isinstance(lhs, Const) and isinstance(rhs, Const):
+            ok = {"eq": lhs.value == rhs.value, "ge": lhs.value >= rhs.value,
+                  "divisible": rhs.value != 0 and lhs.value % rhs.value == 0}[pred]
+            if not ok:
+                raise PassFailedException(f"fusion-allocate: {msg} (always false: {lhs.value}, {rhs.value})")
+            return
+        key = (pred, lhs, rhs)
+        if key in seen:
+            return
+        seen.add(key)
+        entry.append(alloc.CheckOp(pred, self.sizes.value(lhs), self.sizes.value(rhs), msg))
+
+    def _rewrite(self, op: Operation) -> None:
+        if isinstance(op, fusion.SegmentOp):
+            if op.kind.data == "view":
+                self._view_segment(op)
+            else:
+                self._kernel(op)
+        elif isinstance(op, func.ReturnOp):
+            self.body_ops.append(func.ReturnOp(*[self.buffers[v] for v in op.arguments]))
+        elif isinstance(op, tensor.DimOp):
+            value = self.sizes.value(self.shapes.canonical(self.shapes.scalars[op.result]))
+            self.buffers[op.result] = value
+        elif isinstance(op, fusion.FusionOp):
+            raise PassFailedException(
+                f"fusion-allocate: {op.name} is outside any segment; run fusion-segment first"
+            )
+        else:
+            if any(isinstance(r.type, IndexType) for r in op.results) and all(
+                r in self.shapes.scalars for r in op.results
+            ):
+                for r in op.results:
+                    self.buffers[r] = self.sizes.value(self.shapes.canonical(self.shapes.scalars[r]))
+                return
+            clone = op.clone(dict(self.buffers))
+            for old, new in zip(op.results, clone.results):
+                self.buffers[old] = new
+            self.body_ops.append(clone)
+
+    # -- buffers ---------------------------------------------------------------
+
+    def _alloc_for(self, value: SSAValue, name: str) -> SSAValue:
+        t = value.type
+        assert isinstance(t, TensorType)
+        local_shape = self.local_static_shape(t)
+        extents = self.local_extents(value)
+        dynamic = [self.sizes.value(e) for e, s in zip(extents, local_shape) if s == DYNAMIC_INDEX]
+        sharding = _sharding(t)
+        op = alloc.AllocOp(
+            MemRefType(t.element_type, local_shape),
+            dynamic,
+            alloc.MemorySpace.GLOBAL,
+            name=name,
+            mesh=sharding.mesh.root_reference.data if sharding else None,
+            sharding=sharding,
+            global_shape=list(t.get_shape()) if sharding else None,
+        )
+        op.result.name_hint = name
+        self.body_ops.append(op)
+        self.layouts[value] = row_major(extents)
+        return op.result
+
+    def _kernel(self, seg: fusion.SegmentOp) -> None:
+        ins = [self.buffers[v] for v in seg.inputs]
+        outs = [
+            self._alloc_for(r, r.name_hint or f"{seg.sym_name.data}_out{i}")
+            for i, r in enumerate(seg.outputs)
+        ]
+        for r, b in zip(seg.outputs, outs):
+            self.buffers[r] = b
+        inner = seg.body.block
+        block = Block(arg_types=[a.type for a in inner.args])
+        mapping: dict[SSAValue, SSAValue] = {}
+        for old, new in zip(inner.args, block.args):
+            mapping[old] = new
+            new.name_hint = old.name_hint
+        for op in inner.ops:
+            if isinstance(op, fusion.YieldOp):
+                block.add_op(alloc.YieldOp(*[mapping[v] for v in op.values]))
+                continue
+            if seg.kind.data in ("reduction", "normalization") and isinstance(
+                op, fusion.ReductionOp | fusion.VarMeanOp
+            ):
+                block.add_op(self._row_buffer(op, inner, seg))
+            clone = op.clone(mapping)
+            block.add_op(clone)
+            for old, new in zip(op.results, clone.results):
+                mapping[old] = new
+        self.body_ops.append(alloc.KernelOp(seg.sym_name.data, seg.kind.data, ins, outs, Region(block)))
+
+    def _row_buffer(self, op: Operation, inner: Block, seg: fusion.SegmentOp) -> alloc.AllocOp:
+        """The on-chip buffer holding one reduced row of a reduction's input."""
+        src = op.operands[0]
+        extents = self.shapes.shape(src)
+        rank = len(extents)
+        dims = sorted({d + rank if d < 0 else d for d in op.dims.get_values()})
+        static = src.type.get_shape()
+        row = sym.product([extents[d] for d in dims])
+        static_row = DYNAMIC_INDEX if any(static[d] == DYNAMIC_INDEX for d in dims) else _prod(static[d] for d in dims)
+        sizes = [self.sizes.value(row)] if static_row == DYNAMIC_INDEX else []
+        name = f"{seg.sym_name.data}_row_{op.results[0].name_hint or 'red'}"
+        a = alloc.AllocOp(
+            MemRefType(accumulation_type(src.type.element_type), [static_row]), sizes, alloc.MemorySpace.LOCAL, name=name
+        )
+        a.result.name_hint = name
+        return a
+
+    # -- views -----------------------------------------------------------------
+
+    def _view_segment(self, seg: fusion.SegmentOp) -> None:
+        ops = [o for o in seg.body.block.ops if not isinstance(o, fusion.YieldOp | arith.ConstantOp)]
+        if len(ops) != 1 or not isinstance(ops[0], fusion.FusionOp):
+            raise PassFailedException(f"fusion-allocate: view segment {seg.sym_name.data} must hold one view op")
+        view = ops[0]
+        inner_src = view.operands[0]
+        index = list(seg.body.block.args).index(inner_src)
+        src = seg.inputs[index]
+        if _sharding(src.type) is not None or _sharding(seg.outputs[0].type) is not None:
+            raise PassFailedException(
+                f"fusion-allocate: {view.name} of a sharded tensor is not supported yet"
+            )
+        layout = self.layouts[src]
+        result = seg.outputs[0]
+        new = self._view_layout(view, layout, result)
+        self.layouts[result] = new
+        self.buffers[result] = self._reinterpret(self.buffers[src], result, new)
+
+    def _view_layout(self, view: Operation, src: Layout, result: SSAValue) -> Layout:
+        sizes = self.shapes.shape(result)
+        in_shape = view.operands[0].type.get_shape()
+        zero = Const(0)
+        if isinstance(view, fusion.PermuteOp):
+            rank = len(src.sizes)
+            perm = [d + rank if d < 0 else d for d in view.dims.get_values()]
+            return Layout(sizes, tuple(src.strides[p] for p in perm), src.offset, perm == sorted(perm) and src.contiguous)
+        if isinstance(view, fusion.SliceOp):
+            starts = self._mixed(view.static_start.get_values(), view.start)
+            steps = self._mixed(view.static_step.get_values(), view.step)
+            offset = src.offset
+            for start, size, stride in zip(starts, src.sizes, src.strides):
+                offset = sym.add(offset, sym.mul(sym.minimum(start, size), stride))
+            strides = tuple(sym.mul(s, st) for s, st in zip(src.strides, steps))
+            return Layout(sizes, strides, offset, False)
+        if isinstance(view, fusion.BroadcastInDimOp):
+            dims = list(view.broadcast_dims.get_values())
+            strides = []
+            for d in range(len(sizes)):
+                if d in dims:
+                    s = dims.index(d)
+                    strides.append(zero if in_shape[s] == 1 else src.strides[s])
+                else:
+                    strides.append(zero)
+            return Layout(sizes, tuple(strides), src.offset, False)
+        if isinstance(view, fusion.ExpandOp):
+            strides = tuple(zero if e == 1 else s for e, s in zip(in_shape, src.strides))
+            return Layout(sizes, strides, src.offset, False)
+        if isinstance(view, fusion.SqueezeOp):
+            rank = len(src.sizes)
+            dropped = {d + rank if d < 0 else d for d in view.dims.get_values()}
+            strides = tuple(s for d, s in enumerate(src.strides) if d not in dropped)
+            return Layout(sizes, strides, src.offset, src.contiguous)
+        if isinstance(view, fusion.ReshapeOp):
+            if not src.contiguous:
+                raise PassFailedException(
+                    "fusion-allocate: reshape of a non-contiguous view (fusion-segment inserts a copy)"
+                )
+            layout = row_major(sizes)
+            return Layout(layout.sizes, layout.strides, src.offset, True)
+        raise PassFailedException(f"fusion-allocate: {view.name} is not a view op")
+
+    def _mixed(self, static: Sequence[int], dynamic: Sequence[SSAValue]) -> list[Extent]:
+        it = iter(dynamic)
+        return [
+            self.shapes.scalar(self._outer(next(it))) if s == DYNAMIC_INDEX else Const(s) for s in static
+        ]
+
+    def _outer(self, v: SSAValue) -> SSAValue:
+        return v
+
+    def _reinterpret(self, source: SSAValue, result: SSAValue, layout: Layout) -> SSAValue:
+        t = result.type
+        assert isinstance(t, TensorType)
+        shape = t.get_shape()
+        strides = [self.shapes.canonical(s) for s in layout.strides]
+        offset = self.shapes.canonical(layout.offset)
+        mixed_sizes = [e if e != DYNAMIC_INDEX else self.sizes.value(x) for e, x in zip(shape, layout.sizes)]
+        mixed_strides = [s.value if isinstance(s, Const) else self.sizes.value(s) for s in strides]
+        mixed_offset = [offset.value if isinstance(offset, Const) else self.sizes.value(offset)]
+        layout_attr = StridedLayoutAttr(
+            [s.value if isinstance(s, Const) else None for s in strides],
+            offset.value if isinstance(offset, Const) else None,
+        )
+        result_type = MemRefType(t.element_type, shape, layout_attr)
+        op = memref.ReinterpretCastOp.from_dynamic(source, mixed_offset, mixed_sizes, mixed_strides, result_type)
+        op.result.name_hint = result.name_hint
+        self.body_ops.append(op)
+        return op.result
+
+
+def _prod(values) -> int:
+    out = 1
+    for v in values:
+        out *= v
+    return out
+
+
+def value_name(v: SSAValue) -> str:
+    return f"%{v.name_hint}" if v.name_hint else "a value"
+
+
+@dataclass(frozen=True)
+class FusionAllocatePass(ModulePass):
+    """Turns every tensor of segmented fusion functions into an explicit buffer."""
+
+    name = "fusion-allocate"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for f in list(op.walk()):
+            if not isinstance(f, func.FuncOp) or f.is_declaration:
+                continue
+            if not any(isinstance(o, TensorType) for o in f.function_type.inputs.data + f.function_type.outputs.data):
+                continue
+            if any(isinstance(o, fusion.FusionOp) for o in f.body.block.ops):
+                raise PassFailedException(
+                    f"fusion-allocate: @{f.sym_name.data} is not segmented; run fusion-segment first"
+                )
+            try:
+                _Allocator(f).run()
+            except ShapeError as e:
+                raise PassFailedException(f"fusion-allocate: {e}") from None
