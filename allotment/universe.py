@@ -35,7 +35,14 @@ def _fusion_allocate() -> type[ModulePass]:
     return FusionAllocatePass
 
 
+def _alloc_evaluate() -> type[ModulePass]:
+    from allotment.passes.alloc_evaluate import AllocEvaluatePass
+
+    return AllocEvaluatePass
+
+
 ALL_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
+    "alloc-evaluate": _alloc_evaluate,
     "fusion-segment": _fusion_segment,
     "fusion-allocate": _fusion_allocate,
 }

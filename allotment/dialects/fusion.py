@@ -139,18 +139,25 @@ class ShardingAttr(ParametrizedAttribute):
         with parser.in_angle_brackets():
             mesh = FlatSymbolRefAttr(parser.parse_symbol_name())
             parser.parse_punctuation(",")
+            axes_start = parser.pos
             dims = parser.parse_comma_separated_list(
                 parser.Delimiter.SQUARE,
                 lambda: parser.parse_comma_separated_list(
                     parser.Delimiter.SQUARE, lambda: parser.parse_integer(allow_boolean=False)
                 ),
             )
+            axes_end = parser.pos
             uneven = False
             if parser.parse_optional_punctuation(","):
                 parser.parse_keyword("uneven")
                 uneven = True
         axes = ArrayAttr([ArrayAttr([IntAttr(a) for a in dim]) for dim in dims])
-        return (mesh, axes, IntAttr(int(uneven)))
+        params = (mesh, axes, IntAttr(int(uneven)))
+        try:  # report invalid axes at their source location, not unlocated later
+            cls.new(params)
+        except VerifyException as e:
+            parser.raise_error(str(e), axes_start, axes_end)
+        return params
 
     def print_parameters(self, printer: Printer) -> None:
         with printer.in_angle_brackets():
@@ -237,13 +244,23 @@ def verify_sharding(op: Operation, t: TensorType, what: str) -> None:
     mesh_name = enc.mesh.root_reference.data
     mesh = SymbolTable.lookup_symbol(op, enc.mesh)
     if not isinstance(mesh, MeshOp):
-        raise VerifyException(f"{what}: sharding names mesh @{mesh_name}, which is not defined")
+        found = "not defined" if mesh is None else f"a {mesh.name}, not a fusion.mesh"
+        raise VerifyException(f"{what}: sharding names mesh @{mesh_name}, which is {found}")
     mesh_rank = len(mesh.mesh_shape)
     for dim in enc.axes:
         for a in dim:
             if a >= mesh_rank:
                 raise VerifyException(
                     f"{what}: sharding uses axis {a} of mesh @{mesh_name}, which has rank {mesh_rank}"
+                )
+    if not enc.allows_uneven:
+        mesh_shape = mesh.shape_values
+        for d, (e, axes) in enumerate(zip(t.get_shape(), enc.axes)):
+            shards = prod(mesh_shape[a] for a in axes)
+            if e != DYNAMIC and e % shards:
+                raise VerifyException(
+                    f"{what}: dimension {d} has extent {e}, which does not divide evenly over "
+                    f"{shards} shards of mesh @{mesh_name}; mark the sharding `uneven` to allow it"
                 )
 
 
@@ -263,14 +280,21 @@ class FusionOp(IRDLOperation, ABC):
         raise NotImplementedError
 
     def verify_(self) -> None:
+        # Messages are built only on failure: verification is on the hot path.
         for i, v in enumerate(self.operands):
-            if isinstance(v.type, TensorType):
-                rules.verify_element_type(v.type.element_type, _describe(i, v.type))
-                verify_sharding(self, v.type, _describe(i, v.type))
+            t = v.type
+            if isinstance(t, TensorType):
+                if not rules.is_element_type(t.element_type):
+                    rules.verify_element_type(t.element_type, _describe(i, t))
+                if not isinstance(t.encoding, NoneAttr):
+                    verify_sharding(self, t, _describe(i, t))
         for i, r in enumerate(self.results):
-            if isinstance(r.type, TensorType):
-                rules.verify_element_type(r.type.element_type, f"result #{i}")
-                verify_sharding(self, r.type, f"result #{i} ({type_name(r.type)})")
+            t = r.type
+            if isinstance(t, TensorType):
+                if not rules.is_element_type(t.element_type):
+                    rules.verify_element_type(t.element_type, f"result #{i}")
+                if not isinstance(t.encoding, NoneAttr):
+                    verify_sharding(self, t, f"result #{i} ({type_name(t)})")
         for i, (res, inferred) in enumerate(zip(self.results, self.infer_result_types())):
             declared = res.type
             if isinstance(declared, TensorType) and isinstance(inferred, TensorType):
@@ -317,7 +341,7 @@ class ElementwiseOp(FusionOp, ABC):
         if not tensors:
             raise VerifyException("expected at least one tensor operand")
         shape = rules.broadcast_shapes(
-            [t.get_shape() for _, t in tensors], [_describe(i, t) for i, t in tensors]
+            [t.get_shape() for _, t in tensors], lambda: [_describe(i, t) for i, t in tensors]
         )
         return [_tensor(self.result_element_type(types), shape)]
 
@@ -1151,6 +1175,7 @@ class CatOp(FusionOp):
         rank = len(types[0].get_shape())
         (dim,) = rules.normalize_dims([self.dim.value.data], rank, "dim")
         out = list(types[0].get_shape())
+        source = [0] * rank  # which operand gave out[d] its static extent
         for i, t in enumerate(types[1:], 1):
             if t.element_type != et:
                 raise VerifyException(
@@ -1165,11 +1190,11 @@ class CatOp(FusionOp):
                     out[d] = DYNAMIC if DYNAMIC in (out[d], e) else out[d] + e
                 elif e != out[d] and DYNAMIC not in (e, out[d]):
                     raise VerifyException(
-                        f"operand #{i} has extent {e} in dimension {d}, operand #0 has "
-                        f"{out[d]}; only dimension {dim} may differ"
+                        f"operand #{i} has extent {e} in dimension {d}, operand #{source[d]} "
+                        f"has {out[d]}; only dimension {dim} may differ"
                     )
                 elif out[d] == DYNAMIC:
-                    out[d] = e
+                    out[d], source[d] = e, i
         return [_tensor(et, out)]
 
 
@@ -1278,8 +1303,9 @@ class MeanOp(ReductionOp):
 class VarMeanOp(FusionOp):
     """Variance and mean over `dims`; floating-point inputs only.
 
-    var = sum((x - mean)^2) / (N - correction), N the number of reduced
-    elements (correction 1 is Bessel's, 0 the population variance).
+    var = sum((x - mean)^2) / max(N - correction, 0), N the number of reduced
+    elements (correction 1 is Bessel's, 0 the population variance); as in
+    torch, correction >= N gives inf (or NaN where the sum is 0).
     """
 
     name = "fusion.var_mean"

@@ -22,7 +22,7 @@ one, checked at run time too).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from enum import IntEnum
 
 from xdsl.dialects.builtin import (
@@ -158,10 +158,20 @@ def fmt_shape(shape: Sequence[int]) -> str:
 
 
 def broadcast_shapes(
-    shapes: Sequence[Sequence[int]], names: Sequence[str]
+    shapes: Sequence[Sequence[int]], names: Sequence[str] | Callable[[], Sequence[str]]
 ) -> tuple[int, ...]:
-    """Result shape of an elementwise op over equal-rank tensor shapes."""
+    """Result shape of an elementwise op over equal-rank tensor shapes.
+
+    `names` describe the operands in error messages (a callable is only called
+    on failure)."""
+    if len(shapes) == 2 and shapes[0] == shapes[1] and DYNAMIC not in shapes[0]:
+        return tuple(shapes[0])
     ranks = {len(s) for s in shapes}
+    if callable(names):
+        if len(ranks) <= 1 and _broadcasts(shapes):
+            names = [""] * len(shapes)
+        else:
+            names = names()
     if len(ranks) > 1:
         listed = ", ".join(f"{n} has rank {len(s)}" for n, s in zip(names, shapes))
         raise VerifyException(
@@ -186,6 +196,13 @@ def broadcast_shapes(
         else:
             result.append(1)
     return tuple(result)
+
+
+def _broadcasts(shapes: Sequence[Sequence[int]]) -> bool:
+    for extents in zip(*shapes):
+        if len({e for e in extents if e != DYNAMIC and e != 1}) > 1:
+            return False
+    return True
 
 
 def normalize_dims(dims: Sequence[int], rank: int, what: str = "dims") -> list[int]:

@@ -43,8 +43,12 @@ class AllotOptMain(xDSLOptMain):
         return super().parse_chunk(chunk, file_extension, start_offset)
 
     def apply_passes(self, prog: ModuleOp) -> None:
-        if not self.args.disable_verify:
-            verify_located(prog)
+        if self.args.disable_verify:
+            super().apply_passes(prog)
+            return
+        verify_located(prog)
+        if not self.pipeline.passes:
+            return  # xDSL's pipeline would only verify the module a second time
         super().apply_passes(prog)
 
     def register_all_passes(self) -> None:

@@ -19,7 +19,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.frontend.mlir import MLIRFrontend
 from xdsl.ir import Operation
 from xdsl.parser import Parser
-from xdsl.utils.exceptions import VerifyException
+from xdsl.utils.exceptions import DiagnosticException, VerifyException
 from xdsl.utils.lexer import Span
 
 SOURCE_SPANS: WeakKeyDictionary[Operation, Span] = WeakKeyDictionary()
@@ -33,7 +33,12 @@ class LocatedParser(Parser):
 
     def parse_operation(self) -> Operation:
         span = self._current_token.span
-        op = super().parse_operation()
+        try:
+            op = super().parse_operation()
+        except VerifyException as e:
+            # An operand or result that breaks the op's declared constraints is
+            # found while the op is built: report it where the op starts.
+            self.raise_error(f"invalid operation: {e}", span)
         if self.line_offset:
             span = dataclasses.replace(span, line_offset=self.line_offset)
         SOURCE_SPANS[op] = span
@@ -69,6 +74,11 @@ def located_message(op: Operation, message: str) -> str:
 
 def verify_located(module: Operation) -> None:
     """Verifies `module`; the first op that fails raises a located VerifyException."""
+    try:
+        module.verify()
+        return
+    except DiagnosticException:
+        pass  # find the op at fault, in order, and locate it
     for op in module.walk():
         try:
             op.verify_()

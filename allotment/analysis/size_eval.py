@@ -1,0 +1,236 @@
+"""Evaluates the sizes of an allocated function for concrete input shapes.
+
+`evaluate_sizes(func, arg_values, device_id)` interprets the function's size
+arithmetic (`arith` on `index`, `memref.dim` of arguments), runs its
+`alloc.check`s, and returns every `alloc.alloc` with its concrete shape and
+byte size. Nothing is compiled, allocated or launched: this is what
+`alloc-evaluate`, `plan_sizes` and `allocate_intermediates` are built on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+from xdsl.dialects import arith, func, memref
+from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
+    BFloat16Type,
+    Float16Type,
+    Float32Type,
+    Float64Type,
+    IndexType,
+    IntegerAttr,
+    IntegerType,
+    MemRefType,
+)
+from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.traits import SymbolTable
+from xdsl.utils.exceptions import DiagnosticException
+
+from allotment.dialects import alloc, fusion
+
+
+class SizeError(DiagnosticException):
+    """A size that cannot be evaluated, or an `alloc.check` that fails."""
+
+
+def element_bytes(t: Attribute) -> int:
+    if isinstance(t, IntegerType):
+        return max(1, t.width.data // 8)
+    if isinstance(t, Float16Type | BFloat16Type):
+        return 2
+    if isinstance(t, Float32Type):
+        return 4
+    if isinstance(t, Float64Type):
+        return 8
+    if isinstance(t, IndexType):
+        return 8
+    raise SizeError(f"unknown element size of {t}")
+
+
+@dataclass(frozen=True)
+class BufferSize:
+    """One buffer's concrete plan."""
+
+    name: str
+    shape: tuple[int, ...]
+    element_type: Attribute
+    memory: str
+    nbytes: int
+    on_device: bool
+    op: alloc.AllocOp
+
+
+_BINARY: dict[type[Operation], Callable[[int, int], int]] = {
+    arith.AddiOp: lambda a, b: a + b,
+    arith.SubiOp: lambda a, b: a - b,
+    arith.MuliOp: lambda a, b: a * b,
+    arith.FloorDivSIOp: lambda a, b: a // b,
+    arith.CeilDivSIOp: lambda a, b: -(-a // b),
+    arith.CeilDivUIOp: lambda a, b: -(-a // b),
+    arith.DivUIOp: lambda a, b: a // b,
+    arith.DivSIOp: lambda a, b: int(a / b),
+    arith.RemSIOp: lambda a, b: a % b,
+    arith.MinSIOp: min,
+    arith.MaxSIOp: max,
+    arith.MinUIOp: min,
+    arith.MaxUIOp: max,
+}
+
+
+def evaluate_index_values(
+    f: func.FuncOp, arg_values: Sequence[Sequence[int] | int | float | None]
+) -> dict[SSAValue, int]:
+    """Values of the function's top-level `index` ops (memref args give shapes)."""
+    block = f.body.block
+    if len(arg_values) != len(block.args):
+        raise SizeError(f"@{f.sym_name.data} takes {len(block.args)} arguments, got {len(arg_values)}")
+    values: dict[SSAValue, int] = {}
+    for arg, v in zip(block.args, arg_values):
+        if isinstance(arg.type, IndexType):
+            if not isinstance(v, int):
+                raise SizeError(f"index argument %{arg.name_hint} needs an integer value, got {v!r}")
+            values[arg] = v
+    shapes = {arg: v for arg, v in zip(block.args, arg_values) if isinstance(arg.type, MemRefType)}
+    for op in block.ops:
+        if isinstance(op, arith.ConstantOp) and isinstance(op.result.type, IndexType):
+            attr = op.value
+            assert isinstance(attr, IntegerAttr)
+            values[op.result] = attr.value.data
+        elif isinstance(op, memref.DimOp):
+            shape = shapes.get(op.source)
+            if shape is None or isinstance(shape, int | float):
+                raise SizeError("memref.dim of a value that is not a function argument")
+            values[op.result] = int(shape[values[op.index]])
+        elif type(op) in _BINARY and isinstance(op.results[0].type, IndexType):
+            a, b = (values[v] for v in op.operands)
+            if b == 0 and not isinstance(op, arith.AddiOp | arith.SubiOp | arith.MuliOp | arith.MinSIOp | arith.MaxSIOp):
+                raise SizeError(f"{op.name}: division by zero while evaluating sizes")
+            values[op.results[0]] = _BINARY[type(op)](a, b)
+        elif isinstance(op, alloc.CheckOp):
+            _check(op, values[op.lhs], values[op.rhs])
+    return values
+
+
+def _check(op: alloc.CheckOp, a: int, b: int) -> None:
+    pred = op.predicate.data
+    ok = {"eq": a == b, "ge": a >= b, "divisible": b != 0 and a % b == 0}[pred]
+    if not ok:
+        raise SizeError(f"{op.message.data} (got {a} and {b})")
+
+
+def mesh_devices(op: alloc.AllocOp) -> list[int] | None:
+    if op.mesh is None:
+        return None
+    mesh = SymbolTable.lookup_symbol(op, op.mesh)
+    assert isinstance(mesh, fusion.MeshOp)
+    return mesh.device_ids
+
+
+def evaluate_sizes(
+    f: func.FuncOp,
+    arg_values: Sequence[Sequence[int] | int | float | None],
+    device_id: int | None = None,
+) -> list[BufferSize]:
+    """Every buffer the function allocates (global and on-chip), with its size.
+
+    `device_id`: the device this evaluation is for; a buffer whose mesh does not
+    contain it is marked `on_device=False` and counts 0 bytes.
+    """
+    values = evaluate_index_values(f, arg_values)
+    out: list[BufferSize] = []
+    names: dict[str, int] = {}
+    for op in f.body.walk():
+        if not isinstance(op, alloc.AllocOp):
+            continue
+        t = op.result.type
+        assert isinstance(t, MemRefType)
+        dyn = iter(op.sizes)
+        shape = []
+        for e in t.get_shape():
+            if e == DYNAMIC_INDEX:
+                v = next(dyn)
+                if v not in values:
+                    raise SizeError(f"the size of {op.result.name_hint or 'a buffer'} is not computed at entry")
+                shape.append(values[v])
+            else:
+                shape.append(e)
+        if any(e < 0 for e in shape):
+            raise SizeError(f"buffer {op.result.name_hint} would have negative extents {shape}")
+        devices = mesh_devices(op)
+        on_device = device_id is None or devices is None or device_id in devices
+        numel = 1
+        for e in shape:
+            numel *= e
+        base = op.buffer_name.data if op.buffer_name else (op.result.name_hint or "buffer")
+        count = names.get(base, 0)
+        names[base] = count + 1
+        name = base if count == 0 else f"{base}_{count}"
+        out.append(
+            BufferSize(
+                name,
+                tuple(shape),
+                t.element_type,
+                op.memory_space.value,
+                numel * element_bytes(t.element_type) if on_device else 0,
+                on_device,
+                op,
+            )
+        )
+    return out
+
+
+def parse_shape_spec(spec: str) -> dict[str, tuple[int, ...] | int]:
+    """`"x=8x4096,w=4096,n=3"` -> {"x": (8, 4096), "w": (4096,), "n": (3,)}; `s=` is a 0-d shape."""
+    out: dict[str, tuple[int, ...] | int] = {}
+    for item in filter(None, (p.strip() for p in spec.replace(";", ",").split(","))):
+        if "=" not in item:
+            raise SizeError(f"shape entry '{item}' must look like name=8x4096")
+        name, dims = (s.strip() for s in item.split("=", 1))
+        try:
+            out[name] = tuple(int(d) for d in dims.split("x")) if dims else ()
+        except ValueError:
+            raise SizeError(f"shape entry '{item}': extents must be integers separated by 'x'") from None
+        if any(d < 0 for d in out[name]):
+            raise SizeError(f"shape entry '{item}': extents must be non-negative")
+    return out
+
+
+def argument_values(
+    f: func.FuncOp, shapes: Mapping[str, Sequence[int] | int], local: Callable[[int, Sequence[int]], Sequence[int]] | None = None
+) -> list[Sequence[int] | int | None]:
+    """Orders named shapes (and index scalars) as the function's arguments."""
+    values: list[Sequence[int] | int | None] = []
+    names = [a.name_hint or f"arg{i}" for i, a in enumerate(f.body.block.args)]
+    unknown = set(shapes) - set(names)
+    if unknown:
+        raise SizeError(
+            f"no argument named {', '.join(sorted(unknown))}; @{f.sym_name.data} takes {', '.join(names)}"
+        )
+    for i, (arg, name) in enumerate(zip(f.body.block.args, names)):
+        given = shapes.get(name)
+        if isinstance(arg.type, IndexType):
+            if given is None:
+                raise SizeError(f"missing a value for index argument {name}")
+            values.append(given[0] if not isinstance(given, int) else given)
+        elif isinstance(arg.type, MemRefType):
+            static = arg.type.get_shape()
+            if given is None:
+                if DYNAMIC_INDEX in static:
+                    raise SizeError(f"missing a shape for argument {name} ({'x'.join('?' if e == DYNAMIC_INDEX else str(e) for e in static)})")
+                given = tuple(static)
+            given = tuple(given) if not isinstance(given, int) else (given,)
+            if local:
+                given = tuple(local(i, given))
+            if len(given) != len(static) or any(
+                s != DYNAMIC_INDEX and s != g for s, g in zip(static, given)
+            ):
+                want = "x".join("?" if e == DYNAMIC_INDEX else str(e) for e in static) or "a 0-d shape"
+                raise SizeError(
+                    f"argument {name}: shape {'x'.join(map(str, given)) or '0-d'} does not fit {want}"
+                )
+            values.append(given)
+        else:
+            values.append(None)
+    return values

@@ -1,0 +1,30 @@
+// A malformed or unknown pass pipeline: non-zero exit, a message, no traceback.
+
+// RUN: not allot-opt %s -p 'nonexistent-pass' 2>&1 | filecheck %s --check-prefix=UNKNOWN
+// UNKNOWN-NOT: Traceback
+// UNKNOWN: allot-opt: error: Unrecognized passes: ['nonexistent-pass']
+// UNKNOWN-NOT: Traceback
+
+// RUN: not allot-opt %s -p 'canonicalize{' 2>&1 | filecheck %s --check-prefix=SYNTAX
+// SYNTAX-NOT: Traceback
+// SYNTAX: allot-opt: Error parsing pass pipeline specification:
+// SYNTAX-NEXT: pass-pipeline:1:14
+// SYNTAX-NEXT: canonicalize{
+// SYNTAX: Expected argument name here
+// SYNTAX-NOT: Traceback
+
+// RUN: not allot-opt %s -p 'cse,,canonicalize' 2>&1 | filecheck %s --check-prefix=EMPTY
+// EMPTY-NOT: Traceback
+// EMPTY: allot-opt: Error parsing pass pipeline specification:
+// EMPTY: Expected pass name here
+// EMPTY-NOT: Traceback
+
+// RUN: not allot-opt %s -p 'canonicalize{no-such-option=1}' 2>&1 | filecheck %s --check-prefix=OPTION
+// OPTION-NOT: Traceback
+// OPTION: allot-opt: error: Provided arguments ["no_such_option"] not found in expected arguments []
+// OPTION-NOT: Traceback
+
+func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %a = fusion.neg %x : tensor<4xf32>
+  func.return %a : tensor<4xf32>
+}
