@@ -12,9 +12,13 @@ write their `outs`, and declare the on-chip buffers they need with
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import lru_cache
 from math import prod
 
 from xdsl.dialects.builtin import (
+    ArrayAttr,
+    IntAttr,
+    NoneAttr,
     DYNAMIC_INDEX,
     DenseArrayBase,
     FlatSymbolRefAttr,
@@ -88,6 +92,15 @@ class MemorySpaceAttr(EnumAttribute[MemorySpace]):
 
 
 ON_CHIP = (MemorySpace.SHARED, MemorySpace.LOCAL)
+
+
+@lru_cache(maxsize=4096)
+def memref_type(
+    element_type: Attribute, shape: tuple[int, ...], layout: Attribute = NoneAttr()
+) -> MemRefType:
+    """A memref type, built once per (element type, shape, layout): xDSL's
+    MemRefType constructor checks its shape argument slowly."""
+    return MemRefType(element_type, ArrayAttr([IntAttr(e) for e in shape]), layout)
 
 
 def shard_count(mesh: MeshOp, axes: Sequence[int]) -> int:

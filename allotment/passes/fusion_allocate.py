@@ -50,6 +50,7 @@ from xdsl.utils.exceptions import PassFailedException
 from allotment.analysis import symbolic as sym
 from allotment.analysis.shapes import ShapeAnalysis, ShapeError, reify_shapes
 from allotment.analysis.symbolic import ArgDim, Const, Extent
+from allotment.passes.gc_pause import gc_paused
 from allotment.dialects import alloc, fusion
 from allotment.passes.size_builder import SizeBuilder
 
@@ -179,7 +180,7 @@ class _Allocator:
         for old in self.old_args:
             t = old.type
             if isinstance(t, TensorType):
-                nt: Attribute = MemRefType(t.element_type, self.local_static_shape(t))
+                nt: Attribute = alloc.memref_type(t.element_type, tuple(self.local_static_shape(t)))
             else:
                 nt = t
             arg = self.block.insert_arg(nt, len(self.block.args))
@@ -268,7 +269,7 @@ class _Allocator:
         dynamic = [self.sizes.value(e) for e, s in zip(extents, local_shape) if s == DYNAMIC_INDEX]
         sharding = _sharding(t)
         op = alloc.AllocOp(
-            MemRefType(t.element_type, local_shape),
+            alloc.memref_type(t.element_type, tuple(local_shape)),
             dynamic,
             alloc.MemorySpace.GLOBAL,
             name=name,
@@ -321,7 +322,7 @@ class _Allocator:
         sizes = [self.sizes.value(row)] if static_row == DYNAMIC_INDEX else []
         name = f"{seg.sym_name.data}_row_{op.results[0].name_hint or 'red'}"
         a = alloc.AllocOp(
-            MemRefType(accumulation_type(src.type.element_type), [static_row]), sizes, alloc.MemorySpace.LOCAL, name=name
+            alloc.memref_type(accumulation_type(src.type.element_type), (static_row,)), sizes, alloc.MemorySpace.LOCAL, name=name
         )
         a.result.name_hint = name
         return a
@@ -411,7 +412,7 @@ class _Allocator:
             [s.value if isinstance(s, Const) else None for s in strides],
             offset.value if isinstance(offset, Const) else None,
         )
-        result_type = MemRefType(t.element_type, shape, layout_attr)
+        result_type = alloc.memref_type(t.element_type, tuple(shape), layout_attr)
         op = memref.ReinterpretCastOp.from_dynamic(source, mixed_offset, mixed_sizes, mixed_strides, result_type)
         op.result.name_hint = result.name_hint
         self.body_ops.append(op)
@@ -436,16 +437,17 @@ class FusionAllocatePass(ModulePass):
     name = "fusion-allocate"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        for f in list(op.walk()):
-            if not isinstance(f, func.FuncOp) or f.is_declaration:
-                continue
-            if not any(isinstance(o, TensorType) for o in f.function_type.inputs.data + f.function_type.outputs.data):
-                continue
-            if any(isinstance(o, fusion.FusionOp) for o in f.body.block.ops):
-                raise PassFailedException(
-                    f"fusion-allocate: @{f.sym_name.data} is not segmented; run fusion-segment first"
-                )
-            try:
-                _Allocator(f).run()
-            except ShapeError as e:
-                raise PassFailedException(f"fusion-allocate: {e}") from None
+        with gc_paused():
+            for f in list(op.walk()):
+                if not isinstance(f, func.FuncOp) or f.is_declaration:
+                    continue
+                if not any(isinstance(o, TensorType) for o in f.function_type.inputs.data + f.function_type.outputs.data):
+                    continue
+                if any(isinstance(o, fusion.FusionOp) for o in f.body.block.ops):
+                    raise PassFailedException(
+                        f"fusion-allocate: @{f.sym_name.data} is not segmented; run fusion-segment first"
+                    )
+                try:
+                    _Allocator(f).run()
+                except ShapeError as e:
+                    raise PassFailedException(f"fusion-allocate: {e}") from None

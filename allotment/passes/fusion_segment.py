@@ -43,6 +43,7 @@ from xdsl.utils.exceptions import PassFailedException
 
 from allotment.analysis.shapes import ShapeAnalysis, reify_shapes
 from allotment.analysis.symbolic import Extent
+from allotment.passes.gc_pause import gc_paused
 from allotment.dialects import fusion
 from allotment.passes.size_builder import SizeBuilder
 
@@ -485,8 +486,9 @@ class FusionSegmentPass(ModulePass):
     one_op_per_kernel: bool = False
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        for f in op.walk():
-            if isinstance(f, func.FuncOp) and not f.is_declaration:
-                if any(isinstance(o, fusion.SegmentOp) for o in f.body.block.ops):
-                    continue  # already segmented
-                segment_function(f, eager=self.one_op_per_kernel)
+        with gc_paused():
+            for f in op.walk():
+                if isinstance(f, func.FuncOp) and not f.is_declaration:
+                    if any(isinstance(o, fusion.SegmentOp) for o in f.body.block.ops):
+                        continue  # already segmented
+                    segment_function(f, eager=self.one_op_per_kernel)
