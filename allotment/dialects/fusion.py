@@ -311,6 +311,15 @@ class FusionOp(IRDLOperation, ABC):
                 )
 
 
+def retype_results(op: FusionOp) -> None:
+    """Gives a freshly built op (no uses yet) its inferred result types."""
+    from xdsl.rewriter import Rewriter
+
+    for result, inferred in zip(list(op.results), op.infer_result_types()):
+        if result.type != inferred:
+            Rewriter.replace_value_with_new_type(result, inferred)
+
+
 def _expect_tensor(v: SSAValue, what: str) -> TensorType:
     if not isinstance(v.type, TensorType):
         raise VerifyException(f"{what} must be a tensor, got {type_name(v.type)}")
@@ -391,7 +400,7 @@ class UnaryOp(ElementwiseOp, ABC):
     def __init__(self, input: SSAValue | Operation, result_type: Attribute | None = None):
         super().__init__(operands=[input], result_types=[result_type or _placeholder()])
         if result_type is None:
-            self.result.type = self.infer_result_types()[0]
+            retype_results(self)
 
     def result_element_type(self, operand_types: Sequence[Attribute]) -> Attribute:
         t = element_type_of(operand_types[0])
@@ -540,7 +549,7 @@ class BinaryOp(ElementwiseOp, ABC):
     ):
         super().__init__(operands=[lhs, rhs], result_types=[result_type or _placeholder()])
         if result_type is None:
-            self.result.type = self.infer_result_types()[0]
+            retype_results(self)
 
     def result_element_type(self, operand_types: Sequence[Attribute]) -> Attribute:
         t = rules.promote(operand_types)
@@ -700,7 +709,7 @@ class WhereOp(ElementwiseOp):
             operands=[pred, on_true, on_false], result_types=[result_type or _placeholder()]
         )
         if result_type is None:
-            self.result.type = self.infer_result_types()[0]
+            retype_results(self)
 
     def result_element_type(self, operand_types: Sequence[Attribute]) -> Attribute:
         if element_type_of(operand_types[0]) != i1:
@@ -1395,7 +1404,7 @@ class MatmulOp(FusionOp):
 
     def __init__(self, lhs: SSAValue | Operation, rhs: SSAValue | Operation):
         super().__init__(operands=[lhs, rhs], result_types=[_placeholder()])
-        self.result.type = self.infer_result_types()[0]
+        retype_results(self)
 
     def infer_result_types(self) -> list[Attribute]:
         a = _expect_tensor(self.lhs, "lhs")

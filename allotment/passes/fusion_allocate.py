@@ -215,7 +215,11 @@ class _Allocator:
     def _emit_checks(self, entry: list[Operation]) -> None:
         seen: set[tuple[str, Extent, Extent]] = set()
         for c in self.shapes.checks:
-            self._check(entry, seen, c.predicate, self.shapes.canonical(c.lhs), self.shapes.canonical(c.rhs), c.message)
+            # Compared as recorded, not canonicalized: the two sides of an `eq`
+            # were unified, so their canonical forms are one value (the check
+            # would compare it with itself), and a check's message names the
+            # extents as recorded.
+            self._check(entry, seen, c.predicate, c.lhs, c.rhs, c.message)
         for pred, lhs, rhs, msg in self.checks:
             self._check(entry, seen, pred, self.shapes.canonical(lhs), self.shapes.canonical(rhs), msg)
 

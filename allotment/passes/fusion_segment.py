@@ -337,6 +337,7 @@ def _insert_reshape_copies(block: Block) -> None:
     for op in list(block.ops):
         if isinstance(op, fusion.ReshapeOp) and _may_be_strided(op.input, memo):
             copy = fusion.SetOp(op.input)
+            copy.result.name_hint = f"{op.input.name_hint or 'view'}_contiguous"
             block.insert_op_before(copy, op)
             op.operands = (copy.result, *op.operands[1:])
 
@@ -361,6 +362,9 @@ def segment_function(f: func.FuncOp, eager: bool = False) -> None:
     _insert_reshape_copies(block)
     shapes = reify_shapes(f)
     _rewrite_intermediate_dims(f, shapes)
+    for op in reversed(list(block.ops)):  # values nobody uses need no kernel
+        if is_trivially_dead(op):
+            block.erase_op(op)
     ops = list(block.ops)
     grouping = _Grouping(f, shapes, eager)
     grouping.run(ops)
