@@ -14,6 +14,8 @@ _LAZY = {
     "plan_sizes": "allotment.allocation",
     "allocate_intermediates": "allotment.allocation",
     "BufferPlan": "allotment.allocation",
+    "compile": "allotment.backend.runtime",
+    "Executable": "allotment.backend.runtime",
 }
 
 __all__ = sorted(_LAZY)

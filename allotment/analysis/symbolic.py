@@ -203,7 +203,8 @@ class ExtentEquivalence:
         ra, rb = self.find(a), self.find(b)
         if ra == rb:
             return ra
-        if self._rank(rb) < self._rank(ra):
+        rank_a = self._rank(ra)  # first, so that of two new extents the first is the earlier
+        if self._rank(rb) < rank_a:
             ra, rb = rb, ra
         self._parent[rb] = ra
         return ra

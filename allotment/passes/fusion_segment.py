@@ -41,7 +41,7 @@ from xdsl.passes import ModulePass
 from xdsl.transforms.dead_code_elimination import is_trivially_dead
 from xdsl.utils.exceptions import PassFailedException
 
-from allotment.analysis.shapes import ShapeAnalysis, reify_shapes
+from allotment.analysis.shapes import ShapeAnalysis, ShapeError, reify_shapes
 from allotment.analysis.symbolic import Extent
 from allotment.passes.gc_pause import gc_paused
 from allotment.dialects import fusion
@@ -495,4 +495,7 @@ class FusionSegmentPass(ModulePass):
                 if isinstance(f, func.FuncOp) and not f.is_declaration:
                     if any(isinstance(o, fusion.SegmentOp) for o in f.body.block.ops):
                         continue  # already segmented
-                    segment_function(f, eager=self.one_op_per_kernel)
+                    try:
+                        segment_function(f, eager=self.one_op_per_kernel)
+                    except ShapeError as e:
+                        raise PassFailedException(f"fusion-segment: {e}") from None

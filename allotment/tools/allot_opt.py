@@ -26,6 +26,13 @@ class AllotOptMain(xDSLOptMain):
 
     def register_all_dialects(self) -> None:
         super().register_all_dialects()
+        # Where xDSL is importable but not installed as a distribution (a source
+        # tree on PYTHONPATH), its entry point is missing: register upstream directly.
+        from xdsl.dialects import get_all_dialects
+
+        for name, factory in get_all_dialects().items():
+            if name not in self.ctx.registered_dialect_names:
+                self.ctx.register_dialect(name, factory)
         for name, factory in ALL_DIALECTS.items():
             if name not in self.ctx.registered_dialect_names:
                 self.ctx.register_dialect(name, factory)
@@ -53,8 +60,19 @@ class AllotOptMain(xDSLOptMain):
 
     def register_all_passes(self) -> None:
         super().register_all_passes()
+        from xdsl.transforms import get_all_passes
+
+        for name, factory in get_all_passes().items():
+            self.available_passes.setdefault(name, factory)
         for name, factory in ALL_PASSES.items():
             self.available_passes.setdefault(name, factory)
+
+    def register_all_targets(self) -> None:
+        super().register_all_targets()
+        from xdsl.targets import get_all_targets
+
+        for name, factory in get_all_targets().items():
+            self.available_targets.setdefault(name, factory)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

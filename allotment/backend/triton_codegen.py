@@ -1,0 +1,709 @@
+"""Triton source for one `alloc.kernel` (every segment kind but `view` and `library`).
+
+Each kernel works on 2-D tiles of its iteration domain (see `kernel_plan`):
+BLOCK_M outer indices (rows) by BLOCK_N inner indices (columns). A value of
+the body is emitted lazily at the index map it is needed at, as a tile that
+varies over rows, columns, both or neither; Triton's broadcasting does the
+rest. Loads use each buffer's own strides (broadcasts and views cost nothing),
+with masks; 16-bit floats are computed in f32 and every op's result is rounded
+to its IR type, as torch does op by op.
+
+- pointwise: one tile per program, rows x columns over the last dim.
+- reduction / normalization, persistent: the whole reduced row fits in one
+  tile (BLOCK_N >= row length): every reduction and every output is computed
+  from registers in one pass over memory.
+- reduction / normalization, looped: one loop over the row per reduction
+  level (a reduction that needs another's result is a level higher), then one
+  more loop that computes and stores the full-domain outputs. Softmax-like
+  max-then-sum rows take three passes (no online rescaling yet).
+
+The launcher (see `launcher`) picks persistent or looped from the size of the
+row buffer that `fusion-allocate` gave the reduction, and the block sizes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import (
+    BFloat16Type,
+    DYNAMIC_INDEX,
+    FloatAttr,
+    Float16Type,
+    Float32Type,
+    Float64Type,
+    IndexType,
+    IntegerAttr,
+    IntegerType,
+    TensorType,
+)
+from xdsl.ir import Attribute, Operation, SSAValue
+
+from allotment.backend.kernel_plan import REDUCTIONS, CodegenError, KernelPlan, Map, identity_map
+from allotment.dialects import alloc, fusion
+from allotment.dialects.fusion_rules import element_type_of, promote
+
+
+def tl_dtype(t: Attribute) -> str:
+    if isinstance(t, Float32Type):
+        return "tl.float32"
+    if isinstance(t, Float64Type):
+        return "tl.float64"
+    if isinstance(t, Float16Type):
+        return "tl.float16"
+    if isinstance(t, BFloat16Type):
+        return "tl.bfloat16"
+    if isinstance(t, IntegerType):
+        return {1: "tl.int1", 32: "tl.int32", 64: "tl.int64"}[t.width.data]
+    if isinstance(t, IndexType):
+        return "tl.int64"
+    raise CodegenError(f"no Triton type for {t}")
+
+
+def is_float(t: Attribute) -> bool:
+    return isinstance(t, Float16Type | BFloat16Type | Float32Type | Float64Type)
+
+
+def compute_dtype(t: Attribute) -> str:
+    """The type arithmetic on elements of type t happens in (f32 for 16-bit floats)."""
+    return "tl.float32" if isinstance(t, Float16Type | BFloat16Type) else tl_dtype(t)
+
+
+PRELUDE_COMMON = '''
+@triton.jit
+def _max_nan(a, b):
+    return tl.maximum(a, b, propagate_nan=tl.PropagateNan.ALL)
+
+
+@triton.jit
+def _min_nan(a, b):
+    return tl.minimum(a, b, propagate_nan=tl.PropagateNan.ALL)
+
+
+@triton.jit
+def _mul_combine(a, b):
+    return a * b
+'''
+
+PRELUDE_INTERPRETER = '''
+@triton.jit
+def _tanh(x):
+    return 2.0 * tl.sigmoid(2.0 * x) - 1.0
+
+
+@triton.jit
+def _pow(x, y):
+    r = tl.exp2(y * tl.log2(tl.abs(x)))
+    odd = (tl.floor(y) == y) & (tl.floor(y * 0.5) * 2.0 != y)
+    r = tl.where((x < 0) & odd, -r, r)
+    r = tl.where((x < 0) & (tl.floor(y) != y), float("nan"), r)
+    r = tl.where(y == 0, 1.0, r)
+    return r
+'''
+
+PRELUDE_CUDA = '''
+from triton.language.extra import libdevice
+
+
+@triton.jit
+def _tanh(x):
+    return libdevice.tanh(x)
+
+
+@triton.jit
+def _pow(x, y):
+    return libdevice.pow(x, y)
+'''
+
+
+@dataclass
+class KernelArg:
+    """One argument of the generated kernel, as the launcher must pass it."""
+
+    name: str
+    kind: str  # "in", "out", "in_stride", "out_stride", "in_size", "scalar", "extent", "M", "N"
+    index: int = 0
+    dim: int = 0
+
+
+@dataclass
+class GeneratedKernel:
+    plan: KernelPlan
+    functions: dict[str, str]  # variant ("pointwise", "persistent", "looped") -> Triton function name
+    source: str
+    args: list[KernelArg]
+
+
+class _Emitter:
+    """Emits one Triton function for a kernel plan (one variant)."""
+
+    def __init__(self, plan: KernelPlan, variant: str, target: str) -> None:
+        self.plan = plan
+        self.variant = variant
+        self.target = target
+        self.lines: list[str] = []
+        self.indent = 1
+        self.scopes: list[dict[tuple[SSAValue, Map], tuple[str, frozenset[str]]]] = [{}]
+        self.counter = 0
+        self.block = plan.kernel.body.block
+        self.arg_index = {a: i for i, a in enumerate(self.block.args)}
+        self.reduced: dict[SSAValue, str] = {}
+        self.scalar_args: dict[SSAValue, str] = {}
+
+    # -- helpers ---------------------------------------------------------------
+
+    def line(self, text: str) -> None:
+        self.lines.append("    " * self.indent + text)
+
+    def fresh(self, prefix: str = "t") -> str:
+        self.counter += 1
+        return f"{prefix}{self.counter}"
+
+    def lookup(self, key: tuple[SSAValue, Map]) -> tuple[str, frozenset[str]] | None:
+        for scope in reversed(self.scopes):
+            if key in scope:
+                return scope[key]
+        return None
+
+    # -- indices ---------------------------------------------------------------
+
+    def extent(self, d: int) -> str:
+        src = self.plan.extents[d]
+        return str(src.static) if src.static is not None else f"D{d}"
+
+    def emit_outer_indices(self, pid_m: str) -> None:
+        self.line(f"rm = {pid_m} * BLOCK_M + tl.arange(0, BLOCK_M)")
+        self.line("if USE_I64:")
+        self.line("    rm = rm.to(tl.int64)")
+        self.line("mask_m = (rm < M)[:, None]")
+        self._decompose("rm", self.plan.outer, "[:, None]")
+
+    def emit_inner_indices(self, start: str) -> None:
+        self.line(f"rn = {start} + tl.arange(0, BLOCK_N)")
+        self.line("if USE_I64:")
+        self.line("    rn = rn.to(tl.int64)")
+        self.line("mask_n = (rn < N)[None, :]")
+        self._decompose("rn", self.plan.inner, "[None, :]")
+
+    def _decompose(self, lin: str, dims: Sequence[int], expand: str) -> None:
+        after = "1"
+        for d in reversed(dims):
+            if after == "1":
+                self.line(f"i{d} = ({lin} % {self.extent(d)}){expand}")
+            else:
+                self.line(f"i{d} = (({lin} // ({after})) % {self.extent(d)}){expand}")
+            after = self.extent(d) if after == "1" else f"{after} * {self.extent(d)}"
+
+    def axes_of(self, m: Map) -> frozenset[str]:
+        axes = set()
+        for entry in m:
+            if entry is not None:
+                axes.add("m" if entry[0] in self.plan.outer else "n")
+        return frozenset(axes)
+
+    def mask_for(self, axes: frozenset[str]) -> str | None:
+        parts = [f"mask_{a}" for a in ("m", "n") if a in axes]
+        return " & ".join(parts) if parts else None
+
+    # -- values ----------------------------------------------------------------
+
+    def value(self, v: SSAValue, m: Map) -> tuple[str, frozenset[str]]:
+        """A Triton expression variable of value v at index map m."""
+        if not isinstance(v.type, TensorType):
+            return self.scalar(v), frozenset()
+        key = (v, m)
+        found = self.lookup(key)
+        if found is not None:
+            return found
+        if v in self.reduced:
+            result = (self.reduced[v], frozenset({"m"}) if self.plan.outer else frozenset())
+        elif v in self.arg_index:
+            result = self.load(v, m)
+        else:
+            result = self.compute(v, m)
+        self.scopes[-1][key] = result
+        return result
+
+    def scalar(self, v: SSAValue) -> str:
+        owner = v.owner
+        if isinstance(owner, arith.ConstantOp):
+            attr = owner.value
+            if isinstance(attr, FloatAttr):
+                return repr(float(attr.value.data))
+            if isinstance(attr, IntegerAttr):
+                if attr.type == IntegerType(1):
+                    return "True" if attr.value.data else "False"
+                return str(attr.value.data)
+        if v in self.arg_index:
+            return f"s{self.arg_index[v]}"
+        return self.scalar_args.setdefault(v, f"x{len(self.scalar_args)}")
+
+    def load(self, v: SSAValue, m: Map) -> tuple[str, frozenset[str]]:
+        i = self.arg_index[v]
+        terms = []
+        masks = []
+        for j, entry in enumerate(m):
+            if entry is None:
+                continue
+            d, shift = entry
+            idx = f"i{d}" if shift in (0, "0") else f"(i{d} - ({shift}))"
+            terms.append(f"{idx} * in{i}_s{j}")
+            if shift not in (0, "0"):
+                masks.append(f"({idx} >= 0) & ({idx} < in{i}_n{j})")
+        axes = self.axes_of(m)
+        base = self.mask_for(axes)
+        mask = " & ".join(([base] if base else []) + masks) or None
+        offset = " + ".join(terms) or "0"
+        name = self.fresh("ld")
+        self.line(f"{name} = tl.load(in{i}_ptr + ({offset})" + (f", mask={mask}, other=0)" if mask else ")"))
+        return name, axes
+
+    def operand_map(self, operand: SSAValue, m: Map) -> Map:
+        """The map of an elementwise operand (same rank; size-1 dims broadcast)."""
+        shape = operand.type.get_shape()
+        return tuple(None if e == 1 else entry for e, entry in zip(shape, m))
+
+    def compute(self, v: SSAValue, m: Map) -> tuple[str, frozenset[str]]:
+        op = v.owner
+        assert isinstance(op, Operation)
+        if isinstance(op, REDUCTIONS):
+            raise CodegenError(f"kernel {self.plan.name}: reduction {v.name_hint} used before it is computed")
+        if isinstance(op, fusion.BroadcastInDimOp):
+            dims = list(op.broadcast_dims.get_values())
+            src_shape = op.input.type.get_shape()
+            src_map = tuple(None if src_shape[i] == 1 else m[d] for i, d in enumerate(dims))
+            return self.value(op.input, src_map)
+        if isinstance(op, fusion.ExpandOp):
+            src_shape = op.input.type.get_shape()
+            return self.value(op.input, tuple(None if e == 1 else entry for e, entry in zip(src_shape, m)))
+        if isinstance(op, fusion.SqueezeOp):
+            rank = len(op.input.type.get_shape())
+            drop = {x + rank if x < 0 else x for x in op.dims.get_values()}
+            it = iter(m)
+            return self.value(op.input, tuple(None if i in drop else next(it) for i in range(rank)))
+        if isinstance(op, fusion.PadOp):
+            return self.pad(op, m)
+        if isinstance(op, fusion.CatOp):
+            return self.cat(op, m)
+        if isinstance(op, fusion.FullOp):
+            name = self.fresh()
+            rt = op.result.type.element_type
+            self.line(f"{name} = tl.full([1, 1], {self.scalar(op.value)}, {tl_dtype(rt)})")
+            return name, frozenset()
+        if isinstance(op, fusion.IotaOp):
+            entry = m[0]
+            idx = "0" if entry is None else (f"i{entry[0]}" if entry[1] in (0, "0") else f"(i{entry[0]} - ({entry[1]}))")
+            rt = op.result.type.element_type
+            ct = compute_dtype(rt)
+            name = self.fresh()
+            self.line(f"{name} = (({self.scalar(op.start)}) + ({idx}) * ({self.scalar(op.step)})).to({ct}).to({tl_dtype(rt)})")
+            return name, self.axes_of(m)
+        if isinstance(op, fusion.CastOp | fusion.SetOp):
+            x, axes = self.value(op.operands[0], self.operand_map(op.operands[0], m))
+            return self.cast(x, op.operands[0].type.element_type, op.results[0].type.element_type), axes
+        if isinstance(op, fusion.ElementwiseOp):
+            return self.elementwise(op, m)
+        raise CodegenError(f"kernel {self.plan.name}: {op.name} is not supported inside a generated kernel")
+
+    def cast(self, x: str, src: Attribute, dst: Attribute) -> str:
+        if src == dst:
+            return x
+        name = self.fresh()
+        if dst == IntegerType(1):
+            self.line(f"{name} = {x} != 0")
+        else:
+            self.line(f"{name} = {x}.to({tl_dtype(dst)})")
+        return name
+
+    def pad(self, op: fusion.PadOp, m: Map) -> tuple[str, frozenset[str]]:
+        lows = list(op.low.get_values())
+        src_map = tuple(
+            None if entry is None else (entry[0], _add_shift(entry[1], lo)) for entry, lo in zip(m, lows)
+        )
+        i = self.arg_index.get(op.input)
+        if i is None:
+            raise CodegenError(f"kernel {self.plan.name}: pad of a value computed in the same kernel")
+        x, axes = self.load(op.input, src_map)
+        inside = []
+        for j, entry in enumerate(src_map):
+            if entry is not None and entry[1] not in (0, "0"):
+                idx = f"(i{entry[0]} - ({entry[1]}))"
+                inside.append(f"({idx} >= 0) & ({idx} < in{i}_n{j})")
+        rt = op.result.type.element_type
+        name = self.fresh()
+        cond = " & ".join(inside) or "True"
+        self.line(f"{name} = tl.where({cond}, {x}, ({self.scalar(op.value)})).to({tl_dtype(rt)})")
+        return name, self.axes_of(m)
+
+    def cat(self, op: fusion.CatOp, m: Map) -> tuple[str, frozenset[str]]:
+        rank = len(op.result.type.get_shape())
+        dim = op.dim.value.data
+        dim = dim + rank if dim < 0 else dim
+        entry = m[dim]
+        if entry is None:
+            raise CodegenError(f"kernel {self.plan.name}: cat along a broadcast dimension")
+        pieces = []
+        offset: object = 0
+        for operand in op.inputs:
+            i = self.arg_index.get(operand)
+            if i is None:
+                raise CodegenError(f"kernel {self.plan.name}: cat of a value computed in the same kernel")
+            src_map = tuple(
+                (e[0], _add_shift(e[1], offset)) if k == dim and e is not None else e for k, e in enumerate(m)
+            )
+            x, _ = self.load(operand, src_map)
+            idx = f"(i{entry[0]} - ({_add_shift(entry[1], offset)}))"
+            pieces.append((f"({idx} >= 0) & ({idx} < in{i}_n{dim})", x))
+            offset = _add_shift(offset, f"in{i}_n{dim}")
+        name = self.fresh()
+        expr = pieces[-1][1]
+        for cond, x in reversed(pieces[:-1]):
+            expr = f"tl.where({cond}, {x}, {expr})"
+        self.line(f"{name} = {expr}")
+        return name, self.axes_of(m)
+
+    def elementwise(self, op: Operation, m: Map) -> tuple[str, frozenset[str]]:
+        rt = op.results[0].type.element_type
+        operands = []
+        axes: set[str] = set()
+        for x in op.operands:
+            if isinstance(x.type, TensorType):
+                name, a = self.value(x, self.operand_map(x, m))
+                axes |= a
+            else:
+                name = self.scalar(x)
+            operands.append(name)
+        types = [x.type for x in op.operands]
+        name = self.fresh()
+        expr = self.elementwise_expr(op, operands, types, rt)
+        self.line(f"{name} = {expr}")
+        return name, frozenset(axes)
+
+    def elementwise_expr(self, op: Operation, xs: list[str], types: list[Attribute], rt: Attribute) -> str:
+        out = tl_dtype(rt)
+        if isinstance(op, fusion.WhereOp):
+            ct = compute_dtype(rt)
+            return f"tl.where({xs[0]}, ({xs[1]}), ({xs[2]})).to({ct}).to({out})"
+        if isinstance(op, fusion.LogicalNotOp):
+            return f"({xs[0]} == 0)"
+        if isinstance(op, fusion.LogicalAndOp | fusion.LogicalOrOp):
+            sym = "&" if isinstance(op, fusion.LogicalAndOp) else "|"
+            return f"(({xs[0]} != 0) {sym} ({xs[1]} != 0))"
+        if isinstance(op, fusion.PredicateOp):
+            ct = compute_dtype(promote(types))
+            a, b = (self.as_type(x, t, ct) for x, t in zip(xs, types))
+            sym = {fusion.EqOp: "==", fusion.NeOp: "!=", fusion.LtOp: "<", fusion.LeOp: "<=",
+                   fusion.GtOp: ">", fusion.GeOp: ">="}[type(op)]
+            return f"({a} {sym} {b})"
+        ct = compute_dtype(rt)
+        args = [self.as_type(x, t, ct) for x, t in zip(xs, types)]
+        if isinstance(op, fusion.BinaryOp):
+            a, b = args
+            if isinstance(op, fusion.AddOp):
+                e = f"{a} + {b}" if rt != IntegerType(1) else f"({a} | {b})"
+            elif isinstance(op, fusion.SubOp):
+                e = f"{a} - {b}"
+            elif isinstance(op, fusion.MulOp):
+                e = f"{a} * {b}" if rt != IntegerType(1) else f"({a} & {b})"
+            elif isinstance(op, fusion.DivOp):
+                e = f"{a} / {b}" if is_float(rt) else f"_trunc_div({a}, {b})"
+            elif isinstance(op, fusion.PowOp):
+                e = f"_pow({a}, {b})" if is_float(rt) else f"_pow({a}.to(tl.float64), {b}.to(tl.float64))"
+                if not is_float(rt):
+                    return f"tl.where(({e}) >= 0, ({e}) + 0.5, ({e}) - 0.5).to({out})"
+            elif isinstance(op, fusion.MaximumOp):
+                e = f"_max_nan({a}, {b})" if is_float(rt) else f"tl.maximum({a}, {b})"
+            elif isinstance(op, fusion.MinimumOp):
+                e = f"_min_nan({a}, {b})" if is_float(rt) else f"tl.minimum({a}, {b})"
+            else:
+                raise CodegenError(f"{op.name} is not supported in generated kernels")
+            return f"({e}).to({out})"
+        (x,) = args
+        unary = {
+            fusion.NegOp: f"-{x}", fusion.AbsOp: f"tl.abs({x})", fusion.ExpOp: f"tl.exp({x})",
+            fusion.LogOp: f"tl.log({x})", fusion.SqrtOp: f"tl.sqrt({x})", fusion.RsqrtOp: f"tl.rsqrt({x})",
+            fusion.ReciprocalOp: f"1.0 / {x}", fusion.TanhOp: f"_tanh({x})", fusion.SigmoidOp: f"tl.sigmoid({x})",
+            fusion.SinOp: f"tl.sin({x})", fusion.CosOp: f"tl.cos({x})", fusion.ErfOp: f"tl.erf({x})",
+            fusion.ReluOp: f"tl.where({x} < 0, 0, {x})",
+        }
+        e = unary.get(type(op))
+        if e is None:
+            raise CodegenError(f"{op.name} is not supported in generated kernels")
+        return f"({e}).to({out})"
+
+    def as_type(self, x: str, t: Attribute, ct: str) -> str:
+        """Operand x (of IR type t) converted to the compute type ct."""
+        et = element_type_of(t)
+        if not isinstance(t, TensorType):
+            if ct.startswith("tl.float"):
+                return f"({x})"
+            return f"({x})"
+        if tl_dtype(et) == ct:
+            return x
+        return f"{x}.to({ct})"
+
+    # -- reductions --------------------------------------------------------------
+
+    def reduction_levels(self) -> list[list[Operation]]:
+        level: dict[Operation, int] = {}
+        deps: dict[SSAValue, int] = {}
+
+        def depth(v: SSAValue, seen: set) -> int:
+            if v in deps:
+                return deps[v]
+            owner = v.owner
+            if not isinstance(owner, Operation) or owner.parent_block() is not self.block:
+                return 0
+            if owner in level:
+                return level[owner]
+            if id(v) in seen:
+                return 0
+            seen.add(id(v))
+            d = max((depth(x, seen) for x in owner.operands), default=0)
+            deps[v] = d
+            return d
+
+        for r in self.plan.reductions:
+            level[r] = depth(r.operands[0], set()) + (2 if isinstance(r, fusion.VarMeanOp) else 1)
+        out: dict[int, list[Operation]] = {}
+        for r in self.plan.reductions:
+            out.setdefault(level[r], []).append(r)
+        return [out[k] for k in sorted(out)]
+
+    def reduce_spec(self, r: Operation) -> tuple[str, str, str]:
+        """(neutral element, combine, accumulation dtype) of a reduction."""
+        src = r.operands[0].type.element_type
+        res = r.results[0].type.element_type
+        if isinstance(r, fusion.SumOp | fusion.MeanOp | fusion.VarMeanOp):
+            acc = compute_dtype(res) if is_float(res) else "tl.int64"
+            return "0", "sum", acc
+        if isinstance(r, fusion.ProdOp):
+            acc = compute_dtype(res) if is_float(res) else "tl.int64"
+            return "1", "prod", acc
+        acc = compute_dtype(src)
+        if isinstance(r, fusion.MaxOp):
+            return ('float("-inf")' if is_float(src) else _int_min(src)), "max", acc
+        return ('float("inf")' if is_float(src) else _int_max(src)), "min", acc
+
+    def reduce_tile(self, tile: str, how: str) -> str:
+        if how == "sum":
+            return f"tl.sum({tile}, 1)[:, None]"
+        if how == "prod":
+            return f"tl.reduce({tile}, 1, _mul_combine)[:, None]"
+        if how == "max":
+            return f"tl.reduce({tile}, 1, _max_nan)[:, None]"
+        return f"tl.reduce({tile}, 1, _min_nan)[:, None]"
+
+    def combine(self, acc: str, x: str, how: str) -> str:
+        return {"sum": f"{acc} + {x}", "prod": f"{acc} * {x}", "max": f"_max_nan({acc}, {x})",
+                "min": f"_min_nan({acc}, {x})"}[how]
+
+    def reduction_input(self, r: Operation, mean_of: str | None = None) -> tuple[str, str, str]:
+        """Emits r's input tile (masked with the neutral element) in the current scope."""
+        neutral, how, acc = self.reduce_spec(r)
+        src = r.operands[0]
+        x, _ = self.value(src, identity_map(src.type.get_shape(), self.plan.domain))
+        name = self.fresh("red_in")
+        expr = f"{x}.to({acc})"
+        if mean_of is not None:
+            expr = f"({expr} - {mean_of})"
+            expr = f"{expr} * {expr}"
+        self.line(f"{name} = tl.where(mask_m & mask_n, tl.broadcast_to({expr}, (BLOCK_M, BLOCK_N)), {neutral})")
+        return name, how, acc
+
+    def finish_reduction(self, r: Operation, total: str, how: str, acc: str, count: str) -> None:
+        res = r.results[0]
+        rt = res.type.element_type
+        name = self.fresh("red")
+        if isinstance(r, fusion.MeanOp):
+            self.line(f"{name} = ({total} / ({count})).to({tl_dtype(rt)})")
+        else:
+            self.line(f"{name} = {total}.to({tl_dtype(rt)})")
+        self.reduced[res] = name
+
+    # -- whole variants ------------------------------------------------------------
+
+    def store_outputs(self, axes_filter: set[frozenset[str]]) -> None:
+        yielded = list(self.block.last_op.operands)
+        for k, v in enumerate(yielded):
+            m = self.plan.natural[v]
+            if self.axes_of(m) not in axes_filter:
+                continue
+            x, axes = self.value(v, m)
+            terms = [f"i{e[0]} * out{k}_s{j}" for j, e in enumerate(m) if e is not None]
+            offset = " + ".join(terms) or "0"
+            full_axes = self.axes_of(m)
+            mask = self.mask_for(full_axes)
+            if axes != full_axes:
+                shape = {frozenset({"m", "n"}): "(BLOCK_M, BLOCK_N)", frozenset({"m"}): "(BLOCK_M, 1)",
+                         frozenset({"n"}): "(1, BLOCK_N)", frozenset(): "(1, 1)"}[full_axes]
+                x = f"tl.broadcast_to({x}, {shape})"
+            ot = tl_dtype(v.type.element_type)
+            self.line(f"tl.store(out{k}_ptr + ({offset}), ({x}).to({ot})" + (f", mask={mask})" if mask else ")"))
+
+    def emit_pointwise(self) -> None:
+        self.line("pid = tl.program_id(0)")
+        self.line("tiles_n = tl.cdiv(N, BLOCK_N)")
+        self.emit_outer_indices("(pid // tiles_n)")
+        self.emit_inner_indices("(pid % tiles_n) * BLOCK_N")
+        self.store_outputs({frozenset({"m", "n"}), frozenset({"m"}), frozenset({"n"}), frozenset()})
+
+    def var_mean_parts(self, r: fusion.VarMeanOp, mean_name: str, total: str, acc: str) -> None:
+        """Finishes var_mean once the sum of squared deviations is known."""
+        var, mean = r.results
+        corr = r.correction.value.data
+        n = self.fresh("var")
+        self.line(f"{n} = ({total} / tl.maximum(N - {corr}, 0)).to({tl_dtype(var.type.element_type)})")
+        self.reduced[var] = n
+        mn = self.fresh("mean")
+        self.line(f"{mn} = {mean_name}.to({tl_dtype(mean.type.element_type)})")
+        self.reduced[mean] = mn
+
+    def emit_persistent(self) -> None:
+        self.line("pid = tl.program_id(0)")
+        self.emit_outer_indices("pid")
+        self.emit_inner_indices("0")
+        for group in self.reduction_levels():
+            for r in group:
+                if isinstance(r, fusion.VarMeanOp):
+                    tile, how, acc = self.reduction_input(r)
+                    mean = self.fresh("mu")
+                    self.line(f"{mean} = {self.reduce_tile(tile, how)} / N")
+                    tile2, _, _ = self.reduction_input(r, mean_of=mean)
+                    total = self.fresh("sq")
+                    self.line(f"{total} = {self.reduce_tile(tile2, how)}")
+                    self.var_mean_parts(r, mean, total, acc)
+                    continue
+                tile, how, acc = self.reduction_input(r)
+                total = self.fresh("acc")
+                self.line(f"{total} = {self.reduce_tile(tile, how)}")
+                self.finish_reduction(r, total, how, acc, "N")
+        self.store_outputs({frozenset({"m", "n"}), frozenset({"m"}), frozenset({"n"}), frozenset()})
+
+    def emit_looped(self) -> None:
+        self.line("pid = tl.program_id(0)")
+        self.emit_outer_indices("pid")
+        for group in self.reduction_levels():
+            accs = []
+            for r in group:
+                neutral, how, acc = self.reduce_spec(r)
+                a = self.fresh("acc")
+                self.line(f"{a} = tl.full((BLOCK_M, BLOCK_N), {neutral}, {acc})")
+                accs.append((r, a, how, acc))
+            self.line("for start in range(0, N, BLOCK_N):")
+            self.indent += 1
+            self.scopes.append({})
+            self.emit_inner_indices("start")
+            for r, a, how, acc in accs:
+                tile, _, _ = self.reduction_input(r)
+                self.line(f"{a} = {self.combine(a, tile, how)}")
+            self.scopes.pop()
+            self.indent -= 1
+            for r, a, how, acc in accs:
+                total = self.fresh("tot")
+                self.line(f"{total} = {self.reduce_tile(a, how)}")
+                if isinstance(r, fusion.VarMeanOp):
+                    mean = self.fresh("mu")
+                    self.line(f"{mean} = {total} / N")
+                    sq = self.fresh("acc")
+                    self.line(f"{sq} = tl.full((BLOCK_M, BLOCK_N), 0, {acc})")
+                    self.line("for start in range(0, N, BLOCK_N):")
+                    self.indent += 1
+                    self.scopes.append({})
+                    self.emit_inner_indices("start")
+                    tile2, _, _ = self.reduction_input(r, mean_of=mean)
+                    self.line(f"{sq} = {sq} + {tile2}")
+                    self.scopes.pop()
+                    self.indent -= 1
+                    total2 = self.fresh("tot")
+                    self.line(f"{total2} = tl.sum({sq}, 1)[:, None]")
+                    self.var_mean_parts(r, mean, total2, acc)
+                else:
+                    self.finish_reduction(r, total, how, acc, "N")
+        self.store_outputs({frozenset({"m"}), frozenset()})
+        yielded = list(self.block.last_op.operands)
+        if any("n" in self.axes_of(self.plan.natural[v]) for v in yielded):
+            self.line("for start in range(0, N, BLOCK_N):")
+            self.indent += 1
+            self.scopes.append({})
+            self.emit_inner_indices("start")
+            self.store_outputs({frozenset({"m", "n"}), frozenset({"n"})})
+            self.scopes.pop()
+            self.indent -= 1
+
+
+def _add_shift(a: object, b: object) -> object:
+    if isinstance(a, int) and isinstance(b, int):
+        return a + b
+    if a in (0, "0"):
+        return b
+    if b in (0, "0"):
+        return a
+    return f"{a} + {b}"
+
+
+def _int_min(t: Attribute) -> str:
+    return str(-(2 ** (t.width.data - 1))) if isinstance(t, IntegerType) and t.width.data > 1 else "0"
+
+
+def _int_max(t: Attribute) -> str:
+    return str(2 ** (t.width.data - 1) - 1) if isinstance(t, IntegerType) and t.width.data > 1 else "1"
+
+
+def generate_kernel(plan: KernelPlan, target: str) -> GeneratedKernel:
+    """Triton functions (one per variant) for a kernel plan, and their arguments."""
+    variants = ["pointwise"] if not plan.reductions else ["persistent", "looped"]
+    bodies: dict[str, _Emitter] = {}
+    for variant in variants:
+        e = _Emitter(plan, variant, target)
+        {"pointwise": e.emit_pointwise, "persistent": e.emit_persistent, "looped": e.emit_looped}[variant]()
+        bodies[variant] = e
+    kernel = plan.kernel
+    block = kernel.body.block
+    args: list[KernelArg] = []
+    for i, (a, operand) in enumerate(zip(block.args, kernel.ins)):
+        if isinstance(a.type, TensorType):
+            args.append(KernelArg(f"in{i}_ptr", "in", i))
+            rank = len(a.type.get_shape())
+            args += [KernelArg(f"in{i}_s{j}", "in_stride", i, j) for j in range(rank)]
+            args += [KernelArg(f"in{i}_n{j}", "in_size", i, j) for j in range(rank)]
+        else:
+            args.append(KernelArg(f"s{i}", "scalar", i))
+    for k, v in enumerate(block.last_op.operands):
+        args.append(KernelArg(f"out{k}_ptr", "out", k))
+        args += [KernelArg(f"out{k}_s{j}", "out_stride", k, j) for j in range(len(v.type.get_shape()))]
+    for d, src in enumerate(plan.extents):
+        if src.static is None:
+            args.append(KernelArg(f"D{d}", "extent", d))
+    args += [KernelArg("M", "M"), KernelArg("N", "N")]
+    params = ", ".join(a.name for a in args)
+    if any(e.scalar_args for e in bodies.values()):
+        raise CodegenError(f"kernel {plan.name}: uses a scalar that is not a kernel input")
+    helpers = ""
+    if any("_trunc_div(" in "\n".join(e.lines) for e in bodies.values()):
+        helpers = (
+            "\n@triton.jit\ndef _trunc_div(a, b):\n"
+            "    q = tl.abs(a) // tl.abs(b)\n"
+            "    return tl.where((a < 0) != (b < 0), -q, q)\n"
+        )
+    parts = []
+    functions = {}
+    for variant, e in bodies.items():
+        fname = f"{plan.name}_{variant}"
+        functions[variant] = fname
+        parts.append(
+            f"@triton.jit\ndef {fname}({params}, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, USE_I64: tl.constexpr):\n"
+            + "\n".join(e.lines)
+            + "\n"
+        )
+    return GeneratedKernel(plan, functions, helpers + "\n\n".join(parts), args)
+
+
+def module_prelude(target: str) -> str:
+    return (
+        "import triton\nimport triton.language as tl\n"
+        + PRELUDE_COMMON
+        + (PRELUDE_CUDA if target == "cuda" else PRELUDE_INTERPRETER)
+    )

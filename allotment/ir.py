@@ -1,0 +1,77 @@
+"""Reading Allotment IR: a context with every dialect, located parsing, function lookup.
+
+`parse_module` is what tools and tests use to turn text into a verified
+`ModuleOp`; its errors (parse errors, verifier errors) carry a
+`file:line:col: error:` location, as `allot-opt`'s do.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from pathlib import Path
+
+from xdsl.context import Context
+from xdsl.dialects import get_all_dialects
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.func import FuncOp
+from xdsl.universe import Universe
+
+from allotment.tools.diagnostics import LocatedParser, verify_located
+from allotment.tools.errors import UserError
+from allotment.universe import ALL_DIALECTS
+
+
+@cache
+def _multiverse() -> Universe:
+    return Universe.get_multiverse()
+
+
+def make_context() -> Context:
+    """A context with every upstream xDSL dialect and Allotment's, all loaded lazily.
+
+    The dialects (upstream ones and any plugin's) come from xDSL's multiverse,
+    which finds ours through the `xdsl.universe` entry point; upstream's and
+    ours are also registered directly, so that this works where the entry
+    points are not installed (a source tree on PYTHONPATH).
+    """
+    ctx = Context()
+    sources = (_multiverse().all_dialects, get_all_dialects(), ALL_DIALECTS)
+    for dialects in sources:
+        for name, factory in dialects.items():
+            if name not in ctx.registered_dialect_names:
+                ctx.register_dialect(name, factory)
+    return ctx
+
+
+def parse_module(text: str, name: str = "<string>") -> ModuleOp:
+    """Parses and verifies `text`; `name` is the file name used in diagnostics.
+
+    Raises `ParseError` or a located `VerifyException` on malformed input.
+    """
+    module = LocatedParser(make_context(), text, name).parse_module()
+    verify_located(module)
+    return module
+
+
+def load_module(path: str | Path) -> ModuleOp:
+    """Reads, parses and verifies the file at `path` (OSError if it cannot be read)."""
+    return parse_module(Path(path).read_text(), str(path))
+
+
+def function_names(module: ModuleOp) -> list[str]:
+    return [op.sym_name.data for op in module.walk() if isinstance(op, FuncOp)]
+
+
+def find_function(module: ModuleOp, name: str | None = None) -> FuncOp:
+    """The `func.func` named `name` (with or without `@`), or the first one if None."""
+    funcs = [op for op in module.walk() if isinstance(op, FuncOp)]
+    if not funcs:
+        raise UserError("the module contains no func.func")
+    if name is None:
+        return funcs[0]
+    wanted = name.removeprefix("@")
+    for f in funcs:
+        if f.sym_name.data == wanted:
+            return f
+    available = ", ".join(f"@{f.sym_name.data}" for f in funcs)
+    raise UserError(f"no function named @{wanted}; available: {available}")

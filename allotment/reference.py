@@ -1,0 +1,1192 @@
+"""The reference evaluator: runs a fusion-level function op by op with torch.
+
+This is the oracle every differential test compares against, so it favours
+clarity over speed: each `fusion` op is implemented exactly as its docstring
+in `allotment.dialects.fusion` says, with eager torch on global tensors
+(sharding encodings are ignored), and every run-time precondition that the IR
+cannot check statically is checked here and reported as an `EvaluationError`
+naming the op, the operands and the extents at fault.
+
+Values: a tensor SSA value is a `torch.Tensor`; a scalar SSA value is a Python
+number of its type's kind (`float` for f16/bf16/f32/f64, rounded to that type;
+`int` for i32/i64/index, wrapped to its width; `bool` for i1). Scalars enter
+elementwise arithmetic as Python numbers, so torch's wrapped-number rules
+apply (a scalar never widens a tensor's type inside its category, and it is
+used at the op's computation precision: `bf16 * f32-scalar` computes in f32
+and rounds once). Comparisons convert both operands to the promoted type
+first (as `fusion.eq` &c. say); `maximum`, `minimum` and `where` convert them
+to the result type (the same values: they select, they do not compute).
+`arith` integer ops wrap to their width; `index` is 64 bits. A
+`fusion.segment` runs its body on its inputs, so segmented functions (after
+`fusion-segment`) evaluate to the same results as the originals.
+
+Choices where the dialect leaves room (each is torch's behaviour unless said):
+- integer `fusion.div` truncates toward zero; a zero divisor is an error here.
+- integer `fusion.pow` with a negative exponent follows torch's tensor rule
+  (1 for base 1, +-1 for base -1, 0 otherwise), scalar exponents included.
+- `fusion.iota` computes `start + i * step` exactly (float64 or int64) and
+  converts once to the element type.
+- `fusion.max`/`fusion.min` over a zero-extent dimension (with a non-empty
+  result) is an error: there is no identity.
+- `fusion.var_mean` divides by max(N - correction, 0) (inf or NaN at and
+  beyond N), as torch does.
+- Outputs never share memory with inputs or with each other; a scalar result
+  is returned as a 0-d tensor.
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+import warnings
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from math import prod
+from typing import TypeAlias
+
+import torch
+from xdsl.dialects import arith, func, tensor
+from xdsl.dialects.builtin import (
+    BFloat16Type,
+    DenseArrayBase,
+    Float16Type,
+    Float32Type,
+    Float64Type,
+    FloatAttr,
+    IndexType,
+    IntegerAttr,
+    IntegerType,
+    TensorType,
+    i1,
+)
+from xdsl.ir import Attribute, Block, Operation, SSAValue
+
+from allotment.dialects import fusion
+from allotment.dialects import fusion_rules as rules
+from allotment.dialects.fusion_rules import DYNAMIC, type_name
+from allotment.tools.diagnostics import SOURCE_SPANS
+from allotment.tools.errors import UserError
+
+Scalar: TypeAlias = int | float | bool
+Value: TypeAlias = torch.Tensor | Scalar
+
+__all__ = [
+    "EvaluationError",
+    "ReferenceBug",
+    "evaluate",
+    "random_inputs",
+    "torch_dtype",
+    "DEFAULT_SCALARS",
+]
+
+
+class EvaluationError(UserError):
+    """The function cannot be evaluated on these inputs (or at all): a user error."""
+
+
+class ReferenceBug(AssertionError):
+    """The evaluator produced a value that contradicts the IR: a bug, not a user error."""
+
+
+# --------------------------------------------------------------------------- #
+# Types and scalars                                                           #
+# --------------------------------------------------------------------------- #
+
+_DTYPES: dict[type[Attribute], torch.dtype] = {
+    Float64Type: torch.float64,
+    Float32Type: torch.float32,
+    Float16Type: torch.float16,
+    BFloat16Type: torch.bfloat16,
+    IndexType: torch.int64,
+}
+
+
+def torch_dtype(t: Attribute) -> torch.dtype:
+    """The torch dtype of a fusion element type or scalar type (`index` is int64)."""
+    if isinstance(t, IntegerType):
+        width = t.width.data
+        dtype = {1: torch.bool, 32: torch.int32, 64: torch.int64}.get(width)
+    else:
+        dtype = _DTYPES.get(type(t))
+    if dtype is None:
+        raise EvaluationError(f"type {type_name(t)} is not supported by the reference evaluator")
+    return dtype
+
+
+def _is_int(t: Attribute) -> bool:
+    return isinstance(t, IndexType) or (isinstance(t, IntegerType) and t != i1)
+
+
+def _width(t: Attribute) -> int:
+    return 64 if isinstance(t, IndexType) else t.width.data  # type: ignore[attr-defined]
+
+
+def _signed(v: Scalar, t: Attribute) -> int:
+    """The signed integer meaning of an integer-typed scalar (i1 true is -1)."""
+    if t == i1:
+        return -1 if v else 0
+    return int(v)
+
+
+def _unsigned(v: Scalar, t: Attribute) -> int:
+    return _signed(v, t) & ((1 << _width(t)) - 1)
+
+
+def _wrap(v: int, t: Attribute) -> int | bool:
+    """`v` modulo 2^width of the integer type `t`, as a signed value (bool for i1)."""
+    if t == i1:
+        return bool(v & 1)
+    w = _width(t)
+    v &= (1 << w) - 1
+    return v - (1 << w) if v >= 1 << (w - 1) else v
+
+
+def _round_float(v: float, t: Attribute) -> float:
+    """`v` rounded to the floating-point type `t` (to nearest even; overflow gives inf)."""
+    if isinstance(t, Float64Type):
+        return float(v)
+    return torch.tensor(float(v), dtype=torch.float64).to(torch_dtype(t)).item()
+
+
+def _scalar_tensor(v: Scalar, dtype: torch.dtype, device: torch.device) -> torch.Tensor:
+    """A 0-d tensor of `dtype` holding `v`, converted as torch converts (ints wrap)."""
+    if isinstance(v, bool):
+        src = torch.bool
+    elif isinstance(v, int):
+        src = torch.int64
+    else:
+        src = torch.float64
+    return torch.tensor(v, dtype=src, device=device).to(dtype)
+
+
+# --------------------------------------------------------------------------- #
+# The run                                                                     #
+# --------------------------------------------------------------------------- #
+
+
+def _value_name(v: SSAValue) -> str | None:
+    return f"%{v.name_hint}" if v.name_hint else None
+
+
+def _location(op: Operation) -> str | None:
+    span = SOURCE_SPANS.get(op)
+    return span.get_location() if span is not None else None
+
+
+def _fmt(shape: Sequence[int]) -> str:
+    return "x".join(str(e) for e in shape) if len(shape) else "scalar"
+
+
+Handler: TypeAlias = Callable[["_Run", Operation], list[Value]]
+_HANDLERS: dict[type[Operation], Handler] = {}
+
+
+def _handles(*ops: type[Operation]) -> Callable[[Handler], Handler]:
+    def register(handler: Handler) -> Handler:
+        for op in ops:
+            _HANDLERS[op] = handler
+        return handler
+
+    return register
+
+
+class _Run:
+    """The state of one evaluation: SSA values and the device."""
+
+    def __init__(self, device: torch.device):
+        self.device = device
+        self.env: dict[SSAValue, Value] = {}
+
+    # -- errors -------------------------------------------------------------
+
+    def fail(self, op: Operation, message: str) -> EvaluationError:
+        loc = _location(op)
+        where = f" (at {loc})" if loc else ""
+        return EvaluationError(f"{op.name}: {message}{where}")
+
+    @staticmethod
+    def operand(op: Operation, i: int) -> str:
+        name = _value_name(op.operands[i])
+        return f"operand #{i} ({name})" if name else f"operand #{i}"
+
+    # -- values -------------------------------------------------------------
+
+    def value(self, v: SSAValue) -> Value:
+        return self.env[v]
+
+    def tensor(self, v: SSAValue) -> torch.Tensor:
+        x = self.env[v]
+        if not isinstance(x, torch.Tensor):
+            raise ReferenceBug(f"expected a tensor for {v}, got {x!r}")
+        return x
+
+    def scalar(self, v: SSAValue) -> Scalar:
+        x = self.env[v]
+        if isinstance(x, torch.Tensor):
+            raise ReferenceBug(f"expected a scalar for {v}, got a tensor")
+        return x
+
+    def as_tensor(self, v: SSAValue, t: Attribute) -> torch.Tensor:
+        """Operand `v` as a tensor of element type `t` (a scalar becomes 0-d)."""
+        x = self.env[v]
+        if isinstance(x, torch.Tensor):
+            return x.to(torch_dtype(t))
+        return _scalar_tensor(x, torch_dtype(t), self.device)
+
+    def extents(
+        self,
+        op: Operation,
+        static: DenseArrayBase,
+        dynamic: Sequence[SSAValue],
+        what: str,
+        minimum: int = 0,
+    ) -> list[int]:
+        """A `DynamicIndexList`'s entries, with `?` entries read from `dynamic`."""
+        values: Iterator[SSAValue] = iter(dynamic)
+        out: list[int] = []
+        for k, s in enumerate(int(e) for e in static.get_values()):
+            if s != DYNAMIC:
+                out.append(s)
+                continue
+            v = next(values)
+            n = int(self.scalar(v))
+            if n < minimum:
+                name = f" ({_value_name(v)})" if _value_name(v) else ""
+                bound = "non-negative" if minimum == 0 else f"at least {minimum}"
+                raise self.fail(op, f"{what} entry #{k}{name} is {n} at run time; it must be {bound}")
+            out.append(n)
+        return out
+
+    # -- checks -------------------------------------------------------------
+
+    def check_result(self, op: Operation, i: int, x: Value) -> None:
+        t = op.results[i].type
+        if isinstance(t, TensorType):
+            ok = (
+                isinstance(x, torch.Tensor)
+                and x.dtype == torch_dtype(t.element_type)
+                and x.dim() == len(t.get_shape())
+                and all(e == DYNAMIC or e == a for e, a in zip(t.get_shape(), x.shape))
+            )
+            got = (
+                f"a tensor of dtype {x.dtype} and shape {_fmt(x.shape)}"
+                if isinstance(x, torch.Tensor)
+                else repr(x)
+            )
+        else:
+            kind = bool if t == i1 else int if _is_int(t) else float
+            ok = type(x) is kind  # noqa: E721 - bool must not pass as int
+            got = repr(x)
+        if not ok:
+            raise ReferenceBug(
+                f"{op.name}: result #{i} is {got}, but its IR type is {type_name(t)}; "
+                "this is a bug in the reference evaluator or in the dialect's typing rules"
+            )
+
+    def check_broadcast(self, op: Operation) -> None:
+        """Elementwise operands: per dimension, every extent not statically 1 agrees."""
+        tensors = [
+            (i, v.type.get_shape(), self.tensor(v))
+            for i, v in enumerate(op.operands)
+            if isinstance(v.type, TensorType)
+        ]
+        rank = len(tensors[0][1])
+        for d in range(rank):
+            fixed = [(i, x.shape[d]) for i, shape, x in tensors if shape[d] != 1]
+            if len({e for _, e in fixed}) > 1:
+                listed = ", ".join(f"{self.operand(op, i)} has {e}" for i, e in fixed)
+                hint = (
+                    "; only static size-1 dimensions broadcast"
+                    if any(e == 1 for _, e in fixed)
+                    else ""
+                )
+                raise self.fail(op, f"dimension {d} extents differ at run time: {listed}{hint}")
+
+
+# --------------------------------------------------------------------------- #
+# Elementwise ops                                                             #
+# --------------------------------------------------------------------------- #
+
+_UNARY: dict[type[Operation], Callable[[torch.Tensor], torch.Tensor]] = {
+    fusion.NegOp: torch.neg,
+    fusion.AbsOp: torch.abs,
+    fusion.ReluOp: torch.relu,
+    fusion.ExpOp: torch.exp,
+    fusion.LogOp: torch.log,
+    fusion.SqrtOp: torch.sqrt,
+    fusion.RsqrtOp: torch.rsqrt,
+    fusion.ReciprocalOp: torch.reciprocal,
+    fusion.TanhOp: torch.tanh,
+    fusion.SigmoidOp: torch.sigmoid,
+    fusion.SinOp: torch.sin,
+    fusion.CosOp: torch.cos,
+    fusion.ErfOp: torch.erf,
+    fusion.LogicalNotOp: lambda x: x == 0,
+}
+
+
+@_handles(*_UNARY)
+def _unary(run: _Run, op: Operation) -> list[Value]:
+    x = run.tensor(op.operands[0])
+    if isinstance(op, fusion.FloatUnaryOp) and not x.is_floating_point():
+        x = x.to(torch_dtype(op.results[0].type.element_type))
+    return [_UNARY[type(op)](x)]
+
+
+_ARITH: dict[type[Operation], Callable[[Value, Value], Value]] = {
+    fusion.AddOp: operator.add,
+    fusion.SubOp: operator.sub,
+    fusion.MulOp: operator.mul,
+    fusion.PowOp: operator.pow,
+    fusion.DivOp: operator.truediv,
+}
+
+
+@_handles(*_ARITH)
+def _arith(run: _Run, op: Operation) -> list[Value]:
+    run.check_broadcast(op)
+    lhs, rhs = op.operands
+    rt = op.results[0].type.element_type
+    if _is_int(rt) and isinstance(op, fusion.DivOp | fusion.PowOp):
+        a, b = run.as_tensor(lhs, rt), run.as_tensor(rhs, rt)
+        if isinstance(op, fusion.PowOp):
+            return [torch.pow(a, b)]
+        if bool((b == 0).any()):
+            raise run.fail(op, f"integer division by zero ({run.operand(op, 1)} has a zero)")
+        return [torch.div(a, b, rounding_mode="trunc")]
+    return [_ARITH[type(op)](run.value(lhs), run.value(rhs))]
+
+
+_SAME_TYPE: dict[type[Operation], Callable[[torch.Tensor, torch.Tensor], torch.Tensor]] = {
+    fusion.MaximumOp: torch.maximum,
+    fusion.MinimumOp: torch.minimum,
+}
+
+
+@_handles(*_SAME_TYPE)
+def _maximum_minimum(run: _Run, op: Operation) -> list[Value]:
+    run.check_broadcast(op)
+    rt = op.results[0].type.element_type
+    a, b = (run.as_tensor(v, rt) for v in op.operands)
+    return [_SAME_TYPE[type(op)](a, b)]
+
+
+_COMPARE: dict[type[Operation], Callable[[torch.Tensor, torch.Tensor], torch.Tensor]] = {
+    fusion.EqOp: torch.eq,
+    fusion.NeOp: torch.ne,
+    fusion.LtOp: torch.lt,
+    fusion.LeOp: torch.le,
+    fusion.GtOp: torch.gt,
+    fusion.GeOp: torch.ge,
+}
+
+
+@_handles(*_COMPARE)
+def _compare(run: _Run, op: Operation) -> list[Value]:
+    run.check_broadcast(op)
+    common = rules.promote([v.type for v in op.operands])
+    a, b = (run.as_tensor(v, common) for v in op.operands)
+    return [_COMPARE[type(op)](a, b)]
+
+
+@_handles(fusion.LogicalAndOp, fusion.LogicalOrOp)
+def _logical(run: _Run, op: Operation) -> list[Value]:
+    run.check_broadcast(op)
+    a, b = (run.as_tensor(v, i1) for v in op.operands)  # x != 0, for every type
+    fn = torch.logical_and if isinstance(op, fusion.LogicalAndOp) else torch.logical_or
+    return [fn(a, b)]
+
+
+@_handles(fusion.WhereOp)
+def _where(run: _Run, op: Operation) -> list[Value]:
+    assert isinstance(op, fusion.WhereOp)
+    run.check_broadcast(op)
+    rt = op.result.type.element_type
+    pred = run.as_tensor(op.pred, i1)
+    return [torch.where(pred, run.as_tensor(op.on_true, rt), run.as_tensor(op.on_false, rt))]
+
+
+@_handles(fusion.SetOp)
+def _set(run: _Run, op: Operation) -> list[Value]:
+    return [run.tensor(op.operands[0]).clone()]
+
+
+@_handles(fusion.CastOp)
+def _cast(run: _Run, op: Operation) -> list[Value]:
+    assert isinstance(op, fusion.CastOp)
+    x = run.tensor(op.input)
+    et = op.result.type.element_type
+    if et == i1:
+        return [x != 0]
+    return [x.to(torch_dtype(et))]  # float -> int truncates toward zero
+
+
+# --------------------------------------------------------------------------- #
+# Creation                                                                    #
+# --------------------------------------------------------------------------- #
+
+
+def _convert(run: _Run, op: Operation, v: Scalar, t: Attribute, what: str) -> Scalar:
+    """A scalar converted to element type `t` as `fusion.cast` converts elements."""
+    if t == i1:
+        return v != 0
+    if _is_int(t):
+        if isinstance(v, float):
+            if not math.isfinite(v):
+                raise run.fail(op, f"{what} {v} has no {type_name(t)} value")
+            v = math.trunc(v)
+        return _wrap(int(v), t)
+    return _round_float(float(v), t)
+
+
+@_handles(fusion.FullOp)
+def _full(run: _Run, op: Operation) -> list[Value]:
+    assert isinstance(op, fusion.FullOp)
+    shape = run.extents(op, op.static_sizes, op.sizes, "sizes")
+    et = op.result.type.element_type
+    value = _convert(run, op, run.scalar(op.value), et, "the fill value")
+    return [torch.full(shape, value, dtype=torch_dtype(et), device=run.device)]
+
+
+@_handles(fusion.IotaOp)
+def _iota(run: _Run, op: Operation) -> list[Value]:
+    assert isinstance(op, fusion.IotaOp)
+    (n,) = run.extents(op, op.static_length, op.length, "length")
+    et = op.result.type.element_type
+    start = _convert(run, op, run.scalar(op.start), et, "start")
+    step = _convert(run, op, run.scalar(op.step), et, "step")
+    exact = torch.float64 if rules.is_float(et) else torch.int64
+    index = torch.arange(n, dtype=exact, device=run.device)
+    return [(index * step + start).to(torch_dtype(et))]
+
+
+# --------------------------------------------------------------------------- #
+# Shape ops                                                                   #
+# --------------------------------------------------------------------------- #
+
+
+def _ints(attr: DenseArrayBase) -> list[int]:
+    return [int(v) for v in attr.get_values()]
+
+
+@_handles(fusion.BroadcastInDimOp)
+def _broadcast_in_dim(run: _Run, op: Operation) -> list[Value]:
+    assert isinstance(op, fusion.BroadcastInDimOp)
+    x = run.tensor(op.input)
+    out = run.extents(op, op.static_shape, op.shape, "shape")
+    in_ir = op.input.type.get_shape()
+    view = [1] * len(out)
+    for src, d in enumerate(_ints(op.broadcast_dims)):
+        if in_ir[src] == 1:
+            continue
+        if x.shape[src] != out[d]:
+            hint = "; only static size-1 dimensions broadcast" if x.shape[src] == 1 else ""
+            raise run.fail(
+                op,
+                f"input dimension {src} has extent {x.shape[src]} at run time, but result "
+                f"dimension {d} has extent {out[d]}{hint}",
+            )
+        view[d] = x.shape[src]
+    return [x.reshape(view).expand(out)]
+
+
+@_handles(fusion.ExpandOp)
+def _expand(run: _Run, op: Operation) -> list[Value]:
+    assert isinstance(op, fusion.ExpandOp)
+    x = run.tensor(op.input)
+    out = run.extents(op, op.static_shape, op.shape, "shape")
+    for d, (e_ir, e, o) in enumerate(zip(op.input.type.get_shape(), x.shape, out)):
+        if e_ir != 1 and e != o:
+            hint = "; only static size-1 dimensions expand" if e == 1 else ""
+            raise run.fail(
+                op,
+                f"dimension {d} has extent {e} at run time, but the shape asks for {o}{hint}",
+            )
+    return [x.expand(out)]
+
+
+@_handles(fusion.ReshapeOp)
+def _reshape(run: _Run, op: Operation) -> list[Value]:
+    assert isinstance(op, fusion.ReshapeOp)
+    x = run.tensor(op.input)
+    shape = run.extents(op, op.static_shape, op.shape, "shape")
+    numel = x.numel()
+    if -1 in shape:
+        k = shape.index(-1)
+        rest = prod(e for i, e in enumerate(shape) if i != k)
+        if rest == 0 or numel % rest:
+            why = "the other extents multiply to 0" if rest == 0 else f"not divisible by {rest}"
+            raise run.fail(
+                op,
+                f"cannot infer the -1 extent of the shape {_fmt(shape)}: the input "
+                f"{_fmt(x.shape)} has {numel} elements, {why}",
+            )
+        shape[k] = numel // rest
+    elif prod(shape) != numel:
+        raise run.fail(
+            op,
+            f"cannot reshape {_fmt(x.shape)} ({numel} elements) to {_fmt(shape)} "
+            f"({prod(shape)} elements)",
+        )
+    return [x.reshape(shape)]
+
+
+@_handles(fusion.PermuteOp)
+def _permute(run: _Run, op: Operation) -> list[Value]:
+    assert isinstance(op, fusion.PermuteOp)
+    x = run.tensor(op.input)
+    return [x.permute(rules.normalize_dims(_ints(op.dims), x.dim()))]
+
+
+@_handles(fusion.SqueezeOp)
+def _squeeze(run: _Run, op: Operation) -> list[Value]:
+    assert isinstance(op, fusion.SqueezeOp)
+    x = run.tensor(op.input)
+    dims = rules.normalize_dims(_ints(op.dims), x.dim())
+    return [x.reshape([e for d, e in enumerate(x.shape) if d not in dims])]
+
+
+@_handles(fusion.SliceOp)
+def _slice(run: _Run, op: Operation) -> list[Value]:
+    assert isinstance(op, fusion.SliceOp)
+    x = run.tensor(op.input)
+    start = run.extents(op, op.static_start, op.start, "start")
+    stop = run.extents(op, op.static_stop, op.stop, "stop")
+    step = run.extents(op, op.static_step, op.step, "step", minimum=1)
+    # Python slicing clamps start and stop to [0, extent], as the op says.
+    return [x[tuple(slice(a, b, s) for a, b, s in zip(start, stop, step))]]
+
+
+@_handles(fusion.PadOp)
+def _pad(run: _Run, op: Operation) -> list[Value]:
+    assert isinstance(op, fusion.PadOp)
+    x = run.tensor(op.input)
+    low, high = _ints(op.low), _ints(op.high)
+    et = op.result.type.element_type
+    value = _convert(run, op, run.scalar(op.value), et, "the padding value")
+    shape = [e + lo + hi for e, lo, hi in zip(x.shape, low, high)]
+    out = torch.full(shape, value, dtype=x.dtype, device=x.device)
+    out[tuple(slice(lo, lo + e) for e, lo in zip(x.shape, low))] = x
+    return [out]
+
+
+@_handles(fusion.CatOp)
+def _cat(run: _Run, op: Operation) -> list[Value]:
+    assert isinstance(op, fusion.CatOp)
+    xs = [run.tensor(v) for v in op.inputs]
+    (dim,) = rules.normalize_dims([op.dim.value.data], xs[0].dim(), "dim")
+    for d in range(xs[0].dim()):
+        if d == dim:
+            continue
+        extents = [x.shape[d] for x in xs]
+        if len(set(extents)) > 1:
+            listed = ", ".join(f"{run.operand(op, i)} has {e}" for i, e in enumerate(extents))
+            raise run.fail(
+                op,
+                f"dimension {d} extents differ at run time: {listed}; "
+                f"only dimension {dim} may differ",
+            )
+    return [torch.cat(xs, dim)]
+
+
+# --------------------------------------------------------------------------- #
+# Reductions                                                                  #
+# --------------------------------------------------------------------------- #
+
+
+def _reduced(x: torch.Tensor, dims: Sequence[int], keepdim: bool) -> list[int]:
+    if keepdim:
+        return [1 if d in dims else e for d, e in enumerate(x.shape)]
+    return [e for d, e in enumerate(x.shape) if d not in dims]
+
+
+def _prod(x: torch.Tensor, dims: list[int], keepdim: bool, dtype: torch.dtype) -> torch.Tensor:
+    """Product over several dimensions in one pass (torch.prod takes one dim)."""
+    kept = [d for d in range(x.dim()) if d not in dims]
+    n = prod(x.shape[d] for d in dims)
+    flat = x.permute(kept + dims).reshape([x.shape[d] for d in kept] + [n])
+    return torch.prod(flat, -1, dtype=dtype).reshape(_reduced(x, dims, keepdim))
+
+
+@_handles(fusion.SumOp, fusion.ProdOp, fusion.MaxOp, fusion.MinOp, fusion.MeanOp)
+def _reduction(run: _Run, op: Operation) -> list[Value]:
+    assert isinstance(op, fusion.ReductionOp)
+    x = run.tensor(op.input)
+    dims = op.reduced_dims()
+    keepdim = op.keepdim is not None
+    dtype = torch_dtype(op.result.type.element_type)
+    if not dims:  # reduces nothing (torch would reduce everything)
+        return [x.to(dtype, copy=True)]
+    if isinstance(op, fusion.SumOp):
+        return [torch.sum(x, dims, keepdim=keepdim, dtype=dtype)]
+    if isinstance(op, fusion.ProdOp):
+        return [_prod(x, dims, keepdim, dtype)]
+    if isinstance(op, fusion.MeanOp):
+        return [torch.mean(x, dims, keepdim=keepdim)]
+    shape = _reduced(x, dims, keepdim)
+    empty = [d for d in dims if x.shape[d] == 0]
+    if empty:
+        if prod(shape) == 0:
+            return [torch.empty(shape, dtype=x.dtype, device=x.device)]
+        raise run.fail(
+            op,
+            f"cannot reduce dimension {empty[0]} of extent 0 (input {_fmt(x.shape)}): "
+            f"{op.name.removeprefix('fusion.')} has no identity",
+        )
+    fn = torch.amax if isinstance(op, fusion.MaxOp) else torch.amin
+    return [fn(x, dims, keepdim=keepdim)]
+
+
+@_handles(fusion.VarMeanOp)
+def _var_mean(run: _Run, op: Operation) -> list[Value]:
+    assert isinstance(op, fusion.VarMeanOp)
+    x = run.tensor(op.input)
+    dims = rules.normalize_dims(_ints(op.dims), x.dim())
+    correction = op.correction.value.data
+    if not dims:  # one element per result: var = 0 / max(1 - correction, 0)
+        return [torch.zeros_like(x) / max(1 - correction, 0), x.clone()]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # "degrees of freedom is <= 0"
+        var, mean = torch.var_mean(x, dims, correction=correction, keepdim=op.keepdim is not None)
+    return [var, mean]
+
+
+# --------------------------------------------------------------------------- #
+# Matrix products                                                             #
+# --------------------------------------------------------------------------- #
+
+
+@_handles(fusion.MatmulOp)
+def _matmul(run: _Run, op: Operation) -> list[Value]:
+    assert isinstance(op, fusion.MatmulOp)
+    a, b = run.tensor(op.lhs), run.tensor(op.rhs)
+    k_a = a.shape[-1]
+    k_b = b.shape[0] if b.dim() == 1 else b.shape[-2]
+    if k_a != k_b:
+        raise run.fail(op, f"contracted extents differ at run time: lhs has {k_a}, rhs has {k_b}")
+    if a.dim() >= 2 and b.dim() >= 2:
+        ir_a, ir_b = list(op.lhs.type.get_shape()[:-2]), list(op.rhs.type.get_shape()[:-2])
+        rt_a, rt_b = list(a.shape[:-2]), list(b.shape[:-2])
+        n = max(len(ir_a), len(ir_b))
+        pad = lambda s: [1] * (n - len(s)) + s  # noqa: E731
+        ir_a, ir_b, rt_a, rt_b = pad(ir_a), pad(ir_b), pad(rt_a), pad(rt_b)
+        for d in range(n):
+            fixed = [(side, e) for side, ir, e in (("lhs", ir_a[d], rt_a[d]), ("rhs", ir_b[d], rt_b[d])) if ir != 1]
+            if len({e for _, e in fixed}) > 1:
+                raise run.fail(
+                    op,
+                    f"batch dimension {d} extents differ at run time: lhs has {rt_a[d]}, "
+                    f"rhs has {rt_b[d]}; only static size-1 dimensions broadcast",
+                )
+    return [torch.matmul(a, b)]
+
+
+@_handles(fusion.LinearOp)
+def _linear(run: _Run, op: Operation) -> list[Value]:
+    assert isinstance(op, fusion.LinearOp)
+    x, w = run.tensor(op.input), run.tensor(op.weight)
+    bias = run.tensor(op.bias) if op.bias is not None else None
+    if x.shape[-1] != w.shape[-1]:
+        raise run.fail(
+            op,
+            f"contracted extents differ at run time: input has {x.shape[-1]}, "
+            f"weight has {w.shape[-1]}",
+        )
+    if w.dim() == 1:
+        y = torch.matmul(x, w)
+        return [y + bias if bias is not None else y]
+    if bias is not None and bias.shape[0] != w.shape[0]:
+        raise run.fail(
+            op,
+            f"bias has {bias.shape[0]} elements at run time, but the weight has "
+            f"{w.shape[0]} out features",
+        )
+    return [torch.nn.functional.linear(x, w, bias)]
+
+
+@_handles(fusion.MeshOp)
+def _mesh(run: _Run, op: Operation) -> list[Value]:
+    return []
+
+
+# --------------------------------------------------------------------------- #
+# Scalars: arith and tensor.dim                                               #
+# --------------------------------------------------------------------------- #
+
+
+@_handles(arith.ConstantOp)
+def _constant(run: _Run, op: Operation) -> list[Value]:
+    assert isinstance(op, arith.ConstantOp)
+    t, attr = op.result.type, op.value
+    if isinstance(attr, IntegerAttr) and (_is_int(t) or t == i1):
+        return [_wrap(attr.value.data, t)]
+    if isinstance(attr, FloatAttr) and rules.is_float(t):
+        return [_round_float(attr.value.data, t)]
+    raise run.fail(
+        op,
+        f"a constant of type {type_name(t)} is not supported by the reference evaluator "
+        "(only scalar constants; use fusion.full for tensors)",
+    )
+
+
+@_handles(tensor.DimOp)
+def _dim(run: _Run, op: Operation) -> list[Value]:
+    assert isinstance(op, tensor.DimOp)
+    x = run.tensor(op.source)
+    d = int(run.scalar(op.index))
+    if not 0 <= d < x.dim():
+        raise run.fail(op, f"index {d} is out of range for a tensor of rank {x.dim()}")
+    return [x.shape[d]]
+
+
+def _div_s(a: int, b: int) -> int:
+    q = abs(a) // abs(b)
+    return q if (a < 0) == (b < 0) else -q
+
+
+_INT_BINARY: dict[type[Operation], Callable[[int, int], int]] = {
+    arith.AddiOp: operator.add,
+    arith.SubiOp: operator.sub,
+    arith.MuliOp: operator.mul,
+    arith.MinSIOp: min,
+    arith.MaxSIOp: max,
+    arith.AndIOp: operator.and_,
+    arith.OrIOp: operator.or_,
+    arith.XOrIOp: operator.xor,
+    arith.DivSIOp: _div_s,
+    arith.RemSIOp: lambda a, b: a - b * _div_s(a, b),
+    arith.FloorDivSIOp: operator.floordiv,
+    arith.CeilDivSIOp: lambda a, b: -((-a) // b),
+}
+_UINT_BINARY: dict[type[Operation], Callable[[int, int], int]] = {
+    arith.DivUIOp: operator.floordiv,
+    arith.RemUIOp: operator.mod,
+    arith.CeilDivUIOp: lambda a, b: -((-a) // b),
+    arith.MinUIOp: min,
+    arith.MaxUIOp: max,
+}
+_DIVISIONS = (
+    arith.DivSIOp, arith.RemSIOp, arith.FloorDivSIOp, arith.CeilDivSIOp,
+    arith.DivUIOp, arith.RemUIOp, arith.CeilDivUIOp,
+)
+
+
+def _scalar_operands(run: _Run, op: Operation) -> list[Scalar]:
+    for v in list(op.operands) + list(op.results):
+        if not (rules.is_float(v.type) or _is_int(v.type) or v.type == i1):
+            raise run.fail(
+                op,
+                f"operands of type {type_name(v.type)} are not supported by the reference "
+                "evaluator (arith is for scalars here; use fusion ops on tensors)",
+            )
+    return [run.scalar(v) for v in op.operands]
+
+
+@_handles(*_INT_BINARY, *_UINT_BINARY)
+def _int_binary(run: _Run, op: Operation) -> list[Value]:
+    a, b = _scalar_operands(run, op)
+    t = op.results[0].type
+    if type(op) in _UINT_BINARY:
+        a, b, fn = _unsigned(a, t), _unsigned(b, t), _UINT_BINARY[type(op)]
+    else:
+        a, b, fn = _signed(a, t), _signed(b, t), _INT_BINARY[type(op)]
+    if isinstance(op, _DIVISIONS) and b == 0:
+        raise run.fail(op, f"division by zero ({run.operand(op, 1)} is 0)")
+    return [_wrap(fn(a, b), t)]
+
+
+_FLOAT_BINARY: dict[type[Operation], Callable[[torch.Tensor, torch.Tensor], torch.Tensor]] = {
+    arith.AddfOp: torch.add,
+    arith.SubfOp: torch.sub,
+    arith.MulfOp: torch.mul,
+    arith.DivfOp: torch.div,
+    arith.MaximumfOp: torch.maximum,
+    arith.MinimumfOp: torch.minimum,
+    arith.MaxnumfOp: torch.fmax,
+    arith.MinnumfOp: torch.fmin,
+}
+
+
+@_handles(*_FLOAT_BINARY)
+def _float_binary(run: _Run, op: Operation) -> list[Value]:
+    a, b = _scalar_operands(run, op)
+    dtype = torch_dtype(op.results[0].type)
+    ta, tb = torch.tensor(a, dtype=dtype), torch.tensor(b, dtype=dtype)
+    return [float(_FLOAT_BINARY[type(op)](ta, tb).item())]
+
+
+@_handles(arith.NegfOp)
+def _negf(run: _Run, op: Operation) -> list[Value]:
+    (a,) = _scalar_operands(run, op)
+    return [-float(a)]
+
+
+_CMPI: dict[int, Callable[[int, int], bool]] = {
+    0: operator.eq, 1: operator.ne,
+    2: operator.lt, 3: operator.le, 4: operator.gt, 5: operator.ge,  # signed
+    6: operator.lt, 7: operator.le, 8: operator.gt, 9: operator.ge,  # unsigned
+}
+
+
+@_handles(arith.CmpiOp)
+def _cmpi(run: _Run, op: Operation) -> list[Value]:
+    assert isinstance(op, arith.CmpiOp)
+    a, b = _scalar_operands(run, op)
+    t, pred = op.lhs.type, op.predicate.value.data
+    conv = _unsigned if pred >= 6 else _signed
+    return [_CMPI[pred](conv(a, t), conv(b, t))]
+
+
+def _cmpf_ordered(fn: Callable[[float, float], bool]) -> Callable[[float, float], bool]:
+    return lambda a, b: not (math.isnan(a) or math.isnan(b)) and fn(a, b)
+
+
+def _cmpf_unordered(fn: Callable[[float, float], bool]) -> Callable[[float, float], bool]:
+    return lambda a, b: math.isnan(a) or math.isnan(b) or fn(a, b)
+
+
+_CMPF: dict[int, Callable[[float, float], bool]] = {
+    0: lambda a, b: False,
+    1: _cmpf_ordered(operator.eq), 2: _cmpf_ordered(operator.gt), 3: _cmpf_ordered(operator.ge),
+    4: _cmpf_ordered(operator.lt), 5: _cmpf_ordered(operator.le), 6: _cmpf_ordered(operator.ne),
+    7: _cmpf_ordered(lambda a, b: True),
+    8: _cmpf_unordered(operator.eq), 9: _cmpf_unordered(operator.gt),
+    10: _cmpf_unordered(operator.ge), 11: _cmpf_unordered(operator.lt),
+    12: _cmpf_unordered(operator.le), 13: _cmpf_unordered(operator.ne),
+    14: lambda a, b: math.isnan(a) or math.isnan(b),
+    15: lambda a, b: True,
+}
+
+
+@_handles(arith.CmpfOp)
+def _cmpf(run: _Run, op: Operation) -> list[Value]:
+    assert isinstance(op, arith.CmpfOp)
+    a, b = _scalar_operands(run, op)
+    return [bool(_CMPF[op.predicate.value.data](float(a), float(b)))]
+
+
+@_handles(arith.SelectOp)
+def _select(run: _Run, op: Operation) -> list[Value]:
+    assert isinstance(op, arith.SelectOp)
+    cond = run.value(op.cond)
+    if isinstance(cond, torch.Tensor):
+        raise run.fail(op, "a tensor condition is not supported by the reference evaluator (use fusion.where)")
+    chosen = run.value(op.lhs if cond else op.rhs)
+    return [chosen.clone() if isinstance(chosen, torch.Tensor) else chosen]
+
+
+@_handles(arith.IndexCastOp, arith.ExtSIOp, arith.TruncIOp)
+def _int_to_int(run: _Run, op: Operation) -> list[Value]:
+    (a,) = _scalar_operands(run, op)
+    return [_wrap(_signed(a, op.operands[0].type), op.results[0].type)]
+
+
+@_handles(arith.ExtUIOp)
+def _uint_to_int(run: _Run, op: Operation) -> list[Value]:
+    (a,) = _scalar_operands(run, op)
+    return [_wrap(_unsigned(a, op.operands[0].type), op.results[0].type)]
+
+
+@_handles(arith.SIToFPOp, arith.UIToFPOp)
+def _int_to_float(run: _Run, op: Operation) -> list[Value]:
+    (a,) = _scalar_operands(run, op)
+    conv = _unsigned if isinstance(op, arith.UIToFPOp) else _signed
+    return [_round_float(float(conv(a, op.operands[0].type)), op.results[0].type)]
+
+
+@_handles(arith.FPToSIOp, arith.FPToUIOp)
+def _float_to_int(run: _Run, op: Operation) -> list[Value]:
+    (a,) = _scalar_operands(run, op)
+    t = op.results[0].type
+    w = _width(t)
+    lo, hi = (0, 1 << w) if isinstance(op, arith.FPToUIOp) else (-(1 << (w - 1)), 1 << (w - 1))
+    if not math.isfinite(a) or not lo <= math.trunc(a) < hi:
+        raise run.fail(op, f"{a} does not fit in {type_name(t)} (the result would be poison)")
+    return [_wrap(math.trunc(a), t)]
+
+
+@_handles(arith.ExtFOp, arith.TruncFOp)
+def _float_to_float(run: _Run, op: Operation) -> list[Value]:
+    (a,) = _scalar_operands(run, op)
+    return [_round_float(float(a), op.results[0].type)]
+
+
+# --------------------------------------------------------------------------- #
+# Entry point                                                                 #
+# --------------------------------------------------------------------------- #
+
+
+def _arg_types(fn: func.FuncOp) -> list[Attribute]:
+    return list(fn.function_type.inputs.data)
+
+
+def _arg_hint(fn: func.FuncOp, i: int) -> str | None:
+    return None if fn.is_declaration else fn.args[i].name_hint
+
+
+def _argument(fn: func.FuncOp, i: int) -> str:
+    hint = _arg_hint(fn, i)
+    name = f"%{hint}: " if hint else ""
+    return f"argument #{i} ({name}{type_name(_arg_types(fn)[i])})"
+
+
+def _bind_scalar(fn: func.FuncOp, i: int, x: object) -> Scalar:
+    t = _arg_types(fn)[i]
+    what = _argument(fn, i)
+    if isinstance(x, torch.Tensor):
+        raise EvaluationError(f"{what} is a scalar, but the input is a tensor")
+    if t == i1:
+        if not isinstance(x, bool):
+            raise EvaluationError(f"{what} expects a bool, got {type(x).__name__} {x!r}")
+        return x
+    if _is_int(t):
+        if isinstance(x, bool) or not isinstance(x, int):
+            raise EvaluationError(f"{what} expects an int, got {type(x).__name__} {x!r}")
+        w = _width(t)
+        if not -(1 << (w - 1)) <= x < 1 << (w - 1):
+            raise EvaluationError(f"{what}: {x} does not fit in {type_name(t)}")
+        return x
+    if rules.is_float(t):
+        if isinstance(x, bool) or not isinstance(x, int | float):
+            raise EvaluationError(f"{what} expects a float, got {type(x).__name__} {x!r}")
+        return _round_float(float(x), t)
+    raise EvaluationError(f"{what}: arguments of this type are not supported by the reference evaluator")
+
+
+def _bind_tensor(fn: func.FuncOp, i: int, x: object) -> torch.Tensor:
+    t = _arg_types(fn)[i]
+    assert isinstance(t, TensorType)
+    what = _argument(fn, i)
+    if not isinstance(x, torch.Tensor):
+        raise EvaluationError(f"{what} is a tensor, but the input is {type(x).__name__} {x!r}")
+    dtype = torch_dtype(t.element_type)
+    if x.dtype != dtype:
+        raise EvaluationError(f"{what}: the input has dtype {x.dtype}, expected {dtype}")
+    shape = t.get_shape()
+    if x.dim() != len(shape):
+        raise EvaluationError(
+            f"{what}: the input has rank {x.dim()} (shape {_fmt(x.shape)}), expected rank {len(shape)}"
+        )
+    for d, (e, a) in enumerate(zip(shape, x.shape)):
+        if e != DYNAMIC and e != a:
+            raise EvaluationError(
+                f"{what}: the input has extent {a} in dimension {d} (shape {_fmt(x.shape)}), "
+                f"expected {e}"
+            )
+    return x
+
+
+def _device_of(fn: func.FuncOp, inputs: Sequence[object], device: torch.device | str | None) -> torch.device:
+    devices = {x.device for x in inputs if isinstance(x, torch.Tensor)}
+    if len(devices) > 1:
+        listed = ", ".join(
+            f"{_argument(fn, i)} on {x.device}" for i, x in enumerate(inputs) if isinstance(x, torch.Tensor)
+        )
+        raise EvaluationError(f"the input tensors are on different devices: {listed}")
+    if device is not None:
+        device = torch.device(device)
+        if not devices:
+            return device
+        actual = next(iter(devices))
+        if actual.type != device.type or device.index not in (None, actual.index):
+            raise EvaluationError(f"the input tensors are on {actual}, not on {device}")
+    return devices.pop() if devices else torch.device("cpu")
+
+
+def _shares_memory(a: torch.Tensor, b: torch.Tensor) -> bool:
+    if a.numel() == 0 or b.numel() == 0:
+        return False
+    return a.untyped_storage().data_ptr() == b.untyped_storage().data_ptr()
+
+
+def _outputs(run: _Run, values: Sequence[Value], fn: func.FuncOp, inputs: Sequence[object]) -> list[torch.Tensor]:
+    out: list[torch.Tensor] = []
+    for v, t in zip(values, fn.function_type.outputs.data):
+        if not isinstance(v, torch.Tensor):
+            v = _scalar_tensor(v, torch_dtype(t), run.device)
+        v = v.contiguous()
+        others = [x for x in inputs if isinstance(x, torch.Tensor)] + out
+        if any(_shares_memory(v, x) for x in others):
+            v = v.clone()
+        out.append(v)
+    return out
+
+
+def evaluate(
+    fn: func.FuncOp,
+    inputs: Sequence[torch.Tensor | int | float | bool],
+    *,
+    device: torch.device | str | None = None,
+) -> list[torch.Tensor]:
+    """Runs the fusion-level function `fn` on `inputs`, one per argument, in order.
+
+    Tensors must match their argument's element type, rank and static extents
+    and share one device, where the results are made (`device`, default the
+    inputs' device or the CPU, matters only when no input is a tensor). Scalar
+    arguments take Python numbers: bool for i1, int for i32/i64/index, int or
+    float for float types. `fn` must have been verified. Inputs are never
+    modified. Raises `EvaluationError` for invalid inputs, unsupported ops and
+    run-time precondition failures.
+    """
+    if fn.is_declaration:
+        raise EvaluationError(f"@{fn.sym_name.data} is a declaration: it has no body to evaluate")
+    args = fn.args
+    if len(inputs) != len(args):
+        expected = ", ".join(_argument(fn, i) for i in range(len(args))) or "none"
+        raise EvaluationError(
+            f"@{fn.sym_name.data} takes {len(args)} inputs, got {len(inputs)} (arguments: {expected})"
+        )
+    run = _Run(_device_of(fn, inputs, device))
+    for i, (arg, x) in enumerate(zip(args, inputs)):
+        if isinstance(arg.type, TensorType):
+            run.env[arg] = _bind_tensor(fn, i, x)
+        else:
+            run.env[arg] = _bind_scalar(fn, i, x)
+    if len(fn.body.blocks) != 1:
+        raise EvaluationError(f"@{fn.sym_name.data} has several blocks; the reference evaluator runs one")
+    with torch.no_grad():
+        values = _run_block(run, fn.body.block)
+    return _outputs(run, values, fn, inputs)
+
+
+_TERMINATORS = (func.ReturnOp, fusion.YieldOp)
+
+
+def _run_block(run: _Run, block: Block) -> list[Value]:
+    """Runs `block`'s ops in order; the values its terminator returns or yields."""
+    for op in block.ops:
+        if isinstance(op, _TERMINATORS):
+            return [run.value(v) for v in op.operands]
+        handler = _HANDLERS.get(type(op))
+        if handler is None:
+            raise _unsupported(op)
+        results = handler(run, op)
+        if len(results) != len(op.results):
+            raise ReferenceBug(f"{op.name}: {len(results)} values for {len(op.results)} results")
+        for i, (res, x) in enumerate(zip(op.results, results)):
+            run.check_result(op, i, x)
+            run.env[res] = x
+    raise EvaluationError("a block does not end with func.return or fusion.yield")
+
+
+@_handles(fusion.SegmentOp)
+def _segment(run: _Run, op: Operation) -> list[Value]:
+    """The body, its arguments bound to the inputs; the segment's results are what it yields."""
+    assert isinstance(op, fusion.SegmentOp)
+    block = op.body.block
+    for arg, v in zip(block.args, op.inputs):
+        run.env[arg] = run.value(v)
+    return _run_block(run, block)
+
+
+def _unsupported(op: Operation) -> EvaluationError:
+    loc = _location(op)
+    where = f" (at {loc})" if loc else ""
+    return EvaluationError(f"not supported by the reference evaluator: {op.name}{where}")
+
+
+# --------------------------------------------------------------------------- #
+# Random inputs                                                               #
+# --------------------------------------------------------------------------- #
+
+DEFAULT_SCALARS: Mapping[str, Scalar] = {"float": 1.0, "int": 1, "bool": True}
+"""Values of scalar arguments not given to `random_inputs`, by kind: 1.0 for
+f16/bf16/f32/f64, 1 for i32/i64/index, true for i1 (one is safe as an extent,
+a step, a divisor and a multiplier)."""
+
+
+def _arg_names(fn: func.FuncOp) -> list[str]:
+    return [_arg_hint(fn, i) or f"arg{i}" for i in range(len(_arg_types(fn)))]
+
+
+def _shape_for(fn: func.FuncOp, i: int, name: str, given: Sequence[int] | None) -> list[int]:
+    t = _arg_types(fn)[i]
+    assert isinstance(t, TensorType)
+    shape = list(t.get_shape())
+    what = _argument(fn, i)
+    if given is None:
+        if DYNAMIC in shape:
+            d = shape.index(DYNAMIC)
+            raise EvaluationError(
+                f"no shape given for {what}: dimension {d} is dynamic; "
+                f"give its shape, e.g. {name}={'x'.join('8' if e == DYNAMIC else str(e) for e in shape)}"
+            )
+        return shape
+    given = [int(e) for e in given]
+    if len(given) != len(shape):
+        raise EvaluationError(
+            f"the shape {_fmt(given)} given for {what} has rank {len(given)}, expected {len(shape)}"
+        )
+    for d, (e, g) in enumerate(zip(shape, given)):
+        if g < 0:
+            raise EvaluationError(f"the shape {_fmt(given)} given for {what} has a negative extent")
+        if e != DYNAMIC and e != g:
+            raise EvaluationError(
+                f"the shape {_fmt(given)} given for {what} has extent {g} in dimension {d}, "
+                f"but the type says {e}"
+            )
+    return given
+
+
+def _random_tensor(shape: list[int], dtype: torch.dtype, gen: torch.Generator) -> torch.Tensor:
+    if dtype == torch.bool:
+        return torch.randint(0, 2, shape, generator=gen).bool()
+    if dtype.is_floating_point:
+        src = torch.float64 if dtype == torch.float64 else torch.float32
+        return torch.randn(shape, generator=gen, dtype=src).to(dtype)
+    return torch.randint(-8, 8, shape, generator=gen, dtype=torch.int64).to(dtype)
+
+
+def _scalar_for(fn: func.FuncOp, i: int, given: Scalar | None) -> Scalar:
+    t = _arg_types(fn)[i]
+    kind = "bool" if t == i1 else "int" if _is_int(t) else "float"
+    if given is None:
+        return DEFAULT_SCALARS[kind]
+    if kind == "int" and isinstance(given, float):
+        if not given.is_integer():
+            raise EvaluationError(f"{_argument(fn, i)} is an integer, got {given!r}")
+        given = int(given)
+    if kind == "bool" and not isinstance(given, bool) and given in (0, 1):
+        given = bool(given)
+    if kind == "float" and isinstance(given, int) and not isinstance(given, bool):
+        given = float(given)
+    return _bind_scalar(fn, i, given)
+
+
+def random_inputs(
+    fn: func.FuncOp,
+    shapes: Mapping[str, Sequence[int]] | None = None,
+    scalars: Mapping[str, Scalar] | None = None,
+    seed: int = 0,
+    device: torch.device | str = "cpu",
+) -> list[torch.Tensor | Scalar]:
+    """Random inputs for `fn`, one per argument, in order.
+
+    Arguments are named by their SSA name (`%x` is "x"; unnamed ones "arg0",
+    "arg1", ... by position). `shapes` gives a tensor argument's full shape and
+    is required when it has `?` extents; `scalars` gives scalar arguments'
+    values (`DEFAULT_SCALARS` otherwise). Floating-point tensors are standard
+    normal, integer tensors uniform in [-8, 8), bool tensors fair coins; the
+    values depend only on `seed` (drawn on the CPU, then moved to `device`).
+    """
+    shapes, scalars = dict(shapes or {}), dict(scalars or {})
+    names = _arg_names(fn)
+    types = _arg_types(fn)
+    tensor_names = [n for n, a in zip(names, types) if isinstance(a, TensorType)]
+    scalar_names = [n for n, a in zip(names, types) if not isinstance(a, TensorType)]
+    for given, valid, kind in ((shapes, tensor_names, "tensor"), (scalars, scalar_names, "scalar")):
+        unknown = [n for n in given if n not in valid]
+        if unknown:
+            raise EvaluationError(
+                f"@{fn.sym_name.data} has no {kind} argument named {', '.join(unknown)} "
+                f"({kind} arguments: {', '.join(valid) or 'none'})"
+            )
+    gen = torch.Generator().manual_seed(seed)
+    out: list[torch.Tensor | Scalar] = []
+    for i, (name, ty) in enumerate(zip(names, types)):
+        if isinstance(ty, TensorType):
+            shape = _shape_for(fn, i, name, shapes.get(name))
+            dtype = torch_dtype(ty.element_type)
+            out.append(_random_tensor(shape, dtype, gen).to(device))
+        else:
+            out.append(_scalar_for(fn, i, scalars.get(name)))
+    return out

@@ -1,0 +1,333 @@
+// RUN: allot-opt %s --split-input-file --verify-diagnostics | filecheck %s
+
+// Every verifier rule of the alloc dialect, one case each.
+// One size operand per dynamic extent: too few.
+// CHECK: error: alloc.alloc: memref<?x4xf32> has 1 dynamic extents but 0 size operands
+func.func @f(%n: index) {
+  %a = alloc.alloc() {memory = #alloc.memory<global>} : memref<?x4xf32>
+  func.return
+}
+
+// -----
+
+// Too many.
+// CHECK: error: alloc.alloc: memref<?x4xf32> has 1 dynamic extents but 2 size operands
+func.func @f(%n: index) {
+  %a = alloc.alloc(%n, %n) {memory = #alloc.memory<global>} : memref<?x4xf32>
+  func.return
+}
+
+// -----
+
+// order must be a permutation of the dims: a repeated dim.
+// CHECK: error: alloc.alloc: order [0, 0] is not a permutation of the 2 dims
+func.func @f() {
+  %a = alloc.alloc() {memory = #alloc.memory<global>, order = array<i64: 0, 0>} : memref<4x4xf32>
+  func.return
+}
+
+// -----
+
+// order of the wrong length.
+// CHECK: error: alloc.alloc: order [0] is not a permutation of the 2 dims
+func.func @f() {
+  %a = alloc.alloc() {memory = #alloc.memory<global>, order = array<i64: 0>} : memref<4x4xf32>
+  func.return
+}
+
+// -----
+
+// alignment must be a power of two.
+// CHECK: error: alloc.alloc: alignment 48 must be a positive power of two
+func.func @f() {
+  %a = alloc.alloc() {memory = #alloc.memory<global>, alignment = 48 : i64} : memref<4xf32>
+  func.return
+}
+
+// -----
+
+// ... and positive.
+// CHECK: error: alloc.alloc: alignment 0 must be a positive power of two
+func.func @f() {
+  %a = alloc.alloc() {memory = #alloc.memory<global>, alignment = 0 : i64} : memref<4xf32>
+  func.return
+}
+
+// -----
+
+// global_shape without a sharding.
+// CHECK: error: alloc.alloc: global_shape is only meaningful with a sharding
+func.func @f() {
+  %a = alloc.alloc() {memory = #alloc.memory<global>, global_shape = array<i64: 4>} : memref<4xf32>
+  func.return
+}
+
+// -----
+
+// The sharding's mesh differs from the alloc's mesh.
+// CHECK: error: alloc.alloc: the sharding's mesh @tp must be the alloc's mesh
+fusion.mesh @tp shape 2 devices [0, 1]
+fusion.mesh @dp shape 2 devices [2, 3]
+func.func @f() {
+  %a = alloc.alloc() {memory = #alloc.memory<global>, mesh = @dp, sharding = #fusion.sharding<@tp, [[0]]>, global_shape = array<i64: 8>} : memref<4xf32>
+  func.return
+}
+
+// -----
+
+// A sharding without a mesh on the alloc.
+// CHECK: error: alloc.alloc: the sharding's mesh @tp must be the alloc's mesh
+fusion.mesh @tp shape 2 devices [0, 1]
+func.func @f() {
+  %a = alloc.alloc() {memory = #alloc.memory<global>, sharding = #fusion.sharding<@tp, [[0]]>, global_shape = array<i64: 8>} : memref<4xf32>
+  func.return
+}
+
+// -----
+
+// A sharding of the wrong rank.
+// CHECK: error: alloc.alloc: the sharding lists 2 dims for a buffer of rank 1
+fusion.mesh @tp shape 2 devices [0, 1]
+func.func @f() {
+  %a = alloc.alloc() {memory = #alloc.memory<global>, mesh = @tp, sharding = #fusion.sharding<@tp, [[0], []]>, global_shape = array<i64: 8>} : memref<4xf32>
+  func.return
+}
+
+// -----
+
+// An undefined mesh.
+// CHECK: error: alloc.alloc: mesh @nowhere is not defined
+func.func @f() {
+  %a = alloc.alloc() {memory = #alloc.memory<global>, mesh = @nowhere, sharding = #fusion.sharding<@nowhere, [[0]]>, global_shape = array<i64: 8>} : memref<4xf32>
+  func.return
+}
+
+// -----
+
+// A mesh axis beyond the mesh's rank.
+// CHECK: error: alloc.alloc: the sharding uses an axis beyond the mesh's rank 1
+fusion.mesh @tp shape 2 devices [0, 1]
+func.func @f() {
+  %a = alloc.alloc() {memory = #alloc.memory<global>, mesh = @tp, sharding = #fusion.sharding<@tp, [[1]]>, global_shape = array<i64: 8>} : memref<4xf32>
+  func.return
+}
+
+// -----
+
+// A sharded alloc without global_shape.
+// CHECK: error: alloc.alloc: a sharded alloc must carry global_shape
+fusion.mesh @tp shape 2 devices [0, 1]
+func.func @f() {
+  %a = alloc.alloc() {memory = #alloc.memory<global>, mesh = @tp, sharding = #fusion.sharding<@tp, [[0]]>} : memref<4xf32>
+  func.return
+}
+
+// -----
+
+// global_shape of the wrong rank.
+// CHECK: error: alloc.alloc: global_shape must have the buffer's rank
+fusion.mesh @tp shape 2 devices [0, 1]
+func.func @f() {
+  %a = alloc.alloc() {memory = #alloc.memory<global>, mesh = @tp, sharding = #fusion.sharding<@tp, [[0]]>, global_shape = array<i64: 8, 2>} : memref<4xf32>
+  func.return
+}
+
+// -----
+
+// An even sharding of an extent that does not divide (7 over 2).
+// CHECK: error: alloc.alloc: dimension 0: global extent 7 does not divide evenly over 2 shards
+fusion.mesh @tp shape 2 devices [0, 1]
+func.func @f() {
+  %a = alloc.alloc() {memory = #alloc.memory<global>, mesh = @tp, sharding = #fusion.sharding<@tp, [[0]]>, global_shape = array<i64: 7>} : memref<4xf32>
+  func.return
+}
+
+// -----
+
+// A local extent inconsistent with global / shards (even: 8 / 2 = 4).
+// CHECK: error: alloc.alloc: dimension 0: local extent 8 should be 4 (global 8 over 2 shards)
+fusion.mesh @tp shape 2 devices [0, 1]
+func.func @f() {
+  %a = alloc.alloc() {memory = #alloc.memory<global>, mesh = @tp, sharding = #fusion.sharding<@tp, [[0]]>, global_shape = array<i64: 8>} : memref<8xf32>
+  func.return
+}
+
+// -----
+
+// Uneven: the local extent is ceildiv(7, 2) = 4, not 3.
+// CHECK: error: alloc.alloc: dimension 0: local extent 3 should be 4 (global 7 over 2 shards)
+fusion.mesh @tp shape 2 devices [0, 1]
+func.func @f() {
+  %a = alloc.alloc() {memory = #alloc.memory<global>, mesh = @tp, sharding = #fusion.sharding<@tp, [[0]], uneven>, global_shape = array<i64: 7>} : memref<3xf32>
+  func.return
+}
+
+// -----
+
+// alloc.check: an unknown predicate.
+// CHECK: error: alloc.check: predicate 'lt' is not one of eq, divisible, ge
+func.func @f(%n: index) {
+  alloc.check lt %n, %n, "n < n"
+  func.return
+}
+
+// -----
+
+// alloc.kernel: an unknown kind.
+// CHECK: error: alloc.kernel: kernel kind 'fancy' is not one of pointwise, reduction, normalization, view, library
+func.func @f(%x: memref<4xf32>) {
+  alloc.kernel "k0" fancy ins(%x : memref<4xf32>) outs() {
+  ^bb0(%xi: tensor<4xf32>):
+    alloc.yield
+  }
+  func.return
+}
+
+// -----
+
+// The body needs one argument per in.
+// CHECK: error: alloc.kernel: the body has 0 arguments for 1 ins
+func.func @f(%x: memref<4xf32>) {
+  alloc.kernel "k0" pointwise ins(%x : memref<4xf32>) outs() {
+    alloc.yield
+  }
+  func.return
+}
+
+// -----
+
+// A body argument of another element type than its buffer.
+// CHECK: error: alloc.kernel: body argument #0 (tensor<4xf16>) does not fit in #0 (memref<4xf32>)
+func.func @f(%x: memref<4xf32>) {
+  alloc.kernel "k0" pointwise ins(%x : memref<4xf32>) outs() {
+  ^bb0(%xi: tensor<4xf16>):
+    alloc.yield
+  }
+  func.return
+}
+
+// -----
+
+// A body argument of another static extent than its (unsharded) buffer.
+// CHECK: error: alloc.kernel: body argument #0 (tensor<5xf32>) does not fit in #0 (memref<4xf32>)
+func.func @f(%x: memref<4xf32>) {
+  alloc.kernel "k0" pointwise ins(%x : memref<4xf32>) outs() {
+  ^bb0(%xi: tensor<5xf32>):
+    alloc.yield
+  }
+  func.return
+}
+
+// -----
+
+// A scalar body argument of another type than its scalar in.
+// CHECK: error: alloc.kernel: body argument #1 (f16) does not fit in #1 (f32)
+func.func @f(%x: memref<4xf32>, %s: f32) {
+  alloc.kernel "k0" pointwise ins(%x, %s : memref<4xf32>, f32) outs() {
+  ^bb0(%xi: tensor<4xf32>, %si: f16):
+    alloc.yield
+  }
+  func.return
+}
+
+// -----
+
+// alloc.yield must give one value per out.
+// CHECK: error: alloc.kernel: alloc.yield gives 0 values for 1 outs
+func.func @f(%x: memref<4xf32>, %o: memref<4xf32>) {
+  alloc.kernel "k0" pointwise ins(%x : memref<4xf32>) outs(%o : memref<4xf32>) {
+  ^bb0(%xi: tensor<4xf32>):
+    alloc.yield
+  }
+  func.return
+}
+
+// -----
+
+// A yielded value that does not fit its out.
+// CHECK: error: alloc.kernel: yielded value #0 (tensor<4xf16>) does not fit out #0 (memref<4xf32>)
+func.func @f(%x: memref<4xf32>, %o: memref<4xf32>) {
+  alloc.kernel "k0" pointwise ins(%x : memref<4xf32>) outs(%o : memref<4xf32>) {
+  ^bb0(%xi: tensor<4xf32>):
+    %y = fusion.cast %xi : tensor<4xf32> to tensor<4xf16>
+    alloc.yield %y : tensor<4xf16>
+  }
+  func.return
+}
+
+// -----
+
+// A kernel allocates on-chip memory only.
+// CHECK: error: alloc.kernel: a kernel may only allocate shared or local memory, not global
+func.func @f(%x: memref<4xf32>, %o: memref<4xf32>) {
+  alloc.kernel "k0" pointwise ins(%x : memref<4xf32>) outs(%o : memref<4xf32>) {
+  ^bb0(%xi: tensor<4xf32>):
+    %b = alloc.alloc() {memory = #alloc.memory<global>} : memref<4xf32>
+    alloc.yield %xi : tensor<4xf32>
+  }
+  func.return
+}
+
+// -----
+
+// A non-index value from outside the kernel (a scalar not passed through ins).
+// CHECK: error: alloc.kernel: fusion.mul inside the kernel uses a f32 value from outside; only index sizes may come from outside, everything else through ins
+func.func @f(%x: memref<4xf32>, %o: memref<4xf32>, %s: f32) {
+  alloc.kernel "k0" pointwise ins(%x : memref<4xf32>) outs(%o : memref<4xf32>) {
+  ^bb0(%xi: tensor<4xf32>):
+    %y = fusion.mul %xi, %s : tensor<4xf32>, f32 -> tensor<4xf32>
+    alloc.yield %y : tensor<4xf32>
+  }
+  func.return
+}
+
+// -----
+
+// alloc.yield only ends an alloc.kernel.
+// CHECK: error: alloc.yield: 'alloc.yield' expects parent op 'alloc.kernel'
+func.func @f(%x: memref<4xf32>) {
+  alloc.yield
+}
+
+// -----
+
+// The body must end with alloc.yield.
+// CHECK: error: alloc.kernel: the body must end with alloc.yield
+func.func @f(%x: memref<4xf32>, %o: memref<4xf32>) {
+  alloc.kernel "k0" pointwise ins(%x : memref<4xf32>) outs(%o : memref<4xf32>) {
+  ^bb0(%xi: tensor<4xf32>):
+    %c = arith.constant 1.0 : f32
+  }
+  func.return
+}
+
+// -----
+
+// alloc.check compares index values only.
+// CHECK: error: alloc.check: operand 'lhs' at position 0 does not verify:
+// CHECK-NEXT: f32 should be of base attribute index
+func.func @f(%x: f32) {
+  alloc.check eq %x, %x, "m"
+  func.return
+}
+
+// -----
+
+// The kernel's outs are buffers.
+// CHECK: error: alloc.kernel: operand 'outs' at position 0 does not verify:
+// CHECK-NEXT: tensor<4xf32> should be of base attribute memref
+func.func @f(%x: tensor<4xf32>) {
+  alloc.kernel "k0" pointwise ins() outs(%x : tensor<4xf32>) {
+    alloc.yield
+  }
+  func.return
+}
+
+// -----
+
+// alloc.alloc needs a memory space.
+// CHECK: error: alloc.alloc: property 'memory' expected in operation 'alloc.alloc'
+func.func @f() {
+  %a = alloc.alloc() : memref<4xf32>
+  func.return
+}

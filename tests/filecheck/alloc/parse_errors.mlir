@@ -1,0 +1,57 @@
+// RUN: allot-opt %s --split-input-file --parsing-diagnostics | filecheck %s
+
+// Malformed alloc syntax: located parse errors.
+
+// An unknown memory space.
+// CHECK: parse_errors.mlir:{{[0-9]+}}:46
+// CHECK-NEXT: %a = alloc.alloc() {memory = #alloc.memory<texture>} : memref<4xf32>
+// CHECK-NEXT: ^^^^^^^{{$}}
+// CHECK-NEXT: Expected `global`, `shared`, `local`, or `host`.
+func.func @f() {
+  %a = alloc.alloc() {memory = #alloc.memory<texture>} : memref<4xf32>
+  func.return
+}
+
+// -----
+
+// alloc.dealloc ends a buffer, not a tensor.
+// CHECK: tensor<4xf32> should be of base attribute memref
+func.func @f(%x: memref<4xf32>) {
+  alloc.dealloc %x : tensor<4xf32>
+  func.return
+}
+
+// -----
+
+// alloc.check needs its message.
+// CHECK: parse_errors.mlir:{{[0-9]+}}:3
+// CHECK-NEXT: func.return
+// CHECK: Expected ','
+func.func @f(%n: index) {
+  alloc.check eq %n, %n
+  func.return
+}
+
+// -----
+
+// The predicate is an identifier.
+// CHECK: parse_errors.mlir:{{[0-9]+}}:15
+// CHECK: identifier expected
+func.func @f(%n: index) {
+  alloc.check 3 %n, %n, "m"
+  func.return
+}
+
+// -----
+
+// Kernel operand groups list their types.
+// CHECK: parse_errors.mlir:{{[0-9]+}}:37
+// CHECK-NEXT: alloc.kernel "k0" pointwise ins(%x) outs() {
+// CHECK: Expected ':'
+func.func @f(%x: memref<4xf32>) {
+  alloc.kernel "k0" pointwise ins(%x) outs() {
+  ^bb0(%xi: tensor<4xf32>):
+    alloc.yield
+  }
+  func.return
+}

@@ -1,0 +1,141 @@
+// RUN: allot-opt %s --split-input-file -p fusion-segment | filecheck %s
+
+// A reduction with pointwise ops before it (on its input's domain) and after
+// it (on the reduced domain): one reduction kernel.
+
+// CHECK-LABEL: func.func @rms
+// CHECK-NEXT:    %r = fusion.segment "k0" reduction (%x) : (tensor<?x64xf32>) -> tensor<?xf32> {
+// CHECK-NEXT:    ^bb0(%x_1: tensor<?x64xf32>):
+// CHECK-NEXT:      %sq = fusion.mul %x_1, %x_1
+// CHECK-NEXT:      %m = fusion.mean %sq dims [1]
+// CHECK-NEXT:      %r_1 = fusion.sqrt %m
+// CHECK-NEXT:      fusion.yield %r_1 : tensor<?xf32>
+// CHECK-NEXT:    }
+// CHECK-NEXT:    func.return %r : tensor<?xf32>
+func.func @rms(%x: tensor<?x64xf32>) -> tensor<?xf32> {
+  %sq = fusion.mul %x, %x : tensor<?x64xf32>
+  %m = fusion.mean %sq dims [1] : tensor<?x64xf32> -> tensor<?xf32>
+  %r = fusion.sqrt %m : tensor<?xf32>
+  func.return %r : tensor<?xf32>
+}
+
+// -----
+
+// A reduction over a non-trailing dim whose result is broadcast back onto the
+// full domain must NOT become a normalization: a reduction kernel (the
+// broadcast view of its result joins it), then a pointwise kernel.
+
+// CHECK-LABEL: func.func @colcenter_keepdim
+// CHECK-NEXT:    %m = fusion.segment "k0" reduction (%x) : (tensor<?x64xf32>) -> tensor<1x64xf32> {
+// CHECK-NEXT:    ^bb0(%x_1: tensor<?x64xf32>):
+// CHECK-NEXT:      %m_1 = fusion.sum %x_1 dims [0] keepdim
+// CHECK-NEXT:      fusion.yield %m_1 : tensor<1x64xf32>
+// CHECK-NEXT:    }
+// CHECK-NEXT:    %y = fusion.segment "k1" pointwise (%x, %m) : (tensor<?x64xf32>, tensor<1x64xf32>) -> tensor<?x64xf32> {
+// CHECK-NEXT:    ^bb0(%x_1: tensor<?x64xf32>, %m_1: tensor<1x64xf32>):
+// CHECK-NEXT:      %y_1 = fusion.sub %x_1, %m_1
+// CHECK-NEXT:      fusion.yield %y_1 : tensor<?x64xf32>
+// CHECK-NEXT:    }
+// CHECK-NOT:     normalization
+func.func @colcenter_keepdim(%x: tensor<?x64xf32>) -> tensor<?x64xf32> {
+  %m = fusion.sum %x dims [0] keepdim : tensor<?x64xf32> -> tensor<1x64xf32>
+  %y = fusion.sub %x, %m : tensor<?x64xf32>, tensor<1x64xf32> -> tensor<?x64xf32>
+  func.return %y : tensor<?x64xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @colcenter_broadcast
+// CHECK-NEXT:    %mb = fusion.segment "k0" reduction (%x) : (tensor<?x64xf32>) -> tensor<1x64xf32> {
+// CHECK-NEXT:    ^bb0(%x_1: tensor<?x64xf32>):
+// CHECK-NEXT:      %m = fusion.mean %x_1 dims [0]
+// CHECK-NEXT:      %mb_1 = fusion.broadcast_in_dim %m [1, 64] dims [1]
+// CHECK-NEXT:      fusion.yield %mb_1 : tensor<1x64xf32>
+// CHECK-NEXT:    }
+// CHECK-NEXT:    %y = fusion.segment "k1" pointwise (%x, %mb)
+// CHECK-NOT:     normalization
+func.func @colcenter_broadcast(%x: tensor<?x64xf32>) -> tensor<?x64xf32> {
+  %m = fusion.mean %x dims [0] : tensor<?x64xf32> -> tensor<64xf32>
+  %mb = fusion.broadcast_in_dim %m [1, 64] dims [1] : tensor<64xf32> -> tensor<1x64xf32>
+  %y = fusion.sub %x, %mb : tensor<?x64xf32>, tensor<1x64xf32> -> tensor<?x64xf32>
+  func.return %y : tensor<?x64xf32>
+}
+
+// -----
+
+// Two reductions over the same dims of values of one group: one kernel, two
+// results.
+
+// CHECK-LABEL: func.func @sibling
+// CHECK-NEXT:    %a, %b = fusion.segment "k0" reduction (%x) : (tensor<?x64xf32>) -> (tensor<?xf32>, tensor<?xf32>) {
+// CHECK-NEXT:    ^bb0(%x_1: tensor<?x64xf32>):
+// CHECK-NEXT:      %e = fusion.exp %x_1
+// CHECK-NEXT:      %a_1 = fusion.sum %e dims [1]
+// CHECK-NEXT:      %b_1 = fusion.max %e dims [1]
+// CHECK-NEXT:      fusion.yield %a_1, %b_1 : tensor<?xf32>, tensor<?xf32>
+// CHECK-NEXT:    }
+// CHECK-NEXT:    func.return %a, %b
+func.func @sibling(%x: tensor<?x64xf32>) -> (tensor<?xf32>, tensor<?xf32>) {
+  %e = fusion.exp %x : tensor<?x64xf32>
+  %a = fusion.sum %e dims [1] : tensor<?x64xf32> -> tensor<?xf32>
+  %b = fusion.max %e dims [1] : tensor<?x64xf32> -> tensor<?xf32>
+  func.return %a, %b : tensor<?xf32>, tensor<?xf32>
+}
+
+// -----
+
+// Reductions over different dims are separate segments: the second reads
+// the first kernel's materialized %e.
+
+// CHECK-LABEL: func.func @different_dims
+// CHECK-NEXT:    %e, %a = fusion.segment "k0" reduction (%x) : (tensor<?x64xf32>) -> (tensor<?x64xf32>, tensor<64xf32>) {
+// CHECK-NEXT:    ^bb0(%x_1: tensor<?x64xf32>):
+// CHECK-NEXT:      %e_1 = fusion.exp %x_1
+// CHECK-NEXT:      %a_1 = fusion.sum %e_1 dims [0]
+// CHECK-NEXT:      fusion.yield %e_1, %a_1 : tensor<?x64xf32>, tensor<64xf32>
+// CHECK-NEXT:    }
+// CHECK-NEXT:    %b = fusion.segment "k1" reduction (%e) : (tensor<?x64xf32>) -> tensor<?xf32> {
+// CHECK-NEXT:    ^bb0(%e_1: tensor<?x64xf32>):
+// CHECK-NEXT:      %b_1 = fusion.max %e_1 dims [1]
+// CHECK-NEXT:      fusion.yield %b_1 : tensor<?xf32>
+// CHECK-NEXT:    }
+// CHECK-NEXT:    func.return %a, %b
+func.func @different_dims(%x: tensor<?x64xf32>) -> (tensor<64xf32>, tensor<?xf32>) {
+  %e = fusion.exp %x : tensor<?x64xf32>
+  %a = fusion.sum %e dims [0] : tensor<?x64xf32> -> tensor<64xf32>
+  %b = fusion.max %e dims [1] : tensor<?x64xf32> -> tensor<?xf32>
+  func.return %a, %b : tensor<64xf32>, tensor<?xf32>
+}
+
+// -----
+
+// A reduction of a reduced value (over another domain) is another kernel.
+
+// CHECK-LABEL: func.func @chained
+// CHECK-NEXT:    %a = fusion.segment "k0" reduction (%x) : (tensor<?x64xf32>) -> tensor<?x1xf32> {
+// CHECK:         %b = fusion.segment "k1" reduction (%a) : (tensor<?x1xf32>) -> tensor<1xf32> {
+// CHECK-NEXT:    ^bb0(%a_1: tensor<?x1xf32>):
+// CHECK-NEXT:      %b_1 = fusion.sum %a_1 dims [0]
+func.func @chained(%x: tensor<?x64xf32>) -> tensor<1xf32> {
+  %a = fusion.sum %x dims [1] keepdim : tensor<?x64xf32> -> tensor<?x1xf32>
+  %b = fusion.sum %a dims [0] : tensor<?x1xf32> -> tensor<1xf32>
+  func.return %b : tensor<1xf32>
+}
+
+// -----
+
+// A row normalization followed by a column reduction broadcast back: the
+// normalization stays one kernel, the column statistics another, and the
+// final subtraction a pointwise kernel.
+
+// CHECK-LABEL: func.func @row_then_column
+// CHECK-NEXT:    %z = fusion.segment "k0" normalization (%x)
+// CHECK:         %m2 = fusion.segment "k1" reduction (%z)
+// CHECK:         %y = fusion.segment "k2" pointwise (%z, %m2)
+func.func @row_then_column(%x: tensor<?x64xf32>) -> tensor<?x64xf32> {
+  %m = fusion.max %x dims [1] keepdim : tensor<?x64xf32> -> tensor<?x1xf32>
+  %z = fusion.sub %x, %m : tensor<?x64xf32>, tensor<?x1xf32> -> tensor<?x64xf32>
+  %m2 = fusion.max %z dims [0] keepdim : tensor<?x64xf32> -> tensor<1x64xf32>
+  %y = fusion.sub %z, %m2 : tensor<?x64xf32>, tensor<1x64xf32> -> tensor<?x64xf32>
+  func.return %y : tensor<?x64xf32>
+}

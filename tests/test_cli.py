@@ -1,0 +1,266 @@
+"""The command-line tools: allot-run, allot-opt, and the stock xdsl-opt with our dialect.
+
+A few runs go through real subprocesses (exit status, no traceback, stderr);
+the rest call `allot_run.main(argv)` in-process to stay fast.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+
+warnings.filterwarnings("ignore", message="Failed to initialize NumPy")
+
+import pytest  # noqa: E402
+import torch  # noqa: E402
+
+from allotment.tools import allot_run  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+RMSNORM = str(ROOT / "examples" / "rmsnorm.mlir")
+BIN = Path(sys.executable).parent
+
+OUTPUT_LINE = re.compile(
+    r"^out(\d+): shape=(\S+) dtype=(\w+) sum=(\S+) abs_sum=(\S+)$"
+)
+
+INVALID = """func.func @f(%a: tensor<?xf32>) -> tensor<?xi32> {
+  %c = fusion.add %a, %a : tensor<?xf32>, tensor<?xf32> -> tensor<?xi32>
+  func.return %c : tensor<?xi32>
+}
+"""
+MALFORMED = """func.func @f(%a: tensor<?xf32>) -> tensor<?xf32> {
+  %c = fusion.add %a, : tensor<?xf32>
+}
+"""
+ADD = """func.func @f(%a: tensor<?x4xf32>, %b: tensor<?x4xf32>) -> tensor<?x4xf32> {
+  %c = fusion.add %a, %b : tensor<?x4xf32>
+  func.return %c : tensor<?x4xf32>
+}
+"""
+TWO_FUNCS = """func.func @first(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %y = fusion.neg %x : tensor<4xf32>
+  func.return %y : tensor<4xf32>
+}
+func.func @second(%x: tensor<4xf32>, %s: f32, %n: index) -> (tensor<4xf32>, tensor<f32>, tensor<?xi64>) {
+  %y = fusion.mul %x, %s : tensor<4xf32>, f32 -> tensor<4xf32>
+  %t = fusion.sum %y dims [0] : tensor<4xf32> -> tensor<f32>
+  %i = fusion.iota [%n] start %n step %n : index, index -> tensor<?xi64>
+  func.return %y, %t, %i : tensor<4xf32>, tensor<f32>, tensor<?xi64>
+}
+"""
+
+
+def write(tmp_path: Path, text: str, name: str = "f.mlir") -> str:
+    path = tmp_path / name
+    path.write_text(text)
+    return str(path)
+
+
+def tool(name: str, *args: str) -> subprocess.CompletedProcess[str]:
+    modules = {"allot-run": "allotment.tools.allot_run", "allot-opt": "allotment.tools.allot_opt"}
+    cmd = [sys.executable, "-m", modules[name]] if name in modules else [str(BIN / name)]
+    return subprocess.run([*cmd, *args], capture_output=True, text=True, cwd=ROOT, timeout=120)
+
+
+def in_process(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    rc = allot_run.main(list(args))
+    captured = capsys.readouterr()
+    return rc, captured.out, captured.err
+
+
+# --------------------------------------------------------------------------- #
+# allot-run in subprocesses                                                   #
+# --------------------------------------------------------------------------- #
+
+
+def test_allot_run_reference_on_the_rmsnorm_example() -> None:
+    proc = tool("allot-run", RMSNORM, "--reference", "--shapes", "x=8x64")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr == ""
+    (line,) = proc.stdout.splitlines()
+    m = OUTPUT_LINE.match(line)
+    assert m and m.group(2, 3) == ("8x64", "bfloat16")
+    assert float(m.group(5)) > 0
+
+
+def test_allot_run_console_script_is_installed() -> None:
+    if not (BIN / "allot-run").exists():
+        pytest.skip("allot-run is not installed next to this interpreter (pip install -e .)")
+    proc = tool("allot-run", "--help")
+    assert proc.returncode == 0
+    assert "--reference" in proc.stdout and "--shapes" in proc.stdout
+
+
+def test_allot_run_without_reference_exits_2() -> None:
+    proc = tool("allot-run", RMSNORM, "--shapes", "x=8x64")
+    assert proc.returncode == 2
+    assert "pass --reference" in proc.stderr
+    assert proc.stdout == ""
+
+
+def test_allot_run_missing_file() -> None:
+    proc = tool("allot-run", "no/such/file.mlir", "--reference")
+    assert proc.returncode == 1
+    assert "no/such/file.mlir" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_allot_run_invalid_ir_is_located(tmp_path: Path) -> None:
+    proc = tool("allot-run", write(tmp_path, INVALID, "bad.mlir"), "--reference")
+    assert proc.returncode == 1
+    assert re.search(r"bad\.mlir:2:3: error: fusion\.add: result #0 has type", proc.stderr)
+    assert "Traceback" not in proc.stderr
+
+
+def test_allot_run_parse_error(tmp_path: Path) -> None:
+    proc = tool("allot-run", write(tmp_path, MALFORMED, "bad.mlir"), "--reference")
+    assert proc.returncode == 1
+    assert "bad.mlir:2:23" in proc.stderr and "operand expected" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_allot_run_run_time_error(tmp_path: Path) -> None:
+    path = write(tmp_path, ADD, "add.mlir")
+    proc = tool("allot-run", path, "--reference", "--shapes", "a=8x4,b=5x4")
+    assert proc.returncode == 1
+    assert proc.stderr.startswith("allot-run: error: fusion.add: dimension 0 extents differ at run time")
+    assert "operand #0 (%a) has 8, operand #1 (%b) has 5" in proc.stderr
+    assert "add.mlir:2:3" in proc.stderr and "Traceback" not in proc.stderr
+
+
+# --------------------------------------------------------------------------- #
+# allot-run in-process                                                        #
+# --------------------------------------------------------------------------- #
+
+
+def test_output_depends_only_on_the_seed(capsys: pytest.CaptureFixture[str]) -> None:
+    runs = [in_process(capsys, RMSNORM, "--reference", "--shapes", "x=4x64", "--seed", s) for s in ("1", "1", "2")]
+    assert all(rc == 0 for rc, _, _ in runs)
+    assert runs[0][1] == runs[1][1] != runs[2][1]
+
+
+def test_func_scalars_and_several_outputs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = write(tmp_path, TWO_FUNCS)
+    rc, out, err = in_process(capsys, path, "--reference", "--func", "second", "--scalars", "s=0,n=3")
+    assert rc == 0, err
+    lines = out.splitlines()
+    assert [OUTPUT_LINE.match(line).group(1, 2, 3) for line in lines] == [
+        ("0", "4", "float32"), ("1", "scalar", "float32"), ("2", "3", "int64"),
+    ]
+    assert lines[0].endswith("sum=0.0 abs_sum=0.0")
+    assert lines[2].endswith("sum=18.0 abs_sum=18.0")  # 3, 6, 9
+
+
+def test_default_scalars_and_first_function(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = write(tmp_path, TWO_FUNCS)
+    rc, out, _ = in_process(capsys, path, "--reference")
+    assert rc == 0 and out.startswith("out0: shape=4 dtype=float32")
+    rc, out, _ = in_process(capsys, path, "--reference", "--func", "@second")
+    assert rc == 0 and out.splitlines()[2] == "out2: shape=1 dtype=int64 sum=1.0 abs_sum=1.0"
+
+
+def test_unknown_function(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    rc, _, err = in_process(capsys, write(tmp_path, TWO_FUNCS), "--reference", "--func", "third")
+    assert rc == 1
+    assert err.strip() == "allot-run: error: no function named @third; available: @first, @second"
+
+
+def test_shapes_may_be_repeated(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = write(tmp_path, ADD)
+    rc, out, _ = in_process(capsys, path, "--reference", "--shapes", "a=3x4", "--shapes", "b=3x4")
+    assert rc == 0 and out.startswith("out0: shape=3x4 dtype=float32")
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--shapes", "x=8xq"], "--shapes: cannot read the shape '8xq' of x"),
+        (["--shapes", "x"], "--shapes: expected NAME=VALUE, got 'x'"),
+        (["--shapes", "x=8x64,x=4x64"], "--shapes: x is given more than once"),
+        (["--shapes", "x=8x64", "--scalars", "eps=small"], "--scalars: cannot read the value 'small' of eps"),
+        (["--shapes", "x=8x64", "--scalars", "eps=1e-5"], "@rmsnorm has no scalar argument named eps"),
+        ([], "no shape given for argument #0 (%x: tensor<?x64xbf16>)"),
+        (["--shapes", "x=8x64", "--func", "nope"], "no function named @nope; available: @rmsnorm"),
+    ],
+)
+def test_input_errors(capsys: pytest.CaptureFixture[str], args: list[str], message: str) -> None:
+    rc, out, err = in_process(capsys, RMSNORM, "--reference", *args)
+    assert rc == 1 and out == ""
+    assert err.startswith("allot-run: error: ") and message in err
+
+
+def test_unknown_option_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    rc, _, err = in_process(capsys, RMSNORM, "--reference", "--bogus")
+    assert rc == 2 and "unrecognized arguments: --bogus" in err
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="CUDA is available here")
+def test_cuda_device_without_cuda(capsys: pytest.CaptureFixture[str]) -> None:
+    rc, _, err = in_process(capsys, RMSNORM, "--reference", "--shapes", "x=2x64", "--device", "cuda")
+    assert rc == 1 and "CUDA is not available" in err
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device")
+def test_cuda_device(capsys: pytest.CaptureFixture[str]) -> None:
+    rc, cuda_out, err = in_process(capsys, RMSNORM, "--reference", "--shapes", "x=8x64", "--device", "cuda")
+    assert rc == 0, err
+    assert cuda_out.startswith("out0: shape=8x64 dtype=bfloat16 sum=")
+
+
+def test_unsupported_op(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = write(tmp_path, "func.func @f(%s: f32) -> f32 {\n  %r = math.exp %s : f32\n  func.return %r : f32\n}\n")
+    rc, _, err = in_process(capsys, path, "--reference")
+    assert rc == 1 and "not supported by the reference evaluator: math.exp" in err
+
+
+def test_parse_helpers() -> None:
+    assert allot_run.parse_shapes(["x=8x4096,w=4096", "s="]) == {"x": (8, 4096), "w": (4096,), "s": ()}
+    assert allot_run.parse_scalars(["eps=1e-5,n=4", "flag=true"]) == {"eps": 1e-5, "n": 4, "flag": True}
+
+
+# --------------------------------------------------------------------------- #
+# allot-opt and xdsl-opt                                                      #
+# --------------------------------------------------------------------------- #
+
+
+def test_allot_opt_valid() -> None:
+    proc = tool("allot-opt", RMSNORM)
+    assert proc.returncode == 0, proc.stderr
+    assert "fusion.mean %sq dims [1] keepdim" in proc.stdout
+
+
+def test_allot_opt_invalid_ir_is_located(tmp_path: Path) -> None:
+    proc = tool("allot-opt", write(tmp_path, INVALID, "bad.mlir"))
+    assert proc.returncode == 1
+    assert re.search(r"bad\.mlir:2:3: error: fusion\.add: result #0 has type tensor<\?xi32>", proc.stderr)
+    assert "Traceback" not in proc.stderr and proc.stdout == ""
+
+
+def test_allot_opt_parse_error(tmp_path: Path) -> None:
+    proc = tool("allot-opt", write(tmp_path, MALFORMED, "bad.mlir"))
+    assert proc.returncode == 1
+    assert "bad.mlir:2:23" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_allot_opt_missing_file() -> None:
+    proc = tool("allot-opt", "no/such/file.mlir")
+    assert proc.returncode == 1
+    assert "no/such/file.mlir" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_allot_opt_unknown_pass() -> None:
+    proc = tool("allot-opt", "-p", "no-such-pass", RMSNORM)
+    assert proc.returncode == 1
+    assert "no-such-pass" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_stock_xdsl_opt_loads_the_fusion_dialect(tmp_path: Path) -> None:
+    if not (BIN / "xdsl-opt").exists():
+        pytest.skip("xdsl-opt is not installed next to this interpreter")
+    src = "func.func @f(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {\n  %y = fusion.exp %x : tensor<?x4xf32>\n  func.return %y : tensor<?x4xf32>\n}\n"
+    proc = tool("xdsl-opt", write(tmp_path, src))
+    assert proc.returncode == 0, proc.stderr
+    assert "fusion.exp %x : tensor<?x4xf32>" in proc.stdout
