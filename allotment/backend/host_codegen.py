@@ -187,9 +187,13 @@ class _HostEmitter:
         gen = generate_kernel(plan, self.target)
         self.kernels.append(gen)
         extra = []
+        body_args = list(op.body.block.args)
         for d, src in enumerate(plan.extents):
             if src.index_value is not None:
-                extra.append(self.v(src.index_value))
+                value = src.index_value
+                if value in body_args:  # an index that came in through ins
+                    value = op.ins[body_args.index(value)]
+                extra.append(self.v(value))
         rows = [self.v(a.sizes[0]) if a.sizes else str(a.result.type.get_shape()[0]) for a in plan.row_buffers.values()]
         row = f"max({', '.join(rows)}, 0)" if len(rows) > 1 else (rows[0] if rows else "0")
         call_args = ins + outs + extra + ([row] if plan.reductions else [])
@@ -246,6 +250,8 @@ def _launcher(gen: GeneratedKernel, n_in: int, n_out: int, n_extra: int) -> str:
         if src.operand is not None:
             kind, i, j = src.operand
             lines.append(f"    D{d} = {kind}{i}.shape[{j}]")
+        elif src.expr is not None:
+            lines.append(f"    D{d} = {src.expr}")
         else:
             lines.append(f"    D{d} = e{next(extra)}")
     ext = lambda d: str(plan.extents[d].static) if plan.extents[d].static is not None else f"D{d}"

@@ -39,6 +39,7 @@ class ExtentSource:
     static: int | None = None
     operand: tuple[str, int, int] | None = None  # ("in"|"out", index, dim)
     index_value: SSAValue | None = None
+    expr: str | None = None  # a Python expression over the launcher's in{i}
 
 
 @dataclass
@@ -122,7 +123,8 @@ def _natural_maps(plan: KernelPlan, args: Sequence[SSAValue], ops: Sequence[Oper
         return None
 
     for a in args:
-        if isinstance(a.type, TensorType):
+        gathered_only = a.uses and all(isinstance(u.operation, fusion.PadOp | fusion.CatOp) for u in a.uses)
+        if isinstance(a.type, TensorType) and not gathered_only:
             m = by_shape(_shape(a))
             if m is not None:
                 plan.natural[a] = m
@@ -152,9 +154,13 @@ def _extent_sources(plan: KernelPlan, kernel: alloc.KernelOp, args: Sequence[SSA
         if e != DYNAMIC_INDEX:
             out.append(ExtentSource(static=e))
             continue
-        src = _find_operand_dim(plan, "in", args, dim) or _find_operand_dim(plan, "out", yielded, dim)
+        src = _find_operand_dim(plan, "out", yielded, dim) or _find_operand_dim(plan, "in", args, dim)
         if src is not None:
             out.append(ExtentSource(operand=src))
+            continue
+        expr = _gather_extent(plan, args, dim)
+        if expr is not None:
+            out.append(ExtentSource(expr=expr))
             continue
         idx = _find_index_value(kernel, plan, dim)
         if idx is None:
@@ -172,6 +178,33 @@ def _find_operand_dim(plan: KernelPlan, kind: str, values: Sequence[SSAValue], d
         for j, entry in enumerate(m):
             if entry is not None and entry[0] == dim and entry[1] == 0 and shape[j] != 1:
                 return (kind, i, j)
+    return None
+
+
+def _gather_extent(plan: KernelPlan, args: Sequence[SSAValue], dim: int) -> str | None:
+    """The extent of a domain dim spanned by a pad or cat of kernel inputs."""
+    index = {a: i for i, a in enumerate(args)}
+    for op in plan.kernel.body.block.ops:
+        if not isinstance(op, fusion.PadOp | fusion.CatOp):
+            continue
+        m = plan.natural.get(op.results[0])
+        if m is None:
+            continue
+        for j, entry in enumerate(m):
+            if entry is None or entry[0] != dim:
+                continue
+            if isinstance(op, fusion.PadOp):
+                if op.input not in index:
+                    return None
+                lo, hi = op.low.get_values()[j], op.high.get_values()[j]
+                return f"in{index[op.input]}.shape[{j}] + {lo + hi}"
+            rank = len(_shape(op.results[0]))
+            cat_dim = op.dim.value.data + (rank if op.dim.value.data < 0 else 0)
+            if any(v not in index for v in op.inputs):
+                return None
+            if j == cat_dim:
+                return " + ".join(f"in{index[v]}.shape[{j}]" for v in op.inputs)
+            return f"in{index[op.inputs[0]]}.shape[{j}]"
     return None
 
 

@@ -218,7 +218,7 @@ class _Emitter:
         if found is not None:
             return found
         if v in self.reduced:
-            result = (self.reduced[v], frozenset({"m"}) if self.plan.outer else frozenset())
+            result = (self.reduced[v], frozenset({"m"}))  # a (BLOCK_M, 1) tile
         elif v in self.arg_index:
             result = self.load(v, m)
         else:
@@ -240,25 +240,34 @@ class _Emitter:
             return f"s{self.arg_index[v]}"
         return self.scalar_args.setdefault(v, f"x{len(self.scalar_args)}")
 
-    def load(self, v: SSAValue, m: Map) -> tuple[str, frozenset[str]]:
+    def load(self, v: SSAValue, m: Map, bounds: Sequence[str] = ()) -> tuple[str, frozenset[str]]:
+        """Loads block argument v at map m; `bounds` are extra in-range conditions."""
         i = self.arg_index[v]
         terms = []
-        masks = []
         for j, entry in enumerate(m):
             if entry is None:
                 continue
             d, shift = entry
             idx = f"i{d}" if shift in (0, "0") else f"(i{d} - ({shift}))"
             terms.append(f"{idx} * in{i}_s{j}")
-            if shift not in (0, "0"):
-                masks.append(f"({idx} >= 0) & ({idx} < in{i}_n{j})")
         axes = self.axes_of(m)
         base = self.mask_for(axes)
-        mask = " & ".join(([base] if base else []) + masks) or None
+        mask = " & ".join(([base] if base else []) + list(bounds)) or None
         offset = " + ".join(terms) or "0"
         name = self.fresh("ld")
         self.line(f"{name} = tl.load(in{i}_ptr + ({offset})" + (f", mask={mask}, other=0)" if mask else ")"))
         return name, axes
+
+    def in_range(self, i: int, m: Map, dims: Sequence[int]) -> list[str]:
+        """Conditions that the index of in{i} along each of `dims` is inside it."""
+        conds = []
+        for j in dims:
+            entry = m[j]
+            if entry is None:
+                continue
+            idx = f"i{entry[0]}" if entry[1] in (0, "0") else f"(i{entry[0]} - ({entry[1]}))"
+            conds.append(f"({idx} >= 0) & ({idx} < in{i}_n{j})")
+        return conds
 
     def operand_map(self, operand: SSAValue, m: Map) -> Map:
         """The map of an elementwise operand (same rank; size-1 dims broadcast)."""
@@ -318,19 +327,16 @@ class _Emitter:
         return name
 
     def pad(self, op: fusion.PadOp, m: Map) -> tuple[str, frozenset[str]]:
-        lows = list(op.low.get_values())
+        lows, highs = list(op.low.get_values()), list(op.high.get_values())
         src_map = tuple(
             None if entry is None else (entry[0], _add_shift(entry[1], lo)) for entry, lo in zip(m, lows)
         )
         i = self.arg_index.get(op.input)
         if i is None:
             raise CodegenError(f"kernel {self.plan.name}: pad of a value computed in the same kernel")
-        x, axes = self.load(op.input, src_map)
-        inside = []
-        for j, entry in enumerate(src_map):
-            if entry is not None and entry[1] not in (0, "0"):
-                idx = f"(i{entry[0]} - ({entry[1]}))"
-                inside.append(f"({idx} >= 0) & ({idx} < in{i}_n{j})")
+        padded = [j for j, (lo, hi) in enumerate(zip(lows, highs)) if lo or hi]
+        inside = self.in_range(i, src_map, padded)
+        x, _ = self.load(op.input, src_map, inside)
         rt = op.result.type.element_type
         name = self.fresh()
         cond = " & ".join(inside) or "True"
@@ -353,9 +359,9 @@ class _Emitter:
             src_map = tuple(
                 (e[0], _add_shift(e[1], offset)) if k == dim and e is not None else e for k, e in enumerate(m)
             )
-            x, _ = self.load(operand, src_map)
-            idx = f"(i{entry[0]} - ({_add_shift(entry[1], offset)}))"
-            pieces.append((f"({idx} >= 0) & ({idx} < in{i}_n{dim})", x))
+            inside = self.in_range(i, src_map, [dim])
+            x, _ = self.load(operand, src_map, inside)
+            pieces.append((" & ".join(inside), x))
             offset = _add_shift(offset, f"in{i}_n{dim}")
         name = self.fresh()
         expr = pieces[-1][1]
@@ -527,19 +533,22 @@ class _Emitter:
 
     def store_outputs(self, axes_filter: set[frozenset[str]]) -> None:
         yielded = list(self.block.last_op.operands)
+        shapes = {frozenset({"m", "n"}): "(BLOCK_M, BLOCK_N)", frozenset({"m"}): "(BLOCK_M, 1)",
+                  frozenset({"n"}): "(1, BLOCK_N)", frozenset(): "(1, 1)"}
         for k, v in enumerate(yielded):
             m = self.plan.natural[v]
-            if self.axes_of(m) not in axes_filter:
+            full_axes = self.axes_of(m)
+            if full_axes not in axes_filter:
                 continue
             x, axes = self.value(v, m)
+            union = frozenset(axes | full_axes)
             terms = [f"i{e[0]} * out{k}_s{j}" for j, e in enumerate(m) if e is not None]
             offset = " + ".join(terms) or "0"
-            full_axes = self.axes_of(m)
-            mask = self.mask_for(full_axes)
-            if axes != full_axes:
-                shape = {frozenset({"m", "n"}): "(BLOCK_M, BLOCK_N)", frozenset({"m"}): "(BLOCK_M, 1)",
-                         frozenset({"n"}): "(1, BLOCK_N)", frozenset(): "(1, 1)"}[full_axes]
-                x = f"tl.broadcast_to({x}, {shape})"
+            if union != full_axes or not terms:
+                offset = f"{offset} + tl.zeros({shapes[union]}, tl.int32)"
+            if axes != union:
+                x = f"tl.broadcast_to({x}, {shapes[union]})"
+            mask = self.mask_for(union)
             ot = tl_dtype(v.type.element_type)
             self.line(f"tl.store(out{k}_ptr + ({offset}), ({x}).to({ot})" + (f", mask={mask})" if mask else ")"))
 

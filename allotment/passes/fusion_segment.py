@@ -193,6 +193,7 @@ class _Grouping:
                 self._compute(op)
         if not self.eager:
             self._merge_broadcast_sources()
+            self._externalize_member_views()
 
     def _view(self, op: Operation) -> None:
         src = self.owner.get(op.operands[0])
@@ -265,6 +266,36 @@ class _Grouping:
                 self.shapes.canonical(e) for e in joined.domain
             ):
                 joined.normalization = True
+
+    def _externalize_member_views(self) -> None:
+        """A broadcast view used outside its group becomes a view segment of its own.
+
+        Its source is then the group's output and the view costs nothing; keeping
+        it as an output would store the broadcast (and could leave the group's
+        iteration domain).
+        """
+        for g in list(self.groups):
+            if g.kind != "compute":
+                continue
+            members = set(g.ops)
+            for op in [o for o in g.ops if isinstance(o, BROADCAST_VIEWS)]:
+                external = [u for u in op.results[0].uses if u.operation not in members]
+                if not external:
+                    continue
+                clone = op.clone()
+                op.parent_block().insert_op_after(clone, op)
+                self.position[clone] = self.position[op]
+                for use in external:
+                    use.operation.operands = [
+                        clone.results[0] if x is op.results[0] else x for x in use.operation.operands
+                    ]
+                view = self._new("view", clone)
+                for h in self.groups:
+                    if h is not view and any(clone.results[0] in o.operands for o in h.ops):
+                        h.preds.add(view.index)
+                if not op.results[0].uses:
+                    g.ops.remove(op)
+                    op.parent_block().erase_op(op)
 
     def _merge_broadcast_sources(self) -> None:
         """Merges pointwise groups used only through broadcast views by one group."""
@@ -368,6 +399,7 @@ def segment_function(f: func.FuncOp, eager: bool = False) -> None:
     ops = list(block.ops)
     grouping = _Grouping(f, shapes, eager)
     grouping.run(ops)
+    ops = list(block.ops)  # grouping may have split views off
 
     grouped = {op for g in grouping.groups for op in g.ops}
     scalars = [op for op in ops if op not in grouped and not isinstance(op, func.ReturnOp)]

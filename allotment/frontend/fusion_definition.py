@@ -1,0 +1,785 @@
+"""`FusionDefinition`: nvFuser's Python frontend, building a `func.func` in the fusion dialect.
+
+    with FusionDefinition() as fd:
+        t0 = fd.define_tensor(shape=[-1, 4], contiguity=True, dtype=DataType.Float)
+        s0 = fd.define_scalar(2.0)
+        t1 = fd.ops.mul(t0, s0)
+        fd.add_output(fd.ops.sum(t1, dims=[1]))
+    (out,) = fd.execute([torch.randn(3, 4)])
+
+Inputs become function arguments in the order they are defined; `-1` in a
+shape is a symbolic extent (`?`), a static 1 a broadcast dimension. Python
+numbers become `arith.constant`s (float -> f64, int -> i64, bool -> i1), which
+the dialect treats as wrapped scalars: they never widen a tensor's type.
+`fd.ops.<name>` builds the ops (see `allotment.frontend.ops`); ops nvFuser has
+and the dialect lacks raise `NotImplementedError("not supported: <name>")`.
+
+`execute` checks the inputs against the definition, compiles the fusion with
+`allotment.compile` once per input signature (dtypes, ranks, device type) and
+runs it. An output added with `alias_input=` is copied into that input after
+the run and not returned, as nvFuser does.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+from xdsl.dialects import arith, func
+from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
+    FloatAttr,
+    IndexType,
+    IntegerAttr,
+    IntegerType,
+    ModuleOp,
+    TensorType,
+)
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.printer import Printer
+from xdsl.rewriter import Rewriter
+from xdsl.utils.exceptions import VerifyException
+
+from allotment.dialects import fusion
+from allotment.frontend.datatypes import (
+    DataType,
+    check_dtype,
+    from_torch,
+    to_element_type,
+    to_torch,
+)
+from allotment.frontend.handles import Scalar, Tensor, Vector
+from allotment.frontend.inputs import (
+    Input,
+    ScalarInput,
+    TensorInput,
+    allocation_order,
+    check_stride_order,
+    check_tensor,
+    describe,
+    scalar_value,
+    tensor_descriptor,
+)
+from allotment.frontend.multidevice import DeviceMesh
+
+Number = bool | int | float
+RunFn = Callable[[str, list[Any]], Sequence[Any]]
+
+
+class NotSupportedError(NotImplementedError, AttributeError):
+    """An nvFuser feature the fusion dialect does not have ("not supported: <name>")."""
+
+
+@dataclass
+class _Output:
+    handle: Tensor | Scalar
+    alias_input: int | None  # position of the aliased input
+    stride_order: list[int] | None
+
+
+def _backend_compile() -> Callable[..., Any]:
+    try:
+        from allotment import compile as allot_compile  # type: ignore[attr-defined]
+    except (ImportError, AttributeError):
+        raise RuntimeError(
+            "FusionDefinition.execute needs the backend's allotment.compile, which is not "
+            "available in this installation; to evaluate the fusion without compiling it, "
+            "run allotment.reference.evaluate on the function parsed from fd.ir()"
+        ) from None
+    return allot_compile
+
+
+class FusionDefinition:
+    """nvFuser's `FusionDefinition`, producing a fusion-dialect `func.func @fusion`."""
+
+    FUNCTION_NAME = "fusion"
+
+    def __init__(
+        self,
+        id: int | None = None,
+        max_length: int = 1024,
+        use_multidevice_executor: bool = False,
+        backend_type: object = None,
+    ):
+        from allotment.frontend.ops import Operators
+
+        self._id = id
+        self._block = Block()
+        self._inputs: list[Input] = []
+        self._outputs: list[_Output] = []
+        self._tensors: list[Tensor] = []
+        self._scalar_count = 0
+        self._constants: dict[tuple[Any, ...], Scalar] = {}
+        self._module: ModuleOp | None = None
+        self._text: str | None = None
+        self._failed = False
+        self._executables: dict[tuple[Any, ...], Any] = {}
+        self.ops = Operators(self)
+
+    # ------------------------------------------------------------------ #
+    # Context manager and lifecycle                                      #
+    # ------------------------------------------------------------------ #
+
+    def __enter__(self) -> FusionDefinition:
+        self._check_open("with FusionDefinition()")
+        return self
+
+    def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
+        if exc_type is not None:
+            self._failed = True
+            return
+        self._finalize()
+
+    def definition(self) -> None:
+        raise NotImplementedError("definition() should be implemented by child class!")
+
+    def id(self) -> int | None:
+        return self._id
+
+    @property
+    def completed(self) -> bool:
+        return self._module is not None
+
+    def _check_open(self, what: str) -> None:
+        if self._module is not None:
+            raise RuntimeError(f"{what}: attempting to add to a completed definition")
+        if self._failed:
+            raise RuntimeError(f"{what}: the definition failed earlier and cannot be extended")
+
+    def _check_schedulable(self, what: str) -> None:
+        if self._module is not None:
+            raise RuntimeError(
+                f"{what}: the definition is complete; set meshes and parallelize axes inside "
+                "the `with FusionDefinition()` block or in multidevice_schedule()"
+            )
+
+    def _ensure_defined(self) -> None:
+        if self._module is not None:
+            return
+        if self._failed:
+            raise RuntimeError("the definition raised an error; it cannot be executed")
+        if type(self).definition is FusionDefinition.definition:
+            raise RuntimeError(
+                "the definition is not complete: define it in a `with FusionDefinition() as fd:` "
+                "block, or override definition()"
+            )
+        self.definition()
+        schedule = getattr(self, "multidevice_schedule", None)
+        if callable(schedule):
+            schedule()
+        self._finalize()
+
+    # ------------------------------------------------------------------ #
+    # Building blocks used by the ops                                    #
+    # ------------------------------------------------------------------ #
+
+    def _name_tensor(self, value: SSAValue) -> Tensor:
+        handle = Tensor(self, value, len(self._tensors))
+        value.name_hint = f"T{handle.index}"
+        self._tensors.append(handle)
+        return handle
+
+    def _name_scalar(self, value: SSAValue, constant: Number | None = None) -> Scalar:
+        handle = Scalar(self, value, self._scalar_count, constant)
+        if value.name_hint is None:
+            value.name_hint = f"S{handle.index}"
+        self._scalar_count += 1
+        return handle
+
+    def _emit(self, op: Operation) -> Operation:
+        """Appends a built op to the fusion body."""
+        self._block.add_op(op)
+        return op
+
+    def _tensor_result(self, op: Operation, i: int = 0) -> Tensor:
+        return self._name_tensor(op.results[i])
+
+    def _constant(self, value: Number, t: Attribute) -> SSAValue:
+        """An `arith.constant` of type `t` (deduplicated)."""
+        if isinstance(t, IntegerType | IndexType):
+            attr: Attribute = IntegerAttr(int(value), t)
+            key: tuple[Any, ...] = (t, int(value))
+        else:
+            v = float(value)
+            attr = FloatAttr(v, t)
+            key = (t, "nan" if math.isnan(v) else (v, math.copysign(1.0, v)))
+        found = self._constants.get(key)
+        if found is not None:
+            return found.value
+        op = self._emit(arith.ConstantOp(attr))
+        self._constants[key] = self._name_scalar(op.results[0], value)
+        return op.results[0]
+
+    def _constant_handle(self, value: Number, t: Attribute) -> Scalar:
+        v = self._constant(value, t)
+        return Scalar(self, v, self._scalar_count, value)
+
+    def _python_scalar(self, x: Number) -> SSAValue:
+        """A Python number as a wrapped scalar constant: bool i1, int i64, float f64."""
+        from xdsl.dialects.builtin import f64, i1, i64
+
+        if isinstance(x, bool):
+            return self._constant(x, i1)
+        if isinstance(x, numbers.Integral):
+            if not -(1 << 63) <= int(x) < 1 << 63:
+                raise ValueError(f"the integer {x} does not fit in 64 bits")
+            return self._constant(int(x), i64)
+        return self._constant(float(x), f64)
+
+    def _own(self, handle: Tensor | Scalar | Vector, what: str) -> None:
+        if handle._fd is not self:
+            raise ValueError(f"{what} belongs to another FusionDefinition")
+
+    # ------------------------------------------------------------------ #
+    # Inputs                                                             #
+    # ------------------------------------------------------------------ #
+
+    def _add_argument(self, t: Attribute) -> SSAValue:
+        return self._block.insert_arg(t, len(self._block.args))
+
+    def define_tensor(
+        self,
+        shape: Sequence[int] | int | None = None,
+        contiguity: Sequence[bool | None] | bool | None = None,
+        dtype: DataType = DataType.Float,
+        is_cpu: bool = False,
+        stride_order: Sequence[int] | None = None,
+        *,
+        symbolic_sizes: Sequence[int] | None = None,
+        sizes: Sequence[int] | None = None,
+        strides: Sequence[int] | None = None,
+        static_sizes: bool = False,
+    ) -> Tensor:
+        """A tensor input: `shape` entries are -1 (symbolic), 0, 1 (broadcast) or static.
+
+        `contiguity` is a bool for every non-broadcast dimension or a list in
+        allocation order (see `allotment.frontend.inputs`); `stride_order`
+        gives the allocation order (default row-major). The integration form
+        `define_tensor(sizes=..., strides=...)` derives both from strides.
+        """
+        what = "define_tensor"
+        self._check_open(what)
+        if symbolic_sizes is not None:
+            if shape is not None:
+                raise TypeError(f"{what}: give either 'shape' or 'symbolic_sizes', not both")
+            shape = symbolic_sizes
+        if (
+            sizes is None
+            and isinstance(contiguity, Sequence)
+            and contiguity
+            and all(isinstance(c, int) and not isinstance(c, bool) for c in contiguity)
+        ):
+            sizes, strides, contiguity = shape, contiguity, None  # define_tensor(sizes, strides)
+            shape = None
+        dtype = check_dtype(dtype, f"{what}: argument 'dtype'")
+        if not isinstance(is_cpu, bool):
+            raise TypeError(f"{what}: argument 'is_cpu' must be a bool, got {is_cpu!r}")
+        if sizes is not None:
+            return self._define_strided(sizes, strides, dtype, static_sizes, is_cpu)
+        if shape is None:
+            raise TypeError(f"{what}: missing argument 'shape'")
+        extents = self._check_shape(shape, what)
+        rank = len(extents)
+        order_given = None
+        if stride_order is not None and len(stride_order) > 0:
+            order_given = check_stride_order(stride_order, rank, what)
+            if order_given == list(range(rank - 1, -1, -1)):
+                order_given = None
+        contig = self._check_contiguity(contiguity, extents, order_given, what)
+        return self._tensor_input(extents, dtype, contig, order_given, is_cpu)
+
+    def _check_shape(self, shape: Sequence[int] | int, what: str) -> list[int]:
+        if isinstance(shape, bool):
+            raise TypeError(f"{what}: argument 'shape' must be a list of ints, got {shape!r}")
+        if isinstance(shape, int):
+            if shape < 0:
+                raise ValueError(f"{what}: a rank must be non-negative, got {shape}")
+            return [-1] * shape
+        if isinstance(shape, (str, bytes)) or not isinstance(shape, Sequence | torch.Size):
+            raise TypeError(f"{what}: argument 'shape' must be a list of ints, got {shape!r}")
+        extents = list(shape)
+        for i, e in enumerate(extents):
+            if isinstance(e, bool) or not isinstance(e, numbers.Integral):
+                raise TypeError(
+                    f"{what}: argument 'shape' must be a list of ints, got {e!r} at index {i}"
+                )
+            if e < -1:
+                raise ValueError(
+                    f"{what}: argument 'shape': the value {e} at index {i} was neither "
+                    "symbolic(-1), zero_element(0), broadcast(1), or static(>1)"
+                )
+        return [int(e) for e in extents]
+
+    def _check_contiguity(
+        self,
+        contiguity: Sequence[bool | None] | bool | None,
+        extents: list[int],
+        stride_order: list[int] | None,
+        what: str,
+    ) -> list[bool | None]:
+        rank = len(extents)
+        order = allocation_order(stride_order, rank)
+        if contiguity is None or isinstance(contiguity, bool):
+            flag = bool(contiguity)
+            return [None if extents[d] == 1 else flag for d in order]
+        if isinstance(contiguity, (str, bytes)) or not isinstance(contiguity, Sequence):
+            raise TypeError(
+                f"{what}: argument 'contiguity' must be a bool or a list of bool/None, "
+                f"got {contiguity!r}"
+            )
+        values = list(contiguity)
+        if len(values) != rank:
+            raise ValueError(
+                f"{what}: argument 'contiguity' has {len(values)} entries for a tensor of rank {rank}"
+            )
+        out: list[bool | None] = []
+        for pos, (c, d) in enumerate(zip(values, order)):
+            if c is not None and not isinstance(c, bool):
+                raise TypeError(
+                    f"{what}: argument 'contiguity' entries must be bool or None, got {c!r}"
+                )
+            if extents[d] == 1:
+                out.append(None)  # a broadcast dimension has no contiguity
+            elif c is None:
+                raise ValueError(
+                    f"{what}: argument 'contiguity' is None at position {pos} (dimension {d}), "
+                    f"which is not a broadcast dimension (its extent is "
+                    f"{'symbolic' if extents[d] < 0 else extents[d]})"
+                )
+            else:
+                out.append(c)
+        return out
+
+    def _define_strided(
+        self,
+        sizes: Sequence[int],
+        strides: Sequence[int] | None,
+        dtype: DataType,
+        static_sizes: bool,
+        is_cpu: bool,
+    ) -> Tensor:
+        what = "define_tensor"
+        sizes_l = self._check_shape(sizes, what)
+        if any(s < 0 for s in sizes_l):
+            raise ValueError(f"{what}: argument 'sizes' must be non-negative, got {sizes_l}")
+        if strides is None:
+            raise TypeError(f"{what}: argument 'strides' is required with 'sizes'")
+        strides_l = list(strides)
+        if len(strides_l) != len(sizes_l) or any(
+            isinstance(s, bool) or not isinstance(s, numbers.Integral) for s in strides_l
+        ):
+            raise ValueError(
+                f"{what}: argument 'strides' must be {len(sizes_l)} ints, got {strides_l}"
+            )
+        contiguity, order = tensor_descriptor(sizes_l, [int(s) for s in strides_l])
+        if order == list(range(len(sizes_l) - 1, -1, -1)):
+            order_given = None
+        else:
+            order_given = order
+        extents = [s if static_sizes or s == 1 else -1 for s in sizes_l]
+        order_dims = allocation_order(order_given, len(extents))
+        # A stride-0 (expanded) dimension of extent > 1 is an ordinary, non-contiguous one here.
+        contiguity = [
+            None if extents[d] == 1 else (False if c is None else c)
+            for d, c in zip(order_dims, contiguity)
+        ]
+        return self._tensor_input(extents, dtype, contiguity, order_given, is_cpu)
+
+    def _tensor_input(
+        self,
+        extents: list[int],
+        dtype: DataType,
+        contiguity: list[bool | None],
+        stride_order: list[int] | None,
+        is_cpu: bool,
+    ) -> Tensor:
+        shape = [DYNAMIC_INDEX if e < 0 else e for e in extents]
+        arg = self._add_argument(TensorType(to_element_type(dtype), shape))
+        handle = self._name_tensor(arg)
+        self._inputs.append(TensorInput(handle, extents, dtype, contiguity, stride_order, is_cpu))
+        return handle
+
+    def from_pytorch(self, tensor: torch.Tensor, static_sizes: bool = False) -> Tensor:
+        """A tensor input shaped like `tensor` (symbolic extents unless `static_sizes`)."""
+        if not isinstance(tensor, torch.Tensor):
+            raise TypeError(
+                f"from_pytorch: argument 'tensor' must be a torch.Tensor, got {type(tensor).__name__}"
+            )
+        return self.define_tensor(
+            sizes=list(tensor.size()),
+            strides=list(tensor.stride()),
+            dtype=from_torch(tensor.dtype),
+            static_sizes=static_sizes,
+            is_cpu=tensor.device.type == "cpu" and tensor.dim() == 0,
+        )
+
+    def define_scalar(self, value: Number | DataType | None = None, dtype: DataType | None = None) -> Scalar:
+        """A constant (`value` given) or a scalar input (no value; dtype default Double)."""
+        what = "define_scalar"
+        self._check_open(what)
+        if isinstance(value, DataType) and dtype is None:
+            value, dtype = None, value
+        if value is None:
+            dt = check_dtype(DataType.Double if dtype is None else dtype, f"{what}: argument 'dtype'")
+            arg = self._add_argument(to_element_type(dt))
+            handle = self._name_scalar(arg)
+            self._inputs.append(ScalarInput(handle, dt))
+            return handle
+        if isinstance(value, complex):
+            raise NotImplementedError("not supported: complex scalars")
+        if not isinstance(value, numbers.Real):
+            raise TypeError(
+                f"{what}: argument 'value' must be a bool, int or float, got "
+                f"{type(value).__name__} {value!r}"
+            )
+        if dtype is None:
+            dt = (
+                DataType.Bool
+                if isinstance(value, bool)
+                else DataType.Int
+                if isinstance(value, numbers.Integral)
+                else DataType.Double
+            )
+        else:
+            dt = check_dtype(dtype, f"{what}: argument 'dtype'")
+        converted = _convert_number(value, dt, f"{what}: argument 'value'")
+        return self._constant_handle(converted, to_element_type(dt))
+
+    def define_constant(self, value: Number, dtype: DataType | None = None) -> Scalar:
+        """Deprecated nvFuser spelling of `define_scalar(value, dtype)`."""
+        return self.define_scalar(value, dtype)
+
+    def define_vector(self, values: Sequence[int | Scalar] | int, dtype: DataType = DataType.Int) -> Vector:
+        """A vector of Int scalars: inputs (`define_vector(n)`) or the given values."""
+        self._check_open("define_vector")
+        if isinstance(values, bool):
+            raise TypeError(f"define_vector: argument 'values' must be a list or a size, got {values!r}")
+        if isinstance(values, int):
+            return Vector(self, [self.define_scalar(dtype=DataType.Int) for _ in range(values)])
+        items: list[Scalar] = []
+        for i, v in enumerate(values):
+            if isinstance(v, Scalar):
+                self._own(v, "define_vector: an entry")
+                items.append(v)
+            elif isinstance(v, numbers.Integral) and not isinstance(v, bool):
+                if v < -1:
+                    raise ValueError(
+                        f"define_vector: the value {v} at index {i} was neither symbolic(-1), "
+                        "zero_element(0), broadcast(1), or static(>1)"
+                    )
+                items.append(self.define_scalar(int(v), DataType.Int))
+            else:
+                raise TypeError(f"define_vector: entry {i} must be an int or a Scalar, got {v!r}")
+        return Vector(self, items)
+
+    # ------------------------------------------------------------------ #
+    # Outputs and finalization                                           #
+    # ------------------------------------------------------------------ #
+
+    def add_output(
+        self,
+        output: Tensor | Scalar,
+        alias_input: Tensor | Sequence[int] | None = None,
+        stride_order: Sequence[int] | None = None,
+    ) -> None:
+        """Marks `output` as a fusion output.
+
+        With `alias_input` (an input tensor of the same dtype and rank) the
+        result is written into that input by `execute` and not returned.
+        `stride_order` asks for the output's memory layout (as in define_tensor).
+        """
+        what = "add_output"
+        self._check_open(what)
+        if isinstance(alias_input, Sequence) and not isinstance(alias_input, (str, bytes)):
+            alias_input, stride_order = None, alias_input
+        if not isinstance(output, Tensor | Scalar):
+            raise TypeError(
+                f"{what}: argument 'output' must be a Tensor or Scalar, got {type(output).__name__}"
+            )
+        self._own(output, f"{what}: argument 'output'")
+        alias_pos: int | None = None
+        if alias_input is not None:
+            alias_pos = self._check_alias(output, alias_input)
+        order: list[int] | None = None
+        if stride_order is not None and len(stride_order) > 0:
+            if not isinstance(output, Tensor):
+                raise TypeError(f"{what}: 'stride_order' needs a Tensor output")
+            order = check_stride_order(stride_order, output.ndim, what)
+            if order == list(range(output.ndim - 1, -1, -1)):
+                order = None
+        self._outputs.append(_Output(output, alias_pos, order))
+
+    def _check_alias(self, output: Tensor | Scalar, alias_input: object) -> int:
+        what = "add_output"
+        if not isinstance(alias_input, Tensor):
+            raise TypeError(
+                f"{what}: argument 'alias_input' must be an input Tensor, got "
+                f"{type(alias_input).__name__}"
+            )
+        self._own(alias_input, f"{what}: argument 'alias_input'")
+        pos = next(
+            (i for i, s in enumerate(self._inputs) if s.handle is alias_input), None
+        )
+        if pos is None:
+            raise ValueError(
+                f"{what}: argument 'alias_input' must be a fusion input (from define_tensor or "
+                f"from_pytorch), got {alias_input!r}"
+            )
+        if not isinstance(output, Tensor):
+            raise TypeError(f"{what}: only a Tensor output can alias an input")
+        if output.dtype != alias_input.dtype or output.ndim != alias_input.ndim:
+            raise ValueError(
+                f"{what}: the output ({output.dtype!r}, rank {output.ndim}) cannot be written into "
+                f"input #{pos} ({alias_input.dtype!r}, rank {alias_input.ndim}): dtype and rank "
+                "must match"
+            )
+        if any(o.alias_input == pos for o in self._outputs):
+            raise ValueError(f"{what}: input #{pos} is already aliased by another output")
+        return pos
+
+    def _finalize(self) -> None:
+        self._check_open("finalize")
+        mesh_ops = self._apply_shardings()
+        values = [o.handle.value for o in self._outputs]
+        self._block.add_op(func.ReturnOp(*values))
+        fn = func.FuncOp(
+            self.FUNCTION_NAME,
+            ([a.type for a in self._block.args], [v.type for v in values]),
+            Region(self._block),
+        )
+        module = ModuleOp([*mesh_ops, fn])
+        try:
+            module.verify()
+        except VerifyException as e:
+            self._failed = True
+            raise ValueError(f"the fusion does not verify: {e}") from None
+        self._module = module
+        self._text = _print(module)
+
+    def _apply_shardings(self) -> list[Operation]:
+        """Gives every tensor placed on a mesh its `#fusion.sharding` type."""
+        meshes: list[DeviceMesh] = []
+        for t in self._tensors:
+            mesh = t._sharding.mesh
+            if mesh is None:
+                continue
+            if mesh not in meshes:
+                meshes.append(mesh)
+            name = f"mesh{meshes.index(mesh)}"
+            try:
+                axes = t._sharding.split_axes()
+            except ValueError as e:
+                raise ValueError(f"{t!r}: {e}") from None
+            old = t.value.type
+            assert isinstance(old, TensorType)
+            new = TensorType(old.element_type, old.get_shape(), fusion.ShardingAttr(name, axes))
+            t._value = Rewriter.replace_value_with_new_type(t.value, new)
+        return [fusion.MeshOp(f"mesh{i}", m.shape, m.devices) for i, m in enumerate(meshes)]
+
+    # ------------------------------------------------------------------ #
+    # Printing                                                           #
+    # ------------------------------------------------------------------ #
+
+    @property
+    def module(self) -> ModuleOp:
+        """The finalized module (a `fusion.mesh` per device mesh, then `func.func @fusion`)."""
+        self._ensure_defined()
+        assert self._module is not None
+        return self._module
+
+    def ir(self) -> str:
+        """The fusion's IR text (parseable by `allotment.ir.parse_module`)."""
+        self._ensure_defined()
+        assert self._text is not None
+        return self._text
+
+    def fusion_ir(self) -> str:
+        return self.ir()
+
+    def __repr__(self) -> str:
+        if self._text is None:
+            return f"<FusionDefinition (incomplete): {len(self._inputs)} inputs, {len(self._outputs)} outputs>"
+        return self._text
+
+    __str__ = __repr__
+
+    def inputs(self) -> list[Tensor | Scalar]:
+        return [s.handle for s in self._inputs]
+
+    def outputs(self) -> list[Tensor | Scalar]:
+        return [o.handle for o in self._outputs]
+
+    @property
+    def sched(self) -> Any:
+        raise NotSupportedError(
+            "not supported: fd.sched (manual scheduling); Allotment schedules fusions itself"
+        )
+
+    def last_cuda_code(self, *args: Any, **kwargs: Any) -> str:
+        raise NotSupportedError("not supported: last_cuda_code (kernels are Triton, see the backend)")
+
+    # ------------------------------------------------------------------ #
+    # Execution                                                          #
+    # ------------------------------------------------------------------ #
+
+    def execute(
+        self,
+        inputs: Sequence[Any],
+        *,
+        device: int | str | torch.device | None = None,
+        override_user_schedule: bool = False,
+        capture_debug_output: bool = False,
+        print_repro: bool = False,
+        profile: bool = False,
+        save_repro_inputs: bool = False,
+        enable_options: Sequence[str] | None = None,
+        disable_options: Sequence[str] | None = None,
+        _enable_options: Sequence[str] | None = None,
+        _disable_options: Sequence[str] | None = None,
+    ) -> list[torch.Tensor]:
+        """Runs the fusion on `inputs` (tensors, 0-d tensors, Python numbers), in input order.
+
+        Compiled through `allotment.compile` once per input signature. nvFuser's
+        debugging keyword arguments are accepted and ignored.
+        """
+        self._ensure_defined()
+        return self._execute(inputs, device, self._run)
+
+    def _execute(self, inputs: Sequence[Any], device: Any, run: RunFn) -> list[torch.Tensor]:
+        args = self._prepare_inputs(inputs, device)
+        results = list(run(self.ir(), args))
+        if len(results) != len(self._outputs):
+            raise RuntimeError(
+                f"the compiled fusion returned {len(results)} values for {len(self._outputs)} outputs"
+            )
+        out: list[torch.Tensor] = []
+        for spec, r in zip(self._outputs, results):
+            if not isinstance(r, torch.Tensor):
+                r = torch.tensor(r)
+            if spec.alias_input is not None:
+                target = inputs[spec.alias_input]
+                assert isinstance(target, torch.Tensor)
+                with torch.no_grad():
+                    target.copy_(r)
+                continue
+            if spec.stride_order is not None:
+                r = _with_stride_order(r, spec.stride_order)
+            out.append(r)
+        return out
+
+    def _prepare_inputs(self, inputs: Sequence[Any], device: Any) -> list[Any]:
+        """Checks `inputs` against the definition; returns the arguments to run with."""
+        if isinstance(inputs, torch.Tensor) or not isinstance(inputs, Sequence):
+            raise TypeError(
+                f"execute: argument 'inputs' must be a list of tensors and scalars, got "
+                f"{type(inputs).__name__}"
+            )
+        if len(inputs) != len(self._inputs):
+            listed = ", ".join(describe(i, s) for i, s in enumerate(self._inputs)) or "none"
+            raise ValueError(
+                f"execute: the fusion takes {len(self._inputs)} inputs, got {len(inputs)} "
+                f"(inputs: {listed})"
+            )
+        target = self._device(inputs, device)
+        args: list[Any] = []
+        for i, (spec, x) in enumerate(zip(self._inputs, inputs)):
+            if isinstance(spec, ScalarInput):
+                args.append(scalar_value(i, spec, x))
+                continue
+            if not isinstance(x, torch.Tensor):
+                if len(spec.shape) == 0 and isinstance(x, numbers.Number) and not isinstance(x, complex):
+                    x = torch.tensor(x, dtype=to_torch(spec.dtype))
+                else:
+                    raise TypeError(
+                        f"execute: {describe(i, spec)} is a tensor, got {type(x).__name__} {x!r}"
+                    )
+            check_tensor(i, spec, x)
+            if x.dim() == 0 and x.device != target:
+                x = x.to(target)  # a CPU scalar tensor beside GPU tensors
+            args.append(x)
+        return args
+
+    def _device(self, inputs: Sequence[Any], device: Any) -> torch.device:
+        tensors = [
+            (i, x) for i, x in enumerate(inputs) if isinstance(x, torch.Tensor) and x.dim() > 0
+        ]
+        devices = {x.device for _, x in tensors}
+        if len(devices) > 1:
+            listed = ", ".join(f"input #{i} on {x.device}" for i, x in tensors)
+            raise ValueError(f"execute: the input tensors are on different devices: {listed}")
+        if device is not None:
+            if isinstance(device, int) and not isinstance(device, bool):
+                device = torch.device("cuda", device)
+            want = torch.device(device)
+            if devices:
+                actual = next(iter(devices))
+                if actual.type != want.type or want.index not in (None, actual.index):
+                    raise ValueError(f"execute: the input tensors are on {actual}, not on {want}")
+            return want
+        if devices:
+            return devices.pop()
+        scalars = [x.device for x in inputs if isinstance(x, torch.Tensor)]
+        return scalars[0] if scalars else torch.device("cpu")
+
+    def _run(self, module_text: str, args: list[Any]) -> Sequence[Any]:
+        """Runs the compiled fusion (compiled once per input signature)."""
+        exe = self.executable_for(args, module_text)
+        return tuple(exe(*args))
+
+    def executable_for(self, args: Sequence[Any], module_text: str | None = None) -> Any:
+        """The compiled executable for these (checked) arguments, compiling it if needed."""
+        key = _signature(args)
+        exe = self._executables.get(key)
+        if exe is None:
+            compile_fn = _backend_compile()
+            exe = compile_fn(module_text or self.ir(), self.FUNCTION_NAME)
+            self._executables[key] = exe
+        return exe
+
+
+def _signature(args: Sequence[Any]) -> tuple[Any, ...]:
+    """nvFuser's FusionExecutorCache key: dtypes, ranks and device types of the inputs."""
+    key: list[Any] = []
+    for x in args:
+        if isinstance(x, torch.Tensor):
+            key.append((x.dtype, x.dim(), x.device.type))
+        else:
+            key.append(type(x).__name__)
+    return tuple(key)
+
+
+def _with_stride_order(x: torch.Tensor, stride_order: list[int]) -> torch.Tensor:
+    """`x` copied into a buffer whose allocation order is `stride_order`."""
+    order = allocation_order(stride_order, x.dim())
+    inverse = [order.index(d) for d in range(x.dim())]
+    return x.permute(order).contiguous().permute(inverse)
+
+
+def _print(module: ModuleOp) -> str:
+    import io
+
+    stream = io.StringIO()
+    Printer(stream=stream).print_op(module)
+    return stream.getvalue() + "\n"
+
+
+def _convert_number(value: numbers.Real, dt: DataType, what: str) -> Number:
+    """`value` converted to a Python number of `dt`'s kind (ValueError when it does not fit)."""
+    if dt is DataType.Bool:
+        return bool(value)
+    if dt in (DataType.Int, DataType.Int32):
+        if isinstance(value, float) and not value.is_integer():
+            raise ValueError(f"{what}: {value} is not an integer, but the dtype is {dt!r}")
+        v = int(value)
+        bits = 64 if dt is DataType.Int else 32
+        if not -(1 << (bits - 1)) <= v < 1 << (bits - 1):
+            raise ValueError(f"{what}: {v} does not fit in {dt!r}")
+        return v
+    return float(value)
+
+
+__all__ = ["FusionDefinition", "NotSupportedError"]

@@ -1,0 +1,196 @@
+"""Fusion inputs: what `define_tensor` / `define_scalar` record, and the checks `execute` makes.
+
+Contiguity and stride order follow nvFuser's conventions:
+- `stride_order[d]` is dimension d's place in the allocation order counted from
+  the innermost dimension: `[rank-1, ..., 1, 0]` is row-major (the default);
+  `[0, 1]` is a transposed (column-major) matrix.
+- `contiguity` is listed in allocation order (outermost first), one entry per
+  dimension: True (its stride is the next inner non-broadcast dimension's
+  stride times that dimension's extent, or 1 for the innermost), False (any
+  stride) or None (a broadcast dimension of extent 1).
+
+`execute` checks the tensors it is given against these, and against the
+dtype, rank and static extents of the definition, and says which input and
+which dimension do not hold.
+"""
+
+from __future__ import annotations
+
+import numbers
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import torch
+
+from allotment.frontend.datatypes import DataType, to_torch
+
+if TYPE_CHECKING:
+    from allotment.frontend.handles import Scalar, Tensor
+
+
+def allocation_order(stride_order: Sequence[int] | None, rank: int) -> list[int]:
+    """Logical dimensions from the outermost to the innermost in memory."""
+    if not stride_order:
+        return list(range(rank))
+    return sorted(range(rank), key=lambda d: -stride_order[d])
+
+
+def check_stride_order(stride_order: Sequence[int], rank: int, what: str) -> list[int]:
+    if isinstance(stride_order, (str, bytes)) or not isinstance(stride_order, Sequence):
+        raise TypeError(f"{what}: stride_order must be a list of ints, got {stride_order!r}")
+    order = list(stride_order)
+    if any(isinstance(v, bool) or not isinstance(v, int) for v in order):
+        raise TypeError(f"{what}: stride_order must be a list of ints, got {order}")
+    if len(order) != rank or sorted(order) != list(range(rank)):
+        raise ValueError(
+            f"{what}: stride_order {order} must be a permutation of 0..{rank - 1} "
+            f"(one entry per dimension of the rank-{rank} tensor)"
+        )
+    return order
+
+
+def tensor_descriptor(
+    sizes: Sequence[int], strides: Sequence[int]
+) -> tuple[list[bool | None], list[int]]:
+    """nvFuser's `compute_tensor_descriptor`: (contiguity in allocation order, stride order)."""
+    rank = len(sizes)
+    order = sorted(range(rank), key=lambda d: (-strides[d], d))
+    stride_order = [0] * rank
+    for pos, d in enumerate(order):
+        stride_order[d] = rank - 1 - pos
+    contiguity = compute_contiguity([sizes[d] for d in order], [strides[d] for d in order])
+    return contiguity, stride_order
+
+
+def compute_contiguity(sizes: Sequence[int], strides: Sequence[int]) -> list[bool | None]:
+    """nvFuser's `compute_contiguity` over dimensions listed outermost first."""
+    rank = len(sizes)
+    contiguity: list[bool | None] = [None] * rank
+
+    def not_broadcast(i: int) -> bool:
+        return strides[i] != 0 and sizes[i] != 1
+
+    inner: int | None = None
+    for i in reversed(range(rank)):
+        if not not_broadcast(i):
+            continue
+        contiguity[i] = strides[i] == 1 if inner is None else strides[i] == strides[inner] * sizes[inner]
+        inner = i
+    return contiguity
+
+
+@dataclass
+class TensorInput:
+    """A tensor input as defined: extents (-1 symbolic), dtype, layout."""
+
+    handle: Tensor
+    shape: list[int]
+    dtype: DataType
+    contiguity: list[bool | None] | None
+    stride_order: list[int] | None
+    is_cpu: bool = False
+
+
+@dataclass
+class ScalarInput:
+    """A scalar input as defined."""
+
+    handle: Scalar
+    dtype: DataType
+
+
+Input = TensorInput | ScalarInput
+
+
+def describe(position: int, spec: Input) -> str:
+    v = spec.handle.value
+    name = f"%{v.name_hint}: " if v.name_hint else ""
+    from allotment.dialects.fusion_rules import type_name
+
+    return f"input #{position} ({name}{type_name(v.type)})"
+
+
+def check_tensor(position: int, spec: TensorInput, x: torch.Tensor) -> None:
+    """Raises TypeError/ValueError when `x` does not match the defined tensor input."""
+    what = describe(position, spec)
+    want = to_torch(spec.dtype)
+    if x.dtype != want:
+        raise TypeError(f"{what}: the tensor has dtype {x.dtype}, the definition says {want}")
+    if x.dim() != len(spec.shape):
+        raise ValueError(
+            f"{what}: the tensor has rank {x.dim()} (shape {list(x.shape)}), "
+            f"the definition says rank {len(spec.shape)}"
+        )
+    sharding = spec.handle._sharding
+    for d, (e, a) in enumerate(zip(spec.shape, x.shape)):
+        if e < 0:
+            continue
+        local = e // sharding.shards(d) if sharding.mesh is not None else e
+        if a != local:
+            kind = "a broadcast dimension (extent 1)" if e == 1 else f"of static extent {local}"
+            raise ValueError(
+                f"{what}: dimension {d} is {kind} in the definition, but the tensor has "
+                f"extent {a} (shape {list(x.shape)})"
+            )
+    check_layout(what, spec, list(x.shape), list(x.stride()))
+
+
+def check_layout(what: str, spec: TensorInput, sizes: list[int], strides: list[int]) -> None:
+    """Stride order (when given) and contiguity (when given) against actual strides."""
+    rank = len(sizes)
+    if rank == 0 or 0 in sizes:
+        return
+    order = allocation_order(spec.stride_order, rank)
+    layout = f"(sizes {sizes}, strides {strides}"
+    if spec.stride_order is not None:
+        layout += f", stride_order {spec.stride_order}"
+    if spec.contiguity is not None:
+        layout += f", contiguity {spec.contiguity}"
+    layout += ")"
+    if spec.stride_order is not None:
+        real = [d for d in order if sizes[d] > 1]
+        for outer, inner in zip(real, real[1:]):
+            if strides[outer] < strides[inner]:
+                raise ValueError(
+                    f"{what}: stride_order says dimension {outer} is outside dimension {inner} "
+                    f"in memory, but its stride {strides[outer]} is smaller than "
+                    f"{strides[inner]} {layout}"
+                )
+    if spec.contiguity is None:
+        return
+    expected = 1
+    for pos in reversed(range(rank)):
+        d = order[pos]
+        if sizes[d] == 1 or spec.contiguity[pos] is None:
+            continue
+        if spec.contiguity[pos] and strides[d] != expected:
+            raise ValueError(
+                f"{what}: dimension {d} is contiguous in the definition, so its stride must be "
+                f"{expected}, but it is {strides[d]} {layout}"
+            )
+        expected = strides[d] * sizes[d]
+
+
+def scalar_value(position: int, spec: ScalarInput, x: object) -> int | float | bool:
+    """The Python value of a scalar input (a number or a 0-d tensor), checked against its dtype."""
+    what = describe(position, spec)
+    if isinstance(x, torch.Tensor):
+        if x.dim() != 0:
+            raise ValueError(f"{what} is a scalar, but the input is a tensor of shape {list(x.shape)}")
+        x = x.item()
+    dt = spec.dtype
+    if dt is DataType.Bool:
+        if not isinstance(x, bool):
+            raise TypeError(f"{what} expects a bool, got {type(x).__name__} {x!r}")
+        return x
+    if dt in (DataType.Int, DataType.Int32):
+        if isinstance(x, bool) or not isinstance(x, numbers.Integral):
+            raise TypeError(f"{what} expects an int, got {type(x).__name__} {x!r}")
+        bits = 64 if dt is DataType.Int else 32
+        if not -(1 << (bits - 1)) <= int(x) < 1 << (bits - 1):
+            raise ValueError(f"{what}: {x} does not fit in {dt!r}")
+        return int(x)
+    if isinstance(x, bool) or not isinstance(x, numbers.Real):
+        raise TypeError(f"{what} expects a float, got {type(x).__name__} {x!r}")
+    return float(x)
