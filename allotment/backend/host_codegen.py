@@ -36,10 +36,6 @@ TORCH_DTYPES = {
     "i64": "torch.int64", "i32": "torch.int32", "i1": "torch.bool", "index": "torch.int64",
 }
 
-PERSISTENT_MAX_ELEMENTS = 16384
-"""A reduced row up to this many elements is kept in registers (persistent)."""
-
-
 def torch_dtype(t) -> str:
     return TORCH_DTYPES[type_name(t)]
 
@@ -282,7 +278,7 @@ def _launcher(gen: GeneratedKernel, n_in: int, n_out: int, n_extra: int) -> str:
     if plan.reductions:
         lines.append("    if M == 0:")
         lines.append("        return")
-        lines.append(f"    if row <= {PERSISTENT_MAX_ELEMENTS}:")
+        lines.append("    if row <= rt.PERSISTENT_MAX_ELEMENTS:")
         lines.append("        bm, bn, warps = rt.persistent_blocks(M, N)")
         lines.append(f"        rt.launch({gen.functions['persistent']}, (triton.cdiv(M, bm),), ({args}), bm, bn, use_i64, warps)")
         lines.append("    else:")

@@ -7,6 +7,7 @@ generated code stays short and the internal Triton APIs are wrapped in one place
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Sequence
 from typing import Any
 
@@ -83,12 +84,12 @@ def round_float(x: float) -> float:
 
 
 def needs_i64(numel: int, *tensors: torch.Tensor) -> bool:
-    """64-bit indexing when any index can reach 2^31."""
+    """64-bit indexing when an index can reach 2^31: the domain's size, or the
+    size of a storage a (possibly strided or broadcast) view points into."""
     if numel >= 2**31:
         return True
     for t in tensors:
-        span = 1 + sum((s - 1) * abs(st) for s, st in zip(t.shape, t.stride()) if s > 0)
-        if span + t.storage_offset() >= 2**31:
+        if t.untyped_storage().nbytes() // t.element_size() >= 2**31:
             return True
     return False
 
@@ -96,6 +97,10 @@ def needs_i64(numel: int, *tensors: torch.Tensor) -> bool:
 def _pow2(n: int) -> int:
     return 1 << max(0, (max(1, n) - 1).bit_length())
 
+
+PERSISTENT_MAX_ELEMENTS = int(os.environ.get("ALLOT_PERSISTENT_MAX", "16384"))
+"""A reduced row of up to this many elements is kept in registers (one pass over
+memory); a longer one is looped over (a pass per reduction level, plus one)."""
 
 TILE = 4096
 """Elements per program tile (rows x columns)."""
@@ -111,7 +116,7 @@ def persistent_blocks(m: int, n: int) -> tuple[int, int, int]:
     bn = _pow2(n)
     bm = min(_pow2(m), max(1, TILE // bn))
     elems = bm * bn
-    warps = 4 if elems <= 2048 else (8 if elems <= 8192 else 16)
+    warps = 4 if elems <= 2048 else (8 if elems <= 8192 else (16 if elems <= 16384 else 32))
     return bm, bn, warps
 
 

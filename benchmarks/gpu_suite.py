@@ -1,0 +1,206 @@
+"""GPU benchmark: Allotment against torch eager and torch.compile, in one process.
+
+For bias+GELU, RMSNorm, LayerNorm, softmax and add+RMSNorm (bf16; the fusions
+of examples/ with their hidden size set to the benchmark's) at 32768x4096 and
+4096x32768, it checks Allotment's outputs against eager's, then reports:
+
+- kernel time (median of triton.testing.do_bench) and bandwidth in TB/s,
+  counted as (bytes of inputs + outputs) / time, and the ratio to torch.compile;
+- host time per call at 8x128: wall time of many calls with the GPU work
+  queued (one synchronize at the end);
+- peak memory of one call over the bytes of its outputs;
+- the device-to-device copy bandwidth (bytes read + written), the ceiling.
+
+    python benchmarks/gpu_suite.py [--sizes 32768x4096,4096x32768] [--out FILE.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import torch
+import torch.nn.functional as F
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+import allotment  # noqa: E402
+
+EXAMPLES = ROOT / "examples"
+BF16 = torch.bfloat16
+
+
+def fusion_text(example: str, hidden: int) -> str:
+    """The example fusion with its static hidden size replaced."""
+    text = (EXAMPLES / f"{example}.mlir").read_text()
+    size = "128" if example == "softmax" else "64"
+    return re.sub(rf"(?<![\dfi]){size}(?!\d)", str(hidden), text)
+
+
+def bias_gelu_torch(x: torch.Tensor, b: torch.Tensor) -> tuple[torch.Tensor]:
+    return (F.gelu(x + b, approximate="tanh"),)
+
+
+def rmsnorm_torch(x: torch.Tensor, w: torch.Tensor) -> tuple[torch.Tensor]:
+    xf = x.float()
+    y = xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + 1e-5) * w.float()
+    return (y.to(x.dtype),)
+
+
+def layernorm_torch(x: torch.Tensor, w: torch.Tensor, b: torch.Tensor) -> tuple[torch.Tensor]:
+    return (F.layer_norm(x, (x.shape[-1],), w, b, 1e-5),)
+
+
+def softmax_torch(x: torch.Tensor) -> tuple[torch.Tensor]:
+    return (torch.softmax(x, dim=-1),)
+
+
+def add_rmsnorm_torch(x: torch.Tensor, r: torch.Tensor, w: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    hf = x.float() + r.float()
+    y = hf * torch.rsqrt(hf.pow(2).mean(-1, keepdim=True) + 1e-6) * w.float()
+    return hf.to(x.dtype), y.to(x.dtype)
+
+
+def inputs_for(name: str, rows: int, hidden: int) -> list[torch.Tensor]:
+    g = torch.Generator(device="cuda").manual_seed(0)
+    mat = lambda: torch.randn(rows, hidden, device="cuda", dtype=BF16, generator=g)
+    vec = lambda: torch.randn(hidden, device="cuda", dtype=BF16, generator=g)
+    return {
+        "bias_gelu": lambda: [mat(), vec()],
+        "rmsnorm": lambda: [mat(), vec()],
+        "layernorm": lambda: [mat(), vec(), vec()],
+        "softmax": lambda: [mat()],
+        "add_rmsnorm": lambda: [mat(), mat(), vec()],
+    }[name]()
+
+
+FUSIONS: dict[str, Callable[..., tuple[torch.Tensor, ...]]] = {
+    "bias_gelu": bias_gelu_torch,
+    "rmsnorm": rmsnorm_torch,
+    "layernorm": layernorm_torch,
+    "softmax": softmax_torch,
+    "add_rmsnorm": add_rmsnorm_torch,
+}
+
+
+def kernel_ms(fn: Callable[[], object]) -> float:
+    import triton.testing
+
+    return float(triton.testing.do_bench(fn, warmup=25, rep=200, return_mode="median"))
+
+
+def host_us(fn: Callable[[], object], calls: int = 2000) -> float:
+    for _ in range(50):
+        fn()
+    torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    for _ in range(calls):
+        fn()
+    t1 = time.perf_counter()
+    torch.cuda.synchronize()
+    return (t1 - t0) / calls * 1e6
+
+
+def peak_over_outputs(fn: Callable[[], tuple[torch.Tensor, ...]]) -> float:
+    fn()
+    torch.cuda.synchronize()
+    base = torch.cuda.memory_allocated()
+    torch.cuda.reset_peak_memory_stats()
+    outs = fn()
+    torch.cuda.synchronize()
+    peak = torch.cuda.max_memory_allocated() - base
+    out_bytes = sum(o.numel() * o.element_size() for o in outs)
+    del outs
+    return peak / out_bytes
+
+
+def copy_tbps(rows: int, hidden: int) -> float:
+    x = torch.randn(rows, hidden, device="cuda", dtype=BF16)
+    y = torch.empty_like(x)
+    ms = kernel_ms(lambda: y.copy_(x))
+    return 2 * x.numel() * 2 / (ms * 1e-3) / 1e12
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--sizes", default="32768x4096,4096x32768")
+    p.add_argument("--fusions", default=",".join(FUSIONS))
+    p.add_argument("--out", default=None)
+    p.add_argument("--no-compile", action="store_true", help="skip torch.compile")
+    args = p.parse_args(argv)
+    torch.backends.cuda.matmul.allow_tf32 = False
+    sizes = [tuple(int(v) for v in s.split("x")) for s in args.sizes.split(",")]
+    names = args.fusions.split(",")
+    results: list[dict] = []
+    print(f"device: {torch.cuda.get_device_name()}, torch {torch.__version__}", flush=True)
+    import triton
+
+    print(f"triton {triton.__version__}", flush=True)
+    for rows, hidden in sizes:
+        ceiling = copy_tbps(rows, hidden)
+        print(f"copy {rows}x{hidden}: {ceiling:.2f} TB/s", flush=True)
+        for name in names:
+            ref = FUSIONS[name]
+            xs = inputs_for(name, rows, hidden)
+            exe = allotment.compile(fusion_text(name, hidden))
+            outs = exe(*xs)
+            expect = ref(*xs)
+            for o, e in zip(outs, expect):
+                torch.testing.assert_close(o, e, rtol=2e-2, atol=2e-2)
+            nbytes = sum(x.numel() * x.element_size() for x in xs) + sum(o.numel() * o.element_size() for o in outs)
+            row = {"fusion": name, "shape": f"{rows}x{hidden}", "copy_tbps": ceiling}
+            variants: dict[str, Callable[[], tuple]] = {"eager": lambda: ref(*xs), "allotment": lambda: exe(*xs)}
+            if not args.no_compile:
+                compiled = torch.compile(ref)
+                compiled(*xs)
+                variants["compile"] = lambda: compiled(*xs)
+            for label, fn in variants.items():
+                ms = kernel_ms(fn)
+                row[f"{label}_ms"] = ms
+                row[f"{label}_tbps"] = nbytes / (ms * 1e-3) / 1e12
+                row[f"{label}_peak_over_out"] = peak_over_outputs(fn)
+            for o, e in zip(exe(*xs), expect):  # again, through the direct launch path
+                torch.testing.assert_close(o, e, rtol=2e-2, atol=2e-2)
+            results.append(row)
+            print(json.dumps(row), flush=True)
+            del xs, outs, expect
+            torch.cuda.empty_cache()
+    host: dict[str, dict[str, float]] = {}
+    for name in names:
+        ref = FUSIONS[name]
+        xs = inputs_for(name, 8, 128)
+        exe = allotment.compile(fusion_text(name, 128))
+        exe(*xs)
+        entry = {"eager": host_us(lambda: ref(*xs)), "allotment": host_us(lambda: exe(*xs))}
+        if not args.no_compile:
+            compiled = torch.compile(ref)
+            compiled(*xs)
+            entry["compile"] = host_us(lambda: compiled(*xs))
+        host[name] = entry
+        print(json.dumps({"host_us_8x128": name, **entry}), flush=True)
+    print()
+    print(f"{'fusion':<12} {'shape':<11} {'eager':>6} {'compile':>8} {'allot':>6} {'ratio':>6} {'%copy':>6} {'peak/out e/c/a':>16}")
+    for r in results:
+        c = r.get("compile_tbps", float("nan"))
+        print(
+            f"{r['fusion']:<12} {r['shape']:<11} {r['eager_tbps']:6.2f} {c:8.2f} {r['allotment_tbps']:6.2f} "
+            f"{r['allotment_tbps'] / c:6.2f} {100 * r['allotment_tbps'] / r['copy_tbps']:5.0f}% "
+            f"{r['eager_peak_over_out']:4.1f}/{r.get('compile_peak_over_out', float('nan')):4.1f}/{r['allotment_peak_over_out']:4.1f}"
+        )
+    print(f"\n{'host us/call 8x128':<20} {'eager':>7} {'compile':>8} {'allot':>7}")
+    for name, e in host.items():
+        print(f"{name:<20} {e['eager']:7.1f} {e.get('compile', float('nan')):8.1f} {e['allotment']:7.1f}")
+    if args.out:
+        Path(args.out).write_text(json.dumps({"results": results, "host_us": host}, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,75 @@
+"""GPU correctness run (not collected by pytest): compiled CUDA execution vs the reference.
+
+Runs every example and N random fusions (tests/random_fusion.py) on CUDA
+tensors, comparing Allotment's outputs with the reference evaluator's on the
+same inputs, twice (the second call takes the direct launch path).
+
+    python3 tests/gpu/check_cuda.py --count 100
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import sys
+import time
+from pathlib import Path
+
+import torch
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
+
+import allotment  # noqa: E402
+from allotment.ir import find_function, parse_module  # noqa: E402
+from allotment.reference import evaluate, random_inputs  # noqa: E402
+from random_fusion import random_fusion  # noqa: E402
+
+EXAMPLE_SHAPES = {
+    "rmsnorm": {"x": (37, 64)}, "layernorm": {"x": (37, 64)}, "softmax": {"x": (37, 128)},
+    "bias_gelu": {"x": (37, 64)}, "add_rmsnorm": {"x": (37, 64), "r": (37, 64)},
+}
+
+
+def tolerance(text: str) -> dict[str, float]:
+    if "bf16" in text:
+        return dict(rtol=5e-2, atol=5e-2)
+    if "f16" in text:
+        return dict(rtol=5e-3, atol=5e-3)
+    return dict(rtol=1e-4, atol=1e-4)
+
+
+def check(text: str, shapes: dict, seed: int) -> None:
+    f = find_function(parse_module(text))
+    inputs = random_inputs(f, shapes, seed=seed, device="cuda")
+    ref = evaluate(f, inputs)
+    exe = allotment.compile(text)
+    for _ in range(2):
+        out = exe(*inputs)
+        for r, o in zip(ref, out):
+            torch.testing.assert_close(o, r, equal_nan=True, **tolerance(text))
+
+
+def main() -> int:
+    p = argparse.ArgumentParser()
+    p.add_argument("--count", type=int, default=100)
+    args = p.parse_args()
+    t0 = time.time()
+    for name, shapes in EXAMPLE_SHAPES.items():
+        check((ROOT / "examples" / f"{name}.mlir").read_text(), shapes, 0)
+    print(f"examples: {len(EXAMPLE_SHAPES)} passed", flush=True)
+    failures = 0
+    for seed in range(args.count):
+        text, shapes, _ = random_fusion(random.Random(seed))
+        try:
+            check(text, shapes, seed)
+        except Exception as e:  # report every mismatch, keep going
+            failures += 1
+            print(f"seed {seed}: {type(e).__name__}: {str(e)[:400]}", flush=True)
+    print(f"random fusions on cuda: {args.count - failures} passed, {failures} failed "
+          f"({time.time() - t0:.0f} s)", flush=True)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
