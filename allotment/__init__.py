@@ -16,6 +16,9 @@ _LAZY = {
     "BufferPlan": "allotment.allocation",
     "compile": "allotment.backend.runtime",
     "Executable": "allotment.backend.runtime",
+    "FusionDefinition": "allotment.frontend",
+    "DataType": "allotment.frontend",
+    "DeviceMesh": "allotment.frontend",
 }
 
 __all__ = sorted(_LAZY)

@@ -104,6 +104,8 @@ class _HostEmitter:
             else:
                 kind = "float" if "f" in type_name(t) else ("bool" if type_name(t) == "i1" else "int")
                 self.line(f"{p} = rt.check_scalar({p}, {p!r}, {kind!r})")
+        tensors = [p for a, p in zip(args, params) if isinstance(a.type, MemRefType)]
+        self.line(f"huge = rt.huge_storage({', '.join(tensors)})")
         for op in self.f.body.block.ops:
             self.op(op)
         return "\n".join(self.lines)
@@ -144,6 +146,8 @@ class _HostEmitter:
             shape = [self.v(next(dyn)) if e == DYNAMIC_INDEX else str(e) for e in t.get_shape()]
             shape_s = "(" + ", ".join(shape) + ("," if len(shape) == 1 else "") + ")"
             self.line(f"{self.v(op.result)} = torch.empty({shape_s}, dtype={torch_dtype(t.element_type)}, device=device)")
+            if any(e == DYNAMIC_INDEX for e in t.get_shape()):
+                self.line(f"huge = huge or {self.v(op.result)}.numel() >= 2**31")
         elif isinstance(op, memref.ReinterpretCastOp):
             self.view(op)
         elif isinstance(op, alloc.KernelOp):
@@ -192,7 +196,7 @@ class _HostEmitter:
                 extra.append(self.v(value))
         rows = [self.v(a.sizes[0]) if a.sizes else str(a.result.type.get_shape()[0]) for a in plan.row_buffers.values()]
         row = f"max({', '.join(rows)}, 0)" if len(rows) > 1 else (rows[0] if rows else "0")
-        call_args = ins + outs + extra + ([row] if plan.reductions else [])
+        call_args = ins + outs + extra + ([row] if plan.reductions else []) + ["huge"]
         self.line(f"launch_{plan.name}({', '.join(call_args)})")
         self.launchers.append(_launcher(gen, len(ins), len(outs), len(extra)))
 
@@ -238,6 +242,7 @@ def _launcher(gen: GeneratedKernel, n_in: int, n_out: int, n_extra: int) -> str:
     params = [f"in{i}" for i in range(n_in)] + [f"out{k}" for k in range(n_out)] + [f"e{j}" for j in range(n_extra)]
     if plan.reductions:
         params.append("row")
+    params.append("huge")
     lines = [f"def launch_{plan.name}({', '.join(params)}):"]
     extra = iter(range(n_extra))
     for d, src in enumerate(plan.extents):
@@ -255,7 +260,7 @@ def _launcher(gen: GeneratedKernel, n_in: int, n_out: int, n_extra: int) -> str:
     lines.append(f"    N = {' * '.join(ext(d) for d in plan.inner) or '1'}")
     tensors = [f"in{i}" for i, a in enumerate(plan.kernel.body.block.args) if isinstance(a.type, TensorType)]
     tensors += [f"out{k}" for k in range(n_out)]
-    lines.append(f"    use_i64 = rt.needs_i64(M * N, {', '.join(tensors)})")
+    lines.append("    use_i64 = huge or M * N >= 2**31")
     call = []
     for a in gen.args:
         if a.kind == "in":
@@ -280,16 +285,16 @@ def _launcher(gen: GeneratedKernel, n_in: int, n_out: int, n_extra: int) -> str:
         lines.append("        return")
         lines.append("    if row <= rt.PERSISTENT_MAX_ELEMENTS:")
         lines.append("        bm, bn, warps = rt.persistent_blocks(M, N)")
-        lines.append(f"        rt.launch({gen.functions['persistent']}, (triton.cdiv(M, bm),), ({args}), bm, bn, use_i64, warps)")
+        lines.append(f"        rt.launch({gen.functions['persistent']}, (-(-M // bm),), ({args}), bm, bn, use_i64, warps)")
         lines.append("    else:")
         lines.append("        bm, bn, warps = rt.looped_blocks(M, N)")
-        lines.append(f"        rt.launch({gen.functions['looped']}, (triton.cdiv(M, bm),), ({args}), bm, bn, use_i64, warps)")
+        lines.append(f"        rt.launch({gen.functions['looped']}, (-(-M // bm),), ({args}), bm, bn, use_i64, warps)")
     else:
         lines.append("    if M * N == 0:")
         lines.append("        return")
         lines.append("    bm, bn, warps = rt.pointwise_blocks(M, N)")
         lines.append(
-            f"    rt.launch({gen.functions['pointwise']}, (triton.cdiv(M, bm) * triton.cdiv(N, bn),), ({args}), bm, bn, use_i64, warps)"
+            f"    rt.launch({gen.functions['pointwise']}, (-(-M // bm) * -(-N // bn),), ({args}), bm, bn, use_i64, warps)"
         )
     return "\n".join(lines)
 

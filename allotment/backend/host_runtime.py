@@ -31,20 +31,30 @@ def check_tensor(
     x: Any, name: str, dtype: torch.dtype, shape: Sequence[int | None], device: torch.device, contiguous: bool
 ) -> torch.Tensor:
     """Checks one input tensor against its argument type; returns it (or a contiguous copy)."""
+    if (
+        type(x) is not torch.Tensor and not isinstance(x, torch.Tensor)
+        or x.dtype is not dtype
+        or x.device != device
+        or x.dim() != len(shape)
+    ):
+        _bad_tensor(x, name, dtype, shape, device)
+    sizes = x.shape
+    for d, want in enumerate(shape):
+        if want is not None and sizes[d] != want:
+            raise AllotmentRuntimeError(f"input {name}: dimension {d} has extent {sizes[d]}, the fusion says {want}")
+    if contiguous and not x.is_contiguous():
+        x = x.contiguous()  # views of this input are computed for row-major storage
+    return x
+
+
+def _bad_tensor(x: Any, name: str, dtype: torch.dtype, shape: Sequence[int | None], device: torch.device) -> None:
     if not isinstance(x, torch.Tensor):
         raise AllotmentRuntimeError(f"input {name}: expected a tensor, got {type(x).__name__}")
     if x.dtype != dtype:
         raise AllotmentRuntimeError(f"input {name}: dtype {x.dtype} does not match the fusion's {dtype}")
     if x.device != device:
         raise AllotmentRuntimeError(f"input {name} is on {x.device}, other inputs on {device}")
-    if x.dim() != len(shape):
-        raise AllotmentRuntimeError(f"input {name}: rank {x.dim()} does not match the fusion's {len(shape)}")
-    for d, (got, want) in enumerate(zip(x.shape, shape)):
-        if want is not None and got != want:
-            raise AllotmentRuntimeError(f"input {name}: dimension {d} has extent {got}, the fusion says {want}")
-    if contiguous and not x.is_contiguous():
-        x = x.contiguous()  # views of this input are computed for row-major storage
-    return x
+    raise AllotmentRuntimeError(f"input {name}: rank {x.dim()} does not match the fusion's {len(shape)}")
 
 
 def check_scalar(x: Any, name: str, kind: str) -> Any:
@@ -83,11 +93,9 @@ def round_float(x: float) -> float:
     return float(torch.tensor(x, dtype=torch.float32))
 
 
-def needs_i64(numel: int, *tensors: torch.Tensor) -> bool:
-    """64-bit indexing when an index can reach 2^31: the domain's size, or the
-    size of a storage a (possibly strided or broadcast) view points into."""
-    if numel >= 2**31:
-        return True
+def huge_storage(*tensors: torch.Tensor) -> bool:
+    """Whether a storage has 2^31 elements or more: kernels then index in 64 bits
+    (a view of it can point anywhere in it)."""
     for t in tensors:
         if t.untyped_storage().nbytes() // t.element_size() >= 2**31:
             return True
@@ -98,7 +106,7 @@ def _pow2(n: int) -> int:
     return 1 << max(0, (max(1, n) - 1).bit_length())
 
 
-PERSISTENT_MAX_ELEMENTS = int(os.environ.get("ALLOT_PERSISTENT_MAX", "16384"))
+PERSISTENT_MAX_ELEMENTS = int(os.environ.get("ALLOT_PERSISTENT_MAX", "32768"))
 """A reduced row of up to this many elements is kept in registers (one pass over
 memory); a longer one is looped over (a pass per reduction level, plus one)."""
 
@@ -106,7 +114,22 @@ TILE = 4096
 """Elements per program tile (rows x columns)."""
 
 
+def _env_blocks(name: str) -> tuple[int, int, int] | None:
+    """ALLOT_<NAME>_BLOCKS=BMxBNxWARPS overrides a heuristic (for tuning runs)."""
+    spec = os.environ.get(f"ALLOT_{name}_BLOCKS")
+    if not spec:
+        return None
+    bm, bn, warps = (int(v) for v in spec.split("x"))
+    return bm, bn, warps
+
+
+_PW = _env_blocks("POINTWISE")
+
+
 def pointwise_blocks(m: int, n: int) -> tuple[int, int, int]:
+    if _PW is not None:
+        bm, bn, warps = _PW
+        return min(bm, _pow2(m)), min(bn, _pow2(n)), warps
     bn = min(_pow2(n), 1024)
     bm = min(_pow2(m), max(1, TILE // bn))
     return bm, bn, 4 if bm * bn <= 1024 else 8

@@ -7,10 +7,11 @@
   which compiles and returns the `CompiledKernel`; later launches call that
   kernel's launcher directly (`CompiledKernel.run`), skipping Triton's
   argument binding and cache lookup (about 7 us instead of 13 to 19 us per
-  launch on an H200, ../shared/notes/triton.md). The specialization key is
-  what Triton specializes on: each pointer's 16-byte alignment and each
-  integer's value 1, divisibility by 16 and 32/64-bit range. Internal Triton
+  launch on an H200, ../shared/notes/triton.md). Internal Triton
   API: if the direct call fails once, every later launch uses the JIT path.
+The key holds every integer argument itself (a superset of what Triton
+specializes on); launches with a pointer that is not 16-byte aligned always
+take the JIT path.
 """
 
 from __future__ import annotations
@@ -25,23 +26,25 @@ _DIRECT: dict[tuple, tuple] = {}
 _direct_ok = os.environ.get("ALLOT_JIT_LAUNCH", "0") in ("", "0")
 
 
-def _spec(a: Any) -> object:
-    if isinstance(a, torch.Tensor):
-        return a.data_ptr() % 16 == 0
-    if isinstance(a, bool):
-        return ("b", a)
-    if isinstance(a, int):
-        return (a == 1, a % 16 == 0, -(2**31) <= a < 2**31)
-    return type(a)
-
-
 def launch(kernel: Any, grid: tuple[int, ...], args: tuple, constexprs: dict[str, Any], num_warps: int) -> None:
     global _direct_ok
     if _INTERPRET or not _direct_ok:
         kernel[grid](*args, **constexprs, num_warps=num_warps)
         return
     cvals = tuple(constexprs.values())
-    key = (kernel, num_warps, cvals, tuple(map(_spec, args)))
+    aligned = True
+    ints = []
+    for a in args:
+        if type(a) is int:
+            ints.append(a)
+        elif isinstance(a, torch.Tensor):
+            aligned = aligned and a.data_ptr() % 16 == 0
+        else:
+            ints.append(type(a))
+    if not aligned:  # Triton specializes on each pointer's alignment: let it decide
+        kernel[grid](*args, **constexprs, num_warps=num_warps)
+        return
+    key = (kernel, num_warps, cvals, *ints)
     entry = _DIRECT.get(key)
     if entry is None:
         compiled = kernel[grid](*args, **constexprs, num_warps=num_warps)
@@ -54,7 +57,7 @@ def launch(kernel: Any, grid: tuple[int, ...], args: tuple, constexprs: dict[str
     run, function, metadata = entry
     g1 = grid[1] if len(grid) > 1 else 1
     g2 = grid[2] if len(grid) > 2 else 1
-    stream = torch.cuda.current_stream().cuda_stream
+    stream = torch._C._cuda_getCurrentRawStream(torch._C._cuda_getDevice())
     try:
         run(grid[0], g1, g2, stream, function, metadata, None, None, None, *args, *cvals)
     except Exception:

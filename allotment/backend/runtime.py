@@ -40,8 +40,18 @@ from xdsl.printer import Printer  # noqa: E402
 
 from allotment.tools.errors import UserError  # noqa: E402
 
-CODEGEN_VERSION = "1"
-"""Bump when generated code changes: it is part of the cache key."""
+def _codegen_version() -> str:
+    """A hash of the code that generates programs: part of the cache key, so that
+    a changed code generator never loads a stale program from the disk cache."""
+    root = Path(__file__).resolve().parents[1]
+    h = hashlib.sha256()
+    for rel in sorted(("backend", "passes", "analysis", "dialects")):
+        for path in sorted((root / rel).glob("*.py")):
+            h.update(path.read_bytes())
+    return h.hexdigest()[:16]
+
+
+CODEGEN_VERSION = _codegen_version()
 
 _PROGRAMS: dict[str, ModuleType] = {}
 COMPILATIONS = 0

@@ -85,6 +85,15 @@ def _min_nan(a, b):
 @triton.jit
 def _mul_combine(a, b):
     return a * b
+
+
+@triton.jit
+def _int_pow(a, b):
+    # through f64, rounded; a negative exponent gives torch's integer results
+    r = _pow(a.to(tl.float64), b.to(tl.float64))
+    r = tl.where(r >= 0, r + 0.5, r - 0.5).to(tl.int64)
+    neg = tl.where(a == 1, 1, tl.where(a == -1, 1 - 2 * (b & 1), 0))
+    return tl.where(b < 0, neg, r)
 '''
 
 PRELUDE_INTERPRETER = '''
@@ -321,7 +330,11 @@ class _Emitter:
             return x
         name = self.fresh()
         if dst == IntegerType(1):
-            self.line(f"{name} = {x} != 0")
+            # 16-bit floats compare as numbers (the interpreter compares bf16 bits: -0.0 != 0)
+            self.line(f"{name} = {x}.to({compute_dtype(src)}) != 0" if is_float(src) else f"{name} = {x} != 0")
+        elif isinstance(dst, BFloat16Type) and not isinstance(src, Float32Type):
+            # through f32, as torch converts (and Triton's interpreter only converts f32 to bf16)
+            self.line(f"{name} = {x}.to(tl.float32).to(tl.bfloat16)")
         else:
             self.line(f"{name} = {x}.to({tl_dtype(dst)})")
         return name
@@ -392,6 +405,9 @@ class _Emitter:
         if isinstance(op, fusion.WhereOp):
             ct = compute_dtype(rt)
             return f"tl.where({xs[0]}, ({xs[1]}), ({xs[2]})).to({ct}).to({out})"
+        if isinstance(op, fusion.LogicalNotOp | fusion.LogicalAndOp | fusion.LogicalOrOp):
+            # 16-bit floats compare as numbers (the interpreter compares bf16 bits: -0.0 != 0)
+            xs = [self.as_type(x, t, compute_dtype(element_type_of(t))) for x, t in zip(xs, types)]
         if isinstance(op, fusion.LogicalNotOp):
             return f"({xs[0]} == 0)"
         if isinstance(op, fusion.LogicalAndOp | fusion.LogicalOrOp):
@@ -416,9 +432,9 @@ class _Emitter:
             elif isinstance(op, fusion.DivOp):
                 e = f"{a} / {b}" if is_float(rt) else f"_trunc_div({a}, {b})"
             elif isinstance(op, fusion.PowOp):
-                e = f"_pow({a}, {b})" if is_float(rt) else f"_pow({a}.to(tl.float64), {b}.to(tl.float64))"
-                if not is_float(rt):
-                    return f"tl.where(({e}) >= 0, ({e}) + 0.5, ({e}) - 0.5).to({out})"
+                # a scalar (a Python literal for a constant) becomes a 1x1 tile: _pow needs tensors
+                a, b = (x if isinstance(t, TensorType) else f"tl.full([1, 1], {x}, {ct})" for x, t in zip(args, types))
+                e = f"_pow({a}, {b})" if is_float(rt) else f"_int_pow({a}, {b})"
             elif isinstance(op, fusion.MaximumOp):
                 e = f"_max_nan({a}, {b})" if is_float(rt) else f"tl.maximum({a}, {b})"
             elif isinstance(op, fusion.MinimumOp):

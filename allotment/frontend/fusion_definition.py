@@ -67,7 +67,7 @@ from allotment.frontend.inputs import (
 from allotment.frontend.multidevice import DeviceMesh
 
 Number = bool | int | float
-RunFn = Callable[[str, list[Any]], Sequence[Any]]
+RunFn = Callable[[str, list[Any], torch.device], Sequence[Any]]
 
 
 class NotSupportedError(NotImplementedError, AttributeError):
@@ -650,8 +650,8 @@ class FusionDefinition:
         return self._execute(inputs, device, self._run)
 
     def _execute(self, inputs: Sequence[Any], device: Any, run: RunFn) -> list[torch.Tensor]:
-        args = self._prepare_inputs(inputs, device)
-        results = list(run(self.ir(), args))
+        args, target = self._prepare_inputs(inputs, device)
+        results = list(run(self.ir(), args, target))
         if len(results) != len(self._outputs):
             raise RuntimeError(
                 f"the compiled fusion returned {len(results)} values for {len(self._outputs)} outputs"
@@ -671,8 +671,8 @@ class FusionDefinition:
             out.append(r)
         return out
 
-    def _prepare_inputs(self, inputs: Sequence[Any], device: Any) -> list[Any]:
-        """Checks `inputs` against the definition; returns the arguments to run with."""
+    def _prepare_inputs(self, inputs: Sequence[Any], device: Any) -> tuple[list[Any], torch.device]:
+        """Checks `inputs` against the definition; returns the arguments and the device."""
         if isinstance(inputs, torch.Tensor) or not isinstance(inputs, Sequence):
             raise TypeError(
                 f"execute: argument 'inputs' must be a list of tensors and scalars, got "
@@ -701,7 +701,7 @@ class FusionDefinition:
             if x.dim() == 0 and x.device != target:
                 x = x.to(target)  # a CPU scalar tensor beside GPU tensors
             args.append(x)
-        return args
+        return args, target
 
     def _device(self, inputs: Sequence[Any], device: Any) -> torch.device:
         tensors = [
@@ -725,25 +725,36 @@ class FusionDefinition:
         scalars = [x.device for x in inputs if isinstance(x, torch.Tensor)]
         return scalars[0] if scalars else torch.device("cpu")
 
-    def _run(self, module_text: str, args: list[Any]) -> Sequence[Any]:
+    def _run(self, module_text: str, args: list[Any], device: torch.device) -> Sequence[Any]:
         """Runs the compiled fusion (compiled once per input signature)."""
-        exe = self.executable_for(args, module_text)
+        exe = self._executable(module_text, args, device)
         return tuple(exe(*args))
 
-    def executable_for(self, args: Sequence[Any], module_text: str | None = None) -> Any:
-        """The compiled executable for these (checked) arguments, compiling it if needed."""
-        key = _signature(args)
+    def _executable(self, module_text: str, args: Sequence[Any], device: torch.device) -> Any:
+        key = _signature(args, device)
         exe = self._executables.get(key)
         if exe is None:
             compile_fn = _backend_compile()
-            exe = compile_fn(module_text or self.ir(), self.FUNCTION_NAME)
+            # Without tensor inputs the device cannot be inferred: tell the backend.
+            where = None if any(isinstance(x, torch.Tensor) for x in args) else str(device)
+            exe = compile_fn(module_text, function=self.FUNCTION_NAME, device=where)
             self._executables[key] = exe
         return exe
 
+    def executable_for(self, inputs: Sequence[Any], device: Any = None) -> tuple[Any, list[Any]]:
+        """(the compiled executable, the checked arguments) for `inputs`, compiling if needed.
 
-def _signature(args: Sequence[Any]) -> tuple[Any, ...]:
+        Calling `exe(*args)` runs the fusion without `execute`'s checks (for
+        measuring host overhead); aliased outputs are then returned, not copied.
+        """
+        self._ensure_defined()
+        args, target = self._prepare_inputs(inputs, device)
+        return self._executable(self.ir(), args, target), args
+
+
+def _signature(args: Sequence[Any], device: torch.device) -> tuple[Any, ...]:
     """nvFuser's FusionExecutorCache key: dtypes, ranks and device types of the inputs."""
-    key: list[Any] = []
+    key: list[Any] = [device.type]
     for x in args:
         if isinstance(x, torch.Tensor):
             key.append((x.dtype, x.dim(), x.device.type))

@@ -162,9 +162,10 @@ def check_layout(what: str, spec: TensorInput, sizes: list[int], strides: list[i
     expected = 1
     for pos in reversed(range(rank)):
         d = order[pos]
-        if sizes[d] == 1 or spec.contiguity[pos] is None:
-            continue
-        if spec.contiguity[pos] and strides[d] != expected:
+        contiguous = spec.contiguity[pos]
+        if sizes[d] == 1 or contiguous is None or (strides[d] == 0 and not contiguous):
+            continue  # broadcast and expanded (stride-0) dimensions do not count
+        if contiguous and strides[d] != expected:
             raise ValueError(
                 f"{what}: dimension {d} is contiguous in the definition, so its stride must be "
                 f"{expected}, but it is {strides[d]} {layout}"

@@ -7,7 +7,7 @@ arguments and the `arith` on top of it) by `arith.constant`s, checks the
 `alloc.check`s (a failing one is a compile-time error naming both values, a
 passing one is erased), and leaves every `alloc.alloc` with constant sizes, so
 that a concrete plan can be printed and FileChecked without running anything.
-Functions that do not match the given names are left alone.
+With `function=name`, only that function is evaluated; the others are left alone.
 """
 
 from __future__ import annotations
@@ -47,9 +47,14 @@ class AllocEvaluatePass(ModulePass):
         funcs = [
             f for f in op.walk()
             if isinstance(f, func.FuncOp) and not f.is_declaration
-            and any(isinstance(t, MemRefType) for t in f.function_type.inputs.data)
+            and any(
+                isinstance(t, MemRefType)
+                for t in f.function_type.inputs.data + f.function_type.outputs.data
+            )
             and (not self.function or f.sym_name.data == self.function)
         ]
+        if not funcs and self.function:
+            raise PassFailedException(f"alloc-evaluate: no allocated function named @{self.function}")
         if not funcs:
             raise PassFailedException("alloc-evaluate: no allocated function to evaluate (run fusion-allocate first)")
         for f in funcs:
@@ -65,7 +70,8 @@ def _fold(f: func.FuncOp, values: dict) -> None:
     constants: dict[int, arith.ConstantOp] = {}
     first = block.first_op
     for v, n in values.items():
-        if v.owner is block or isinstance(v.owner, arith.ConstantOp) or not isinstance(v.type, IndexType):
+        # index arguments too: an alloc sized directly by one gets a constant
+        if isinstance(v.owner, arith.ConstantOp) or not isinstance(v.type, IndexType):
             continue
         if n not in constants:
             c = arith.ConstantOp(IntegerAttr(n, IndexType()))

@@ -317,10 +317,10 @@ class _Allocator:
     def _row_buffer(self, op: Operation, inner: Block, seg: fusion.SegmentOp) -> alloc.AllocOp:
         """The on-chip buffer holding one reduced row of a reduction's input."""
         src = op.operands[0]
-        extents = self.shapes.shape(src)
+        extents = self.local_extents(src)  # a device reduces its own shard's rows
         rank = len(extents)
         dims = sorted({d + rank if d < 0 else d for d in op.dims.get_values()})
-        static = src.type.get_shape()
+        static = self.local_static_shape(src.type)
         row = sym.product([extents[d] for d in dims])
         static_row = DYNAMIC_INDEX if any(static[d] == DYNAMIC_INDEX for d in dims) else _prod(static[d] for d in dims)
         sizes = [self.sizes.value(row)] if static_row == DYNAMIC_INDEX else []

@@ -525,8 +525,8 @@ class FusionSegmentPass(ModulePass):
         with gc_paused():
             for f in op.walk():
                 if isinstance(f, func.FuncOp) and not f.is_declaration:
-                    if any(isinstance(o, fusion.SegmentOp) for o in f.body.block.ops):
-                        continue  # already segmented
+                    if any(o.name in ("fusion.segment", "alloc.kernel") for o in f.body.block.ops):
+                        continue  # already segmented (or allocated)
                     try:
                         segment_function(f, eager=self.one_op_per_kernel)
                     except ShapeError as e:
