@@ -48,4 +48,13 @@ ALL_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
 }
 """Our passes by pipeline name, loaded lazily."""
 
-ALLOTMENT_UNIVERSE = Universe(all_dialects=ALL_DIALECTS, all_passes=ALL_PASSES)
+def _python_target() -> type:
+    from allotment.backend.python_target import PythonTarget
+
+    return PythonTarget
+
+
+ALL_TARGETS: dict[str, Callable[[], type]] = {"python": _python_target}
+"""Our output targets (`allot-opt -t NAME`)."""
+
+ALLOTMENT_UNIVERSE = Universe(all_dialects=ALL_DIALECTS, all_passes=ALL_PASSES, all_targets=ALL_TARGETS)

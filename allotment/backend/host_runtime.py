@@ -154,6 +154,9 @@ def launch(kernel: Any, grid: tuple[int, ...], args: tuple, bm: int, bn: int, us
 
 
 def matmul(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor) -> None:
+    if a.dim() == 1 or b.dim() == 1:  # torch.matmul(out=) resizes a 1-D result (deprecated): copy it
+        out.copy_(torch.matmul(a, b))
+        return
     torch.matmul(a, b, out=out)
 
 

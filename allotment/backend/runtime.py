@@ -167,7 +167,8 @@ def build_program(text: str, function: str, target: str) -> Program:
         )
     if target == "cuda" and interpreting():
         raise CompileError("CUDA tensors cannot run while TRITON_INTERPRET=1 is set")
-    key = hashlib.sha256(f"{CODEGEN_VERSION}\n{target}\n{function}\n{text}".encode()).hexdigest()[:24]
+    options = os.environ.get("ALLOT_TANH", "libdevice")
+    key = hashlib.sha256(f"{CODEGEN_VERSION}\n{target}\n{options}\n{function}\n{text}".encode()).hexdigest()[:24]
     module = _PROGRAMS.get(key)
     path = cache_dir() / f"program_{key}.py"
     if module is None:

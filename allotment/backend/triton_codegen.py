@@ -726,9 +726,19 @@ def generate_kernel(plan: KernelPlan, target: str) -> GeneratedKernel:
     return GeneratedKernel(plan, functions, helpers + "\n\n".join(parts), args)
 
 
-def module_prelude(target: str) -> str:
-    return (
-        "import triton\nimport triton.language as tl\n"
-        + PRELUDE_COMMON
-        + (PRELUDE_CUDA if target == "cuda" else PRELUDE_INTERPRETER)
-    )
+TANH_EXP = '''
+@triton.jit
+def _tanh(x):
+    e = tl.exp(-2.0 * tl.abs(x))
+    t = (1.0 - e) / (1.0 + e)
+    return tl.where(x < 0, -t, t)
+'''
+
+
+def module_prelude(target: str, tanh: str = "libdevice") -> str:
+    """Imports and helpers of a generated module. On CUDA, tanh is libdevice's,
+    or with tanh="exp" one exp and one division (fewer instructions)."""
+    prelude = PRELUDE_CUDA if target == "cuda" else PRELUDE_INTERPRETER
+    if target == "cuda" and tanh == "exp":
+        prelude = prelude.replace("def _tanh(x):\n    return libdevice.tanh(x)", TANH_EXP.strip().split("\n", 1)[1])
+    return "import triton\nimport triton.language as tl\n" + PRELUDE_COMMON + prelude

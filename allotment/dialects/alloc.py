@@ -181,6 +181,8 @@ class AllocOp(IRDLOperation):
         self._verify_sharding(shape)
 
     def _verify_sharding(self, shape: Sequence[int]) -> None:
+        if self.mesh is not None and not isinstance(SymbolTable.lookup_symbol(self, self.mesh), MeshOp):
+            raise VerifyException(f"mesh @{self.mesh.root_reference.data} is not defined")
         if self.sharding is None:
             if self.global_shape is not None:
                 raise VerifyException("global_shape is only meaningful with a sharding")

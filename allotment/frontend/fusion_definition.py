@@ -543,7 +543,11 @@ class FusionDefinition:
 
     def _finalize(self) -> None:
         self._check_open("finalize")
-        mesh_ops = self._apply_shardings()
+        try:
+            mesh_ops = self._apply_shardings()
+        except Exception:
+            self._failed = True
+            raise
         values = [o.handle.value for o in self._outputs]
         self._block.add_op(func.ReturnOp(*values))
         fn = func.FuncOp(

@@ -17,9 +17,9 @@ which dimension do not hold.
 from __future__ import annotations
 
 import numbers
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import torch
 
@@ -90,6 +90,26 @@ class TensorInput:
     contiguity: list[bool | None] | None
     stride_order: list[int] | None
     is_cpu: bool = False
+    _plan: tuple[Any, ...] | None = None
+
+    def plan(self) -> tuple[torch.dtype, int, list[tuple[int, int]], str]:
+        """What execute checks, computed once the definition (and its sharding) is final:
+        (dtype, rank, [(dim, local static extent)], layout check: "none", "contiguous", "full")."""
+        if self._plan is None:
+            sharding = self.handle._sharding
+            static = [
+                (d, e // sharding.shards(d) if sharding.mesh is not None else e)
+                for d, e in enumerate(self.shape)
+                if e >= 0
+            ]
+            if self.stride_order is None and not any(self.contiguity or []):
+                layout = "none"
+            elif self.stride_order is None and all(c is not False for c in self.contiguity or []):
+                layout = "contiguous"
+            else:
+                layout = "full"
+            self._plan = (to_torch(self.dtype), len(self.shape), static, layout)
+        return self._plan
 
 
 @dataclass
@@ -113,49 +133,51 @@ def describe(position: int, spec: Input) -> str:
 
 def check_tensor(position: int, spec: TensorInput, x: torch.Tensor) -> None:
     """Raises TypeError/ValueError when `x` does not match the defined tensor input."""
-    what = describe(position, spec)
-    want = to_torch(spec.dtype)
-    if x.dtype != want:
-        raise TypeError(f"{what}: the tensor has dtype {x.dtype}, the definition says {want}")
-    if x.dim() != len(spec.shape):
+    dtype, rank, static, layout = spec.plan()
+    what = lambda: describe(position, spec)  # noqa: E731 - messages only on failure
+    if x.dtype != dtype:
+        raise TypeError(f"{what()}: the tensor has dtype {x.dtype}, the definition says {dtype}")
+    shape = x.shape
+    if len(shape) != rank:
         raise ValueError(
-            f"{what}: the tensor has rank {x.dim()} (shape {list(x.shape)}), "
-            f"the definition says rank {len(spec.shape)}"
+            f"{what()}: the tensor has rank {len(shape)} (shape {list(shape)}), "
+            f"the definition says rank {rank}"
         )
-    sharding = spec.handle._sharding
-    for d, (e, a) in enumerate(zip(spec.shape, x.shape)):
-        if e < 0:
-            continue
-        local = e // sharding.shards(d) if sharding.mesh is not None else e
-        if a != local:
-            kind = "a broadcast dimension (extent 1)" if e == 1 else f"of static extent {local}"
+    for d, local in static:
+        if shape[d] != local:
+            kind = "a broadcast dimension (extent 1)" if spec.shape[d] == 1 else f"of static extent {local}"
             raise ValueError(
-                f"{what}: dimension {d} is {kind} in the definition, but the tensor has "
-                f"extent {a} (shape {list(x.shape)})"
+                f"{what()}: dimension {d} is {kind} in the definition, but the tensor has "
+                f"extent {shape[d]} (shape {list(shape)})"
             )
-    check_layout(what, spec, list(x.shape), list(x.stride()))
+    if layout == "none" or (layout == "contiguous" and x.is_contiguous()):
+        return
+    check_layout(what, spec, list(shape), list(x.stride()))
 
 
-def check_layout(what: str, spec: TensorInput, sizes: list[int], strides: list[int]) -> None:
+def check_layout(what: Callable[[], str], spec: TensorInput, sizes: list[int], strides: list[int]) -> None:
     """Stride order (when given) and contiguity (when given) against actual strides."""
     rank = len(sizes)
     if rank == 0 or 0 in sizes:
         return
     order = allocation_order(spec.stride_order, rank)
-    layout = f"(sizes {sizes}, strides {strides}"
-    if spec.stride_order is not None:
-        layout += f", stride_order {spec.stride_order}"
-    if spec.contiguity is not None:
-        layout += f", contiguity {spec.contiguity}"
-    layout += ")"
+
+    def layout() -> str:
+        text = f"(sizes {sizes}, strides {strides}"
+        if spec.stride_order is not None:
+            text += f", stride_order {spec.stride_order}"
+        if spec.contiguity is not None:
+            text += f", contiguity {spec.contiguity}"
+        return text + ")"
+
     if spec.stride_order is not None:
         real = [d for d in order if sizes[d] > 1]
         for outer, inner in zip(real, real[1:]):
             if strides[outer] < strides[inner]:
                 raise ValueError(
-                    f"{what}: stride_order says dimension {outer} is outside dimension {inner} "
+                    f"{what()}: stride_order says dimension {outer} is outside dimension {inner} "
                     f"in memory, but its stride {strides[outer]} is smaller than "
-                    f"{strides[inner]} {layout}"
+                    f"{strides[inner]} {layout()}"
                 )
     if spec.contiguity is None:
         return
@@ -167,31 +189,31 @@ def check_layout(what: str, spec: TensorInput, sizes: list[int], strides: list[i
             continue  # broadcast and expanded (stride-0) dimensions do not count
         if contiguous and strides[d] != expected:
             raise ValueError(
-                f"{what}: dimension {d} is contiguous in the definition, so its stride must be "
-                f"{expected}, but it is {strides[d]} {layout}"
+                f"{what()}: dimension {d} is contiguous in the definition, so its stride must be "
+                f"{expected}, but it is {strides[d]} {layout()}"
             )
         expected = strides[d] * sizes[d]
 
 
 def scalar_value(position: int, spec: ScalarInput, x: object) -> int | float | bool:
     """The Python value of a scalar input (a number or a 0-d tensor), checked against its dtype."""
-    what = describe(position, spec)
+    what = lambda: describe(position, spec)  # noqa: E731 - messages only on failure
     if isinstance(x, torch.Tensor):
         if x.dim() != 0:
-            raise ValueError(f"{what} is a scalar, but the input is a tensor of shape {list(x.shape)}")
+            raise ValueError(f"{what()} is a scalar, but the input is a tensor of shape {list(x.shape)}")
         x = x.item()
     dt = spec.dtype
     if dt is DataType.Bool:
         if not isinstance(x, bool):
-            raise TypeError(f"{what} expects a bool, got {type(x).__name__} {x!r}")
+            raise TypeError(f"{what()} expects a bool, got {type(x).__name__} {x!r}")
         return x
     if dt in (DataType.Int, DataType.Int32):
         if isinstance(x, bool) or not isinstance(x, numbers.Integral):
-            raise TypeError(f"{what} expects an int, got {type(x).__name__} {x!r}")
+            raise TypeError(f"{what()} expects an int, got {type(x).__name__} {x!r}")
         bits = 64 if dt is DataType.Int else 32
         if not -(1 << (bits - 1)) <= int(x) < 1 << (bits - 1):
-            raise ValueError(f"{what}: {x} does not fit in {dt!r}")
+            raise ValueError(f"{what()}: {x} does not fit in {dt!r}")
         return int(x)
     if isinstance(x, bool) or not isinstance(x, numbers.Real):
-        raise TypeError(f"{what} expects a float, got {type(x).__name__} {x!r}")
+        raise TypeError(f"{what()} expects a float, got {type(x).__name__} {x!r}")
     return float(x)

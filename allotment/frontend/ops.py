@@ -470,7 +470,7 @@ class Operators:
         a = self._operand(arg1, name, "arg1")
         b = self._operand(arg2, name, "arg2")
         if not any(_is_tensor(v) for v in (c, a, b)):
-            t = self._scalar_common(a, b, False)
+            t = a.type if a.type == b.type else self._scalar_common(a, b, False)
             x, y = self._convert_scalar(a, t), self._convert_scalar(b, t)
             return self._scalar_op(arith.SelectOp(c, x, y))
         c, a, b = self._align([c, a, b])

@@ -17,7 +17,7 @@ from xdsl.xdsl_opt_main import xDSLOptMain
 
 from allotment.tools.diagnostics import LocatedMLIRFrontend, verify_located
 from allotment.tools.errors import run_reporting_errors
-from allotment.universe import ALL_DIALECTS, ALL_PASSES
+from allotment.universe import ALL_DIALECTS, ALL_PASSES, ALL_TARGETS
 
 
 class AllotOptMain(xDSLOptMain):
@@ -72,6 +72,8 @@ class AllotOptMain(xDSLOptMain):
         from xdsl.targets import get_all_targets
 
         for name, factory in get_all_targets().items():
+            self.available_targets.setdefault(name, factory)
+        for name, factory in ALL_TARGETS.items():
             self.available_targets.setdefault(name, factory)
 
 

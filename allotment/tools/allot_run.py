@@ -1,26 +1,40 @@
 """`allot-run`: runs a fusion from a .mlir file on random inputs.
 
-    allot-run FILE.mlir --reference --shapes x=8x4096,w=4096 [--scalars eps=1e-5]
-              [--func NAME] [--seed N] [--device cpu|cuda]
+    allot-run FILE.mlir --shapes x=8x4096,w=4096 [--scalars eps=1e-5] [--func NAME]
+              [--seed N] [--device cpu|cuda] [--check] [--bench] [--dump] [--reference]
 
-The file is parsed and verified (errors are located, `file:line:col: error:`),
-inputs are drawn by `allotment.reference.random_inputs`, and the function runs
-on the reference evaluator. For each output one line is printed:
+The file is parsed and verified (errors are located, `file:line:col: error:`)
+and inputs are drawn by `allotment.reference.random_inputs` on the device
+(`--device`, default cuda where CUDA is available, else cpu: on the CPU the
+generated Triton kernels run through Triton's interpreter, so keep shapes small).
+Modes (each a function of (args, function, inputs) registered in `_MODES`;
+`--check`, `--bench` and `--dump` combine, and run in that order: dump, check, bench):
 
-    out0: shape=8x64 dtype=bfloat16 sum=-3.4375 abs_sum=405.1875
+- default: the fusion is compiled (`allotment.compile`) and run; one line per output:
+      out0: shape=8x64 dtype=bfloat16 sum=-3.4375 abs_sum=405.1875
+  with `sum` and `abs_sum` accumulated in float64 (`shape=scalar` for a 0-d result).
+- `--reference`: the same lines from the reference evaluator (op by op with
+  torch) instead of compiled code; it combines with no other mode.
+- `--check`: compiled and reference outputs on the same inputs, one line per output:
+      out0: shape=8x64 dtype=bfloat16 max_abs=0.0078125 max_rel=0.0039 tol=0.05 PASS
+  tolerance (rtol = atol) by the least precise float type in the function
+  (bf16 5e-2, f16 5e-3, else 1e-4; integers and bools exact; NaN equals NaN);
+  exit status 1 if any output FAILs.
+- `--bench`: times the compiled call and prints time per call, bandwidth
+  ((bytes of inputs + outputs) / time) and host time per call. On CUDA the time
+  is the kernels' (triton.testing.do_bench, CUDA events) and host time is wall
+  time per call with the GPU work queued; on the CPU both are wall times, host
+  time with the Triton kernels' launches skipped (the host program's own work).
+- `--dump`: prints the generated program (host code and its Triton kernels).
 
-with `sum` and `abs_sum` accumulated in float64 (`repr` of the float; `shape=scalar`
-for a 0-d result). Every failure is one message on stderr and exit status 1
-(argparse usage errors and a missing `--reference`: 2).
-
-Modes: `--reference` is the only one for now; compiled execution (with
-`--check` against the reference, `--bench`, `--dump`) comes with the backend:
-each mode is a function of (args, function, inputs) registered in `_MODES`.
+Every failure is one message on stderr and exit status 1 (argparse usage
+errors, and `--reference` combined with another mode: 2).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import warnings
 from collections.abc import Callable, Sequence
@@ -45,7 +59,22 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--reference",
         action="store_true",
-        help="run on the reference evaluator (op by op with torch); required for now",
+        help="run on the reference evaluator (op by op with torch) instead of compiling",
+    )
+    p.add_argument(
+        "--check",
+        action="store_true",
+        help="also run the reference evaluator and compare each output (exit 1 on a mismatch)",
+    )
+    p.add_argument(
+        "--bench",
+        action="store_true",
+        help="time the compiled call: time per call, bandwidth, host time per call",
+    )
+    p.add_argument(
+        "--dump",
+        action="store_true",
+        help="print the generated program (host code and Triton kernels)",
     )
     p.add_argument(
         "--shapes",
@@ -68,8 +97,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--device",
         choices=["cpu", "cuda"],
-        default="cpu",
-        help="where inputs are made and the function runs (default cpu)",
+        default=None,
+        help="where inputs are made and the function runs (default: cuda if available, else cpu)",
     )
     return p
 
@@ -125,9 +154,11 @@ def parse_scalars(items: Sequence[str]) -> dict[str, int | float | bool]:
     return {name: _scalar(name, text) for name, text in _assignments(items, "--scalars")}
 
 
-def resolve_device(name: str) -> torch.device:
+def resolve_device(name: str | None) -> torch.device:
     import torch
 
+    if name is None:
+        name = "cuda" if torch.cuda.is_available() else "cpu"
     if name == "cuda" and not torch.cuda.is_available():
         raise UserError("--device cuda: CUDA is not available on this machine")
     return torch.device(name)
@@ -154,16 +185,157 @@ def run_reference(args: argparse.Namespace, fn: FuncOp, inputs: list) -> int:
     return 0
 
 
+def _executable(args: argparse.Namespace, fn: FuncOp):
+    """The compiled fusion (built once per run of the tool)."""
+    if getattr(args, "executable", None) is None:
+        import allotment
+
+        args.executable = allotment.compile(fn, function=fn.sym_name.data, device=args.device.type)
+    return args.executable
+
+
+def run_compiled(args: argparse.Namespace, fn: FuncOp, inputs: list) -> int:
+    outputs = _executable(args, fn)(*inputs)
+    for i, out in enumerate(outputs):
+        print(describe_output(f"out{i}", out))
+    return 0
+
+
+def run_dump(args: argparse.Namespace, fn: FuncOp, inputs: list) -> int:
+    print(_executable(args, fn).source(args.device.type))
+    return 0
+
+
+TOLERANCES = {"bf16": 5e-2, "f16": 5e-3}
+"""rtol = atol of `--check` by the least precise float type in the function; 1e-4 otherwise."""
+
+
+def tolerance(fn: FuncOp) -> float:
+    from xdsl.dialects.builtin import BFloat16Type, Float16Type
+
+    from allotment.dialects.fusion_rules import element_type_of
+
+    types = [a.type for a in fn.args] + list(fn.function_type.outputs.data)
+    types += [r.type for op in fn.walk() for r in op.results]
+    elements = {type(element_type_of(t)) for t in types}
+    if BFloat16Type in elements:
+        return TOLERANCES["bf16"]
+    if Float16Type in elements:
+        return TOLERANCES["f16"]
+    return 1e-4
+
+
+def compare_output(name: str, actual: torch.Tensor, expected: torch.Tensor, tol: float) -> tuple[bool, str]:
+    """(passed, `name: shape=... dtype=... max_abs=... max_rel=... tol=... PASS|FAIL`)."""
+    import torch
+
+    shape = "x".join(str(e) for e in expected.shape) or "scalar"
+    dtype = str(expected.dtype).removeprefix("torch.")
+    if actual.shape != expected.shape or actual.dtype != expected.dtype:
+        got = "x".join(str(e) for e in actual.shape) or "scalar"
+        return False, f"{name}: shape={shape} dtype={dtype} compiled shape={got} dtype={str(actual.dtype).removeprefix('torch.')} FAIL"
+    a = actual.detach().to(device="cpu", dtype=torch.float64)
+    e = expected.detach().to(device="cpu", dtype=torch.float64)
+    both_nan = a.isnan() & e.isnan()
+    diff = torch.where(both_nan, 0.0, (a - e).abs())
+    diff = torch.where(a == e, 0.0, diff)  # equal infinities
+    rel = diff / e.abs().clamp_min(torch.finfo(torch.float64).tiny)
+    max_abs = diff.max().item() if diff.numel() else 0.0
+    max_rel = rel.max().item() if rel.numel() else 0.0
+    if expected.dtype.is_floating_point:
+        ok = bool(torch.allclose(actual.cpu(), expected.cpu(), rtol=tol, atol=tol, equal_nan=True))
+        tol_s = f"{tol:g}"
+    else:
+        ok = bool(torch.equal(actual.cpu(), expected.cpu()))
+        tol_s = "exact"
+    return ok, (
+        f"{name}: shape={shape} dtype={dtype} max_abs={max_abs:.6g} max_rel={max_rel:.6g} "
+        f"tol={tol_s} {'PASS' if ok else 'FAIL'}"
+    )
+
+
+def run_check(args: argparse.Namespace, fn: FuncOp, inputs: list) -> int:
+    from allotment.reference import evaluate
+
+    expected = evaluate(fn, inputs, device=args.device)
+    actual = _executable(args, fn)(*inputs)
+    tol = tolerance(fn)
+    failed = 0
+    for i, (a, e) in enumerate(zip(actual, expected, strict=True)):
+        ok, line = compare_output(f"out{i}", a, e, tol)
+        print(line)
+        failed += not ok
+    if failed:
+        print(f"{TOOL}: {failed} of {len(expected)} outputs differ from the reference", file=sys.stderr)
+    return 1 if failed else 0
+
+
+def _bytes(values) -> int:
+    import torch
+
+    return sum(x.numel() * x.element_size() for x in values if isinstance(x, torch.Tensor))
+
+
+def _wall_per_call(call, budget_s: float = 1.0, min_calls: int = 3, max_calls: int = 10000) -> float:
+    """Seconds per call, repeating for about `budget_s` (after one warm-up call)."""
+    import time
+
+    call()
+    t0 = time.perf_counter()
+    call()
+    one = max(time.perf_counter() - t0, 1e-9)
+    n = max(min_calls, min(max_calls, int(budget_s / one)))
+    t0 = time.perf_counter()
+    for _ in range(n):
+        call()
+    return (time.perf_counter() - t0) / n
+
+
+def run_bench(args: argparse.Namespace, fn: FuncOp, inputs: list) -> int:
+    import torch
+
+    exe = _executable(args, fn)
+    outputs = exe(*inputs)
+    nbytes = _bytes(inputs) + _bytes(outputs)
+    if args.device.type == "cuda":
+        import triton.testing
+
+        kernel_s = triton.testing.do_bench(lambda: exe(*inputs)) * 1e-3
+
+        def queued() -> None:
+            exe(*inputs)
+
+        host_s = _wall_per_call(queued)
+        torch.cuda.synchronize()
+        what, host_what = "kernels, CUDA events", "wall, GPU work queued"
+    else:
+        from allotment.backend import host_runtime
+
+        kernel_s = _wall_per_call(lambda: exe(*inputs))
+        launch, skipped = host_runtime.launch, []
+        host_runtime.launch = lambda *a, **k: skipped.append(1)  # the host program alone
+        try:
+            host_s = _wall_per_call(lambda: exe(*inputs))
+        finally:
+            host_runtime.launch = launch
+        what = "wall, kernels in Triton's interpreter"
+        host_what = "wall, kernel launches skipped" if skipped else "wall"
+    print(f"time per call: {kernel_s * 1e6:.1f} us ({what})")
+    print(f"bandwidth: {nbytes / kernel_s / 1e9:.4g} GB/s ({nbytes} bytes of inputs and outputs)")
+    print(f"host time per call: {host_s * 1e6:.1f} us ({host_what})")
+    return 0
+
+
 Mode = Callable[[argparse.Namespace, "FuncOp", list], int]
-_MODES: dict[str, Mode] = {"reference": run_reference}
-"""Run modes by their flag (`--reference`, ...), tried in this order."""
+_MODES: dict[str, Mode] = {"reference": run_reference, "dump": run_dump, "check": run_check, "bench": run_bench}
+"""Run modes by their flag (`--reference`, `--dump`, ...); the selected ones run in this order."""
+DEFAULT_MODE: Mode = run_compiled
+"""What runs when no mode flag is given: the compiled fusion, printing its outputs."""
 
 
-def _selected_mode(args: argparse.Namespace) -> Mode | None:
-    for flag, mode in _MODES.items():
-        if getattr(args, flag, False):
-            return mode
-    return None
+def _selected_modes(args: argparse.Namespace) -> list[Mode]:
+    modes = [mode for flag, mode in _MODES.items() if getattr(args, flag, False)]
+    return modes or [DEFAULT_MODE]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -174,24 +346,26 @@ def main(argv: Sequence[str] | None = None) -> int:
             args = parser.parse_args(argv)
         except SystemExit as e:  # --help, or a usage error already printed
             return e.code if isinstance(e.code, int) else EXIT_USAGE
-        mode = _selected_mode(args)
-        if mode is None:
-            print(
-                f"{TOOL}: error: compiled execution is not implemented yet; pass --reference "
-                "to run the function on the reference evaluator",
-                file=sys.stderr,
-            )
+        modes = _selected_modes(args)
+        if args.reference and len(modes) > 1:
+            print(f"{TOOL}: error: --reference combines with no other mode (use --check to compare)", file=sys.stderr)
             return EXIT_USAGE
         warnings.filterwarnings("ignore", message="Failed to initialize NumPy")
+        warnings.filterwarnings("ignore", message=".*encountered in", category=RuntimeWarning)
+        shapes, scalars = parse_shapes(args.shapes), parse_scalars(args.scalars)
+        device = resolve_device(args.device)
+        if device.type == "cpu" and "triton" not in sys.modules:
+            os.environ.setdefault("TRITON_INTERPRET", "1")  # CPU tensors run in Triton's interpreter
         from allotment.ir import find_function, load_module
         from allotment.reference import random_inputs
 
-        shapes, scalars = parse_shapes(args.shapes), parse_scalars(args.scalars)
-        device = resolve_device(args.device)
         fn = find_function(load_module(args.file), args.func)
-        inputs = random_inputs(fn, shapes, scalars, seed=args.seed, device=device)
         args.device = device
-        return mode(args, fn, inputs)
+        inputs = [] if modes == [run_dump] else random_inputs(fn, shapes, scalars, seed=args.seed, device=device)
+        status = 0
+        for mode in modes:
+            status = max(status, mode(args, fn, inputs))
+        return status
 
     return run_reporting_errors(TOOL, body)
 

@@ -1,0 +1,46 @@
+"""`allot-opt -t python`: the host program (with its Triton kernels) of allocated IR.
+
+Runs on a module whose functions went through `fusion-segment,fusion-allocate`
+and prints, for each, the Python module that `allotment.compile` would load.
+`-t python{device=cpu}` generates the interpreter flavour (no libdevice).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import IO
+
+from xdsl.context import Context
+from xdsl.dialects import func
+from xdsl.dialects.builtin import MemRefType, ModuleOp
+from xdsl.utils.exceptions import DiagnosticException
+from xdsl.utils.target import Target
+
+
+@dataclass(frozen=True)
+class PythonTarget(Target):
+    """Prints the generated host program of every allocated function."""
+
+    name = "python"
+
+    device: str = "cuda"
+
+    def emit(self, ctx: Context, module: ModuleOp, output: IO[str]) -> None:
+        from allotment.backend.host_codegen import emit_program
+        from allotment.backend.kernel_plan import CodegenError
+
+        funcs = [
+            f for f in module.walk()
+            if isinstance(f, func.FuncOp) and not f.is_declaration
+            and any(isinstance(t, MemRefType) for t in (*f.function_type.inputs.data, *f.function_type.outputs.data))
+        ]
+        if not funcs:
+            raise DiagnosticException(
+                "-t python needs allocated functions: run -p fusion-segment,fusion-allocate first"
+            )
+        for f in funcs:
+            try:
+                output.write(emit_program(f, "cuda" if self.device.startswith("cuda") else "cpu").source)
+            except CodegenError as e:
+                raise DiagnosticException(f"-t python: @{f.sym_name.data}: {e}") from None
+            output.write("\n")
