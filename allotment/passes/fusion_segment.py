@@ -321,7 +321,7 @@ class _Grouping:
             if len(target) != 1 or not via_views.get(h.index, False):
                 continue
             g = self.groups[next(iter(target))]
-            if g.kind != "compute":
+            if g.kind != "compute" or g.has_gather:  # a pad/cat reads only kernel inputs
                 continue
             self._merge(g, h)
             # users of h are users of g now

@@ -331,3 +331,23 @@ func.func @f() {
   %a = alloc.alloc() : memref<4xf32>
   func.return
 }
+
+// -----
+
+// A mesh without a sharding must still name a defined fusion.mesh.
+// CHECK: error: alloc.alloc: mesh @nowhere is not defined
+func.func @f() {
+  %a = alloc.alloc() {memory = #alloc.memory<global>, mesh = @nowhere} : memref<4xf32>
+  func.return
+}
+
+// -----
+
+// CHECK: error: alloc.alloc: mesh @g is not defined
+func.func @g() {
+  func.return
+}
+func.func @f() {
+  %a = alloc.alloc() {memory = #alloc.memory<global>, mesh = @g} : memref<4xf32>
+  func.return
+}

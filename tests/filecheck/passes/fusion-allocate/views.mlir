@@ -1,0 +1,130 @@
+// RUN: allot-opt %s --split-input-file -p fusion-segment,fusion-allocate | filecheck %s
+
+// View segments become memref.reinterpret_casts of an existing buffer with
+// explicit offset, sizes and strides (in elements): no allocation.
+
+// permute: the source's strides, permuted.
+
+// CHECK-LABEL: func.func @permute(%x: memref<?x4x8xf32>) -> memref<8x4x?xf32>
+// CHECK-NEXT:    %c0 = arith.constant 0 : index
+// CHECK-NEXT:    %x_d0 = memref.dim %x, %c0 : memref<?x4x8xf32>
+// CHECK-NEXT:    %p = memref.reinterpret_cast %x to offset: [0], sizes: [8, 4, %x_d0], strides: [1, 8, 32] : memref<?x4x8xf32> to memref<8x4x?xf32, strided<[1, 8, 32]>>
+// CHECK-NEXT:    %y = alloc.alloc(%x_d0) {memory = #alloc.memory<global>, name = "y"} : memref<8x4x?xf32>
+// CHECK-NEXT:    alloc.kernel "k0" pointwise ins(%p : memref<8x4x?xf32, strided<[1, 8, 32]>>) outs(%y : memref<8x4x?xf32>) {
+// CHECK-NEXT:    ^bb0(%p_1: tensor<8x4x?xf32>):
+func.func @permute(%x: tensor<?x4x8xf32>) -> tensor<8x4x?xf32> {
+  %p = fusion.permute %x [2, 1, 0] : tensor<?x4x8xf32> -> tensor<8x4x?xf32>
+  %y = fusion.neg %p : tensor<8x4x?xf32>
+  func.return %y : tensor<8x4x?xf32>
+}
+
+// -----
+
+// slice: offset = sum of clamped start * stride (dynamic here: the start of
+// dim 0 is clamped to the `?` extent), strides multiplied by the steps.
+// A permute of that slice keeps its offset and permutes its strides.
+
+// CHECK-LABEL: func.func @slice_permute(%x: memref<?x16xf32>) -> memref<8x?xf32>
+// CHECK-NEXT:    %c0 = arith.constant 0 : index
+// CHECK-NEXT:    %x_d0 = memref.dim %x, %c0 : memref<?x16xf32>
+// CHECK-NEXT:    %c2 = arith.constant 2 : index
+// CHECK-NEXT:    %[[S:.*]] = arith.minsi %x_d0, %c2 : index
+// CHECK-NEXT:    %c10 = arith.constant 10 : index
+// CHECK-NEXT:    %[[STOP:.*]] = arith.maxsi %[[S]], %c10 : index
+// CHECK-NEXT:    %[[E:.*]] = arith.minsi %[[STOP]], %x_d0 : index
+// CHECK-NEXT:    %[[LEN:.*]] = arith.subi %[[E]], %[[S]] : index
+// CHECK-NEXT:    %[[ROWS:.*]] = arith.ceildivsi %[[LEN]], %c2 : index
+// CHECK-NEXT:    %c16 = arith.constant 16 : index
+// CHECK-NEXT:    %[[O0:.*]] = arith.muli %[[S]], %c16 : index
+// CHECK-NEXT:    %c4 = arith.constant 4 : index
+// CHECK-NEXT:    %[[OFF:.*]] = arith.addi %[[O0]], %c4 : index
+// CHECK-NEXT:    %s = memref.reinterpret_cast %x to offset: [%[[OFF]]], sizes: [%[[ROWS]], 8], strides: [32, 1] : memref<?x16xf32> to memref<?x8xf32, strided<[32, 1], offset: ?>>
+// CHECK-NEXT:    %p = memref.reinterpret_cast %s to offset: [%[[OFF]]], sizes: [8, %[[ROWS]]], strides: [1, 32] : memref<?x8xf32, strided<[32, 1], offset: ?>> to memref<8x?xf32, strided<[1, 32], offset: ?>>
+// CHECK-NEXT:    %y = alloc.alloc(%[[ROWS]]) {memory = #alloc.memory<global>, name = "y"} : memref<8x?xf32>
+func.func @slice_permute(%x: tensor<?x16xf32>) -> tensor<8x?xf32> {
+  %s = fusion.slice %x [2, 4] to [10, 12] step [2, 1] : tensor<?x16xf32> -> tensor<?x8xf32>
+  %p = fusion.permute %s [1, 0] : tensor<?x8xf32> -> tensor<8x?xf32>
+  %y = fusion.neg %p : tensor<8x?xf32>
+  func.return %y : tensor<8x?xf32>
+}
+
+// -----
+
+// A static slice of a static tensor: a static offset.
+
+// CHECK-LABEL: func.func @static_slice(%x: memref<8x16xf32>) -> memref<3x4xf32>
+// CHECK-NEXT:    %s = memref.reinterpret_cast %x to offset: [36], sizes: [3, 4], strides: [32, 3] : memref<8x16xf32> to memref<3x4xf32, strided<[32, 3], offset: 36>>
+// CHECK-NEXT:    %y = alloc.alloc() {memory = #alloc.memory<global>, name = "y"} : memref<3x4xf32>
+func.func @static_slice(%x: tensor<8x16xf32>) -> tensor<3x4xf32> {
+  %s = fusion.slice %x [2, 4] to [8, 16] step [2, 3] : tensor<8x16xf32> -> tensor<3x4xf32>
+  %y = fusion.neg %s : tensor<3x4xf32>
+  func.return %y : tensor<3x4xf32>
+}
+
+// -----
+
+// broadcast_in_dim: stride 0 along new dims and along broadcast size-1 dims;
+// expand: stride 0 along its size-1 dims.
+
+// CHECK-LABEL: func.func @broadcasts(%v: memref<16xf32>, %b: memref<1x16xf32>, %c: memref<?x1xf32>, %n: index)
+// CHECK:         alloc.check eq %c_d0, %n, "fusion.expand: input dimension 0 (c.shape[0]) must equal result dimension 0 (n)"
+// CHECK-NEXT:    %vb = memref.reinterpret_cast %v to offset: [0], sizes: [%c_d0, 16], strides: [0, 1] : memref<16xf32> to memref<?x16xf32, strided<[0, 1]>>
+// CHECK-NEXT:    %bb = memref.reinterpret_cast %b to offset: [0], sizes: [%c_d0, 16], strides: [0, 1] : memref<1x16xf32> to memref<?x16xf32, strided<[0, 1]>>
+// CHECK-NEXT:    %ce = memref.reinterpret_cast %c to offset: [0], sizes: [%c_d0, 16], strides: [1, 0] : memref<?x1xf32> to memref<?x16xf32, strided<[1, 0]>>
+// CHECK-NEXT:    %y = alloc.alloc(%c_d0) {memory = #alloc.memory<global>, name = "y"} : memref<?x16xf32>
+// CHECK-NEXT:    alloc.kernel "k0" pointwise ins(%vb, %bb, %ce : memref<?x16xf32, strided<[0, 1]>>, memref<?x16xf32, strided<[0, 1]>>, memref<?x16xf32, strided<[1, 0]>>) outs(%y : memref<?x16xf32>)
+func.func @broadcasts(%v: tensor<16xf32>, %b: tensor<1x16xf32>, %c: tensor<?x1xf32>, %n: index) -> tensor<?x16xf32> {
+  %vb = fusion.broadcast_in_dim %v [%n, 16] dims [1] : tensor<16xf32> -> tensor<?x16xf32>
+  %bb = fusion.broadcast_in_dim %b [%n, 16] dims [0, 1] : tensor<1x16xf32> -> tensor<?x16xf32>
+  %ce = fusion.expand %c [%n, 16] : tensor<?x1xf32> -> tensor<?x16xf32>
+  %s = fusion.add %vb, %bb : tensor<?x16xf32>
+  %y = fusion.add %s, %ce : tensor<?x16xf32>
+  func.return %y : tensor<?x16xf32>
+}
+
+// -----
+
+// squeeze drops the squeezed dims' strides; a reshape of an input is a
+// row-major view of it.
+
+// CHECK-LABEL: func.func @squeeze_reshape(%x: memref<?x1x8xf32>) -> (memref<?x8xf32>, memref<?x4xf32>)
+// CHECK:         %q = memref.reinterpret_cast %x to offset: [0], sizes: [%x_d0, 8], strides: [8, 1] : memref<?x1x8xf32> to memref<?x8xf32, strided<[8, 1]>>
+// CHECK:         %r = memref.reinterpret_cast %x to offset: [0], sizes: [%[[R:.*]], 4], strides: [4, 1] : memref<?x1x8xf32> to memref<?x4xf32, strided<[4, 1]>>
+func.func @squeeze_reshape(%x: tensor<?x1x8xf32>) -> (tensor<?x8xf32>, tensor<?x4xf32>) {
+  %q = fusion.squeeze %x dims [1] : tensor<?x1x8xf32> -> tensor<?x8xf32>
+  %qn = fusion.neg %q : tensor<?x8xf32>
+  %r = fusion.reshape %x [-1, 4] : tensor<?x1x8xf32> -> tensor<?x4xf32>
+  %rn = fusion.neg %r : tensor<?x4xf32>
+  func.return %qn, %rn : tensor<?x8xf32>, tensor<?x4xf32>
+}
+
+// -----
+
+// A reshape of a permuted value reshapes the contiguous copy fusion-segment
+// inserts: a kernel writes the copy (a global buffer), the reshape views it.
+
+// CHECK-LABEL: func.func @reshape_of_permute(%x: memref<?x4x8xf32>) -> memref<?x32xf32>
+// CHECK:         %p = memref.reinterpret_cast %x to offset: [0], sizes: [%x_d0, 8, 4], strides: [32, 1, 8]
+// CHECK-NEXT:    %p_contiguous = alloc.alloc(%x_d0) {memory = #alloc.memory<global>, name = "p_contiguous"} : memref<?x8x4xf32>
+// CHECK-NEXT:    alloc.kernel "k0" pointwise ins(%p : memref<?x8x4xf32, strided<[32, 1, 8]>>) outs(%p_contiguous : memref<?x8x4xf32>)
+// CHECK:         %r = memref.reinterpret_cast %p_contiguous to offset: [0], sizes: [%{{.*}}, 32], strides: [32, 1] : memref<?x8x4xf32> to memref<?x32xf32, strided<[32, 1]>>
+func.func @reshape_of_permute(%x: tensor<?x4x8xf32>) -> tensor<?x32xf32> {
+  %p = fusion.permute %x [0, 2, 1] : tensor<?x4x8xf32> -> tensor<?x8x4xf32>
+  %r = fusion.reshape %p [-1, 32] : tensor<?x8x4xf32> -> tensor<?x32xf32>
+  %y = fusion.neg %r : tensor<?x32xf32>
+  func.return %y : tensor<?x32xf32>
+}
+
+// -----
+
+// A function returning a view of its input returns the strided memref.
+
+// CHECK-LABEL: func.func @returned_view(%x: memref<?x8xf32>) -> memref<8x?xf32, strided<[1, 8]>>
+// CHECK-NEXT:    %c0 = arith.constant 0 : index
+// CHECK-NEXT:    %x_d0 = memref.dim %x, %c0 : memref<?x8xf32>
+// CHECK-NEXT:    %p = memref.reinterpret_cast %x to offset: [0], sizes: [8, %x_d0], strides: [1, 8]
+// CHECK-NEXT:    func.return %p : memref<8x?xf32, strided<[1, 8]>>
+func.func @returned_view(%x: tensor<?x8xf32>) -> tensor<8x?xf32> {
+  %p = fusion.permute %x [1, 0] : tensor<?x8xf32> -> tensor<8x?xf32>
+  func.return %p : tensor<8x?xf32>
+}
