@@ -28,7 +28,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Operation, SSAValue
 
 from allotment.backend.kernel_plan import CodegenError, plan_kernel
-from allotment.backend.triton_codegen import GeneratedKernel, generate_kernel, module_prelude
+from allotment.backend.triton_codegen import GeneratedKernel, float_literal, generate_kernel, module_prelude
 from allotment.dialects import alloc, fusion
 from allotment.dialects.fusion_rules import type_name
 
@@ -133,7 +133,7 @@ class _HostEmitter:
                 val = float(attr.value.data)
             else:
                 raise CodegenError(f"unsupported constant {attr}")
-            self.line(f"{self.v(op.result)} = {val!r}")
+            self.line(f"{self.v(op.result)} = {float_literal(val) if isinstance(val, float) else repr(val)}")
         elif isinstance(op, memref.DimOp):
             self.line(f"{self.v(op.result)} = {self.v(op.source)}.shape[{self.v(op.index)}]")
         elif op.dialect_name() == "arith":

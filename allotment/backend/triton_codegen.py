@@ -62,6 +62,13 @@ def tl_dtype(t: Attribute) -> str:
     raise CodegenError(f"no Triton type for {t}")
 
 
+def float_literal(v: float) -> str:
+    """Python source for a float, infinities and NaN included."""
+    if v != v or v in (float("inf"), float("-inf")):
+        return f'float("{v}")'
+    return repr(v)
+
+
 def is_float(t: Attribute) -> bool:
     return isinstance(t, Float16Type | BFloat16Type | Float32Type | Float64Type)
 
@@ -240,7 +247,7 @@ class _Emitter:
         if isinstance(owner, arith.ConstantOp):
             attr = owner.value
             if isinstance(attr, FloatAttr):
-                return repr(float(attr.value.data))
+                return float_literal(float(attr.value.data))
             if isinstance(attr, IntegerAttr):
                 if attr.type == IntegerType(1):
                     return "True" if attr.value.data else "False"

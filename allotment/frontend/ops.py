@@ -77,10 +77,11 @@ UNSUPPORTED: tuple[str, ...] = (
 
 COMPOSITES: tuple[str, ...] = (
     "silu", "clamp", "threshold", "lerp", "addcmul", "add_alpha", "sub_alpha", "var",
-    "isnan", "isinf", "isposinf", "isneginf", "isfinite", "real", "select",
-    "broadcast", "squeeze (of a symbolic extent)",
+    "isnan", "isinf", "isposinf", "isneginf", "isfinite", "real", "select", "broadcast",
+    "bitwise_and", "bitwise_or", "bitwise_not",
 )
-"""nvFuser ops built from several dialect ops."""
+"""nvFuser ops built from other dialect ops (bitwise ops only on Bool operands; `squeeze`
+of a symbolic extent is a reshape)."""
 
 
 def _kind(x: object) -> str:
