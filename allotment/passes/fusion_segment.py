@@ -204,6 +204,22 @@ class _Grouping:
         else:
             self._new("view", op)
 
+    def _sibling(self, op: Operation) -> Group | None:
+        """A group that already reads one of op's inputs, over the same domain.
+
+        An op whose operands are all kernel inputs has no producer group; joining
+        a group that reads the same input (two reductions of one argument, say)
+        makes one pass over that input instead of two.
+        """
+        for v in op.operands:
+            if not isinstance(v.type, TensorType):
+                continue
+            for use in v.uses:
+                g = self.owner.get(use.operation.results[0]) if use.operation.results else None
+                if g is not None and g.kind == "compute" and not g.has_gather and self._fits(g, op) and self._acyclic(g, op):
+                    return g
+        return None
+
     def _can_merge(self, g: Group, h: Group) -> bool:
         """Whether two groups can become one without a cycle between groups."""
         if g is h or g.kind != "compute" or h.kind != "compute" or g.has_gather or h.has_gather:
@@ -248,6 +264,8 @@ class _Grouping:
                 for h in candidates:
                     if h is not joined and h.kind == "compute" and self._fits(h, op) and self._can_merge(joined, h):
                         self._merge(joined, h)
+            if joined is None and not candidates:
+                joined = self._sibling(op)
         if joined is None:
             if isinstance(op, REDUCTIONS):
                 domain = self._shape(op.operands[0])
