@@ -21,9 +21,13 @@ $(VENV)/.installed: pyproject.toml
 
 setup: $(VENV)/.installed
 
+# The whole pipeline on one example: the text IR after segmenting and allocation,
+# then the generated host program with its Triton kernels, compiled and run on
+# random inputs (on the GPU if there is one, else on the CPU through Triton's
+# interpreter) and checked against the reference evaluator.
 demo: setup
-	$(VENV)/bin/allot-opt examples/rmsnorm.mlir
-	$(VENV)/bin/allot-run examples/rmsnorm.mlir --reference --shapes x=8x64
+	$(VENV)/bin/allot-opt examples/rmsnorm.mlir -p fusion-segment,fusion-allocate
+	$(VENV)/bin/allot-run examples/rmsnorm.mlir --shapes x=8x64 --dump --check
 
 lit: setup
 	$(VENV)/bin/lit -q tests/filecheck

@@ -95,11 +95,26 @@ def test_allot_run_console_script_is_installed() -> None:
     assert "--reference" in proc.stdout and "--shapes" in proc.stdout
 
 
-def test_allot_run_without_reference_exits_2() -> None:
-    proc = tool("allot-run", RMSNORM, "--shapes", "x=8x64")
-    assert proc.returncode == 2
-    assert "pass --reference" in proc.stderr
-    assert proc.stdout == ""
+CHECK_LINE = re.compile(
+    r"^out(\d+): shape=(\S+) dtype=(\w+) max_abs=(\S+) max_rel=(\S+) tol=(\S+) (PASS|FAIL)$"
+)
+
+
+def test_allot_run_compiled_check_on_the_rmsnorm_example() -> None:
+    proc = tool("allot-run", RMSNORM, "--shapes", "x=8x64", "--device", "cpu", "--check")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr == ""
+    (line,) = proc.stdout.splitlines()
+    m = CHECK_LINE.match(line)
+    assert m and m.group(2, 3, 6, 7) == ("8x64", "bfloat16", "0.05", "PASS")
+    assert float(m.group(4)) <= 0.25 and float(m.group(5)) <= 0.05
+
+
+def test_allot_run_compile_error_is_reported(tmp_path: Path) -> None:
+    proc = tool("allot-run", str(ROOT / "examples" / "sharded_mlp.mlir"), "--shapes", "x=4x64", "--check")
+    assert proc.returncode == 1
+    assert proc.stderr.startswith("allot-run: error: @column_parallel_mlp has sharded tensors")
+    assert "Traceback" not in proc.stderr
 
 
 def test_allot_run_missing_file() -> None:
@@ -134,6 +149,23 @@ def test_allot_run_run_time_error(tmp_path: Path) -> None:
 # --------------------------------------------------------------------------- #
 # allot-run in-process                                                        #
 # --------------------------------------------------------------------------- #
+
+
+def test_compiled_matches_reference_output(capsys: pytest.CaptureFixture[str]) -> None:
+    rc_c, compiled, err = in_process(capsys, RMSNORM, "--shapes", "x=8x64")
+    rc_r, reference, _ = in_process(capsys, RMSNORM, "--shapes", "x=8x64", "--reference")
+    assert rc_c == rc_r == 0, err
+    (c,), (r,) = compiled.splitlines(), reference.splitlines()
+    mc, mr = OUTPUT_LINE.match(c), OUTPUT_LINE.match(r)
+    assert mc and mr and mc.group(2, 3) == mr.group(2, 3) == ("8x64", "bfloat16")
+    assert float(mc.group(5)) == pytest.approx(float(mr.group(5)), rel=1e-2)
+
+
+def test_compiled_run_time_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    rc, out, err = in_process(capsys, write(tmp_path, ADD, "add.mlir"), "--shapes", "a=8x4,b=5x4")
+    assert rc == 1 and out == ""
+    assert err.startswith("allot-run: error: fusion.add: operand #0 (%a)")
+    assert "(got 8 and 5)" in err
 
 
 def test_output_depends_only_on_the_seed(capsys: pytest.CaptureFixture[str]) -> None:
@@ -208,6 +240,81 @@ def test_cuda_device(capsys: pytest.CaptureFixture[str]) -> None:
     rc, cuda_out, err = in_process(capsys, RMSNORM, "--reference", "--shapes", "x=8x64", "--device", "cuda")
     assert rc == 0, err
     assert cuda_out.startswith("out0: shape=8x64 dtype=bfloat16 sum=")
+
+
+EXAMPLE_SHAPES = {
+    "rmsnorm.mlir": "x=4x64", "layernorm.mlir": "x=4x64", "softmax.mlir": "x=3x128",
+    "bias_gelu.mlir": "x=4x64", "add_rmsnorm.mlir": "x=4x64,r=4x64",
+}
+
+
+@pytest.mark.parametrize("name", sorted(EXAMPLE_SHAPES))
+def test_every_example_passes_check(name: str, capsys: pytest.CaptureFixture[str]) -> None:
+    path = str(ROOT / "examples" / name)
+    rc, out, err = in_process(capsys, path, "--device", "cpu", "--check", "--shapes", EXAMPLE_SHAPES[name])
+    assert rc == 0, out + err
+    lines = out.splitlines()
+    assert lines and all(CHECK_LINE.match(line).group(7) == "PASS" for line in lines), out
+
+
+def test_check_reports_a_mismatch(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    import allotment.reference
+
+    evaluate = allotment.reference.evaluate
+    monkeypatch.setattr(allotment.reference, "evaluate", lambda *a, **k: [t + 1 for t in evaluate(*a, **k)])
+    rc, out, err = in_process(capsys, RMSNORM, "--check", "--shapes", "x=2x64")
+    assert rc == 1
+    m = CHECK_LINE.match(out.strip())
+    assert m and m.group(7) == "FAIL" and float(m.group(4)) >= 0.5
+    assert "1 of 1 outputs differ from the reference" in err
+
+
+def test_check_of_integer_outputs_is_exact(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = write(tmp_path, TWO_FUNCS)
+    rc, out, err = in_process(capsys, path, "--func", "second", "--scalars", "s=0.5,n=3", "--check")
+    assert rc == 0, err
+    lines = [CHECK_LINE.match(line) for line in out.splitlines()]
+    assert [m.group(1, 2, 3, 6, 7) for m in lines] == [
+        ("0", "4", "float32", "0.0001", "PASS"), ("1", "scalar", "float32", "0.0001", "PASS"),
+        ("2", "3", "int64", "exact", "PASS"),
+    ]
+
+
+def test_compiled_scalars_and_several_outputs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = write(tmp_path, TWO_FUNCS)
+    rc, out, err = in_process(capsys, path, "--func", "second", "--scalars", "s=0,n=3")
+    assert rc == 0, err
+    lines = out.splitlines()
+    assert lines[0].endswith("sum=0.0 abs_sum=0.0")
+    assert lines[2] == "out2: shape=3 dtype=int64 sum=18.0 abs_sum=18.0"
+
+
+def test_bench(capsys: pytest.CaptureFixture[str]) -> None:
+    rc, out, err = in_process(capsys, RMSNORM, "--bench", "--shapes", "x=2x64", "--device", "cpu")
+    assert rc == 0, err
+    lines = out.splitlines()
+    assert len(lines) == 3
+    assert re.match(r"^time per call: [0-9.]+ us \(", lines[0])
+    assert re.match(r"^bandwidth: [0-9.e+-]+ GB/s \(640 bytes of inputs and outputs\)$", lines[1])
+    assert re.match(r"^host time per call: [0-9.]+ us \(", lines[2])
+
+
+def test_dump_needs_no_shapes(capsys: pytest.CaptureFixture[str]) -> None:
+    rc, out, err = in_process(capsys, RMSNORM, "--dump", "--device", "cpu")
+    assert rc == 0, err
+    assert "def run(x, w):" in out and "@triton.jit" in out and "torch.empty(" in out
+
+
+def test_dump_check_and_bench_combine(capsys: pytest.CaptureFixture[str]) -> None:
+    rc, out, err = in_process(capsys, RMSNORM, "--dump", "--check", "--bench", "--shapes", "x=2x64")
+    assert rc == 0, err
+    assert out.index("def run(") < out.index("out0: shape=2x64") < out.index("time per call:")
+
+
+def test_reference_combines_with_no_other_mode(capsys: pytest.CaptureFixture[str]) -> None:
+    rc, out, err = in_process(capsys, RMSNORM, "--reference", "--check", "--shapes", "x=2x64")
+    assert rc == 2 and out == ""
+    assert "--reference combines with no other mode" in err
 
 
 def test_unsupported_op(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

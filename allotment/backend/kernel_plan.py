@@ -146,6 +146,24 @@ def _natural_maps(plan: KernelPlan, args: Sequence[SSAValue], ops: Sequence[Oper
                 m = by_shape(_shape(r))
             if m is not None:
                 plan.natural[r] = m
+    _squeezed_maps(plan, ops)
+
+
+def _squeezed_maps(plan: KernelPlan, ops: Sequence[Operation]) -> None:
+    """Backward: a value of higher rank than the domain, seen only through a squeeze of
+    its size-1 dims (and the elementwise ops before it), takes the squeezed value's map."""
+    for op in reversed(ops):
+        if isinstance(op, fusion.SqueezeOp) and op.result in plan.natural and op.input not in plan.natural:
+            rank = len(_shape(op.input))
+            drop = {x + rank if x < 0 else x for x in op.dims.get_values()}
+            it = iter(plan.natural[op.result])
+            plan.natural[op.input] = tuple(None if i in drop else next(it) for i in range(rank))
+        elif isinstance(op, fusion.ElementwiseOp | fusion.CastOp) and op.results[0] in plan.natural:
+            m = plan.natural[op.results[0]]
+            for x in op.operands:
+                shape = _shape(x)
+                if isinstance(x.type, TensorType) and x not in plan.natural and len(shape) == len(m):
+                    plan.natural[x] = tuple(None if e == 1 else entry for e, entry in zip(shape, m))
 
 
 def _extent_sources(plan: KernelPlan, kernel: alloc.KernelOp, args: Sequence[SSAValue], yielded: Sequence[SSAValue]) -> list[ExtentSource]:

@@ -96,6 +96,7 @@ class Executable:
     text: str
     function: str
     device: str | None = None
+    arity: int | None = None
     programs: dict[str, Program] = field(default_factory=dict)
     compilations: int = 0
 
@@ -116,6 +117,10 @@ class Executable:
         return prog
 
     def __call__(self, *inputs: Any) -> tuple[torch.Tensor, ...]:
+        if self.arity is not None and len(inputs) != self.arity:
+            from allotment.backend.host_runtime import AllotmentRuntimeError
+
+            raise AllotmentRuntimeError(f"@{self.function} takes {self.arity} inputs, got {len(inputs)}")
         target = self.target_for(inputs)
         if self.device is not None:
             dev = torch.device(self.device)
@@ -145,7 +150,7 @@ def compile(
     _check_supported(f)
     if device is not None and not (device == "cpu" or device.startswith("cuda")):
         raise CompileError(f"unknown device '{device}': use cpu or cuda")
-    return Executable(_module_text(module), f.sym_name.data, device)
+    return Executable(_module_text(module), f.sym_name.data, device, len(f.body.block.args))
 
 
 def _check_supported(f: func.FuncOp) -> None:
@@ -167,7 +172,7 @@ def build_program(text: str, function: str, target: str) -> Program:
         )
     if target == "cuda" and interpreting():
         raise CompileError("CUDA tensors cannot run while TRITON_INTERPRET=1 is set")
-    options = os.environ.get("ALLOT_TANH", "libdevice")
+    options = os.environ.get("ALLOT_TANH", "exp")
     key = hashlib.sha256(f"{CODEGEN_VERSION}\n{target}\n{options}\n{function}\n{text}".encode()).hexdigest()[:24]
     module = _PROGRAMS.get(key)
     path = cache_dir() / f"program_{key}.py"

@@ -176,6 +176,20 @@ class _Grouping:
         keep, drop = self._reduced_shapes(g)
         return shape in (keep, drop)
 
+    def _keeps_rows(self, g: Group, op: Operation) -> bool:
+        """Whether a broadcast view of a reduced-shape value of g puts its dims back on g's
+        outer dims: a kernel has each row's reduced values only, not those of other rows."""
+        if g.rdims is None or not isinstance(op, fusion.BroadcastInDimOp):
+            return True
+        shape = self._shape(op.operands[0])
+        keep, drop = self._reduced_shapes(g)
+        dims = list(op.broadcast_dims.get_values())
+        if shape == drop:
+            return dims == [d for d in range(len(g.domain)) if d not in g.rdims]
+        if shape == keep:
+            return dims == list(range(len(shape)))
+        return True
+
     def _acyclic(self, g: Group, op: Operation) -> bool:
         return all(h is g or not self._depends_on(h, g) for h in self._operand_groups(op))
 
@@ -197,7 +211,13 @@ class _Grouping:
 
     def _view(self, op: Operation) -> None:
         src = self.owner.get(op.operands[0])
-        if not self.eager and isinstance(op, BROADCAST_VIEWS) and src is not None and src.kind == "compute":
+        if (
+            not self.eager
+            and isinstance(op, BROADCAST_VIEWS)
+            and src is not None
+            and src.kind == "compute"
+            and self._keeps_rows(src, op)
+        ):
             self._add(src, op)
             if op.operands[0] in src.reduced:
                 src.reduced.add(op.results[0])
@@ -296,7 +316,8 @@ class _Grouping:
             if g.kind != "compute":
                 continue
             members = set(g.ops)
-            for op in [o for o in g.ops if isinstance(o, BROADCAST_VIEWS)]:
+            # last first: a view used only by a later view that leaves the group leaves it too
+            for op in reversed([o for o in g.ops if isinstance(o, BROADCAST_VIEWS)]):
                 external = [u for u in op.results[0].uses if u.operation not in members]
                 if not external:
                     continue
