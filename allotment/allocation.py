@@ -18,7 +18,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import DYNAMIC_INDEX, ModuleOp, TensorType
 from xdsl.ir import Attribute
 
-from allotment.analysis.size_eval import BufferSize, SizeError, argument_values, evaluate_sizes
+from allotment.analysis.size_eval import BufferSize, SizeError, evaluate_sizes
 from allotment.dialects import fusion
 from allotment.dialects.fusion_rules import type_name
 

@@ -88,8 +88,7 @@ def test_allot_run_reference_on_the_rmsnorm_example() -> None:
 
 
 def test_allot_run_console_script_is_installed() -> None:
-    if not (BIN / "allot-run").exists():
-        pytest.skip("allot-run is not installed next to this interpreter (pip install -e .)")
+    assert (BIN / "allot-run").exists(), "allot-run is not installed next to this interpreter (pip install -e .)"
     proc = tool("allot-run", "--help")
     assert proc.returncode == 0
     assert "--reference" in proc.stdout and "--shapes" in proc.stdout
@@ -365,8 +364,7 @@ def test_allot_opt_unknown_pass() -> None:
 
 
 def test_stock_xdsl_opt_loads_the_fusion_dialect(tmp_path: Path) -> None:
-    if not (BIN / "xdsl-opt").exists():
-        pytest.skip("xdsl-opt is not installed next to this interpreter")
+    assert (BIN / "xdsl-opt").exists(), "xdsl-opt is not installed next to this interpreter"
     src = "func.func @f(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {\n  %y = fusion.exp %x : tensor<?x4xf32>\n  func.return %y : tensor<?x4xf32>\n}\n"
     proc = tool("xdsl-opt", write(tmp_path, src))
     assert proc.returncode == 0, proc.stderr

@@ -19,11 +19,9 @@ from xdsl.dialects import arith, func, memref
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
     FloatAttr,
-    IndexType,
     IntegerAttr,
     IntegerType,
     MemRefType,
-    TensorType,
 )
 from xdsl.ir import Operation, SSAValue
 
@@ -259,8 +257,6 @@ def _launcher(gen: GeneratedKernel, n_in: int, n_out: int, n_extra: int) -> str:
     ext = lambda d: str(plan.extents[d].static) if plan.extents[d].static is not None else f"D{d}"
     lines.append(f"    M = {' * '.join(ext(d) for d in plan.outer) or '1'}")
     lines.append(f"    N = {' * '.join(ext(d) for d in plan.inner) or '1'}")
-    tensors = [f"in{i}" for i, a in enumerate(plan.kernel.body.block.args) if isinstance(a.type, TensorType)]
-    tensors += [f"out{k}" for k in range(n_out)]
     lines.append("    use_i64 = huge or M * N >= 2**31")
     call = []
     for a in gen.args:

@@ -24,12 +24,11 @@ row buffer that `fusion-allocate` gave the reduction, and the block sizes.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import (
     BFloat16Type,
-    DYNAMIC_INDEX,
     FloatAttr,
     Float16Type,
     Float32Type,
@@ -42,7 +41,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from allotment.backend.kernel_plan import REDUCTIONS, CodegenError, KernelPlan, Map, identity_map
-from allotment.dialects import alloc, fusion
+from allotment.dialects import fusion
 from allotment.dialects.fusion_rules import element_type_of, promote
 
 

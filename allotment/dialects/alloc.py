@@ -53,7 +53,6 @@ from xdsl.irdl import (
     prop_def,
     region_def,
     result_def,
-    traits_def,
     var_operand_def,
 )
 from xdsl.parser import AttrParser, Parser

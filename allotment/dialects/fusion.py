@@ -25,7 +25,6 @@ from math import prod
 from typing import ClassVar
 
 from xdsl.dialects.builtin import (
-    DYNAMIC_INDEX,
     ArrayAttr,
     DenseArrayBase,
     FlatSymbolRefAttr,

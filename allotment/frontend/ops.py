@@ -699,7 +699,7 @@ class Operators:
         props = {"dims": fusion.int_list(perm)}
         return self._tensor_op(name, lambda: _make(fusion.PermuteOp, [t.value], props))
 
-    def squeeze(self, arg: object, dims: object, *rest: object, squeeze_expanded: bool = False) -> Tensor:
+    def squeeze(self, arg: object, dims: object, *rest: object, squeeze_expanded: bool = False) -> Tensor:  # noqa: ARG002
         """Removes size-1 dimensions `dims` (older spelling `(arg, original_shape, dims)` too).
 
         A symbolic (-1) dimension must have extent 1 at run time; it is
@@ -707,11 +707,10 @@ class Operators:
         """
         name = "squeeze"
         self._open(name)
-        if rest:
-            if isinstance(rest[0], bool) and len(rest) == 1:
-                squeeze_expanded = rest[0]
-            else:
-                dims = rest[0]
+        # `squeeze_expanded` is nvFuser's; accepted and ignored: an expanded
+        # dimension of extent 1 squeezes like any other size-1 dimension.
+        if rest and not (isinstance(rest[0], bool) and len(rest) == 1):
+            dims = rest[0]
         t = self._tensor(arg, name, "arg")
         ds = self._dims(dims, t.ndim, name)
         assert isinstance(t.value.type, TensorType)

@@ -35,9 +35,7 @@ from xdsl.dialects.builtin import (
     BFloat16Type,
     Float16Type,
     IndexType,
-    MemRefType,
     ModuleOp,
-    NoneAttr,
     StridedLayoutAttr,
     TensorType,
     f32,
@@ -49,7 +47,7 @@ from xdsl.utils.exceptions import PassFailedException
 
 from allotment.analysis import symbolic as sym
 from allotment.analysis.shapes import ShapeAnalysis, ShapeError, reify_shapes
-from allotment.analysis.symbolic import ArgDim, Const, Extent
+from allotment.analysis.symbolic import Const, Extent
 from allotment.passes.gc_pause import gc_paused
 from allotment.dialects import alloc, fusion
 from allotment.passes.size_builder import SizeBuilder
@@ -397,11 +395,8 @@ class _Allocator:
     def _mixed(self, static: Sequence[int], dynamic: Sequence[SSAValue]) -> list[Extent]:
         it = iter(dynamic)
         return [
-            self.shapes.scalar(self._outer(next(it))) if s == DYNAMIC_INDEX else Const(s) for s in static
+            self.shapes.scalar(next(it)) if s == DYNAMIC_INDEX else Const(s) for s in static
         ]
-
-    def _outer(self, v: SSAValue) -> SSAValue:
-        return v
 
     def _reinterpret(self, source: SSAValue, result: SSAValue, layout: Layout) -> SSAValue:
         t = result.type

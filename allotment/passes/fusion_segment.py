@@ -42,7 +42,7 @@ from xdsl.transforms.dead_code_elimination import is_trivially_dead
 from xdsl.utils.exceptions import PassFailedException
 
 from allotment.analysis.shapes import ShapeAnalysis, ShapeError, reify_shapes
-from allotment.analysis.symbolic import Extent
+from allotment.analysis.symbolic import Const, Extent
 from allotment.passes.gc_pause import gc_paused
 from allotment.dialects import fusion
 from allotment.passes.size_builder import SizeBuilder
@@ -145,7 +145,7 @@ class _Grouping:
 
     def _reduced_shapes(self, g: Group) -> tuple[tuple[Extent, ...], tuple[Extent, ...]]:
         assert g.rdims is not None
-        keep = tuple(self.shapes.canonical(e) if d not in g.rdims else self.shapes.canonical(_one()) for d, e in enumerate(g.domain))
+        keep = tuple(Const(1) if d in g.rdims else self.shapes.canonical(e) for d, e in enumerate(g.domain))
         drop = tuple(e for d, e in enumerate(g.domain) if d not in g.rdims)
         return keep, drop
 
@@ -375,12 +375,6 @@ class _Grouping:
         if g.has_reduction:
             return "normalization" if g.normalization else "reduction"
         return "pointwise"
-
-
-def _one() -> Extent:
-    from allotment.analysis.symbolic import Const
-
-    return Const(1)
 
 
 def _reduction_dims(op: Operation) -> list[int]:
