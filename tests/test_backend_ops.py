@@ -997,6 +997,18 @@ def test_looped_normalization(name: str, row: int, looped: list[int]) -> None:
     assert looped and all(n == row for n in looped), looped
 
 
+def test_looped_softmax_is_two_passes_with_online_rescaling(looped: list[int]) -> None:
+    text = load("softmax.mlir")
+    source = allotment.compile(text).source("cpu")
+    looped_kernel = source[source.index("def k0_looped"):source.index("def launch_k0")]
+    assert looped_kernel.count("for start in range(0, N, BLOCK_N):") == 2  # max+sum, then the outputs
+    x = randn(4, 128, dtype="bf16")
+    x[1, :] = -float("inf")  # a row of -inf: NaN, as in torch
+    x[2, 7] = 80.0  # a large maximum found after the first block
+    check(text, x)
+    assert looped
+
+
 def test_looped_reductions_with_a_partial_last_block(looped: list[int]) -> None:
     text = """func.func @f(%x: tensor<?x50xf32>) -> (tensor<?xf32>, tensor<?xf32>, tensor<?xf32>, tensor<?x1xf32>, tensor<?x1xf32>, tensor<?x50xf32>) {
   %s = fusion.sum %x dims [1] : tensor<?x50xf32> -> tensor<?xf32>

@@ -14,8 +14,9 @@ to its IR type, as torch does op by op.
   from registers in one pass over memory.
 - reduction / normalization, looped: one loop over the row per reduction
   level (a reduction that needs another's result is a level higher), then one
-  more loop that computes and stores the full-domain outputs. Softmax-like
-  max-then-sum rows take three passes (no online rescaling yet).
+  more loop that computes and stores the full-domain outputs. A softmax's
+  max and sum of exp(x - max) (in f32) share one loop with online rescaling,
+  so a long-row softmax reads its row twice, not three times.
 
 The launcher (see `launcher`) picks persistent or looped from the size of the
 row buffer that `fusion-allocate` gave the reduction, and the block sizes.
@@ -616,25 +617,80 @@ class _Emitter:
                 self.finish_reduction(r, total, how, acc, "N")
         self.store_outputs({frozenset({"m", "n"}), frozenset({"m"}), frozenset({"n"}), frozenset()})
 
+    def online_softmax_pairs(self) -> dict[Operation, Operation]:
+        """max(a) -> sum(exp(a - max)) pairs, all in f32: the sum can be
+        accumulated in the max's loop with online rescaling (one pass, not two)."""
+        pairs: dict[Operation, Operation] = {}
+        for r2 in self.plan.reductions:
+            if not isinstance(r2, fusion.SumOp):
+                continue
+            e = r2.operands[0].owner
+            if not isinstance(e, fusion.ExpOp) or not isinstance(e.input.owner, fusion.SubOp):
+                continue
+            sub = e.input.owner
+            m = sub.rhs
+            while isinstance(m.owner, fusion.BroadcastInDimOp | fusion.ExpandOp):
+                m = m.owner.operands[0]
+            r1 = m.owner
+            if not isinstance(r1, fusion.MaxOp) or r1 not in self.plan.reductions or sub.lhs is not r1.input:
+                continue
+            values = (r1.input, sub.result, e.result, r2.result)
+            if all(isinstance(v.type, TensorType) and v.type.element_type == Float32Type() for v in values):
+                pairs[r1] = r2
+        return pairs
+
     def emit_looped(self) -> None:
         self.line("pid = tl.program_id(0)")
         self.emit_outer_indices("pid")
+        online = self.online_softmax_pairs()
+        done: set[Operation] = set()
         for group in self.reduction_levels():
             accs = []
+            pairs = []
             for r in group:
+                if r in done:
+                    continue
                 neutral, how, acc = self.reduce_spec(r)
                 a = self.fresh("acc")
                 self.line(f"{a} = tl.full((BLOCK_M, BLOCK_N), {neutral}, {acc})")
                 accs.append((r, a, how, acc))
+                if r in online:
+                    s_acc = self.fresh("acc")
+                    self.line(f"{s_acc} = tl.full((BLOCK_M, BLOCK_N), 0, tl.float32)")
+                    pairs.append((r, a, online[r], s_acc))
+                    done.add(online[r])
+            if not accs:
+                continue
             self.line("for start in range(0, N, BLOCK_N):")
             self.indent += 1
             self.scopes.append({})
             self.emit_inner_indices("start")
             for r, a, how, acc in accs:
                 tile, _, _ = self.reduction_input(r)
-                self.line(f"{a} = {self.combine(a, tile, how)}")
+                pair = next((p for p in pairs if p[0] is r), None)
+                if pair is None:
+                    self.line(f"{a} = {self.combine(a, tile, how)}")
+                    continue
+                s_acc = pair[3]
+                new = self.fresh("mx")
+                self.line(f"{new} = _max_nan({a}, {tile})")
+                self.line(
+                    f"{s_acc} = tl.where({new} == float(\"-inf\"), 0.0, "
+                    f"{s_acc} * tl.exp({a} - {new}) + tl.exp({tile} - {new}))"
+                )
+                self.line(f"{a} = {new}")
             self.scopes.pop()
             self.indent -= 1
+            for r1, a, r2, s_acc in pairs:
+                m = self.fresh("tot")
+                self.line(f"{m} = {self.reduce_tile(a, 'max')}")
+                total = self.fresh("tot")
+                self.line(
+                    f"{total} = tl.sum(tl.where({a} == float(\"-inf\"), 0.0, {s_acc} * tl.exp({a} - {m})), 1)[:, None]"
+                )
+                self.finish_reduction(r1, m, "max", "tl.float32", "N")
+                self.finish_reduction(r2, total, "sum", "tl.float32", "N")
+            accs = [x for x in accs if x[0] not in online]
             for r, a, how, acc in accs:
                 total = self.fresh("tot")
                 self.line(f"{total} = {self.reduce_tile(a, how)}")
