@@ -258,34 +258,19 @@ def _launcher(gen: GeneratedKernel, n_in: int, n_out: int, n_extra: int) -> str:
     lines.append(f"    M = {' * '.join(ext(d) for d in plan.outer) or '1'}")
     lines.append(f"    N = {' * '.join(ext(d) for d in plan.inner) or '1'}")
     lines.append("    use_i64 = huge or M * N >= 2**31")
-    call = []
-    for a in gen.args:
-        if a.kind == "in":
-            call.append(f"in{a.index}")
-        elif a.kind == "in_stride":
-            call.append(f"in{a.index}.stride({a.dim})")
-        elif a.kind == "in_size":
-            call.append(f"in{a.index}.shape[{a.dim}]")
-        elif a.kind == "scalar":
-            call.append(f"in{a.index}")
-        elif a.kind == "out":
-            call.append(f"out{a.index}")
-        elif a.kind == "out_stride":
-            call.append(f"out{a.index}.stride({a.dim})")
-        elif a.kind == "extent":
-            call.append(f"D{a.index}")
-        else:
-            call.append(a.kind)
-    args = ", ".join(call)
+    spelling = {
+        "in": "in{i}", "scalar": "in{i}", "in_stride": "in{i}.stride({d})", "in_size": "in{i}.shape[{d}]",
+        "out": "out{i}", "out_stride": "out{i}.stride({d})", "extent": "D{i}",
+    }
+    args = ", ".join(spelling.get(a.kind, a.kind).format(i=a.index, d=a.dim) for a in gen.args)
     if plan.reductions:
         lines.append("    if M == 0:")
         lines.append("        return")
         lines.append("    if row <= rt.PERSISTENT_MAX_ELEMENTS:")
-        lines.append("        bm, bn, warps = rt.persistent_blocks(M, N)")
-        lines.append(f"        rt.launch({gen.functions['persistent']}, (-(-M // bm),), ({args}), bm, bn, use_i64, warps)")
+        lines.append(f"        kernel, (bm, bn, warps) = {gen.functions['persistent']}, rt.persistent_blocks(M, N)")
         lines.append("    else:")
-        lines.append("        bm, bn, warps = rt.looped_blocks(M, N)")
-        lines.append(f"        rt.launch({gen.functions['looped']}, (-(-M // bm),), ({args}), bm, bn, use_i64, warps)")
+        lines.append(f"        kernel, (bm, bn, warps) = {gen.functions['looped']}, rt.looped_blocks(M, N)")
+        lines.append(f"    rt.launch(kernel, (-(-M // bm),), ({args}), bm, bn, use_i64, warps)")
     else:
         lines.append("    if M * N == 0:")
         lines.append("        return")

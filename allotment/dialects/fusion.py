@@ -19,7 +19,7 @@ our own op; the split-axes list follows `shard.sharding`'s `split_axes`.
 
 from __future__ import annotations
 
-from abc import ABC
+from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from math import prod
 from typing import ClassVar
@@ -275,8 +275,9 @@ class FusionOp(IRDLOperation, ABC):
     `VerifyException` on invalid combinations.
     """
 
-    def infer_result_types(self) -> list[Attribute]:  # pragma: no cover - abstract
-        raise NotImplementedError
+    @abstractmethod
+    def infer_result_types(self) -> list[Attribute]:
+        """The result types the operands and properties imply (no encoding)."""
 
     def verify_(self) -> None:
         # Messages are built only on failure: verification is on the hot path.
