@@ -1,7 +1,10 @@
 """Allotment: an allocation-aware tensor-fusion compiler on xDSL.
 
 Public entry points (imported lazily, so that `import allotment` stays cheap):
-`plan_sizes`, `allocate_intermediates` (allotment.allocation).
+`compile` and `Executable` (run a fusion), `plan_sizes`, `allocate_intermediates`
+and `BufferPlan` (sizes without compiling), `parse_module`, `FusionDefinition`,
+`DataType` and `DeviceMesh` (nvFuser's Python API), and the exception
+hierarchy rooted at `Error` (allotment.errors).
 """
 
 from __future__ import annotations
@@ -10,7 +13,12 @@ from typing import Any
 
 __version__ = "0.1.0"
 
+_ERRORS = ("Error", "ArgumentError", "ParseError", "VerifyError", "ShapeError", "UnsupportedError",
+           "CompileError", "RunError")
+
 _LAZY = {
+    **{name: "allotment.errors" for name in _ERRORS},
+    "parse_module": "allotment.ir",
     "plan_sizes": "allotment.allocation",
     "allocate_intermediates": "allotment.allocation",
     "BufferPlan": "allotment.allocation",
@@ -22,6 +30,10 @@ _LAZY = {
 }
 
 __all__ = sorted(_LAZY)
+
+
+def __dir__() -> list[str]:
+    return sorted({*__all__, "__version__"})
 
 
 def __getattr__(name: str) -> Any:

@@ -15,9 +15,10 @@ from xdsl.dialects import get_all_dialects
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.dialects.func import FuncOp
 from xdsl.universe import Universe
+from xdsl.utils.exceptions import ParseError as XdslParseError
 
-from allotment.tools.diagnostics import LocatedParser, verify_located
-from allotment.tools.errors import UserError
+from allotment.diagnostics import LocatedParser, verify_located
+from allotment.errors import ArgumentError, ParseError
 from allotment.universe import ALL_DIALECTS
 
 
@@ -46,9 +47,12 @@ def make_context() -> Context:
 def parse_module(text: str, name: str = "<string>") -> ModuleOp:
     """Parses and verifies `text`; `name` is the file name used in diagnostics.
 
-    Raises `ParseError` or a located `VerifyException` on malformed input.
+    Raises `allotment.ParseError` or a located `allotment.VerifyError` on malformed input.
     """
-    module = LocatedParser(make_context(), text, name).parse_module()
+    try:
+        module = LocatedParser(make_context(), text, name).parse_module()
+    except XdslParseError as e:
+        raise ParseError.wrap(e) from None
     verify_located(module)
     return module
 
@@ -66,7 +70,7 @@ def find_function(module: ModuleOp, name: str | None = None) -> FuncOp:
     """The `func.func` named `name` (with or without `@`), or the first one if None."""
     funcs = [op for op in module.walk() if isinstance(op, FuncOp)]
     if not funcs:
-        raise UserError("the module contains no func.func")
+        raise ArgumentError("the module contains no func.func")
     if name is None:
         return funcs[0]
     wanted = name.removeprefix("@")
@@ -74,4 +78,4 @@ def find_function(module: ModuleOp, name: str | None = None) -> FuncOp:
         if f.sym_name.data == wanted:
             return f
     available = ", ".join(f"@{f.sym_name.data}" for f in funcs)
-    raise UserError(f"no function named @{wanted}; available: {available}")
+    raise ArgumentError(f"no function named @{wanted}; available: {available}")

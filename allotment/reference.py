@@ -63,8 +63,8 @@ from xdsl.ir import Attribute, Block, Operation, SSAValue
 from allotment.dialects import fusion
 from allotment.dialects import fusion_rules as rules
 from allotment.dialects.fusion_rules import DYNAMIC, type_name
-from allotment.tools.diagnostics import SOURCE_SPANS
-from allotment.tools.errors import UserError
+from allotment.diagnostics import SOURCE_SPANS
+from allotment.errors import RunError
 
 Scalar: TypeAlias = int | float | bool
 Value: TypeAlias = torch.Tensor | Scalar
@@ -79,7 +79,7 @@ __all__ = [
 ]
 
 
-class EvaluationError(UserError):
+class EvaluationError(RunError):
     """The function cannot be evaluated on these inputs (or at all): a user error."""
 
 

@@ -19,7 +19,7 @@ from allotment import reference  # noqa: E402
 from allotment.dialects import fusion  # noqa: E402
 from allotment.ir import find_function, load_module, parse_module  # noqa: E402
 from allotment.reference import EvaluationError, ReferenceBug, evaluate, random_inputs  # noqa: E402
-from allotment.tools.errors import UserError  # noqa: E402
+from allotment.errors import Error as UserError  # noqa: E402
 
 
 def fn_of(src: str, name: str = "<string>"):

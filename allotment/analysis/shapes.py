@@ -21,15 +21,15 @@ from dataclasses import dataclass, field
 from xdsl.dialects import arith, func, tensor
 from xdsl.dialects.builtin import IndexType, IntegerAttr, TensorType
 from xdsl.ir import Operation, SSAValue
-from xdsl.utils.exceptions import DiagnosticException
 
+from allotment import errors
 from allotment.analysis import symbolic as sym
 from allotment.analysis.symbolic import ArgDim, ArgScalar, Const, Extent, ExtentEquivalence
 from allotment.dialects import fusion
 from allotment.dialects.fusion_rules import DYNAMIC
 
 
-class ShapeError(DiagnosticException):
+class ShapeError(errors.ShapeError):
     """A shape that cannot be reified (an unsupported op or index value)."""
 
 

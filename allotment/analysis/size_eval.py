@@ -26,12 +26,12 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.traits import SymbolTable
-from xdsl.utils.exceptions import DiagnosticException
 
 from allotment.dialects import alloc, fusion
+from allotment.errors import ShapeError
 
 
-class SizeError(DiagnosticException):
+class SizeError(ShapeError):
     """A size that cannot be evaluated, or an `alloc.check` that fails."""
 
 

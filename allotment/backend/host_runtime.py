@@ -13,10 +13,10 @@ from typing import Any
 
 import torch
 
-from allotment.tools.errors import UserError
+from allotment.errors import RunError
 
 
-class AllotmentRuntimeError(UserError):
+class AllotmentRuntimeError(RunError):
     """Inputs that do not satisfy the fusion (dtype, device, shape, extents)."""
 
 

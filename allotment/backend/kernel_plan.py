@@ -21,6 +21,7 @@ from xdsl.dialects.builtin import DYNAMIC_INDEX, TensorType
 from xdsl.ir import Operation, SSAValue
 
 from allotment.dialects import alloc, fusion
+from allotment.errors import CompileError
 
 Map = tuple[tuple[int, object] | None, ...]
 """Per value dim: (domain dim, shift) or None. A shift is an int or the name of a size."""
@@ -28,7 +29,7 @@ Map = tuple[tuple[int, object] | None, ...]
 REDUCTIONS = (fusion.ReductionOp, fusion.VarMeanOp)
 
 
-class CodegenError(Exception):
+class CodegenError(CompileError):
     """A kernel the code generator cannot handle (a bug or a missing feature)."""
 
 

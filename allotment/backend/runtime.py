@@ -38,7 +38,7 @@ from xdsl.dialects import func  # noqa: E402
 from xdsl.dialects.builtin import ModuleOp, TensorType  # noqa: E402
 from xdsl.printer import Printer  # noqa: E402
 
-from allotment.tools.errors import UserError  # noqa: E402
+from allotment.errors import CompileError  # noqa: E402
 
 def _codegen_version() -> str:
     """A hash of the code that generates programs: part of the cache key, so that
@@ -56,10 +56,6 @@ CODEGEN_VERSION = _codegen_version()
 _PROGRAMS: dict[str, ModuleType] = {}
 COMPILATIONS = 0
 """Programs generated in this process (not counting loads from the disk cache)."""
-
-
-class CompileError(UserError):
-    """A fusion the backend cannot compile (the message names the op or feature)."""
 
 
 def cache_dir() -> Path:

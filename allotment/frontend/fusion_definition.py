@@ -45,6 +45,7 @@ from xdsl.rewriter import Rewriter
 from xdsl.utils.exceptions import VerifyException
 
 from allotment.dialects import fusion
+from allotment.errors import UnsupportedError
 from allotment.frontend.datatypes import (
     DataType,
     check_dtype,
@@ -70,7 +71,7 @@ Number = bool | int | float
 RunFn = Callable[[str, list[Any], torch.device], Sequence[Any]]
 
 
-class NotSupportedError(NotImplementedError, AttributeError):
+class NotSupportedError(UnsupportedError, AttributeError):
     """An nvFuser feature the fusion dialect does not have ("not supported: <name>")."""
 
 

@@ -15,7 +15,7 @@ from xdsl.dialects.builtin import ModuleOp
 
 from xdsl.xdsl_opt_main import xDSLOptMain
 
-from allotment.tools.diagnostics import LocatedMLIRFrontend, verify_located
+from allotment.diagnostics import LocatedMLIRFrontend, verify_located
 from allotment.tools.errors import run_reporting_errors
 from allotment.universe import ALL_DIALECTS, ALL_PASSES, ALL_TARGETS
 

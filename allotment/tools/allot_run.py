@@ -40,7 +40,8 @@ import warnings
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
-from allotment.tools.errors import UserError, run_reporting_errors
+from allotment.errors import ArgumentError as UsageError
+from allotment.tools.errors import run_reporting_errors
 
 if TYPE_CHECKING:
     import torch
@@ -111,12 +112,12 @@ def _assignments(items: Sequence[str], option: str) -> list[tuple[str, str]]:
                 continue
             name, eq, value = part.partition("=")
             if not eq or not name.strip():
-                raise UserError(f"{option}: expected NAME=VALUE, got {part!r}")
+                raise UsageError(f"{option}: expected NAME=VALUE, got {part!r}")
             out.append((name.strip().removeprefix("%"), value.strip()))
     seen: set[str] = set()
     for name, _ in out:
         if name in seen:
-            raise UserError(f"{option}: {name} is given more than once")
+            raise UsageError(f"{option}: {name} is given more than once")
         seen.add(name)
     return out
 
@@ -130,7 +131,7 @@ def parse_shapes(items: Sequence[str]) -> dict[str, tuple[int, ...]]:
         except ValueError:
             extents = (-1,)
         if any(e < 0 for e in extents):
-            raise UserError(
+            raise UsageError(
                 f"--shapes: cannot read the shape {text!r} of {name}: expected "
                 "non-negative extents separated by 'x' (e.g. 8x4096)"
             )
@@ -146,7 +147,7 @@ def _scalar(name: str, text: str) -> int | float | bool:
             return conv(text)
         except ValueError:
             pass
-    raise UserError(f"--scalars: cannot read the value {text!r} of {name}: expected a number, true or false")
+    raise UsageError(f"--scalars: cannot read the value {text!r} of {name}: expected a number, true or false")
 
 
 def parse_scalars(items: Sequence[str]) -> dict[str, int | float | bool]:
@@ -160,7 +161,7 @@ def resolve_device(name: str | None) -> torch.device:
     if name is None:
         name = "cuda" if torch.cuda.is_available() else "cpu"
     if name == "cuda" and not torch.cuda.is_available():
-        raise UserError("--device cuda: CUDA is not available on this machine")
+        raise UsageError("--device cuda: CUDA is not available on this machine")
     return torch.device(name)
 
 

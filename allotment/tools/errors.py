@@ -12,9 +12,7 @@ from collections.abc import Callable
 
 from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseError
 
-
-class UserError(Exception):
-    """An error caused by the tool's input: printed as `error: <message>`."""
+from allotment.errors import Error
 
 
 def run_reporting_errors(tool: str, body: Callable[[], int | None]) -> int:
@@ -27,7 +25,7 @@ def run_reporting_errors(tool: str, body: Callable[[], int | None]) -> int:
     except ArgSpecParseError as e:
         print(f"{tool}: {e}", file=sys.stderr)
         return 1
-    except UserError as e:
+    except Error as e:
         print(f"{tool}: error: {e}", file=sys.stderr)
         return 1
     except (OSError, ValueError, TypeError, KeyError) as e:

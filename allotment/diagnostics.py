@@ -22,6 +22,8 @@ from xdsl.parser import Parser
 from xdsl.utils.exceptions import DiagnosticException, VerifyException
 from xdsl.utils.lexer import Span
 
+from allotment.errors import VerifyError
+
 SOURCE_SPANS: WeakKeyDictionary[Operation, Span] = WeakKeyDictionary()
 """Where each operation parsed by a `LocatedParser` starts in its source."""
 
@@ -73,7 +75,7 @@ def located_message(op: Operation, message: str) -> str:
 
 
 def verify_located(module: Operation) -> None:
-    """Verifies `module`; the first op that fails raises a located VerifyException."""
+    """Verifies `module`; the first op that fails raises a located `allotment.VerifyError`."""
     try:
         module.verify()
         return
@@ -83,5 +85,8 @@ def verify_located(module: Operation) -> None:
         try:
             op.verify_()
         except VerifyException as e:
-            raise VerifyException(located_message(op, str(e))) from None
-    module.verify()
+            raise VerifyError(located_message(op, str(e))) from None
+    try:
+        module.verify()
+    except VerifyException as e:
+        raise VerifyError(str(e)) from None
