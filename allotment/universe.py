@@ -41,8 +41,22 @@ def _alloc_evaluate() -> type[ModulePass]:
     return AllocEvaluatePass
 
 
+def _alloc_plan() -> type[ModulePass]:
+    from allotment.passes.alloc_plan import AllocPlanPass
+
+    return AllocPlanPass
+
+
+def _alloc_verify() -> type[ModulePass]:
+    from allotment.passes.alloc_verify import AllocVerifyPass
+
+    return AllocVerifyPass
+
+
 ALL_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "alloc-evaluate": _alloc_evaluate,
+    "alloc-plan": _alloc_plan,
+    "alloc-verify": _alloc_verify,
     "fusion-segment": _fusion_segment,
     "fusion-allocate": _fusion_allocate,
 }
