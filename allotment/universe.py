@@ -41,6 +41,12 @@ def _alloc_evaluate() -> type[ModulePass]:
     return AllocEvaluatePass
 
 
+def _alloc_alias() -> type[ModulePass]:
+    from allotment.passes.alloc_alias import AllocAliasPass
+
+    return AllocAliasPass
+
+
 def _alloc_plan() -> type[ModulePass]:
     from allotment.passes.alloc_plan import AllocPlanPass
 
@@ -54,6 +60,7 @@ def _alloc_verify() -> type[ModulePass]:
 
 
 ALL_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
+    "alloc-alias": _alloc_alias,
     "alloc-evaluate": _alloc_evaluate,
     "alloc-plan": _alloc_plan,
     "alloc-verify": _alloc_verify,
