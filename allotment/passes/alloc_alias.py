@@ -1,4 +1,9 @@
-"""`alloc-alias`: in-place outputs write straight into the input they overwrite.
+"""`alloc-alias`: buffers that share memory by design: concat without copies, and
+in-place outputs that write straight into the input they overwrite.
+
+First, every `cat` whose operands this fusion computes is rewritten so its
+producers write slices of the cat's buffer (`concat_in_place.py`). Then the
+in-place outputs:
 
 A fusion declares an in-place output with a result attribute naming the
 argument it overwrites (nvFuser's `add_output(out, alias_input=inp)`):
@@ -55,6 +60,7 @@ from allotment.analysis.liveness import view_root
 from allotment.diagnostics import located_message
 from allotment.dialects import alloc, fusion
 from allotment.errors import VerifyError
+from allotment.passes.concat_in_place import write_cats_in_place
 
 ALIAS_ATTR = "fusion.alias_input"
 DECISION_ATTR = "alloc.alias"
@@ -243,6 +249,7 @@ class AllocAliasPass(ModulePass):
         for f in list(op.walk()):
             if not isinstance(f, func.FuncOp) or f.is_declaration:
                 continue
+            write_cats_in_place(f)
             aliases = aliased_results(f)
             if not aliases:
                 continue
