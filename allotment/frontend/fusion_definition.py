@@ -32,6 +32,8 @@ import torch
 from xdsl.dialects import arith, func
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
+    ArrayAttr,
+    DictionaryAttr,
     FloatAttr,
     IndexType,
     IntegerAttr,
@@ -66,6 +68,7 @@ from allotment.frontend.inputs import (
     tensor_descriptor,
 )
 from allotment.frontend.multidevice import DeviceMesh
+from allotment.passes.alloc_alias import ALIAS_ATTR as ALIAS_INPUT
 
 Number = bool | int | float
 RunFn = Callable[[str, list[Any], torch.device], Sequence[Any]]
@@ -491,7 +494,9 @@ class FusionDefinition:
         """Marks `output` as a fusion output.
 
         With `alias_input` (an input tensor of the same dtype and rank) the
-        result is written into that input by `execute` and not returned.
+        result is written into that input by `execute` and not returned: the IR
+        declares it (`fusion.alias_input` on the function result) and the
+        compiled program writes the input in place (`alloc-alias`).
         `stride_order` asks for the output's memory layout (as in define_tensor).
         """
         what = "add_output"
@@ -552,10 +557,17 @@ class FusionDefinition:
             raise
         values = [o.handle.value for o in self._outputs]
         self._block.add_op(func.ReturnOp(*values))
+        res_attrs = None
+        if any(o.alias_input is not None for o in self._outputs):
+            res_attrs = ArrayAttr([
+                DictionaryAttr({} if o.alias_input is None else {ALIAS_INPUT: IntegerAttr(o.alias_input, 64)})
+                for o in self._outputs
+            ])
         fn = func.FuncOp(
             self.FUNCTION_NAME,
             ([a.type for a in self._block.args], [v.type for v in values]),
             Region(self._block),
+            res_attrs=res_attrs,
         )
         module = ModuleOp([*mesh_ops, fn])
         try:
@@ -675,10 +687,13 @@ class FusionDefinition:
             if not isinstance(r, torch.Tensor):
                 r = torch.tensor(r)
             if spec.alias_input is not None:
+                # The program wrote the input in place (alloc-alias); where it had to run on a
+                # copy of it (another device, a contiguous copy), the values are copied back.
                 target = inputs[spec.alias_input]
                 assert isinstance(target, torch.Tensor)
-                with torch.no_grad():
-                    target.copy_(r)
+                if not _same_memory(r, target):
+                    with torch.no_grad():
+                        target.copy_(r)
                 continue
             if spec.stride_order is not None:
                 r = _with_stride_order(r, spec.stride_order)
@@ -787,6 +802,13 @@ def _signature(args: Sequence[Any], device: torch.device) -> str:
     them, so the device type is what distinguishes one signature from another.
     """
     return device.type
+
+
+def _same_memory(a: torch.Tensor, b: torch.Tensor) -> bool:
+    """Whether `a` and `b` are the same elements of the same storage."""
+    return (
+        a.device == b.device and a.data_ptr() == b.data_ptr() and a.shape == b.shape and a.stride() == b.stride()
+    )
 
 
 def _with_stride_order(x: torch.Tensor, stride_order: list[int]) -> torch.Tensor:
