@@ -10,7 +10,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 TORCH_SPEC ?= torch==2.13.0
 
-.PHONY: setup demo test lit pytest clean
+.PHONY: setup demo test lit pytest lint clean
 
 $(VENV)/.installed: pyproject.toml
 	python3 -m venv $(VENV)
@@ -29,13 +29,19 @@ demo: setup
 	$(VENV)/bin/allot-opt examples/rmsnorm.mlir -p fusion-segment,fusion-allocate
 	$(VENV)/bin/allot-run examples/rmsnorm.mlir --shapes x=8x64 --dump --check
 
+# -s prints a summary with the pass count, -v the output of each failing test.
 lit: setup
-	$(VENV)/bin/lit -q tests/filecheck
+	$(VENV)/bin/lit -sv tests/filecheck
 
+# pytest closes with "N passed in ...", the line CI reads.
 pytest: setup
 	$(VENV)/bin/pytest tests
 
-test: lit pytest
+lint: setup
+	$(VENV)/bin/ruff check allotment tests benchmarks
+
+# lint last: a style finding does not hide test results.
+test: lit pytest lint
 
 clean:
 	rm -rf $(VENV) build *.egg-info

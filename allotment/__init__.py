@@ -22,6 +22,8 @@ _LAZY = {
     "plan_sizes": "allotment.allocation",
     "allocate_intermediates": "allotment.allocation",
     "BufferPlan": "allotment.allocation",
+    "memory_plan": "allotment.allocation",
+    "CacheDirectoryWarning": "allotment.backend.runtime",
     "compile": "allotment.backend.runtime",
     "Executable": "allotment.backend.runtime",
     "FusionDefinition": "allotment.frontend",
@@ -29,7 +31,7 @@ _LAZY = {
     "DeviceMesh": "allotment.frontend",
 }
 
-__all__ = sorted(_LAZY)
+__all__ = sorted(_LAZY)  # noqa: PLE0605 (a list of str, built from the one table above)
 
 
 def __dir__() -> list[str]:

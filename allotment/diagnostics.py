@@ -1,50 +1,178 @@
-"""Source-located verifier diagnostics for text IR.
+"""Source-located diagnostics for text IR.
 
 xDSL's parser does not record where an operation came from unless the text
 says `loc(...)`. `LocatedParser` remembers the span of each parsed operation
 (outside the IR, so printing is unchanged), and `verify_located` verifies a
 module op by op, turning the first failure into a diagnostic that starts with
-`file:line:col: error:` and quotes the offending line.
+`file:line:col: error:` and quotes the offending line. `Diagnostic` is one such
+error as data (what `allot-opt --verify-diagnostics` compares with the
+`expected-error` annotations).
+
+The parser refuses regions nested deeper than `allotment.limits.MAX_REGION_DEPTH`
+with a located `ParseError`, before xDSL's recursive descent could exhaust the stack.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import re
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import IO
+from typing import IO, TypeVar
 from weakref import WeakKeyDictionary
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.frontend.mlir import MLIRFrontend
-from xdsl.ir import Operation
+from xdsl.ir import Attribute, Operation, Region, TypeAttribute
 from xdsl.parser import Parser
 from xdsl.utils.exceptions import DiagnosticException, VerifyException
+from xdsl.utils.exceptions import ParseError as XdslParseError
 from xdsl.utils.lexer import Span
 
 from allotment.errors import VerifyError
+from allotment.limits import MAX_ATTRIBUTE_DEPTH, MAX_REGION_DEPTH, call_with_deep_stack
+
+STRING_LITERAL = re.compile(r'"(?:[^"\\\n\v\f]++|\\(?:["nt\\]|[0-9A-Fa-f]{2}))*+"')
+"""xDSL's `MLIRLexer._unescaped_characters_regex`, with possessive quantifiers (no backtracking)."""
 
 SOURCE_SPANS: WeakKeyDictionary[Operation, Span] = WeakKeyDictionary()
 """Where each operation parsed by a `LocatedParser` starts in its source."""
 
 
+@dataclass(frozen=True)
+class Diagnostic:
+    """One error at a place in a source: `file:line:col: error: message` (line 0: no location)."""
+
+    file: str
+    line: int
+    column: int
+    message: str
+    source_line: str = ""
+    caret: str = ""
+
+    def __str__(self) -> str:
+        if not self.line:  # no location known
+            return f"error: {self.message}"
+        head = f"{self.file}:{self.line}:{self.column}: error: {self.message}"
+        return f"{head}\n{self.source_line}\n{self.caret}" if self.caret else head
+
+
+def span_diagnostic(span: Span, message: str) -> Diagnostic:
+    """The diagnostic `message` at `span` (its line quoted, carets under the span).
+
+    Costs one scan of the source up to the span (the line number), done once per error.
+    """
+    loc = span.get_location()
+    line_start = span.input.get_start_of_line(span.start)
+    line_end = span.input.get_end_of_line(span.start)
+    line = span.input.content[line_start:line_end]
+    start = span.start - line_start
+    end = min(span.end - line_start, len(line))
+    if isinstance(line, bytes):  # positions in bytes: count characters for the display
+        start, end = len(line[:start].decode(errors="replace")), len(line[:end].decode(errors="replace"))
+        line = line.decode(errors="replace")
+    source_line = line.removesuffix("\r")
+    caret = " " * start + "^" * max(1, min(end, len(source_line)) - start)
+    return Diagnostic(loc.file, loc.line, loc.col, message, source_line, caret)
+
+
+def parse_error_diagnostic(e: XdslParseError) -> Diagnostic:
+    """xDSL's parse error as a `Diagnostic` (same location and message)."""
+    return span_diagnostic(e.span, e.msg)
+
+
+def op_diagnostic(op: Operation, message: str, name_op: bool = True) -> Diagnostic | None:
+    """`<op name>: <message>` (`<message>` if not `name_op`) where `op` was parsed,
+    or None for an op with no recorded span."""
+    span = SOURCE_SPANS.get(op)
+    if span is None:
+        return None
+    d = span_diagnostic(span, f"{op.name}: {message}" if name_op else message)
+    return dataclasses.replace(d, caret=d.caret[: d.caret.index("^") + 1])
+
+
+def located_message(op: Operation, message: str) -> str:
+    """`file:line:col: error: <op name>: <message>`, with the source line quoted."""
+    d = op_diagnostic(op, message)
+    return str(d) if d is not None else f"error: {op.name}: {message}"
+
+
+def message_at(op: Operation | None, message: str) -> str:
+    """`file:line:col: error: <message>` with the source line quoted, where `op` was
+    parsed; `message` alone otherwise (for a message that names the op itself)."""
+    d = op_diagnostic(op, message, name_op=False) if op is not None else None
+    return str(d) if d is not None else message
+
+
 class LocatedParser(Parser):
-    """A Parser that records the source span of every operation it parses."""
+    """A Parser that records the source span of every operation it parses.
+
+    It also counts how deep regions nest and refuses more than `MAX_REGION_DEPTH`
+    (a located `ParseError` at the region's `{`), and how deep types and
+    attributes nest, refusing more than `MAX_ATTRIBUTE_DEPTH`.
+    """
 
     line_offset: int = 0
+    region_depth: int = 0
+    attribute_depth: int = 0
+
+    def __init__(self, ctx: Context, input: str | bytes, name: str = "<unknown>") -> None:
+        super().__init__(ctx, input, name)
+        # xDSL's string-literal pattern nests `+` in `*`: on a string that is not
+        # closed on its line it backtracks exponentially (a hang). The same pattern
+        # with possessive quantifiers matches the same strings in linear time.
+        self.lexer._unescaped_characters_regex = STRING_LITERAL
 
     def parse_operation(self) -> Operation:
         span = self._current_token.span
         try:
             op = super().parse_operation()
-        except VerifyException as e:
-            # An operand or result that breaks the op's declared constraints is
-            # found while the op is built: report it where the op starts.
+        except (VerifyException, ValueError, UnicodeError) as e:
+            # An operand, result or attribute that breaks the op's declared
+            # constraints (or an integer out of its type's range, a string that is
+            # no valid UTF-8) is found while the op is built: report it where the
+            # op starts. (xDSL's ParseError is not a ValueError.)
             self.raise_error(f"invalid operation: {e}", span)
         if self.line_offset:
             span = dataclasses.replace(span, line_offset=self.line_offset)
         SOURCE_SPANS[op] = span
         return op
+
+    def parse_optional_region(self, arguments: Sequence[Parser.Argument] | None = None) -> Region | None:
+        if self.region_depth >= MAX_REGION_DEPTH and self._current_token.text == "{":
+            self.raise_error(f"regions nested deeper than {MAX_REGION_DEPTH} levels")
+        self.region_depth += 1
+        try:
+            return super().parse_optional_region(arguments)
+        finally:
+            self.region_depth -= 1
+
+    def parse_optional_type(self) -> TypeAttribute | None:
+        self._enter_attribute()
+        try:
+            return super().parse_optional_type()
+        finally:
+            self.attribute_depth -= 1
+
+    def parse_optional_attribute(self) -> Attribute | None:
+        self._enter_attribute()
+        try:
+            return super().parse_optional_attribute()
+        finally:
+            self.attribute_depth -= 1
+
+    def _enter_attribute(self) -> None:
+        if self.attribute_depth >= MAX_ATTRIBUTE_DEPTH:
+            self.raise_error(f"types or attributes nested too deeply (more than {MAX_ATTRIBUTE_DEPTH} levels)")
+        self.attribute_depth += 1
+
+    def parse_module(self, allow_implicit_module: bool = True) -> ModuleOp:
+        """The module; input nested too deeply for the stack is a parse error."""
+        try:
+            return super().parse_module(allow_implicit_module)
+        except RecursionError:
+            self.raise_error("input nested too deeply to parse")
 
 
 @dataclass(frozen=True)
@@ -59,34 +187,104 @@ class LocatedMLIRFrontend(MLIRFrontend):
         return parser.parse_module(not self.no_implicit_module)
 
 
-def located_message(op: Operation, message: str) -> str:
-    """`file:line:col: error: <op name>: <message>`, with the source line quoted."""
-    span = SOURCE_SPANS.get(op)
-    if span is None:
-        return f"error: {op.name}: {message}"
-    loc = span.get_location()
-    content = span.input.content
-    text = content.decode() if isinstance(content, bytes) else content
-    line_start = text.rfind("\n", 0, span.start) + 1
-    line_end = text.find("\n", span.start)
-    source_line = text[line_start : line_end if line_end >= 0 else len(text)]
-    caret = " " * (span.start - line_start) + "^"
-    return f"{loc}: error: {op.name}: {message}\n{source_line}\n{caret}"
+def walk_ops(root: Operation) -> Iterator[Operation]:
+    """`root` and every op nested in it, in program order (pre-order), without recursion:
+    `Operation.walk` nests one generator per region level."""
+    stack: list[Iterator[Operation]] = [iter((root,))]
+    while stack:
+        op = next(stack[-1], None)
+        if op is None:
+            stack.pop()
+            continue
+        yield op
+        if op.regions:
+            stack.append(o for region in op.regions for block in region.blocks for o in block.ops)
 
 
-def verify_located(module: Operation) -> None:
-    """Verifies `module`; the first op that fails raises a located `allotment.VerifyError`."""
-    try:
-        module.verify()
-        return
-    except DiagnosticException:
-        pass  # find the op at fault, in order, and locate it
-    for op in module.walk():
+def op_failures(module: Operation) -> list[tuple[Operation, VerifyException]]:
+    """Every op under `module` (itself included) whose own verifier fails, in program order."""
+    failures: list[tuple[Operation, VerifyException]] = []
+    for op in walk_ops(module):
         try:
             op.verify_()
         except VerifyException as e:
-            raise VerifyError(located_message(op, str(e))) from None
+            failures.append((op, e))
+    return failures
+
+
+def verify_located(module: Operation) -> None:
+    """Verifies `module`; the first op that fails raises a located `allotment.VerifyError`.
+
+    Runs on a deep stack (`allotment.limits`): xDSL's verifier recurses per nested region."""
+    call_with_deep_stack(lambda: _verify_located(module))
+
+
+def first_use_before_definition(module: Operation) -> tuple[Operation, int] | None:
+    """The first op (and operand index) that uses a value defined later in its own block,
+    which xDSL's parser accepts and its verifier does not check (MLIR's dominance rule)."""
+    position: dict[Operation, int] = {}
+    for op in walk_ops(module):
+        for region in op.regions:
+            for block in region.blocks:
+                position.update((o, i) for i, o in enumerate(block.ops))
+    for op in walk_ops(module):
+        for i, v in enumerate(op.operands):
+            owner = v.owner
+            if isinstance(owner, Operation) and owner.parent is op.parent and position[owner] >= position[op]:
+                return op, i
+    return None
+
+
+def _verify_located(module: Operation) -> None:
     try:
         module.verify()
-    except VerifyException as e:
-        raise VerifyError(str(e)) from None
+        early_use = first_use_before_definition(module)
+        if early_use is not None:
+            op, i = early_use
+            name = op.operands[i].name_hint
+            value = f"operand #{i}" + (f" (%{name})" if name else "")
+            raise VerifyError(located_message(op, f"{value} is used before it is defined"))
+        return
+    except VerifyError:
+        raise
+    except DiagnosticException:
+        pass  # find the op at fault, in order, and locate it
+    for op, e in op_failures(module):
+        raise VerifyError(located_message(_redefinition(op, str(e)) or op, str(e))) from None
+    # A rule of a region (a missing terminator, a symbol defined twice): report it
+    # at the innermost op whose regions break it (children come after their
+    # parent in `walk_ops`, so the reversed walk meets them first).
+    for op in reversed([o for o in walk_ops(module) if o.regions]):
+        try:
+            op.verify()
+        except DiagnosticException as e:
+            raise VerifyError(located_message(_redefinition(op, str(e)) or op, str(e))) from None
+
+
+def _redefinition(scope: Operation, message: str) -> Operation | None:
+    """For xDSL's `Redefinition of symbol "name"` in `scope`, the second op that defines it."""
+    m = re.search(r'Redefinition of symbol "(.+?)"', message)
+    if m is None:
+        return None
+    defining = [
+        op
+        for region in scope.regions
+        for block in region.blocks
+        for op in block.ops
+        if getattr(op.properties.get("sym_name") or op.attributes.get("sym_name"), "data", None) == m.group(1)
+    ]
+    return defining[1] if len(defining) > 1 else None
+
+
+OpT = TypeVar("OpT", bound=Operation)
+
+
+def clone_located(op: OpT) -> OpT:
+    """A deep copy of `op` whose operations keep the source locations of the originals
+    (on a deep stack: xDSL clones nested regions recursively)."""
+    copy = call_with_deep_stack(op.clone)
+    for original, cloned in zip(walk_ops(op), walk_ops(copy), strict=True):
+        span = SOURCE_SPANS.get(original)
+        if span is not None:
+            SOURCE_SPANS[cloned] = span
+    return copy

@@ -17,8 +17,9 @@ from xdsl.dialects.func import FuncOp
 from xdsl.universe import Universe
 from xdsl.utils.exceptions import ParseError as XdslParseError
 
-from allotment.diagnostics import LocatedParser, verify_located
+from allotment.diagnostics import LocatedParser, parse_error_diagnostic, verify_located, walk_ops
 from allotment.errors import ArgumentError, ParseError
+from allotment.limits import call_with_deep_stack
 from allotment.universe import ALL_DIALECTS
 
 
@@ -47,12 +48,21 @@ def make_context() -> Context:
 def parse_module(text: str, name: str = "<string>") -> ModuleOp:
     """Parses and verifies `text`; `name` is the file name used in diagnostics.
 
-    Raises `allotment.ParseError` or a located `allotment.VerifyError` on malformed input.
+    Raises `allotment.ParseError` or a located `allotment.VerifyError` on malformed
+    input (both `file:line:col: error: ...`), never a RecursionError: this runs on a
+    deep stack (`allotment.limits`), and regions nested deeper than
+    `allotment.limits.MAX_REGION_DEPTH` are a parse error.
     """
+    if not isinstance(text, str):
+        raise ArgumentError(f"parse_module: text must be a str, not {type(text).__name__}")
+    return call_with_deep_stack(lambda: _parse_and_verify(text, name))
+
+
+def _parse_and_verify(text: str, name: str) -> ModuleOp:
     try:
         module = LocatedParser(make_context(), text, name).parse_module()
     except XdslParseError as e:
-        raise ParseError.wrap(e) from None
+        raise ParseError(e.span, e.msg, str(parse_error_diagnostic(e))) from None
     verify_located(module)
     return module
 
@@ -63,12 +73,13 @@ def load_module(path: str | Path) -> ModuleOp:
 
 
 def function_names(module: ModuleOp) -> list[str]:
-    return [op.sym_name.data for op in module.walk() if isinstance(op, FuncOp)]
+    """The names of the module's `func.func`s, in program order."""
+    return [op.sym_name.data for op in walk_ops(module) if isinstance(op, FuncOp)]
 
 
 def find_function(module: ModuleOp, name: str | None = None) -> FuncOp:
     """The `func.func` named `name` (with or without `@`), or the first one if None."""
-    funcs = [op for op in module.walk() if isinstance(op, FuncOp)]
+    funcs = [op for op in walk_ops(module) if isinstance(op, FuncOp)]
     if not funcs:
         raise ArgumentError("the module contains no func.func")
     if name is None:

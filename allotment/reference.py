@@ -26,8 +26,10 @@ Choices where the dialect leaves room (each is torch's behaviour unless said):
   (1 for base 1, +-1 for base -1, 0 otherwise), scalar exponents included.
 - `fusion.iota` computes `start + i * step` exactly (float64 or int64) and
   converts once to the element type.
-- `fusion.max`/`fusion.min` over a zero-extent dimension (with a non-empty
-  result) is an error: there is no identity.
+- `fusion.max`/`fusion.min` over a zero-extent dimension is an error (there
+  is no identity), even when the result is empty, as in torch.
+- `fusion.slice` bounds follow torch (`analysis.view_extents`): negative ones
+  count from the end, then clamp to [0, extent].
 - `fusion.var_mean` divides by max(N - correction, 0) (inf or NaN at and
   beyond N), as torch does.
 - Outputs never share memory with inputs or with each other; a scalar result
@@ -46,10 +48,7 @@ from typing import TypeAlias
 import torch
 from xdsl.dialects import arith, func, tensor
 from xdsl.dialects.builtin import (
-    BFloat16Type,
     DenseArrayBase,
-    Float16Type,
-    Float32Type,
     Float64Type,
     FloatAttr,
     IndexType,
@@ -60,11 +59,13 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
+from allotment import dtypes
+from allotment.analysis import size_arith, view_extents
+from allotment.diagnostics import SOURCE_SPANS
 from allotment.dialects import fusion
 from allotment.dialects import fusion_rules as rules
 from allotment.dialects.fusion_rules import DYNAMIC, type_name
-from allotment.diagnostics import SOURCE_SPANS
-from allotment.errors import RunError
+from allotment.errors import RunError, UnsupportedError
 
 Scalar: TypeAlias = int | float | bool
 Value: TypeAlias = torch.Tensor | Scalar
@@ -91,25 +92,13 @@ class ReferenceBug(AssertionError):
 # Types and scalars                                                           #
 # --------------------------------------------------------------------------- #
 
-_DTYPES: dict[type[Attribute], torch.dtype] = {
-    Float64Type: torch.float64,
-    Float32Type: torch.float32,
-    Float16Type: torch.float16,
-    BFloat16Type: torch.bfloat16,
-    IndexType: torch.int64,
-}
-
-
 def torch_dtype(t: Attribute) -> torch.dtype:
-    """The torch dtype of a fusion element type or scalar type (`index` is int64)."""
-    if isinstance(t, IntegerType):
-        width = t.width.data
-        dtype = {1: torch.bool, 32: torch.int32, 64: torch.int64}.get(width)
-    else:
-        dtype = _DTYPES.get(type(t))
-    if dtype is None:
-        raise EvaluationError(f"type {type_name(t)} is not supported by the reference evaluator")
-    return dtype
+    """The torch dtype of a fusion element type or scalar type (`index` is int64;
+    the table is `allotment.dtypes`)."""
+    try:
+        return dtypes.torch_dtype(t)
+    except UnsupportedError:
+        raise EvaluationError(f"type {type_name(t)} is not supported by the reference evaluator") from None
 
 
 def _is_int(t: Attribute) -> bool:
@@ -238,9 +227,10 @@ class _Run:
         static: DenseArrayBase,
         dynamic: Sequence[SSAValue],
         what: str,
-        minimum: int = 0,
+        minimum: int | None = 0,
     ) -> list[int]:
-        """A `DynamicIndexList`'s entries, with `?` entries read from `dynamic`."""
+        """A `DynamicIndexList`'s entries, with `?` entries read from `dynamic`
+        (each at least `minimum`, unless it is None)."""
         values: Iterator[SSAValue] = iter(dynamic)
         out: list[int] = []
         for k, s in enumerate(int(e) for e in static.get_values()):
@@ -249,7 +239,7 @@ class _Run:
                 continue
             v = next(values)
             n = int(self.scalar(v))
-            if n < minimum:
+            if minimum is not None and n < minimum:
                 name = f" ({_value_name(v)})" if _value_name(v) else ""
                 bound = "non-negative" if minimum == 0 else f"at least {minimum}"
                 raise self.fail(op, f"{what} entry #{k}{name} is {n} at run time; it must be {bound}")
@@ -513,14 +503,15 @@ def _reshape(run: _Run, op: Operation) -> list[Value]:
     if -1 in shape:
         k = shape.index(-1)
         rest = prod(e for i, e in enumerate(shape) if i != k)
-        if rest == 0 or numel % rest:
+        inferred = view_extents.reshape_inferred(numel, rest)
+        if inferred is None:
             why = "the other extents multiply to 0" if rest == 0 else f"not divisible by {rest}"
             raise run.fail(
                 op,
                 f"cannot infer the -1 extent of the shape {_fmt(shape)}: the input "
                 f"{_fmt(x.shape)} has {numel} elements, {why}",
             )
-        shape[k] = numel // rest
+        shape[k] = inferred
     elif prod(shape) != numel:
         raise run.fail(
             op,
@@ -549,11 +540,13 @@ def _squeeze(run: _Run, op: Operation) -> list[Value]:
 def _slice(run: _Run, op: Operation) -> list[Value]:
     assert isinstance(op, fusion.SliceOp)
     x = run.tensor(op.input)
-    start = run.extents(op, op.static_start, op.start, "start")
-    stop = run.extents(op, op.static_stop, op.stop, "stop")
+    start = run.extents(op, op.static_start, op.start, "start", minimum=None)
+    stop = run.extents(op, op.static_stop, op.stop, "stop", minimum=None)
     step = run.extents(op, op.static_step, op.step, "step", minimum=1)
-    # Python slicing clamps start and stop to [0, extent], as the op says.
-    return [x[tuple(slice(a, b, s) for a, b, s in zip(start, stop, step))]]
+    # Where each dimension's slice starts and how long it is: torch's rule, from
+    # `view_extents` (the one definition; tests compare it with torch's slicing).
+    bounds = [view_extents.slice_bounds(e, a, b, s) for e, a, b, s in zip(x.shape, start, stop, step)]
+    return [x[tuple(slice(first, first + count * s, s) for (first, count), s in zip(bounds, step))]]
 
 
 @_handles(fusion.PadOp)
@@ -563,7 +556,7 @@ def _pad(run: _Run, op: Operation) -> list[Value]:
     low, high = _ints(op.low), _ints(op.high)
     et = op.result.type.element_type
     value = _convert(run, op, run.scalar(op.value), et, "the padding value")
-    shape = [e + lo + hi for e, lo, hi in zip(x.shape, low, high)]
+    shape = [view_extents.pad_extent(e, lo, hi) for e, lo, hi in zip(x.shape, low, high)]
     out = torch.full(shape, value, dtype=x.dtype, device=x.device)
     out[tuple(slice(lo, lo + e) for e, lo in zip(x.shape, low))] = x
     return [out]
@@ -622,11 +615,8 @@ def _reduction(run: _Run, op: Operation) -> list[Value]:
         return [_prod(x, dims, keepdim, dtype)]
     if isinstance(op, fusion.MeanOp):
         return [torch.mean(x, dims, keepdim=keepdim)]
-    shape = _reduced(x, dims, keepdim)
     empty = [d for d in dims if x.shape[d] == 0]
-    if empty:
-        if prod(shape) == 0:
-            return [torch.empty(shape, dtype=x.dtype, device=x.device)]
+    if empty:  # even when the result is empty: torch raises too
         raise run.fail(
             op,
             f"cannot reduce dimension {empty[0]} of extent 0 (input {_fmt(x.shape)}): "
@@ -738,36 +728,10 @@ def _dim(run: _Run, op: Operation) -> list[Value]:
     return [x.shape[d]]
 
 
-def _div_s(a: int, b: int) -> int:
-    q = abs(a) // abs(b)
-    return q if (a < 0) == (b < 0) else -q
-
-
-_INT_BINARY: dict[type[Operation], Callable[[int, int], int]] = {
-    arith.AddiOp: operator.add,
-    arith.SubiOp: operator.sub,
-    arith.MuliOp: operator.mul,
-    arith.MinSIOp: min,
-    arith.MaxSIOp: max,
-    arith.AndIOp: operator.and_,
-    arith.OrIOp: operator.or_,
-    arith.XOrIOp: operator.xor,
-    arith.DivSIOp: _div_s,
-    arith.RemSIOp: lambda a, b: a - b * _div_s(a, b),
-    arith.FloorDivSIOp: operator.floordiv,
-    arith.CeilDivSIOp: lambda a, b: -((-a) // b),
-}
-_UINT_BINARY: dict[type[Operation], Callable[[int, int], int]] = {
-    arith.DivUIOp: operator.floordiv,
-    arith.RemUIOp: operator.mod,
-    arith.CeilDivUIOp: lambda a, b: -((-a) // b),
-    arith.MinUIOp: min,
-    arith.MaxUIOp: max,
-}
-_DIVISIONS = (
-    arith.DivSIOp, arith.RemSIOp, arith.FloorDivSIOp, arith.CeilDivSIOp,
-    arith.DivUIOp, arith.RemUIOp, arith.CeilDivUIOp,
+_INT_BINARY: tuple[type[Operation], ...] = tuple(
+    cls for cls in arith.Arith.operations if size_arith.arith_op_name(cls.name) is not None
 )
+"""Integer `arith` ops: their meaning is `analysis.size_arith`'s, the one definition."""
 
 
 def _scalar_operands(run: _Run, op: Operation) -> list[Scalar]:
@@ -781,17 +745,21 @@ def _scalar_operands(run: _Run, op: Operation) -> list[Scalar]:
     return [run.scalar(v) for v in op.operands]
 
 
-@_handles(*_INT_BINARY, *_UINT_BINARY)
+@_handles(*_INT_BINARY)
 def _int_binary(run: _Run, op: Operation) -> list[Value]:
+    """`size_arith.apply`: `index` overflow is an error, `iN` wraps; a zero divisor is an error."""
     a, b = _scalar_operands(run, op)
     t = op.results[0].type
-    if type(op) in _UINT_BINARY:
-        a, b, fn = _unsigned(a, t), _unsigned(b, t), _UINT_BINARY[type(op)]
-    else:
-        a, b, fn = _signed(a, t), _signed(b, t), _INT_BINARY[type(op)]
-    if isinstance(op, _DIVISIONS) and b == 0:
-        raise run.fail(op, f"division by zero ({run.operand(op, 1)} is 0)")
-    return [_wrap(fn(a, b), t)]
+    name = size_arith.arith_op_name(op.name)
+    assert name is not None
+    try:
+        value = size_arith.apply(
+            name, _signed(a, t), _signed(b, t), _width(t), wrap=not isinstance(t, IndexType)
+        )
+    except size_arith.SizeArithmeticError as e:
+        why = str(e).removeprefix(f"{op.name}: ")
+        raise run.fail(op, f"{why} ({run.operand(op, 0)}, {run.operand(op, 1)})") from None
+    return [_wrap(value, t)]
 
 
 _FLOAT_BINARY: dict[type[Operation], Callable[[torch.Tensor, torch.Tensor], torch.Tensor]] = {

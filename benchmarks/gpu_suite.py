@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import re
 import sys
 import time
@@ -156,11 +155,11 @@ def main(argv: list[str] | None = None) -> int:
                 torch.testing.assert_close(o, e, rtol=2e-2, atol=2e-2)
             nbytes = sum(x.numel() * x.element_size() for x in xs) + sum(o.numel() * o.element_size() for o in outs)
             row = {"fusion": name, "shape": f"{rows}x{hidden}", "copy_tbps": ceiling}
-            variants: dict[str, Callable[[], tuple]] = {"eager": lambda: ref(*xs), "allotment": lambda: exe(*xs)}
+            variants: dict[str, Callable[[], tuple]] = {"eager": lambda: ref(*xs), "allotment": lambda: exe(*xs)}  # noqa: B023
             if not args.no_compile:
                 compiled = torch.compile(ref)
                 compiled(*xs)
-                variants["compile"] = lambda: compiled(*xs)
+                variants["compile"] = lambda: compiled(*xs)  # noqa: B023
             for label, fn in variants.items():
                 ms = kernel_ms(fn)
                 row[f"{label}_ms"] = ms
@@ -178,11 +177,11 @@ def main(argv: list[str] | None = None) -> int:
         xs = inputs_for(name, 8, 128)
         exe = allotment.compile(fusion_text(name, 128))
         exe(*xs)
-        entry = {"eager": host_us(lambda: ref(*xs)), "allotment": host_us(lambda: exe(*xs))}
+        entry = {"eager": host_us(lambda: ref(*xs)), "allotment": host_us(lambda: exe(*xs))}  # noqa: B023
         if not args.no_compile:
             compiled = torch.compile(ref)
             compiled(*xs)
-            entry["compile"] = host_us(lambda: compiled(*xs))
+            entry["compile"] = host_us(lambda: compiled(*xs))  # noqa: B023
         host[name] = entry
         print(json.dumps({"host_us_8x128": name, **entry}), flush=True)
     print()

@@ -15,7 +15,7 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from gpu_suite import FUSIONS, fusion_text, inputs_for  # noqa: E402
+from gpu_suite import fusion_text, inputs_for  # noqa: E402
 
 import allotment  # noqa: E402
 

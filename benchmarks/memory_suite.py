@@ -9,9 +9,10 @@ held before it (inputs, weights), over the bytes of the call's outputs:
 the torch function, torch.compile is the same function compiled (default
 mode). Lower is better; 1.0 means nothing but the outputs was allocated.
 
-It also prints, for Allotment, the plan's own figures for the same shapes
-(`allotment.memory_plan`, when that exists): the lower bound (most bytes live
-at one point of the schedule) and the bytes without any freeing.
+It also prints the plan's own figures for the same shapes
+(`allotment.memory_plan`): planned peak over lower bound (the most bytes live
+at one point of the schedule, outputs included), Allotment's measured peak over
+its planned peak, and the planned and without-reuse bytes.
 
     python benchmarks/memory_suite.py [--scale 1.0] [--only mlp,rotary] [--out FILE.json]
     python benchmarks/memory_suite.py --device cpu --scale 0.002   # correctness only (interpreter)
@@ -358,10 +359,10 @@ CASES = [
 ]
 
 
-def peak_over_outputs(fn: Callable[[], Sequence[torch.Tensor]], device: str) -> float:
-    """Peak bytes allocated by one call, above what was held before it, over its output bytes."""
+def measured_peak(fn: Callable[[], Sequence[torch.Tensor]], device: str) -> tuple[float, int]:
+    """(peak bytes allocated by one call above what was held before it, its output bytes)."""
     if device != "cuda":
-        return math.nan
+        return math.nan, 1
     torch.cuda.synchronize()
     base = torch.cuda.memory_allocated()
     torch.cuda.reset_peak_memory_stats()
@@ -370,7 +371,18 @@ def peak_over_outputs(fn: Callable[[], Sequence[torch.Tensor]], device: str) -> 
     peak = torch.cuda.max_memory_allocated() - base
     out_bytes = sum(o.numel() * o.element_size() for o in outs)
     del outs
-    return peak / out_bytes
+    return peak, out_bytes
+
+
+def planned(fd: FusionDefinition, inputs: Sequence[torch.Tensor]) -> dict:
+    """The plan's own figures for these inputs (`allotment.memory_plan`), in bytes."""
+    from allotment import memory_plan
+    from allotment.ir import find_function, parse_module
+
+    text = fd.ir()
+    names = [a.name_hint for a in find_function(parse_module(text)).body.block.args]
+    plan = memory_plan(text, {n: tuple(x.shape) for n, x in zip(names, inputs)})
+    return {"planned_peak": plan.planned_peak, "lower_bound": plan.lower_bound, "without_reuse": plan.without_reuse}
 
 
 def close(a: torch.Tensor, b: torch.Tensor, tol: float) -> bool:
@@ -386,13 +398,14 @@ def run_case(case: Case, scale: float, device: str, compiled: bool) -> dict:
     ref = case.torch_fn(*inputs)
     ok = len(ours) == len(ref) and all(close(a, b, case.tol) for a, b in zip(ours, ref))
     del ours, ref
-    row = {"fusion": case.name, "shapes": [list(x.shape) for x in inputs], "correct": ok,
-           "allotment": peak_over_outputs(lambda: fd.execute(inputs), device),
-           "eager": peak_over_outputs(lambda: case.torch_fn(*inputs), device)}
+    row = {"fusion": case.name, "shapes": [list(x.shape) for x in inputs], "correct": ok, **planned(fd, inputs)}
+    peak, out_bytes = measured_peak(lambda: fd.execute(inputs), device)
+    row.update(output_bytes=out_bytes, allotment_peak=peak, allotment=peak / out_bytes)
+    row["eager"] = measured_peak(lambda: case.torch_fn(*inputs), device)[0] / out_bytes
     if compiled:
         cfn = torch.compile(case.torch_fn)
         cfn(*inputs)
-        row["compile"] = peak_over_outputs(lambda: cfn(*inputs), device)
+        row["compile"] = measured_peak(lambda: cfn(*inputs), device)[0] / out_bytes
     return row
 
 
@@ -406,14 +419,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = p.parse_args(argv)
     only = {n for n in args.only.split(",") if n}
     rows = []
-    print(f"{'fusion':16} {'correct':8} {'allotment':>10} {'eager':>10} {'compile':>10}   (peak / output bytes)")
+    print(f"{'fusion':16} {'correct':8} {'allotment':>10} {'eager':>10} {'compile':>10} {'plan/lb':>8} "
+          f"{'measured/plan':>13} {'planned MiB':>11} {'no-reuse MiB':>12}   (peak / output bytes)")
     for case in CASES:
         if only and case.name not in only:
             continue
         row = run_case(case, args.scale, args.device, not args.no_compile and args.device == "cuda")
         rows.append(row)
         print(f"{row['fusion']:16} {str(row['correct']):8} {row['allotment']:10.2f} {row['eager']:10.2f} "
-              f"{row.get('compile', math.nan):10.2f}", flush=True)
+              f"{row.get('compile', math.nan):10.2f} {row['planned_peak'] / row['lower_bound']:8.3f} "
+              f"{row['allotment_peak'] / row['planned_peak']:13.3f} {row['planned_peak'] / 2**20:11.1f} "
+              f"{row['without_reuse'] / 2**20:12.1f}", flush=True)
     if args.out:
         Path(args.out).write_text(json.dumps(rows, indent=1))
     return 0 if all(r["correct"] for r in rows) else 1

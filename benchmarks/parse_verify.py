@@ -295,7 +295,7 @@ def main(argv: list[str] | None = None) -> int:
         f"fusion: {num_ops} ops (walk of the module), {len(text.splitlines())} lines, "
         f"{len(text) / 1e6:.2f} MB; best of {args.repeat}"
     )
-    print(f"| step | seconds | ops/second |\n| --- | ---: | ---: |")
+    print("| step | seconds | ops/second |\n| --- | ---: | ---: |")
     for name, seconds in results:
         print(f"| {name} | {seconds:.3f} | {num_ops / seconds:,.0f} |")
     return 0

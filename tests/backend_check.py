@@ -54,7 +54,7 @@ def compare(actual: Sequence[torch.Tensor], expected: Sequence[torch.Tensor], to
         a = a.cpu()
         if e.dtype.is_floating_point:
             torch.testing.assert_close(
-                a, e.cpu(), rtol=tol, atol=tol, equal_nan=True, msg=lambda m: f"{what}output {k}: {m}"
+                a, e.cpu(), rtol=tol, atol=tol, equal_nan=True, msg=lambda m: f"{what}output {k}: {m}"  # noqa: B023 (called at once)
             )
         else:
             assert torch.equal(a, e.cpu()), f"{what}output {k}:\n{a}\nreference:\n{e}"

@@ -304,10 +304,10 @@ def random_fusion(rng: random.Random, max_ops: int = 12) -> tuple[str, dict[str,
     arg_dims: list[list[Dim]] = []
     ident = 0
     shared: list[Dim] = []
-    for a in range(rng.randint(1, 3)):
+    for _ in range(rng.randint(1, 3)):
         rank = rng.randint(1, 3)
         dims = []
-        for d in range(rank):
+        for _ in range(rank):
             if shared and rng.random() < 0.5:
                 dims.append(rng.choice(shared))
                 continue

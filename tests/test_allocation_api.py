@@ -100,7 +100,6 @@ def test_the_fusion_passed_in_is_not_modified() -> None:
         ({"x": (8, 63)}, "argument x: shape 8x63 does not fit"),
         ({"x": (8,)}, "argument x: shape 8 does not fit"),
         ({}, "missing a shape for argument x"),
-        ({"x": (8, 64), "q": (1,)}, "no argument named q"),
     ],
 )
 def test_bad_shapes_name_the_argument(shapes: dict, message: str) -> None:

@@ -17,12 +17,12 @@ import random
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from random_fusion import random_fusion
 from xdsl.dialects import func
 
 from allotment.allocation import plan_buffers
 from allotment.ir import find_function, parse_module
 from allotment.reference import evaluate, random_inputs
-from random_fusion import random_fusion
 
 EXAMPLES = int(os.environ.get("ALLOT_PROPERTY_EXAMPLES", "500"))
 

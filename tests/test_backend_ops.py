@@ -18,6 +18,7 @@ warnings.filterwarnings("ignore", message="Failed to initialize NumPy")
 
 import pytest  # noqa: E402
 import torch  # noqa: E402
+from backend_check import check, fn1, interpreter_rounding_to_nearest  # noqa: E402
 from xdsl.dialects.builtin import DYNAMIC_INDEX  # noqa: E402
 
 import allotment  # noqa: E402
@@ -26,7 +27,6 @@ from allotment.backend.host_runtime import AllotmentRuntimeError  # noqa: E402
 from allotment.backend.runtime import CompileError  # noqa: E402
 from allotment.ir import find_function, parse_module  # noqa: E402
 from allotment.reference import random_inputs  # noqa: E402
-from backend_check import check, fn1, interpreter_rounding_to_nearest  # noqa: E402
 
 pytestmark = pytest.mark.filterwarnings("ignore:.*encountered in:RuntimeWarning")
 

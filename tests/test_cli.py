@@ -245,6 +245,9 @@ EXAMPLE_SHAPES = {
     "rmsnorm.mlir": "x=4x64", "layernorm.mlir": "x=4x64", "softmax.mlir": "x=3x128",
     "bias_gelu.mlir": "x=4x64", "add_rmsnorm.mlir": "x=4x64,r=4x64",
 }
+"""Not mlp.mlir: its bf16 GELU output feeds a 4096-term matmul, which amplifies the interpreter's
+bf16 truncation past the tolerance (exact once the interpreter rounds to nearest, as GPUs do;
+tests/backend_check.py); tests/test_memory_planning_run.py checks it that way."""
 
 
 @pytest.mark.parametrize("name", sorted(EXAMPLE_SHAPES))
@@ -301,7 +304,8 @@ def test_bench(capsys: pytest.CaptureFixture[str]) -> None:
 def test_dump_needs_no_shapes(capsys: pytest.CaptureFixture[str]) -> None:
     rc, out, err = in_process(capsys, RMSNORM, "--dump", "--device", "cpu")
     assert rc == 0, err
-    assert "def run(x, w):" in out and "@triton.jit" in out and "torch.empty(" in out
+    assert re.search(r"^def run\(x_?, w_?\):$", out, re.MULTILINE), out  # IR names, sanitized
+    assert "@triton.jit" in out and "torch.empty(" in out
 
 
 def test_dump_check_and_bench_combine(capsys: pytest.CaptureFixture[str]) -> None:
@@ -348,7 +352,45 @@ def test_allot_opt_invalid_ir_is_located(tmp_path: Path) -> None:
 def test_allot_opt_parse_error(tmp_path: Path) -> None:
     proc = tool("allot-opt", write(tmp_path, MALFORMED, "bad.mlir"))
     assert proc.returncode == 1
-    assert "bad.mlir:2:23" in proc.stderr and "Traceback" not in proc.stderr
+    assert re.match(r"\S*bad\.mlir:2:23: error: ", proc.stderr), proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_allot_opt_pass_error_is_located(tmp_path: Path) -> None:
+    src = "func.func @f(%x: tensor<4xf32>) {\n  scf.execute_region {\n    scf.yield\n  }\n  func.return\n}\n"
+    proc = tool("allot-opt", write(tmp_path, src, "regions.mlir"), "-p", "fusion-segment")
+    assert proc.returncode == 1 and proc.stdout == ""
+    assert re.match(r"\S*regions\.mlir:2:3: error: scf\.execute_region: fusion-segment: ", proc.stderr), proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_allot_debug_shows_the_traceback(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ALLOT_DEBUG", "1")
+    proc = tool("allot-opt", write(tmp_path, INVALID, "bad.mlir"))
+    assert proc.returncode == 1
+    assert "Traceback" in proc.stderr and "bad.mlir:2:3: error: fusion.add" in proc.stderr
+
+
+def test_allot_opt_version() -> None:
+    from importlib.metadata import version
+
+    import allotment
+
+    proc = tool("allot-opt", "--version")
+    assert proc.returncode == 0
+    assert proc.stdout.strip() == f"allot-opt: Allotment {allotment.__version__}, xDSL {version('xdsl')}"
+
+
+def test_allot_opt_help_lists_allotments_passes() -> None:
+    from allotment.universe import ALL_PASSES
+
+    proc = tool("allot-opt", "--help")
+    assert proc.returncode == 0 and proc.stderr == ""
+    passes = proc.stdout[proc.stdout.index("Allotment's passes"):]
+    for name in ALL_PASSES:
+        assert f"\n  {name}" in passes
+    assert "fusion-segment{one-op-per-kernel=false}\n      Groups every fusion function's ops" in passes
+    assert "expected-error" in proc.stdout  # the help of --verify-diagnostics
 
 
 def test_allot_opt_missing_file() -> None:

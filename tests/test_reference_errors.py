@@ -17,9 +17,9 @@ import torch  # noqa: E402
 
 from allotment import reference  # noqa: E402
 from allotment.dialects import fusion  # noqa: E402
+from allotment.errors import Error as UserError  # noqa: E402
 from allotment.ir import find_function, load_module, parse_module  # noqa: E402
 from allotment.reference import EvaluationError, ReferenceBug, evaluate, random_inputs  # noqa: E402
-from allotment.errors import Error as UserError  # noqa: E402
 
 
 def fn_of(src: str, name: str = "<string>"):
@@ -253,12 +253,12 @@ def test_reshape_negative_dynamic_extent() -> None:
 @pytest.mark.parametrize(
     "bounds, value, fragment",
     [
-        ("[%n] to [4] step [1]", -1, "start entry #0 (%n) is -1 at run time; it must be non-negative"),
-        ("[0] to [%n] step [1]", -3, "stop entry #0 (%n) is -3"),
         ("[0] to [4] step [%n]", 0, "step entry #0 (%n) is 0 at run time; it must be at least 1"),
+        ("[0] to [4] step [%n]", -2, "step entry #0 (%n) is -2 at run time; it must be at least 1"),
     ],
 )
 def test_slice_bounds(bounds: str, value: int, fragment: str) -> None:
+    """Negative starts and stops count from the end (test_semantics.py); a step must be >= 1."""
     fn = op1("%x: tensor<4xf32>, %n: index", f"fusion.slice %x {bounds} : tensor<4xf32> -> tensor<?xf32>", "tensor<?xf32>")
     fails(fn, [torch.zeros(4), value], f"fusion.slice: {fragment}")
 

@@ -17,7 +17,7 @@ from xdsl.dialects.builtin import TensorType  # noqa: E402
 from allotment.dialects import fusion_rules as rules  # noqa: E402
 from allotment.dialects.fusion import slice_extent  # noqa: E402
 from allotment.ir import find_function, load_module, parse_module  # noqa: E402
-from allotment.reference import DEFAULT_SCALARS, evaluate, random_inputs, torch_dtype  # noqa: E402
+from allotment.reference import DEFAULT_SCALARS, EvaluationError, evaluate, random_inputs, torch_dtype  # noqa: E402
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 
@@ -702,7 +702,7 @@ def test_linear_with_a_1d_weight_and_0d_bias() -> None:
         ("divsi", -7, 2, -3), ("divsi", 7, -2, -3), ("remsi", -7, 2, -1), ("remsi", 7, -2, 1),
         ("floordivsi", -7, 2, -4), ("ceildivsi", -7, 2, -3), ("ceildivsi", 7, 2, 4),
         ("divui", -2, 2, 2**63 - 1), ("minsi", -3, 2, -3), ("maxsi", -3, 2, 2),
-        ("addi", 2**63 - 1, 1, -(2**63)),  # wraps
+        ("remui", -1, 10, (2**64 - 1) % 10), ("ceildivui", 7, 2, 4), ("minui", -1, 3, 3), ("maxui", -1, 3, -1),
     ],
 )
 def test_arith_integer_ops(op: str, a: int, b: int, expected: int) -> None:
@@ -712,6 +712,37 @@ def test_arith_integer_ops(op: str, a: int, b: int, expected: int) -> None:
     }}"""
     (out,) = run(src, a, b)
     same(out, torch.tensor(expected, dtype=torch.int64))
+
+
+@pytest.mark.parametrize("op, a, b", [("addi", 2**63 - 1, 1), ("muli", 2**62, 2), ("divsi", -(2**63), -1)])
+def test_index_overflow_is_an_error(op: str, a: int, b: int) -> None:
+    """`index` is a size: overflow is an error naming the op (size_arith's choice), not a wrap."""
+    src = f"""func.func @f(%a: index, %b: index) -> index {{
+      %r = arith.{op} %a, %b : index
+      func.return %r : index
+    }}"""
+    with pytest.raises(EvaluationError, match=f"arith.{op}.*overflows 64-bit index"):
+        run(src, a, b)
+
+
+@pytest.mark.parametrize("op, a, b, expected", [("addi", 2**63 - 1, 1, -(2**63)), ("muli", 2**62, 4, 0)])
+def test_i64_overflow_wraps(op: str, a: int, b: int, expected: int) -> None:
+    src = f"""func.func @f(%a: i64, %b: i64) -> i64 {{
+      %r = arith.{op} %a, %b : i64
+      func.return %r : i64
+    }}"""
+    (out,) = run(src, a, b)
+    same(out, torch.tensor(expected, dtype=torch.int64))
+
+
+@pytest.mark.parametrize("op", ["divsi", "remsi", "floordivsi", "ceildivsi", "divui", "remui", "ceildivui"])
+def test_index_division_by_zero_names_the_op(op: str) -> None:
+    src = f"""func.func @f(%a: index, %b: index) -> index {{
+      %r = arith.{op} %a, %b : index
+      func.return %r : index
+    }}"""
+    with pytest.raises(EvaluationError, match=f"arith.{op}: division by zero"):
+        run(src, 5, 0)
 
 
 @pytest.mark.parametrize(

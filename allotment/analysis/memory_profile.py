@@ -6,7 +6,8 @@ placement and live range, and the three figures a plan is judged by.
   `alloc.alloc` to its last use (`analysis/liveness.py`);
 - planned peak: the most bytes the plan holds at once, where a buffer holds
   its memory from its `alloc.alloc` to its `alloc.dealloc` (or to the end);
-- without reuse: every global buffer's bytes added up, as if nothing were freed.
+- without reuse: every global buffer's bytes added up, as if nothing were freed
+  and no buffer were written in place of another (the unplanned program's).
 
 With every buffer freed right after its last use (what `alloc-plan` does),
 the planned peak equals the lower bound; the two differ for a plan that frees
@@ -84,8 +85,11 @@ def _size_text(op: alloc.AllocOp, names: dict[SSAValue, str]) -> str:
     return " * ".join(f.removeprefix("(").removesuffix(")") if len(factors) == 1 else f for f in factors) + " B"
 
 
-def memory_profile(f: func.FuncOp, nbytes: dict[Operation, int]) -> MemoryProfile:
-    """The profile of `f`'s plan, with `nbytes[alloc_op]` the bytes of each global buffer."""
+def memory_profile(f: func.FuncOp, nbytes: dict[Operation, int], without_reuse: int | None = None) -> MemoryProfile:
+    """The profile of `f`'s plan, with `nbytes[alloc_op]` the bytes of each global buffer.
+
+    `without_reuse`: the bytes of every buffer of the unplanned function (before
+    in-place reuse removed some); default, the bytes of `f`'s own buffers."""
     ops = list(f.body.block.ops)
     index = {op: i for i, op in enumerate(ops)}
     names = size_expressions(f)
@@ -99,7 +103,8 @@ def memory_profile(f: func.FuncOp, nbytes: dict[Operation, int]) -> MemoryProfil
     steps = len(ops)
     live = _peak(steps, [(b.start, steps if b.returned else b.last_use, b.nbytes) for b in buffers])
     held = _peak(steps, [(b.start, b.freed if b.freed is not None else steps, b.nbytes) for b in buffers])
-    return MemoryProfile(f.sym_name.data, steps, tuple(buffers), held, live, sum(b.nbytes for b in buffers))
+    total = sum(b.nbytes for b in buffers) if without_reuse is None else without_reuse
+    return MemoryProfile(f.sym_name.data, steps, tuple(buffers), held, live, total)
 
 
 def _peak(steps: int, intervals: list[tuple[int, int, int]]) -> int:

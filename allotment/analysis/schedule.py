@@ -87,7 +87,7 @@ def _memory_dependences(deps: Dependences) -> None:
                 reads.setdefault(root, []).append(op)
         for v in op.outs:
             root = view_root(v)
-            if root in last_write:
+            if root in last_write and last_write[root] is not op:  # a kernel may write several views of one buffer
                 deps.after[op].append(last_write[root])
             deps.after[op].extend(r for r in reads.pop(root, []) if r is not op)
             last_write[root] = op

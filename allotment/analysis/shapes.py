@@ -8,7 +8,9 @@ value its expression. Where an op requires two extents to be equal at run time
 contraction), the two are unified and a `ShapeCheck` records the requirement,
 so that it can be checked once at entry. Reshape with an inferred dim records a
 divisibility check; dynamic extents taken from scalars record a non-negativity
-check.
+check (a negative constant one is an error); a `max`/`min` records that each
+reduced extent is >= 1. Slice bounds follow torch (`view_extents`): they may be
+negative, so index values are not otherwise required to be >= 0.
 
 This is a pure analysis: it reads the IR and returns data.
 """
@@ -16,13 +18,14 @@ This is a pure analysis: it reads the IR and returns data.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from xdsl.dialects import arith, func, tensor
 from xdsl.dialects.builtin import IndexType, IntegerAttr, TensorType
 from xdsl.ir import Operation, SSAValue
 
 from allotment import errors
+from allotment.analysis import size_arith, view_extents
 from allotment.analysis import symbolic as sym
 from allotment.analysis.symbolic import ArgDim, ArgScalar, Const, Extent, ExtentEquivalence
 from allotment.dialects import fusion
@@ -30,21 +33,30 @@ from allotment.dialects.fusion_rules import DYNAMIC
 
 
 class ShapeError(errors.ShapeError):
-    """A shape that cannot be reified (an unsupported op or index value)."""
+    """A shape that cannot be reified (an unsupported op or index value).
+
+    `op` is the op at fault (set by `reify_shapes`), so that a pass can locate it."""
+
+    def __init__(self, message: str, op: Operation | None = None) -> None:
+        super().__init__(message)
+        self.op = op
 
 
 @dataclass(frozen=True)
 class ShapeCheck:
     """A run-time requirement on extents.
 
-    `predicate` is "eq" (lhs == rhs), "divisible" (lhs % rhs == 0) or "ge"
-    (lhs >= rhs). `message` names the op and the extents at fault.
+    `predicate` is one of `size_arith.CHECK_PREDICATES` ("eq", "divisible",
+    "ge"); `size_arith.check_holds` says whether it holds. `message` names the
+    op and the extents at fault.
     """
 
     predicate: str
     lhs: Extent
     rhs: Extent
     message: str
+    op: Operation | None = field(default=None, compare=False)
+    """The op that requires it (None for the function's own arguments)."""
 
 
 @dataclass
@@ -100,10 +112,9 @@ def reify_shapes(f: func.FuncOp) -> ShapeAnalysis:
                 Const(e) if e != DYNAMIC else ArgDim(i, d, name) for d, e in enumerate(shape)
             )
         elif isinstance(arg.type, IndexType):
+            # No sign requirement of its own: a slice bound may be negative; an
+            # index value used as an extent is checked where it is used.
             analysis.scalars[arg] = ArgScalar(i, name)
-            analysis.checks.append(
-                ShapeCheck("ge", ArgScalar(i, name), Const(0), f"index argument {name} must be >= 0")
-            )
     for op in f.body.block.ops:
         _reify_op(analysis, op)
     return analysis
@@ -167,6 +178,13 @@ def _reduction(analysis: ShapeAnalysis, op: Operation, dims: Sequence[int], keep
         out = [Const(1) if d in dims else e for d, e in enumerate(src)]
     else:
         out = [e for d, e in enumerate(src) if d not in dims]
+    if isinstance(op, fusion.SelectingReductionOp):
+        for d in dims:
+            analysis.checks.append(ShapeCheck(
+                "ge", src[d], Const(1),
+                f"{op.name}: dimension {d} of {value_name(op.operands[0])} ({src[d]}) must not be empty: "
+                f"{op.name.removeprefix('fusion.')} has no identity",
+            ))
     for r in op.results:
         _set_result(analysis, op, r, out)
 
@@ -181,7 +199,7 @@ def _reshape(analysis: ShapeAnalysis, op: fusion.ReshapeOp) -> None:
     out = list(entries)
     if -1 in static:
         idx = static.index(-1)
-        out[idx] = sym.floordiv(numel, known_numel)
+        out[idx] = view_extents.reshape_inferred_sym(numel, known_numel)
         if not (isinstance(numel, Const) and isinstance(known_numel, Const)):
             analysis.checks.append(
                 ShapeCheck(
@@ -203,17 +221,10 @@ def _slice(analysis: ShapeAnalysis, op: fusion.SliceOp) -> None:
     starts = _mixed(analysis, op.static_start.get_values(), op.start)
     stops = _mixed(analysis, op.static_stop.get_values(), op.stop)
     steps = _mixed(analysis, op.static_step.get_values(), op.step)
-    out = []
-    for size, start, stop, step in zip(src, starts, stops, steps):
-        s = sym.minimum(start, size)
-        e = sym.minimum(sym.maximum(stop, s), size)
-        out.append(sym.ceildiv(sym.sub(e, s), step))
-    for name, values in (("start", starts), ("stop", stops)):
-        for d, v in enumerate(values):
-            if not isinstance(v, Const):
-                analysis.checks.append(
-                    ShapeCheck("ge", v, Const(0), f"{op.name}: {name} of dimension {d} must be >= 0")
-                )
+    out = [
+        view_extents.slice_sym(size, start, stop, step)[1]
+        for size, start, stop, step in zip(src, starts, stops, steps)
+    ]
     for d, v in enumerate(steps):
         if not isinstance(v, Const):
             analysis.checks.append(
@@ -244,12 +255,11 @@ def _cat(analysis: ShapeAnalysis, op: fusion.CatOp) -> None:
     out = list(shapes[0])
     for i, s in enumerate(shapes[1:], 1):
         for d in range(rank):
-            if d == dim:
-                out[d] = sym.add(out[d], s[d])
-            else:
+            if d != dim:
                 out[d] = analysis.require_equal(
                     out[d], s[d], f"{op.name}: operand #{i} dimension {d} must equal operand #0's"
                 )
+    out[dim] = view_extents.cat_extent_sym([s[dim] for s in shapes])
     _set_result(analysis, op, op.result, out)
 
 
@@ -312,25 +322,33 @@ def _index_scalar(analysis: ShapeAnalysis, op: Operation) -> None:
             raise ShapeError("tensor.dim: the dimension index must be a constant")
         analysis.scalars[op.result] = analysis.extents[op.source][index.value]
         return
-    binary = {
-        arith.AddiOp: sym.add, arith.SubiOp: sym.sub, arith.MuliOp: sym.mul,
-        arith.DivUIOp: sym.floordiv, arith.DivSIOp: sym.floordiv,
-        arith.FloorDivSIOp: sym.floordiv, arith.CeilDivSIOp: sym.ceildiv,
-        arith.CeilDivUIOp: sym.ceildiv, arith.MinSIOp: sym.minimum, arith.MaxSIOp: sym.maximum,
-        arith.MinUIOp: sym.minimum, arith.MaxUIOp: sym.maximum,
-    }
-    fn = binary.get(type(op))
-    if fn is not None and isinstance(op.results[0].type, IndexType):
+    name = size_arith.arith_op_name(op.name)
+    if name is not None and isinstance(op.results[0].type, IndexType):
         lhs, rhs = (analysis.scalars.get(v) for v in op.operands)
         if lhs is None or rhs is None:
             raise ShapeError(f"{op.name}: an index operand has no known value")
-        analysis.scalars[op.results[0]] = fn(lhs, rhs)
+        analysis.scalars[op.results[0]] = sym.binop(name, lhs, rhs)
         return
     if any(isinstance(r.type, IndexType) for r in op.results):
         raise ShapeError(f"{op.name}: cannot express this index value in terms of the inputs")
 
 
 def _reify_op(analysis: ShapeAnalysis, op: Operation) -> None:
+    """Reifies one op; its checks and errors name it (`ShapeCheck.op`, `ShapeError.op`)."""
+    first = len(analysis.checks)
+    try:
+        analysis.checks.extend(_negative_extent_checks(analysis, op))
+        _reify_op_rules(analysis, op)
+    except ShapeError as e:
+        if e.op is None:
+            e.op = op
+        raise
+    for i in range(first, len(analysis.checks)):
+        if analysis.checks[i].op is None:
+            analysis.checks[i] = replace(analysis.checks[i], op=op)
+
+
+def _reify_op_rules(analysis: ShapeAnalysis, op: Operation) -> None:
     if isinstance(op, fusion.ElementwiseOp) and not isinstance(op, fusion.SetOp):
         _elementwise(analysis, op)
     elif isinstance(op, fusion.SetOp | fusion.CastOp):
@@ -368,7 +386,9 @@ def _reify_op(analysis: ShapeAnalysis, op: Operation) -> None:
     elif isinstance(op, fusion.PadOp):
         src = analysis.extents[op.input]
         lows, highs = op.low.get_values(), op.high.get_values()
-        _set_result(analysis, op, op.result, [e + lo + hi for e, lo, hi in zip(src, lows, highs)])
+        _set_result(
+            analysis, op, op.result, [view_extents.pad_extent_sym(e, lo, hi) for e, lo, hi in zip(src, lows, highs)]
+        )
     elif isinstance(op, fusion.CatOp):
         _cat(analysis, op)
     elif isinstance(op, fusion.MatmulOp):
@@ -384,8 +404,6 @@ def _reify_op(analysis: ShapeAnalysis, op: Operation) -> None:
         for r in op.results:
             if isinstance(r.type, TensorType):
                 raise ShapeError(f"{op.name}: cannot reify the shape of its result")
-    for d_check in _negative_extent_checks(analysis, op):
-        analysis.checks.append(d_check)
 
 
 def _negative_extent_checks(analysis: ShapeAnalysis, op: Operation) -> list[ShapeCheck]:
@@ -396,7 +414,9 @@ def _negative_extent_checks(analysis: ShapeAnalysis, op: Operation) -> list[Shap
     for v in op.operands:
         if isinstance(v.type, IndexType):
             e = analysis.scalars[v]
-            if not isinstance(e, Const | ArgScalar):
+            if isinstance(e, Const) and e.value < 0:
+                raise ShapeError(f"{op.name}: extent {e} is negative", op)
+            if not isinstance(e, Const):
                 checks.append(ShapeCheck("ge", e, Const(0), f"{op.name}: extent {e} must be >= 0"))
     return checks
 

@@ -32,7 +32,7 @@ verifiers may use it too.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from allotment.errors import RunError, ShapeError
 
@@ -164,8 +164,8 @@ def byte_size(shape: tuple[int, ...] | list[int], element_bytes: int) -> int:
 
 CHECK_PREDICATES: dict[str, str] = {
     "eq": "lhs == rhs",
+    "divisible": "rhs != 0 and lhs remsi rhs == 0",
     "ge": "lhs >= rhs",
-    "divisible": "rhs != 0 and lhs % rhs == 0",
 }
 """Every predicate of `alloc.check`, with its meaning."""
 
@@ -188,3 +188,25 @@ def arith_op_name(op_name: str) -> str | None:
     """`divsi` for the op name `arith.divsi`; None for an op this module does not define."""
     name = op_name.removeprefix("arith.")
     return name if op_name.startswith("arith.") and name in OPS else None
+
+
+def shape_problem(shape: Sequence[int], element_bytes: int, dynamic: int) -> str | None:
+    """Why a tensor or buffer type's static extents cannot exist, or None if they can.
+
+    Each static extent must be in [0, INDEX_MAX] and the static extents' bytes
+    (their product times `element_bytes`) at most INDEX_MAX; entries equal to
+    `dynamic` (the `?` marker) are not known yet and are skipped."""
+    static = [e for e in shape if e != dynamic]
+    for e in static:
+        if e < 0:
+            return f"extent {e} is negative"
+        if e > INDEX_MAX:
+            return f"extent {e} does not fit in a 64-bit index (at most {INDEX_MAX})"
+    try:
+        byte_size(static, element_bytes)
+    except SizeArithmeticError:
+        n = 1
+        for e in static:
+            n *= e
+        return f"{n} elements of {element_bytes} bytes do not fit in a 64-bit index of bytes (at most {INDEX_MAX})"
+    return None

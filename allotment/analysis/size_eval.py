@@ -13,40 +13,32 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from xdsl.dialects import arith, func, memref
-from xdsl.dialects.builtin import (
-    DYNAMIC_INDEX,
-    BFloat16Type,
-    Float16Type,
-    Float32Type,
-    Float64Type,
-    IndexType,
-    IntegerAttr,
-    IntegerType,
-    MemRefType,
-)
+from xdsl.dialects.builtin import DYNAMIC_INDEX, IndexType, IntegerAttr, MemRefType
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.traits import SymbolTable
 
+from allotment.analysis import size_arith
 from allotment.dialects import alloc, fusion
-from allotment.errors import ShapeError
+from allotment.dtypes import element_nbytes
+from allotment.errors import ShapeError, UnsupportedError
 
 
 class SizeError(ShapeError):
-    """A size that cannot be evaluated, or an `alloc.check` that fails."""
+    """A size that cannot be evaluated, or an `alloc.check` that fails.
+
+    `op` is the op at fault where there is one (a pass locates it)."""
+
+    def __init__(self, message: str, op: Operation | None = None) -> None:
+        super().__init__(message)
+        self.op = op
 
 
 def element_bytes(t: Attribute) -> int:
-    if isinstance(t, IntegerType):
-        return max(1, t.width.data // 8)
-    if isinstance(t, Float16Type | BFloat16Type):
-        return 2
-    if isinstance(t, Float32Type):
-        return 4
-    if isinstance(t, Float64Type):
-        return 8
-    if isinstance(t, IndexType):
-        return 8
-    raise SizeError(f"unknown element size of {t}")
+    """Bytes per element of `t` (the `allotment.dtypes` table; a SizeError for others)."""
+    try:
+        return element_nbytes(t)
+    except UnsupportedError as e:
+        raise SizeError(str(e)) from None
 
 
 @dataclass(frozen=True)
@@ -60,23 +52,6 @@ class BufferSize:
     nbytes: int
     on_device: bool
     op: alloc.AllocOp
-
-
-_BINARY: dict[type[Operation], Callable[[int, int], int]] = {
-    arith.AddiOp: lambda a, b: a + b,
-    arith.SubiOp: lambda a, b: a - b,
-    arith.MuliOp: lambda a, b: a * b,
-    arith.FloorDivSIOp: lambda a, b: a // b,
-    arith.CeilDivSIOp: lambda a, b: -(-a // b),
-    arith.CeilDivUIOp: lambda a, b: -(-a // b),
-    arith.DivUIOp: lambda a, b: a // b,
-    arith.DivSIOp: lambda a, b: int(a / b),
-    arith.RemSIOp: lambda a, b: a % b,
-    arith.MinSIOp: min,
-    arith.MaxSIOp: max,
-    arith.MinUIOp: min,
-    arith.MaxUIOp: max,
-}
 
 
 def evaluate_index_values(
@@ -103,21 +78,20 @@ def evaluate_index_values(
             if shape is None or isinstance(shape, int | float):
                 raise SizeError("memref.dim of a value that is not a function argument")
             values[op.result] = int(shape[values[op.index]])
-        elif type(op) in _BINARY and isinstance(op.results[0].type, IndexType):
+        elif (name := size_arith.arith_op_name(op.name)) and isinstance(op.results[0].type, IndexType):
             a, b = (values[v] for v in op.operands)
-            if b == 0 and not isinstance(op, arith.AddiOp | arith.SubiOp | arith.MuliOp | arith.MinSIOp | arith.MaxSIOp):
-                raise SizeError(f"{op.name}: division by zero while evaluating sizes")
-            values[op.results[0]] = _BINARY[type(op)](a, b)
+            try:
+                values[op.results[0]] = size_arith.apply(name, a, b)
+            except size_arith.SizeArithmeticError as e:
+                raise SizeError(f"{e} while evaluating sizes", op) from None
         elif isinstance(op, alloc.CheckOp):
             _check(op, values[op.lhs], values[op.rhs])
     return values
 
 
 def _check(op: alloc.CheckOp, a: int, b: int) -> None:
-    pred = op.predicate.data
-    ok = {"eq": a == b, "ge": a >= b, "divisible": b != 0 and a % b == 0}[pred]
-    if not ok:
-        raise SizeError(f"{op.message.data} (got {a} and {b})")
+    if not size_arith.check_holds(op.predicate.data, a, b):
+        raise SizeError(f"{op.message.data} (got {a} and {b})", op)
 
 
 def mesh_devices(op: alloc.AllocOp) -> list[int] | None:
@@ -138,7 +112,13 @@ def evaluate_sizes(
     `device_id`: the device this evaluation is for; a buffer whose mesh does not
     contain it is marked `on_device=False` and counts 0 bytes.
     """
-    values = evaluate_index_values(f, arg_values)
+    return buffer_sizes(f, evaluate_index_values(f, arg_values), device_id)
+
+
+def buffer_sizes(f: func.FuncOp, values: Mapping[SSAValue, int], device_id: int | None = None) -> list[BufferSize]:
+    """Every `alloc.alloc` of `f` with its concrete shape, given the values of
+    the function's entry sizes (`evaluate_index_values`). A negative extent, or
+    more bytes than a 64-bit index holds, is a `SizeError` naming the alloc."""
     out: list[BufferSize] = []
     names: dict[str, int] = {}
     for op in f.body.walk():
@@ -157,12 +137,15 @@ def evaluate_sizes(
             else:
                 shape.append(e)
         if any(e < 0 for e in shape):
-            raise SizeError(f"buffer {op.result.name_hint} would have negative extents {shape}")
+            raise SizeError(f"buffer {op.result.name_hint} would have negative extents {shape}", op)
         devices = mesh_devices(op)
         on_device = device_id is None or devices is None or device_id in devices
-        numel = 1
-        for e in shape:
-            numel *= e
+        try:
+            nbytes = size_arith.byte_size(shape, element_bytes(t.element_type))
+        except size_arith.SizeArithmeticError:
+            raise SizeError(
+                f"buffer {op.result.name_hint} of shape {shape} has more than {size_arith.INDEX_MAX} bytes", op
+            ) from None
         base = op.buffer_name.data if op.buffer_name else (op.result.name_hint or "buffer")
         count = names.get(base, 0)
         names[base] = count + 1
@@ -173,7 +156,7 @@ def evaluate_sizes(
                 tuple(shape),
                 t.element_type,
                 op.memory_space.value,
-                numel * element_bytes(t.element_type) if on_device else 0,
+                nbytes if on_device else 0,
                 on_device,
                 op,
             )

@@ -2,7 +2,8 @@
 
 An `Extent` is an immutable, hashable expression tree: constants, the extent of
 dimension d of function argument a (`ArgDim`), the value of an `index`
-argument (`ArgScalar`), and arithmetic (+, -, *, floordiv, ceildiv, min, max).
+argument (`ArgScalar`), and `arith` integer ops (`BinOp`: addi, floordivsi,
+remsi, minsi, ... each meaning exactly what `analysis.size_arith` says).
 Constructors fold constants and trivial identities, so structurally equal
 expressions compare equal.
 
@@ -14,8 +15,10 @@ merged, and `find` picks the representative every later size is written in
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+
+from allotment.analysis import size_arith
 
 
 class Extent:
@@ -69,21 +72,20 @@ class ArgScalar(Extent):
         return self.name or f"arg{self.arg}"
 
 
-_SYMBOLS = {"add": "+", "sub": "-", "mul": "*", "floordiv": "floordiv", "ceildiv": "ceildiv"}
-
-
 @dataclass(frozen=True)
 class BinOp(Extent):
-    """`op` in add, sub, mul, floordiv, ceildiv, min, max."""
+    """`op` is an `arith` integer op name of `size_arith.OPS` (`addi`, `floordivsi`,
+    `remsi`, `minsi`, ...): the expression means exactly what that op computes."""
 
     op: str
     lhs: Extent
     rhs: Extent
 
     def __str__(self) -> str:
-        if self.op in ("min", "max"):
+        symbol = size_arith.SYMBOLS.get(self.op)
+        if symbol is None:
             return f"{self.op}({self.lhs}, {self.rhs})"
-        return f"({self.lhs} {_SYMBOLS[self.op]} {self.rhs})"
+        return f"({self.lhs} {symbol} {self.rhs})"
 
     def size(self) -> int:
         return 1 + self.lhs.size() + self.rhs.size()
@@ -93,63 +95,66 @@ def lift(v: Extent | int) -> Extent:
     return v if isinstance(v, Extent) else Const(int(v))
 
 
-_FOLD: dict[str, Callable[[int, int], int]] = {
-    "add": lambda a, b: a + b,
-    "sub": lambda a, b: a - b,
-    "mul": lambda a, b: a * b,
-    "floordiv": lambda a, b: a // b,
-    "ceildiv": lambda a, b: -(-a // b),
-    "min": min,
-    "max": max,
-}
+_COMMUTATIVE = frozenset({"addi", "muli", "minsi", "maxsi", "minui", "maxui", "andi", "ori", "xori"})
+_DIVIDES_BY_ONE = frozenset({"floordivsi", "ceildivsi", "divsi", "divui", "ceildivui"})
 
 
-def _binop(op: str, a: Extent, b: Extent) -> Extent:
+def binop(op: str, a: Extent, b: Extent) -> Extent:
+    """`arith.<op>` of two extents, folded where both are constants (through
+    `size_arith`, so folding means what the op means at run time: an op with no
+    result, such as a division by zero, is left for run time to report) and
+    simplified where an operand is an identity."""
+    if op not in size_arith.OPS:
+        raise KeyError(f"no integer op '{op}' (one of {', '.join(size_arith.OPS)})")
     if isinstance(a, Const) and isinstance(b, Const):
-        if op in ("floordiv", "ceildiv") and b.value == 0:
+        try:
+            return Const(size_arith.apply(op, a.value, b.value))
+        except size_arith.SizeArithmeticError:
             return BinOp(op, a, b)
-        return Const(_FOLD[op](a.value, b.value))
-    if op in ("add", "mul", "min", "max") and isinstance(a, Const):
+    if op in _COMMUTATIVE and isinstance(a, Const):
         a, b = b, a  # constants on the right
     if isinstance(b, Const):
         v = b.value
-        if (op in ("add", "sub") and v == 0) or (op in ("mul", "floordiv", "ceildiv") and v == 1):
+        if (op in ("addi", "subi") and v == 0) or ((op == "muli" or op in _DIVIDES_BY_ONE) and v == 1):
             return a
-        if op == "mul" and v == 0:
+        if op == "muli" and v == 0:
             return Const(0)
-    if op in ("min", "max") and a == b:
+    if op in ("minsi", "maxsi", "minui", "maxui") and a == b:
         return a
-    if op == "sub" and a == b:
+    if op == "subi" and a == b:
         return Const(0)
     return BinOp(op, a, b)
 
 
+_binop = binop  # the name older callers use
+
+
 def add(a: Extent, b: Extent) -> Extent:
-    return _binop("add", a, b)
+    return binop("addi", a, b)
 
 
 def sub(a: Extent, b: Extent) -> Extent:
-    return _binop("sub", a, b)
+    return binop("subi", a, b)
 
 
 def mul(a: Extent, b: Extent) -> Extent:
-    return _binop("mul", a, b)
+    return binop("muli", a, b)
 
 
 def floordiv(a: Extent, b: Extent) -> Extent:
-    return _binop("floordiv", a, b)
+    return binop("floordivsi", a, b)
 
 
 def ceildiv(a: Extent, b: Extent) -> Extent:
-    return _binop("ceildiv", a, b)
+    return binop("ceildivsi", a, b)
 
 
 def minimum(a: Extent, b: Extent) -> Extent:
-    return _binop("min", a, b)
+    return binop("minsi", a, b)
 
 
 def maximum(a: Extent, b: Extent) -> Extent:
-    return _binop("max", a, b)
+    return binop("maxsi", a, b)
 
 
 def product(extents: Sequence[Extent]) -> Extent:
@@ -172,10 +177,7 @@ def evaluate(e: Extent, arg_shapes: Sequence[Sequence[int] | int]) -> int:
         assert isinstance(value, int)
         return value
     assert isinstance(e, BinOp)
-    a, b = evaluate(e.lhs, arg_shapes), evaluate(e.rhs, arg_shapes)
-    if e.op in ("floordiv", "ceildiv") and b == 0:
-        raise ZeroDivisionError(f"division by zero in extent {e}")
-    return _FOLD[e.op](a, b)
+    return size_arith.apply(e.op, evaluate(e.lhs, arg_shapes), evaluate(e.rhs, arg_shapes))
 
 
 class ExtentEquivalence:
@@ -218,5 +220,5 @@ def substitute(e: Extent, mapping: Mapping[Extent, Extent]) -> Extent:
     if e in mapping:
         return mapping[e]
     if isinstance(e, BinOp):
-        return _binop(e.op, substitute(e.lhs, mapping), substitute(e.rhs, mapping))
+        return binop(e.op, substitute(e.lhs, mapping), substitute(e.rhs, mapping))
     return e

@@ -13,11 +13,23 @@ from typing import Any
 
 import torch
 
-from allotment.errors import RunError
+from allotment.errors import ArgumentError, RunError
 
 
 class AllotmentRuntimeError(RunError):
     """Inputs that do not satisfy the fusion (dtype, device, shape, extents)."""
+
+
+class InputTypeError(ArgumentError, AllotmentRuntimeError):
+    """A call of a compiled fusion with the wrong number of inputs, or an input of the wrong
+    Python type (a list where a tensor goes): an ArgumentError, and a RunError like every input check."""
+
+
+def check_arity(function: str, names: Sequence[str], inputs: Sequence[Any]) -> None:
+    """Raises InputTypeError unless `inputs` has one value per argument in `names`."""
+    if len(inputs) != len(names):
+        listed = ", ".join(names)
+        raise InputTypeError(f"{function} takes {len(names)} inputs ({listed}), got {len(inputs)}")
 
 
 _KIND = {"float": (float, int), "int": (int,), "bool": (bool, int)}
@@ -25,6 +37,13 @@ _KIND = {"float": (float, int), "int": (int,), "bool": (bool, int)}
 
 def default_device() -> torch.device:
     return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+def device_of(x: Any, name: str) -> torch.device:
+    """The device of the first tensor input (where the program runs), checking it is a tensor."""
+    if not isinstance(x, torch.Tensor):
+        raise InputTypeError(f"input {name}: expected a tensor, got {type(x).__name__}")
+    return x.device
 
 
 def check_tensor(
@@ -49,7 +68,7 @@ def check_tensor(
 
 def _bad_tensor(x: Any, name: str, dtype: torch.dtype, shape: Sequence[int | None], device: torch.device) -> None:
     if not isinstance(x, torch.Tensor):
-        raise AllotmentRuntimeError(f"input {name}: expected a tensor, got {type(x).__name__}")
+        raise InputTypeError(f"input {name}: expected a tensor, got {type(x).__name__}")
     if x.dtype != dtype:
         raise AllotmentRuntimeError(f"input {name}: dtype {x.dtype} does not match the fusion's {dtype}")
     if x.device != device:
@@ -63,23 +82,22 @@ def check_scalar(x: Any, name: str, kind: str) -> Any:
     if isinstance(x, bool) and kind != "bool":
         x = int(x)
     if not isinstance(x, _KIND[kind]):
-        raise AllotmentRuntimeError(f"input {name}: expected a {kind} scalar, got {type(x).__name__}")
+        raise InputTypeError(f"input {name}: expected a {kind} scalar, got {type(x).__name__}")
     return x
 
 
 def check(predicate: str, a: int, b: int, message: str) -> None:
-    ok = {"eq": a == b, "ge": a >= b, "divisible": b != 0 and a % b == 0}[predicate]
-    if not ok:
+    """`alloc.check`: raises a RunError with the message and both values unless it holds."""
+    if not size_arith.check_holds(predicate, a, b):
         raise AllotmentRuntimeError(f"{message} (got {a} and {b})")
 
 
-def trunc_div(a: int, b: int) -> int:
-    q = abs(a) // abs(b)
-    return -q if (a < 0) != (b < 0) else q
+# Integer arithmetic of the host program is `size_arith`'s, the one definition
+# (generated code calls `rt.size_arith.<op>(a, b)`; these are its `divsi`/`remsi`).
+from allotment.analysis import size_arith  # noqa: E402
 
-
-def trunc_rem(a: int, b: int) -> int:
-    return a - b * trunc_div(a, b)
+trunc_div = size_arith.divsi
+trunc_rem = size_arith.remsi
 
 
 def float_div(a: float, b: float) -> float:
@@ -170,3 +188,25 @@ def linear(x: torch.Tensor, w: torch.Tensor, bias: torch.Tensor | None, out: tor
             torch.mm(x2, w.t(), out=o2)
         return
     out.copy_(torch.nn.functional.linear(x, w, bias))
+
+
+POISON_INTEGER = -0x5A5A5A5A
+"""What poison mode writes into freed integer buffers (NaN for floats, True for bools)."""
+
+
+def poison(t: torch.Tensor) -> None:
+    """Fills a buffer about to be freed (`alloc.dealloc` in poison mode, ALLOT_POISON=1), so
+    that a plan that reads freed memory gives visibly wrong results instead of stale ones."""
+    if t.dtype.is_floating_point:
+        t.fill_(math.nan)
+    elif t.dtype == torch.bool:
+        t.fill_(True)
+    else:
+        t.fill_(max(POISON_INTEGER, torch.iinfo(t.dtype).min))
+
+
+def write_back(caller: torch.Tensor, written: torch.Tensor) -> None:
+    """An in-place output computed in a copy of the caller's tensor (made contiguous at entry):
+    the caller's tensor gets the values."""
+    if written is not caller:
+        caller.copy_(written)

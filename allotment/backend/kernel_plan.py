@@ -8,8 +8,10 @@ body relates to D by an index map: for each of its dims, the domain dim that
 indexes it (with a shift, for pad and cat) or None (a size-1 dim: index 0).
 
 `plan_kernel` derives D, the split, each value's natural map and, for each
-domain dim, where the launcher reads its extent at run time (a dim of an in or
-out buffer, or an `index` value of the host program).
+dynamic domain dim, which `index` values of the host program give its extent
+(a dim of an in or out buffer, which the host program knows as an
+`alloc.alloc` size or a `memref.dim`, or an `index` value it passes in): the
+launcher is given extents, it never reads them from a tensor.
 """
 
 from __future__ import annotations
@@ -33,14 +35,25 @@ class CodegenError(CompileError):
     """A kernel the code generator cannot handle (a bug or a missing feature)."""
 
 
+@dataclass(frozen=True)
+class BufferDim:
+    """Extent `dim` of the kernel's `index`-th in or out buffer."""
+
+    kind: str  # "in" | "out"
+    index: int
+    dim: int
+
+
 @dataclass
 class ExtentSource:
-    """Where a domain extent comes from at run time."""
+    """A domain extent: static, or the sum of host-program sizes `terms` plus `offset`.
+
+    A term is a dim of one of the kernel's buffers or an `index` value of the host
+    function (an operand of the kernel, never one of its block arguments)."""
 
     static: int | None = None
-    operand: tuple[str, int, int] | None = None  # ("in"|"out", index, dim)
-    index_value: SSAValue | None = None
-    expr: str | None = None  # a Python expression over the launcher's in{i}
+    terms: tuple[BufferDim | SSAValue, ...] = ()
+    offset: int = 0
 
 
 @dataclass
@@ -97,9 +110,6 @@ def plan_kernel(kernel: alloc.KernelOp) -> KernelPlan:
     for v in yielded:
         if v not in plan.natural:
             raise CodegenError(f"kernel {plan.name}: cannot place output {v.name_hint} in the iteration domain")
-    for op in ops:
-        if isinstance(op, alloc.AllocOp):
-            continue
     for op in ops:
         if isinstance(op, alloc.AllocOp):
             nxt = op.next_op
@@ -175,20 +185,22 @@ def _extent_sources(plan: KernelPlan, kernel: alloc.KernelOp, args: Sequence[SSA
             continue
         src = _find_operand_dim(plan, "out", yielded, dim) or _find_operand_dim(plan, "in", args, dim)
         if src is not None:
-            out.append(ExtentSource(operand=src))
+            out.append(ExtentSource(terms=(src,)))
             continue
-        expr = _gather_extent(plan, args, dim)
-        if expr is not None:
-            out.append(ExtentSource(expr=expr))
+        gathered = _gather_extent(plan, args, dim)
+        if gathered is not None:
+            out.append(gathered)
             continue
         idx = _find_index_value(kernel, plan, dim)
         if idx is None:
-            raise CodegenError(f"kernel {plan.name}: no operand gives the extent of domain dim {dim}")
-        out.append(ExtentSource(index_value=idx))
+            raise CodegenError(f"kernel {plan.name!r}: no operand gives the extent of domain dim {dim}")
+        if idx in list(args):
+            idx = kernel.ins[list(args).index(idx)]
+        out.append(ExtentSource(terms=(idx,)))
     return out
 
 
-def _find_operand_dim(plan: KernelPlan, kind: str, values: Sequence[SSAValue], dim: int) -> tuple[str, int, int] | None:
+def _find_operand_dim(plan: KernelPlan, kind: str, values: Sequence[SSAValue], dim: int) -> BufferDim | None:
     for i, v in enumerate(values):
         m = plan.natural.get(v)
         if m is None or not isinstance(v.type, TensorType):
@@ -196,11 +208,11 @@ def _find_operand_dim(plan: KernelPlan, kind: str, values: Sequence[SSAValue], d
         shape = _shape(v)
         for j, entry in enumerate(m):
             if entry is not None and entry[0] == dim and entry[1] == 0 and shape[j] != 1:
-                return (kind, i, j)
+                return BufferDim(kind, i, j)
     return None
 
 
-def _gather_extent(plan: KernelPlan, args: Sequence[SSAValue], dim: int) -> str | None:
+def _gather_extent(plan: KernelPlan, args: Sequence[SSAValue], dim: int) -> ExtentSource | None:
     """The extent of a domain dim spanned by a pad or cat of kernel inputs."""
     index = {a: i for i, a in enumerate(args)}
     for op in plan.kernel.body.block.ops:
@@ -216,14 +228,14 @@ def _gather_extent(plan: KernelPlan, args: Sequence[SSAValue], dim: int) -> str 
                 if op.input not in index:
                     return None
                 lo, hi = op.low.get_values()[j], op.high.get_values()[j]
-                return f"in{index[op.input]}.shape[{j}] + {lo + hi}"
+                return ExtentSource(terms=(BufferDim("in", index[op.input], j),), offset=lo + hi)
             rank = len(_shape(op.results[0]))
             cat_dim = op.dim.value.data + (rank if op.dim.value.data < 0 else 0)
             if any(v not in index for v in op.inputs):
                 return None
             if j == cat_dim:
-                return " + ".join(f"in{index[v]}.shape[{j}]" for v in op.inputs)
-            return f"in{index[op.inputs[0]]}.shape[{j}]"
+                return ExtentSource(terms=tuple(BufferDim("in", index[v], j) for v in op.inputs))
+            return ExtentSource(terms=(BufferDim("in", index[op.inputs[0]], j),))
     return None
 
 

@@ -1,36 +1,224 @@
 """Kernel launches: the one place that touches Triton's launch machinery.
 
+`bind_kernels(namespace, target)` makes a loaded program's kernels run where
+its target says, whatever `TRITON_INTERPRET` said when `@triton.jit` ran:
+for the CPU target every kernel becomes a
+`triton.runtime.interpreter.InterpretedFunction` (Triton's interpreter), for
+CUDA a `triton.runtime.jit.JITFunction`. Nothing here reads or sets the
+environment variable. Where Triton was imported without the interpreter, the
+`@triton.jit` functions of `triton.language` (`tl.sum`, `tl.sigmoid`, ...) are
+JIT functions that the interpreter cannot call: an interpreted launch swaps
+in interpreted versions of them, and afterwards puts `triton.language` back
+as it was (Triton 3.6's interpreter leaves its own patches in place, which
+would break CUDA kernels compiled later in the same process).
+
 `launch(kernel, grid, args, constexprs, num_warps)` runs a generated kernel.
 
-- Under Triton's interpreter it calls `kernel[grid](...)`, the public JIT path.
+- Interpreted kernels run one at a time, under `INTERPRETER_LOCK`: Triton's
+  interpreter keeps global state while it runs a kernel (the grid index of
+  its one builder, `triton.language` functions patched in place), so two
+  launches at once in two threads would corrupt each other. A CPU program is
+  thread-safe; its kernels do not run in parallel.
 - On a GPU the first launch of each specialization goes through the JIT path,
   which compiles and returns the `CompiledKernel`; later launches call that
   kernel's launcher directly (`CompiledKernel.run`), skipping Triton's
   argument binding and cache lookup (about 7 us instead of 13 to 19 us per
-  launch on an H200, ../shared/notes/triton.md). Internal Triton
+  launch, measured on an H200). Internal Triton
   API: if the direct call fails once, every later launch uses the JIT path.
+  JIT-path launches (which may compile, reading `triton.language`) take the
+  same lock, so that they never see the interpreter's patched module.
 The key holds every integer argument itself (a superset of what Triton
 specializes on); launches with a pointer that is not 16-byte aligned always
 take the JIT path.
+
+`intercepted(hook)`: within this context, in this thread only, launches call
+`hook` instead (a context variable, so other threads are unaffected).
 """
 
 from __future__ import annotations
 
 import os
+import sys
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass
 from typing import Any
 
 import torch
 
-_INTERPRET = os.environ.get("TRITON_INTERPRET", "0") not in ("", "0")
+INTERPRETER_LOCK = threading.Lock()
+"""Held while Triton's interpreter runs or prepares a kernel, and around JIT-path GPU launches."""
 _DIRECT: dict[tuple, tuple] = {}
 _direct_ok = os.environ.get("ALLOT_JIT_LAUNCH", "0") in ("", "0")
+_HOOK: ContextVar[Callable[..., None] | None] = ContextVar("allotment_launch_hook", default=None)
+
+
+@contextmanager
+def intercepted(hook: Callable[..., None]) -> Iterator[None]:
+    """Launches in this thread call `hook(kernel, grid, args, constexprs, num_warps)` instead."""
+    token = _HOOK.set(hook)
+    try:
+        yield
+    finally:
+        _HOOK.reset(token)
+
+
+def bind_kernels(namespace: dict[str, Any], target: str) -> None:
+    """Rebinds every Triton kernel in a program's `namespace` to its target's kind of function.
+
+    CPU: interpreted kernels, each rewritten for the interpreter now (it reads the source
+    through `inspect` once, here, while the program's verified text is what `linecache` holds)."""
+    from triton.runtime.interpreter import InterpretedFunction
+    from triton.runtime.jit import JITFunction
+
+    for name, value in list(namespace.items()):
+        if target == "cpu" and isinstance(value, JITFunction):
+            namespace[name] = InterpretedFunction(value.fn)
+        elif target != "cpu" and isinstance(value, InterpretedFunction):
+            namespace[name] = JITFunction(value.fn)
+    if target == "cpu":
+        with INTERPRETER_LOCK:
+            for value in list(namespace.values()):
+                if isinstance(value, InterpretedFunction):
+                    value.rewrite()
+
+
+_INTERPRETED_TYPE: type | None = None
+
+
+def _interpreted(kernel: Any) -> bool:
+    global _INTERPRETED_TYPE
+    if _INTERPRETED_TYPE is None:
+        from triton.runtime.interpreter import InterpretedFunction
+
+        _INTERPRETED_TYPE = InterpretedFunction
+    return isinstance(kernel, _INTERPRETED_TYPE)
 
 
 def launch(kernel: Any, grid: tuple[int, ...], args: tuple, constexprs: dict[str, Any], num_warps: int) -> None:
-    global _direct_ok
-    if _INTERPRET or not _direct_ok:
-        kernel[grid](*args, **constexprs, num_warps=num_warps)
+    """Runs `kernel` over `grid` (the interpreter or the GPU, by the kernel's kind)."""
+    hook = _HOOK.get()
+    if hook is not None:
+        hook(kernel, grid, args, constexprs, num_warps)
         return
+    if _interpreted(kernel) or not _direct_ok:
+        _jit_launch(kernel, grid, args, constexprs, num_warps)
+        return
+    _gpu_launch(kernel, grid, args, constexprs, num_warps)
+
+
+def _jit_launch(kernel: Any, grid: tuple[int, ...], args: tuple, constexprs: dict[str, Any], num_warps: int) -> Any:
+    with INTERPRETER_LOCK:
+        if not _interpreted(kernel):
+            return kernel[grid](*args, **constexprs, num_warps=num_warps)
+        language = _language()
+        saved = [(owner, dict(vars(owner))) for owner in language.patched_by_interpreter]
+        swapped = _interpret_language(language)
+        try:
+            return kernel[grid](*args, **constexprs, num_warps=num_warps)
+        finally:
+            for owner, name, original in swapped:
+                setattr(owner, name, original)
+            _restore_language(saved)
+
+
+@dataclass(frozen=True)
+class _Language:
+    """What of `triton.language` an interpreted launch touches (computed once per set of its modules)."""
+
+    modules: tuple[str, ...]
+    patched_by_interpreter: tuple[Any, ...]
+    """The modules and classes whose attributes Triton's interpreter replaces during a launch."""
+    jit_functions: tuple[tuple[Any, str, Any, Any], ...]
+    """(owner, name, JIT function, its interpreted twin) for each `@triton.jit` function of the language."""
+
+
+_LANGUAGE: _Language | None = None
+_LANGUAGE_SEEN = 0
+"""len(sys.modules) when `_LANGUAGE` was last checked."""
+
+
+def _language() -> _Language:
+    """The `_Language` of the `triton.language` modules loaded now. Call with INTERPRETER_LOCK held."""
+    global _LANGUAGE, _LANGUAGE_SEEN
+    if _LANGUAGE is not None and _LANGUAGE_SEEN == len(sys.modules):  # no module imported since
+        return _LANGUAGE
+    _import_lazy_triton_modules()
+    names = tuple(sorted(n for n in list(sys.modules) if n.startswith("triton.language")))
+    if _LANGUAGE is None or _LANGUAGE.modules != names:
+        _LANGUAGE = _describe_language(names)
+    _LANGUAGE_SEEN = len(sys.modules)
+    return _LANGUAGE
+
+
+def _describe_language(names: tuple[str, ...]) -> _Language:
+    from triton.runtime.interpreter import InterpretedFunction
+    from triton.runtime.jit import JITFunction
+
+    modules = [m for m in (sys.modules.get(n) for n in names) if m is not None]
+    classes = {id(v): v for m in modules for v in vars(m).values()
+               if isinstance(v, type) and getattr(v, "__module__", "").startswith("triton.language")}
+    owners = [*modules, *classes.values()]
+    core = {"triton.language", "triton.language.core", "triton.language.math", "triton.language.standard"}
+    patched = [m for m in modules if m.__name__ in core]
+    patched += [c for c in classes.values() if c.__module__ == "triton.language.core"]
+    twins: dict[int, Any] = {}
+    jit = []
+    for owner in owners:
+        for name, value in list(vars(owner).items()):
+            if isinstance(value, JITFunction):
+                twin = twins.setdefault(id(value), InterpretedFunction(value.fn))
+                jit.append((owner, name, value, twin))
+    return _Language(names, tuple(patched), tuple(jit))
+
+
+def _interpret_language(language: _Language) -> list[tuple[Any, str, Any]]:
+    """Replaces, until the caller puts them back, the `@triton.jit` functions of
+    `triton.language` (`tl.sum`, `tl.sigmoid`, `tensor.max`, ...) by interpreted ones;
+    returns (owner, name, original) for each replaced. Replaces nothing where Triton was
+    imported with TRITON_INTERPRET=1 (they are interpreted already)."""
+    swapped = []
+    for owner, name, jit, twin in language.jit_functions:
+        if vars(owner).get(name) is jit:
+            setattr(owner, name, twin)
+            swapped.append((owner, name, jit))
+    return swapped
+
+
+def _restore_language(saved: list[tuple[Any, dict[str, Any]]]) -> None:
+    """Puts back what an interpreted launch changed in `triton.language` (Triton 3.6's
+    interpreter patches it for good; later versions restore it themselves), so that
+    CUDA kernels compiled afterwards in this process see the real module. Names the
+    interpreter added to a module stay (its rewritten functions, cached, look them up there);
+    names added to a class go."""
+    for owner, before in saved:
+        now = vars(owner)
+        if isinstance(owner, type):
+            for name in [n for n in now if n not in before]:
+                delattr(owner, name)
+        for name, value in before.items():
+            if now.get(name, _MISSING) is not value and name not in ("__dict__", "__weakref__"):
+                setattr(owner, name, value)
+
+
+_MISSING = object()
+
+
+def _import_lazy_triton_modules() -> None:
+    """Imports what Triton imports lazily during a launch and which reads `triton.language`'s
+    functions at import (gluon checks that they are JIT functions): before they are replaced."""
+    import importlib
+
+    try:
+        importlib.import_module("triton.experimental.gluon")
+    except ImportError:  # a Triton without gluon: nothing to import first
+        pass
+
+
+def _gpu_launch(kernel: Any, grid: tuple[int, ...], args: tuple, constexprs: dict[str, Any], num_warps: int) -> None:
+    global _direct_ok
     cvals = tuple(constexprs.values())
     aligned = True
     ints = []
@@ -42,17 +230,18 @@ def launch(kernel: Any, grid: tuple[int, ...], args: tuple, constexprs: dict[str
         else:
             ints.append(type(a))
     if not aligned:  # Triton specializes on each pointer's alignment: let it decide
-        kernel[grid](*args, **constexprs, num_warps=num_warps)
+        _jit_launch(kernel, grid, args, constexprs, num_warps)
         return
     key = (kernel, num_warps, cvals, *ints)
     entry = _DIRECT.get(key)
     if entry is None:
-        compiled = kernel[grid](*args, **constexprs, num_warps=num_warps)
-        try:
-            compiled._init_handles()
-            _DIRECT[key] = (compiled.run, compiled.function, compiled.packed_metadata)
-        except Exception:  # an internal API that moved: keep the public path
-            _direct_ok = False
+        with INTERPRETER_LOCK:
+            compiled = kernel[grid](*args, **constexprs, num_warps=num_warps)
+            try:
+                compiled._init_handles()
+                _DIRECT[key] = (compiled.run, compiled.function, compiled.packed_metadata)
+            except Exception:  # an internal API that moved: keep the public path
+                _direct_ok = False
         return
     run, function, metadata = entry
     g1 = grid[1] if len(grid) > 1 else 1
@@ -62,4 +251,4 @@ def launch(kernel: Any, grid: tuple[int, ...], args: tuple, constexprs: dict[str
         run(grid[0], g1, g2, stream, function, metadata, None, None, None, *args, *cvals)
     except Exception:
         _direct_ok = False
-        kernel[grid](*args, **constexprs, num_warps=num_warps)
+        _jit_launch(kernel, grid, args, constexprs, num_warps)

@@ -3,6 +3,8 @@
 Runs on a module whose functions went through `fusion-segment,fusion-allocate`
 and prints, for each, the Python module that `allotment.compile` would load.
 `-t python{device=cpu}` generates the interpreter flavour (no libdevice).
+What it prints is what `emit_program` makes: IR names appear only as
+sanitized identifiers, `repr` strings and escaped comments (`identifiers`).
 """
 
 from __future__ import annotations
@@ -27,7 +29,8 @@ class PythonTarget(Target):
 
     def emit(self, ctx: Context, module: ModuleOp, output: IO[str]) -> None:
         from allotment.backend.host_codegen import emit_program
-        from allotment.backend.kernel_plan import CodegenError
+        from allotment.backend.identifiers import literal
+        from allotment.errors import Error
 
         funcs = [
             f for f in module.walk()
@@ -41,6 +44,6 @@ class PythonTarget(Target):
         for f in funcs:
             try:
                 output.write(emit_program(f, "cuda" if self.device.startswith("cuda") else "cpu").source)
-            except CodegenError as e:
-                raise DiagnosticException(f"-t python: @{f.sym_name.data}: {e}") from None
+            except Error as e:  # CodegenError, or an element type with no torch/Triton spelling
+                raise DiagnosticException(f"-t python: @{literal(f.sym_name.data)}: {e}") from None
             output.write("\n")

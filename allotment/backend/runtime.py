@@ -5,40 +5,61 @@ target from the inputs' device (CUDA tensors: generated Triton kernels on the
 GPU; CPU tensors: the same kernels through Triton's interpreter), builds the
 program for that target once (fusion-segment, fusion-allocate, host and
 Triton code generation) and runs it. The fusion's types fix dtypes, ranks and
-static extents, so a program is keyed by (fusion text, target, code
-generator version): a new value of a `?` extent never recompiles.
+static extents, so a program is keyed by (code generator version, target,
+options, function, module text): a new value of a `?` extent never recompiles.
 
-Generated programs are cached in memory (per process) and on disk, under
-$ALLOT_CACHE_DIR or ~/.cache/allotment, as importable Python files (Triton
-needs kernel sources in real files).
+The fusion is parsed once (`compile`), kept, and never printed and parsed
+again; a ModuleOp or FuncOp passed in is cloned, so the passes never modify
+the caller's IR. The IR is verified after every pass.
 
-Triton's interpreter must be chosen before Triton is imported: without a GPU,
-importing this module sets TRITON_INTERPRET=1 unless the variable is set.
+Generated programs are cached in memory (per process) and on disk
+(`program_cache`: entries are checked against the hash they were stored under
+before anything in them runs; any bad entry is regenerated).
+
+Triton's interpreter is chosen per program, not per process: a CPU program's
+kernels are bound to `triton.runtime.interpreter.InterpretedFunction` and a
+CUDA program's to `triton.runtime.jit.JITFunction` (`launch.bind_kernels`),
+whatever `TRITON_INTERPRET` says and whether Triton was imported first.
+Generating a program's source (`Executable.source`) imports no Triton and
+needs no GPU.
+
+Threads: an `Executable` may be called from many threads at once. Each
+program is built once (a lock per cache key), the in-memory caches are
+guarded, and launches in Triton's interpreter, which keeps global state, run
+one at a time (`launch`).
 """
 
 from __future__ import annotations
 
+import builtins
 import hashlib
-import importlib.util
 import io
+import linecache
 import os
-import sys
-from dataclasses import dataclass, field
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 import torch
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp, TensorType
+from xdsl.ir import Operation
+from xdsl.passes import ModulePass
+from xdsl.printer import Printer
 
-if "triton" not in sys.modules and not torch.cuda.is_available():
-    os.environ.setdefault("TRITON_INTERPRET", "1")
+from allotment.backend import launch as _launch
+from allotment.backend import program_cache
+from allotment.backend.host_runtime import InputTypeError, check_arity
+from allotment.backend.program_cache import CacheDirectoryWarning, cache_dir
+from allotment.errors import ArgumentError, CompileError, RunError
 
-from xdsl.context import Context  # noqa: E402
-from xdsl.dialects import func  # noqa: E402
-from xdsl.dialects.builtin import ModuleOp, TensorType  # noqa: E402
-from xdsl.printer import Printer  # noqa: E402
+TARGETS = ("cpu", "cuda")
+"""Program targets: `cpu` (kernels in Triton's interpreter) and `cuda`."""
 
-from allotment.errors import CompileError  # noqa: E402
 
 def _codegen_version() -> str:
     """A hash of the code that generates programs: part of the cache key, so that
@@ -53,50 +74,97 @@ def _codegen_version() -> str:
 
 CODEGEN_VERSION = _codegen_version()
 
-_PROGRAMS: dict[str, ModuleType] = {}
-COMPILATIONS = 0
-"""Programs generated in this process (not counting loads from the disk cache)."""
 
-
-def cache_dir() -> Path:
-    root = os.environ.get("ALLOT_CACHE_DIR")
-    return Path(root) if root else Path.home() / ".cache" / "allotment"
-
-
-def interpreting() -> bool:
-    return os.environ.get("TRITON_INTERPRET", "0") not in ("", "0")
-
-
-def _module_text(module: ModuleOp) -> str:
-    stream = io.StringIO()
-    Printer(stream=stream).print_op(module)
-    return stream.getvalue()
-
-
-@dataclass
+@dataclass(frozen=True)
 class Program:
-    """A compiled program for one target: its module and host source."""
+    """A loaded program for one target: its module and its generated source."""
 
     module: ModuleType
     source: str
     target: str
 
     def __call__(self, *args: Any) -> tuple[torch.Tensor, ...]:
-        return self.module.run(*args)
+        try:
+            return self.module.run(*args)
+        except RuntimeError as e:  # torch.cuda.OutOfMemoryError included
+            if any(m in str(e) for m in _ALLOCATION_FAILURES):
+                raise RunError(f"cannot allocate a buffer of the fusion on {self.target}: {_first_line(e)}") from None
+            raise
 
 
-@dataclass
+_ALLOCATION_FAILURES = ("can't allocate memory", "Storage size calculation overflowed", "out of memory")
+"""What torch says when a buffer cannot be allocated (too large for memory or for its size type)."""
+
+
+def _first_line(e: BaseException) -> str:
+    return str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+
+
+_PROGRAMS: dict[str, Program] = {}
+"""Loaded programs by cache key (this process)."""
+COMPILATIONS = 0
+"""Programs generated in this process (not counting loads from the disk cache)."""
+_lock = threading.Lock()
+_key_locks: dict[str, threading.Lock] = {}
+
+__all__ = ["TARGETS", "CacheDirectoryWarning", "Executable", "Program", "cache_dir", "compile", "intercept_launches"]
+
+
+def interpreting(target: str = "cpu") -> bool:
+    """Whether the kernels of `target` run in Triton's interpreter (the CPU target's always do)."""
+    return target == "cpu"
+
+
+@contextmanager
+def intercept_launches(hook: Callable[..., None]) -> Iterator[None]:
+    """Within this context (this thread only), every Triton kernel launch of a generated
+    program calls `hook(kernel, grid, args, constexprs, num_warps)` instead of running the kernel
+    (e.g. `allot-run --bench` times the host program alone)."""
+    with _launch.intercepted(hook):
+        yield
+
+
+def _key_lock(key: str) -> threading.Lock:
+    with _lock:
+        return _key_locks.setdefault(key, threading.Lock())
+
+
+def _program_key(text: str, function: str, target: str) -> str:
+    from allotment.backend.host_codegen import poison_enabled
+
+    options = f"tanh={os.environ.get('ALLOT_TANH', 'exp')} poison={poison_enabled()}"
+    return hashlib.sha256(f"{CODEGEN_VERSION}\n{target}\n{options}\n{function}\n{text}".encode()).hexdigest()[:24]
+
+
 class Executable:
-    """A fusion function ready to run; `exe(*inputs) -> tuple[Tensor, ...]`."""
+    """A fusion function ready to run: `exe(*inputs) -> tuple[Tensor, ...]`.
 
-    text: str
-    function: str
-    device: str | None = None
-    arity: int | None = None
-    programs: dict[str, Program] = field(default_factory=dict)
-    compilations: int = 0
+    Safe to call from many threads; the fusion IR it holds is its own copy."""
+
+    def __init__(self, module: ModuleOp, function: func.FuncOp, device: str | None) -> None:
+        self._module = module
+        self._allocated: ModuleOp | None = None
+        self.function = function.sym_name.data
+        self.signature = _signature(function)
+        self.arg_names = tuple(a.name_hint or f"arg{i}" for i, a in enumerate(function.args))
+        self.arity = len(function.args)
+        self._tensor_args = tuple(i for i, a in enumerate(function.args) if isinstance(a.type, TensorType))
+        self.device = device
+        self.text = _module_text(module)
+        self.programs: dict[str, Program] = {}
+        """Loaded programs by target."""
+        self.compilations = 0
+        """Programs built for this executable (generated, or loaded from the disk cache)."""
+        self._sources: dict[str, str] = {}
+        self._lock = threading.RLock()
+
+    def __repr__(self) -> str:
+        targets = ", ".join(sorted(self.programs))
+        device = f" device={self.device}" if self.device is not None else ""
+        return f"<allotment.Executable @{self.function}({self.signature}){device} targets=[{targets}]>"
 
     def target_for(self, inputs: tuple[Any, ...]) -> str:
+        """The target that runs `inputs`: the pinned device's, else the first tensor's, else cuda if available."""
         if self.device is not None:
             return "cuda" if self.device.startswith("cuda") else "cpu"
         for x in inputs:
@@ -105,48 +173,173 @@ class Executable:
         return "cuda" if torch.cuda.is_available() else "cpu"
 
     def program(self, target: str) -> Program:
+        """The loaded program for `target`, built on first use (once, whatever the threads)."""
         prog = self.programs.get(target)
-        if prog is None:
-            prog = build_program(self.text, self.function, target)
-            self.programs[target] = prog
-            self.compilations += 1
+        if prog is not None:
+            return prog
+        _check_target(target, "Executable.program")
+        with self._lock:
+            prog = self.programs.get(target)
+            if prog is None:
+                prog = _build_program(self, target)
+                self.programs[target] = prog
+                self.compilations += 1
         return prog
 
     def __call__(self, *inputs: Any) -> tuple[torch.Tensor, ...]:
-        if self.arity is not None and len(inputs) != self.arity:
-            from allotment.backend.host_runtime import AllotmentRuntimeError
-
-            raise AllotmentRuntimeError(f"@{self.function} takes {self.arity} inputs, got {len(inputs)}")
+        if len(inputs) != self.arity:
+            check_arity(f"@{self.function}", self.arg_names, inputs)
+        first = None
+        for i in self._tensor_args:
+            x = inputs[i]
+            if type(x) is not torch.Tensor and not isinstance(x, torch.Tensor):
+                raise InputTypeError(f"input {self.arg_names[i]}: expected a tensor, got {type(x).__name__}")
+            if first is None:
+                first = x
+        if self.device is None and first is not None:  # the hot path: no pinned device
+            return self.program("cuda" if first.is_cuda else "cpu")(*inputs)
         target = self.target_for(inputs)
+        if target == "cuda" and not torch.cuda.is_available():
+            raise RunError(f"@{self.function}: CUDA is not available on this machine (device {self.device})")
         if self.device is not None:
             dev = torch.device(self.device)
             inputs = tuple(x.to(dev) if isinstance(x, torch.Tensor) else x for x in inputs)
         return self.program(target)(*inputs)
 
     def source(self, target: str | None = None) -> str:
-        """The generated host program (with its Triton kernels) for a target."""
-        return self.program(target or self.target_for(())).source
+        """The generated host program (with its Triton kernels) for `target` ("cpu" or "cuda";
+        default: where this executable runs). Generates it without loading or running it: the
+        CUDA program's source needs no GPU."""
+        if target is None:
+            target = self.target_for(())
+        _check_target(target, "Executable.source")
+        prog = self.programs.get(target)
+        if prog is not None:
+            return prog.source
+        with self._lock:
+            source = self._sources.get(target)
+            if source is None:
+                key = _program_key(self.text, self.function, target)
+                entry = program_cache.read_entry(key, CODEGEN_VERSION)
+                source = entry[1] if entry is not None else self.generate(target)
+                self._sources[target] = source
+        return source
+
+    def generate(self, target: str) -> str:
+        """Runs the passes (once per executable) and generates the program text for `target`."""
+        from allotment.backend.host_codegen import emit_program
+        from allotment.backend.kernel_plan import CodegenError
+        from allotment.ir import find_function
+
+        with self._lock:
+            if self._allocated is None:
+                self._allocated = run_pipeline(self._module)
+        try:
+            return emit_program(find_function(self._allocated, self.function), target).source
+        except CodegenError as e:
+            raise CompileError(f"@{self.function}: {e}") from None
+
+
+def _check_target(target: Any, where: str) -> None:
+    if not isinstance(target, str) or target not in TARGETS:
+        raise ArgumentError(f"{where}: unknown target {target!r}: the targets are {', '.join(TARGETS)}")
+
+
+def _signature(f: func.FuncOp) -> str:
+    names = [a.name_hint or f"arg{i}" for i, a in enumerate(f.args)]
+    return ", ".join(f"{n}: {t}" for n, t in zip(names, f.function_type.inputs.data, strict=True))
+
+
+def _module_text(module: ModuleOp) -> str:
+    """The module printed (on a deep stack: xDSL prints nested regions recursively)."""
+    from allotment.limits import call_with_deep_stack
+
+    stream = io.StringIO()
+    call_with_deep_stack(lambda: Printer(stream=stream).print_op(module))
+    return stream.getvalue()
+
+
+# --------------------------------------------------------------------------- #
+# compile                                                                     #
+# --------------------------------------------------------------------------- #
 
 
 def compile(
-    fusion: str | ModuleOp | func.FuncOp, *, function: str | None = None, device: str | None = None
+    fusion: str | os.PathLike[str] | ModuleOp | func.FuncOp,
+    *,
+    function: str | None = None,
+    device: str | None = None,
 ) -> Executable:
-    """Prepares a fusion for execution (code is generated on the first call per target)."""
-    from allotment.ir import find_function, parse_module
+    """Prepares a fusion for execution (code is generated on the first call per target).
 
-    if isinstance(fusion, str):
-        module = parse_module(fusion)
-    elif isinstance(fusion, func.FuncOp):
-        parent = fusion.parent_op()
-        module = parent if isinstance(parent, ModuleOp) else ModuleOp([fusion.clone()])
-        function = function or fusion.sym_name.data
-    else:
-        module = fusion
+    `fusion` is IR text, a `pathlib.Path` to a .mlir file, a `ModuleOp` or a `func.FuncOp`
+    (cloned: the caller's IR is never modified); `function` picks a function of a module
+    (default: the first); `device` pins where it runs ("cpu", "cuda", "cuda:N"; default:
+    where the inputs are). Raises ArgumentError for arguments of the wrong type or value,
+    ParseError/VerifyError for bad IR, CompileError for a fusion that cannot run.
+    """
+    from allotment.ir import find_function
+
+    if function is not None and not isinstance(function, str):
+        raise ArgumentError(f"compile: function must be a str (a function name), got {type(function).__name__}")
+    _check_device(device)
+    module, function = _own_module(fusion, function)
     f = find_function(module, function)
     _check_supported(f)
-    if device is not None and not (device == "cpu" or device.startswith("cuda")):
-        raise CompileError(f"unknown device '{device}': use cpu or cuda")
-    return Executable(_module_text(module), f.sym_name.data, device, len(f.body.block.args))
+    return Executable(module, f, device)
+
+
+def _check_device(device: Any) -> None:
+    if device is None:
+        return
+    if not isinstance(device, str):
+        raise ArgumentError(f"compile: device must be a str (cpu, cuda or cuda:N), got {type(device).__name__}")
+    if device != "cpu" and not (device == "cuda" or device.startswith("cuda:") and device[5:].isdigit()):
+        raise ArgumentError(f"compile: unknown device {device!r}: use cpu, cuda or cuda:N")
+
+
+def _own_module(fusion: Any, function: str | None) -> tuple[ModuleOp, str | None]:
+    """A module that belongs to the executable (parsed, or a verified clone) and the function to use."""
+    from allotment.diagnostics import clone_located, verify_located
+    from allotment.ir import parse_module
+
+    if isinstance(fusion, str):
+        if _looks_like_a_path(fusion):
+            raise ArgumentError(
+                f"compile: fusion {fusion!r} looks like a file path; pass the text, e.g. "
+                "compile(open(path).read()), or a pathlib.Path"
+            )
+        return parse_module(fusion), function
+    if isinstance(fusion, os.PathLike):
+        path = Path(fusion)
+        try:
+            text = path.read_text(encoding="utf-8")
+        except OSError as e:
+            raise ArgumentError(f"compile: cannot read {str(path)!r}: {e.strerror or e}") from None
+        except UnicodeDecodeError:
+            raise ArgumentError(f"compile: {str(path)!r} is not UTF-8 text") from None
+        return parse_module(text, str(path)), function
+    if isinstance(fusion, func.FuncOp):
+        parent = fusion.parent_op()
+        origin: Operation = parent if isinstance(parent, ModuleOp) else fusion
+        function = function or fusion.sym_name.data
+    elif isinstance(fusion, ModuleOp):
+        origin = fusion
+    else:
+        raise ArgumentError(
+            "compile: fusion must be IR text (str), a pathlib.Path, a ModuleOp or a func.FuncOp, "
+            f"got {type(fusion).__name__}"
+        )
+    verify_located(origin)
+    copy = clone_located(origin)
+    return (copy if isinstance(copy, ModuleOp) else ModuleOp([copy])), function
+
+
+def _looks_like_a_path(text: str) -> bool:
+    stripped = text.strip()
+    return bool(stripped) and "\n" not in stripped and (
+        stripped.endswith(".mlir") or ("{" not in stripped and os.path.exists(stripped))
+    )
 
 
 def _check_supported(f: func.FuncOp) -> None:
@@ -158,55 +351,78 @@ def _check_supported(f: func.FuncOp) -> None:
             )
 
 
-def build_program(text: str, function: str, target: str) -> Program:
-    """Generates (or loads from the caches) the program of one function for one target."""
+# --------------------------------------------------------------------------- #
+# passes                                                                      #
+# --------------------------------------------------------------------------- #
+
+
+def pipeline() -> tuple[ModulePass, ...]:
+    """The passes that turn a fusion into planned, allocated IR, in order (`passes.pipeline`)."""
+    from allotment.passes.pipeline import compile_passes
+
+    return tuple(compile_passes())
+
+
+def run_pipeline(module: ModuleOp) -> ModuleOp:
+    """The planned, allocated IR of `module` (a clone: `module` itself is not modified)."""
+    from allotment.passes import pipeline as passes
+
+    return passes.run_pipeline(module, list(pipeline()))
+
+
+# --------------------------------------------------------------------------- #
+# programs: caches and loading                                                #
+# --------------------------------------------------------------------------- #
+
+
+def _build_program(exe: Executable, target: str) -> Program:
+    """The program of `exe` for `target`: from memory, from the disk cache, or generated."""
     global COMPILATIONS
-    if target == "cpu" and not interpreting():
-        raise CompileError(
-            "CPU tensors run through Triton's interpreter, which must be chosen before Triton is "
-            "imported: set TRITON_INTERPRET=1 (on a machine with a GPU, pass CUDA tensors instead)"
-        )
-    if target == "cuda" and interpreting():
-        raise CompileError("CUDA tensors cannot run while TRITON_INTERPRET=1 is set")
-    options = os.environ.get("ALLOT_TANH", "exp")
-    key = hashlib.sha256(f"{CODEGEN_VERSION}\n{target}\n{options}\n{function}\n{text}".encode()).hexdigest()[:24]
-    module = _PROGRAMS.get(key)
-    path = cache_dir() / f"program_{key}.py"
-    if module is None:
-        if not path.exists():
-            source = generate_source(text, function, target)
-            path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_suffix(f".tmp{os.getpid()}")
-            tmp.write_text(source)
-            tmp.replace(path)
-            COMPILATIONS += 1
-        module = _load(path, f"allotment_program_{key}")
-        _PROGRAMS[key] = module
-    return Program(module, path.read_text(), target)
+    key = _program_key(exe.text, exe.function, target)
+    with _key_lock(key):
+        prog = _PROGRAMS.get(key)
+        if prog is not None:
+            return prog
+        entry = program_cache.read_entry(key, CODEGEN_VERSION)
+        prog = _load_entry(entry, key, target) if entry is not None else None
+        if prog is None:
+            source = exe.generate(target)
+            try:
+                path = program_cache.write_entry(key, source, CODEGEN_VERSION)
+            except OSError as e:  # not even a private temporary directory could be written
+                raise CompileError(f"@{exe.function}: cannot write the generated program to any file: {e}") from None
+            try:
+                prog = _load(path, source, key, target)
+            except Exception as e:  # a bug of the code generator, reported as such
+                raise CompileError(f"@{exe.function}: the generated {target} program does not load: {e!r}") from e
+            with _lock:
+                COMPILATIONS += 1
+        _PROGRAMS[key] = prog
+        return prog
 
 
-def generate_source(text: str, function: str, target: str) -> str:
-    """fusion-segment, fusion-allocate and code generation for one function."""
-    from allotment.backend.host_codegen import emit_program
-    from allotment.backend.kernel_plan import CodegenError
-    from allotment.ir import find_function, parse_module
-    from allotment.passes.fusion_allocate import FusionAllocatePass
-    from allotment.passes.fusion_segment import FusionSegmentPass
-
-    module = parse_module(text)
-    FusionSegmentPass().apply(Context(), module)
-    FusionAllocatePass().apply(Context(), module)
-    f = find_function(module, function)
+def _load_entry(entry: tuple[Path, str], key: str, target: str) -> Program | None:
+    """The program of a verified disk entry, or None if it does not load (it is then regenerated)."""
+    path, source = entry
     try:
-        return emit_program(f, target).source
-    except CodegenError as e:
-        raise CompileError(str(e)) from None
+        return _load(path, source, key, target)
+    except Exception:  # a verified entry that does not import: regenerate it, as for any bad entry
+        return None
 
 
-def _load(path: Path, name: str) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
+def _load(path: Path, source: str, key: str, target: str) -> Program:
+    """Executes the verified `source` as the module stored at `path`.
+
+    What runs is `source`, not what the file holds now: the file's text is put in
+    `linecache` (where `inspect`, and so Triton, reads kernel sources) from
+    `source` itself, and the kernels are bound to their target before returning.
+    The module is not registered in `sys.modules` (nothing imports it by name), so
+    that threads loading programs never see one half-executed."""
+    text = program_cache.entry_text(key, source, CODEGEN_VERSION)
+    filename = str(path)
+    linecache.cache[filename] = (len(text), None, text.splitlines(keepends=True), filename)
+    module = ModuleType(f"allotment_program_{key}")
+    module.__file__ = filename
+    exec(builtins.compile(text, filename, "exec"), module.__dict__)  # noqa: S102 (verified generated code)
+    _launch.bind_kernels(module.__dict__, target)
+    return Program(module, source, target)

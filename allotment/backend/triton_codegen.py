@@ -18,8 +18,15 @@ to its IR type, as torch does op by op.
   max and sum of exp(x - max) (in f32) share one loop with online rescaling,
   so a long-row softmax reads its row twice, not three times.
 
-The launcher (see `launcher`) picks persistent or looped from the size of the
-row buffer that `fusion-allocate` gave the reduction, and the block sizes.
+The launcher (see `host_codegen._launcher`) picks persistent or looped from the
+size of the row buffer that `fusion-allocate` gave the reduction, and the block
+sizes.
+
+The emitter is iterative (an explicit stack in `_Emitter.value`, one forward
+pass in `reduction_levels`): the length of a chain of ops is bounded by memory,
+not by Python's recursion limit. The only identifiers made from IR text are the
+kernel function names, which the caller passes in (`identifiers.Namespace`); IR
+value names appear only in comments (`identifiers.comment`).
 """
 
 from __future__ import annotations
@@ -30,36 +37,21 @@ from dataclasses import dataclass
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import (
     BFloat16Type,
-    FloatAttr,
     Float16Type,
     Float32Type,
     Float64Type,
-    IndexType,
+    FloatAttr,
     IntegerAttr,
     IntegerType,
     TensorType,
 )
 from xdsl.ir import Attribute, Operation, SSAValue
 
+from allotment.backend.identifiers import comment
 from allotment.backend.kernel_plan import REDUCTIONS, CodegenError, KernelPlan, Map, identity_map
 from allotment.dialects import fusion
 from allotment.dialects.fusion_rules import element_type_of, promote
-
-
-def tl_dtype(t: Attribute) -> str:
-    if isinstance(t, Float32Type):
-        return "tl.float32"
-    if isinstance(t, Float64Type):
-        return "tl.float64"
-    if isinstance(t, Float16Type):
-        return "tl.float16"
-    if isinstance(t, BFloat16Type):
-        return "tl.bfloat16"
-    if isinstance(t, IntegerType):
-        return {1: "tl.int1", 32: "tl.int32", 64: "tl.int64"}[t.width.data]
-    if isinstance(t, IndexType):
-        return "tl.int64"
-    raise CodegenError(f"no Triton type for {t}")
+from allotment.dtypes import triton_dtype
 
 
 def float_literal(v: float) -> str:
@@ -75,7 +67,7 @@ def is_float(t: Attribute) -> bool:
 
 def compute_dtype(t: Attribute) -> str:
     """The type arithmetic on elements of type t happens in (f32 for 16-bit floats)."""
-    return "tl.float32" if isinstance(t, Float16Type | BFloat16Type) else tl_dtype(t)
+    return "tl.float32" if isinstance(t, Float16Type | BFloat16Type) else triton_dtype(t)
 
 
 PRELUDE_COMMON = '''
@@ -96,11 +88,18 @@ def _mul_combine(a, b):
 
 @triton.jit
 def _int_pow(a, b):
-    # through f64, rounded; a negative exponent gives torch's integer results
-    r = _pow(a.to(tl.float64), b.to(tl.float64))
-    r = tl.where(r >= 0, r + 0.5, r - 0.5).to(tl.int64)
+    # exact: squaring in a's integer type (products wrap, as torch's integer pow wraps);
+    # a negative exponent gives torch's results: 1 for base 1, +-1 for base -1, else 0
+    zero = a * 0 + b * 0
+    base = a + zero
+    e = tl.where(b < 0, 0, b + zero)
+    r = zero + 1
+    for step in range(64):
+        r = tl.where((e & 1) != 0, r * base, r)
+        base = base * base
+        e = e >> 1
     neg = tl.where(a == 1, 1, tl.where(a == -1, 1 - 2 * (b & 1), 0))
-    return tl.where(b < 0, neg, r)
+    return tl.where(b < 0, neg.to(r.dtype), r)
 '''
 
 PRELUDE_INTERPRETER = '''
@@ -226,7 +225,34 @@ class _Emitter:
     # -- values ----------------------------------------------------------------
 
     def value(self, v: SSAValue, m: Map) -> tuple[str, frozenset[str]]:
-        """A Triton expression variable of value v at index map m."""
+        """A Triton expression variable of value v at index map m.
+
+        Iterative (an explicit stack, no recursion): a chain of any length of
+        ops emits in the order a depth-first walk of the operands would, each
+        (value, map) pair once per scope."""
+        found = self._known(v, m)
+        if found is not None:
+            return found
+        stack: list[tuple[SSAValue, Map, bool]] = [(v, m, False)]
+        while stack:
+            x, xm, ready = stack.pop()
+            if self._known(x, xm) is not None:
+                continue
+            if not ready:  # first visit: its operands first, then x again
+                missing = [(d, dm) for d, dm in self.operand_maps(x, xm) if self._known(d, dm) is None]
+                if missing:
+                    stack.append((x, xm, True))
+                    stack.extend((d, dm, False) for d, dm in reversed(missing))
+                    continue
+            self.scopes[-1][(x, xm)] = self.compute(x, xm)
+        found = self._known(v, m)
+        if found is None:
+            raise CodegenError(f"kernel {self.plan.name!r}: {v.name_hint} was not emitted")
+        return found
+
+    def _known(self, v: SSAValue, m: Map) -> tuple[str, frozenset[str]] | None:
+        """v at m if it needs no code or was already emitted in a visible scope (loads
+        of block arguments and reduced values are emitted here, at first use)."""
         if not isinstance(v.type, TensorType):
             return self.scalar(v), frozenset()
         key = (v, m)
@@ -241,9 +267,30 @@ class _Emitter:
         elif v in self.arg_index:
             result = self.load(v, m)
         else:
-            result = self.compute(v, m)
+            return None
         self.scopes[-1][key] = result
         return result
+
+    def operand_maps(self, v: SSAValue, m: Map) -> list[tuple[SSAValue, Map]]:
+        """The (value, map) pairs that computing v at m reads (before `compute` runs)."""
+        op = v.owner
+        if not isinstance(op, Operation):
+            return []
+        if isinstance(op, fusion.BroadcastInDimOp):
+            dims = list(op.broadcast_dims.get_values())
+            src_shape = op.input.type.get_shape()
+            return [(op.input, tuple(None if src_shape[i] == 1 else m[d] for i, d in enumerate(dims)))]
+        if isinstance(op, fusion.ExpandOp):
+            src_shape = op.input.type.get_shape()
+            return [(op.input, tuple(None if e == 1 else entry for e, entry in zip(src_shape, m)))]
+        if isinstance(op, fusion.SqueezeOp):
+            rank = len(op.input.type.get_shape())
+            drop = {x + rank if x < 0 else x for x in op.dims.get_values()}
+            it = iter(m)
+            return [(op.input, tuple(None if i in drop else next(it) for i in range(rank)))]
+        if isinstance(op, fusion.CastOp | fusion.SetOp | fusion.ElementwiseOp) and not isinstance(op, REDUCTIONS):
+            return [(x, self.operand_map(x, m)) for x in op.operands if isinstance(x.type, TensorType)]
+        return []
 
     def scalar(self, v: SSAValue) -> str:
         owner = v.owner
@@ -294,23 +341,15 @@ class _Emitter:
         return tuple(None if e == 1 else entry for e, entry in zip(shape, m))
 
     def compute(self, v: SSAValue, m: Map) -> tuple[str, frozenset[str]]:
+        """Emits v at m; the values of `operand_maps(v, m)` are already emitted."""
         op = v.owner
-        assert isinstance(op, Operation)
+        if not isinstance(op, Operation):
+            raise CodegenError(f"kernel {self.plan.name}: {v.name_hint} is not defined in the kernel")
         if isinstance(op, REDUCTIONS):
             raise CodegenError(f"kernel {self.plan.name}: reduction {v.name_hint} used before it is computed")
-        if isinstance(op, fusion.BroadcastInDimOp):
-            dims = list(op.broadcast_dims.get_values())
-            src_shape = op.input.type.get_shape()
-            src_map = tuple(None if src_shape[i] == 1 else m[d] for i, d in enumerate(dims))
-            return self.value(op.input, src_map)
-        if isinstance(op, fusion.ExpandOp):
-            src_shape = op.input.type.get_shape()
-            return self.value(op.input, tuple(None if e == 1 else entry for e, entry in zip(src_shape, m)))
-        if isinstance(op, fusion.SqueezeOp):
-            rank = len(op.input.type.get_shape())
-            drop = {x + rank if x < 0 else x for x in op.dims.get_values()}
-            it = iter(m)
-            return self.value(op.input, tuple(None if i in drop else next(it) for i in range(rank)))
+        if isinstance(op, fusion.BroadcastInDimOp | fusion.ExpandOp | fusion.SqueezeOp):
+            ((src, src_map),) = self.operand_maps(v, m)
+            return self.value(src, src_map)  # emitted already (operand_maps ran first): no recursion
         if isinstance(op, fusion.PadOp):
             return self.pad(op, m)
         if isinstance(op, fusion.CatOp):
@@ -318,7 +357,7 @@ class _Emitter:
         if isinstance(op, fusion.FullOp):
             name = self.fresh()
             rt = op.result.type.element_type
-            self.line(f"{name} = tl.full([1, 1], {self.scalar(op.value)}, {tl_dtype(rt)})")
+            self.line(f"{name} = tl.full([1, 1], {self.scalar(op.value)}, {triton_dtype(rt)})")
             return name, frozenset()
         if isinstance(op, fusion.IotaOp):
             entry = m[0]
@@ -326,7 +365,7 @@ class _Emitter:
             rt = op.result.type.element_type
             ct = compute_dtype(rt)
             name = self.fresh()
-            self.line(f"{name} = (({self.scalar(op.start)}) + ({idx}) * ({self.scalar(op.step)})).to({ct}).to({tl_dtype(rt)})")
+            self.line(f"{name} = (({self.scalar(op.start)}) + ({idx}) * ({self.scalar(op.step)})).to({ct}).to({triton_dtype(rt)})")
             return name, self.axes_of(m)
         if isinstance(op, fusion.CastOp | fusion.SetOp):
             x, axes = self.value(op.operands[0], self.operand_map(op.operands[0], m))
@@ -346,7 +385,7 @@ class _Emitter:
             # through f32, as torch converts (and Triton's interpreter only converts f32 to bf16)
             self.line(f"{name} = {x}.to(tl.float32).to(tl.bfloat16)")
         else:
-            self.line(f"{name} = {x}.to({tl_dtype(dst)})")
+            self.line(f"{name} = {x}.to({triton_dtype(dst)})")
         return name
 
     def pad(self, op: fusion.PadOp, m: Map) -> tuple[str, frozenset[str]]:
@@ -363,7 +402,7 @@ class _Emitter:
         rt = op.result.type.element_type
         name = self.fresh()
         cond = " & ".join(inside) or "True"
-        self.line(f"{name} = tl.where({cond}, {x}, ({self.scalar(op.value)})).to({tl_dtype(rt)})")
+        self.line(f"{name} = tl.where({cond}, {x}, ({self.scalar(op.value)})).to({triton_dtype(rt)})")
         return name, self.axes_of(m)
 
     def cat(self, op: fusion.CatOp, m: Map) -> tuple[str, frozenset[str]]:
@@ -407,11 +446,11 @@ class _Emitter:
         types = [x.type for x in op.operands]
         name = self.fresh()
         expr = self.elementwise_expr(op, operands, types, rt)
-        self.line(f"{name} = {expr}")
+        self.line(f"{name} = {expr}{_ir_note(op)}")
         return name, frozenset(axes)
 
     def elementwise_expr(self, op: Operation, xs: list[str], types: list[Attribute], rt: Attribute) -> str:
-        out = tl_dtype(rt)
+        out = triton_dtype(rt)
         if isinstance(op, fusion.WhereOp):
             ct = compute_dtype(rt)
             return f"tl.where({xs[0]}, ({xs[1]}), ({xs[2]})).to({ct}).to({out})"
@@ -472,33 +511,24 @@ class _Emitter:
             if ct.startswith("tl.float"):
                 return f"({x})"
             return f"({x})"
-        if tl_dtype(et) == ct:
+        if triton_dtype(et) == ct:
             return x
         return f"{x}.to({ct})"
 
     # -- reductions --------------------------------------------------------------
 
     def reduction_levels(self) -> list[list[Operation]]:
+        """The reductions grouped by level: a reduction whose input depends on another's
+        result is a level higher (var_mean two). One forward pass over the block, no recursion."""
+        depth: dict[SSAValue, int] = {}
         level: dict[Operation, int] = {}
-        deps: dict[SSAValue, int] = {}
-
-        def depth(v: SSAValue, seen: set) -> int:
-            if v in deps:
-                return deps[v]
-            owner = v.owner
-            if not isinstance(owner, Operation) or owner.parent_block() is not self.block:
-                return 0
-            if owner in level:
-                return level[owner]
-            if id(v) in seen:
-                return 0
-            seen.add(id(v))
-            d = max((depth(x, seen) for x in owner.operands), default=0)
-            deps[v] = d
-            return d
-
-        for r in self.plan.reductions:
-            level[r] = depth(r.operands[0], set()) + (2 if isinstance(r, fusion.VarMeanOp) else 1)
+        for op in self.block.ops:
+            d = max((depth.get(x, 0) for x in op.operands), default=0)
+            if isinstance(op, REDUCTIONS):
+                level[op] = d + (2 if isinstance(op, fusion.VarMeanOp) else 1)
+                d = level[op]
+            for r in op.results:
+                depth[r] = d
         out: dict[int, list[Operation]] = {}
         for r in self.plan.reductions:
             out.setdefault(level[r], []).append(r)
@@ -550,23 +580,27 @@ class _Emitter:
         rt = res.type.element_type
         name = self.fresh("red")
         if isinstance(r, fusion.MeanOp):
-            self.line(f"{name} = ({total} / ({count})).to({tl_dtype(rt)})")
+            self.line(f"{name} = ({total} / ({count})).to({triton_dtype(rt)})")
         else:
-            self.line(f"{name} = {total}.to({tl_dtype(rt)})")
+            self.line(f"{name} = {total}.to({triton_dtype(rt)})")
         self.reduced[res] = name
 
     # -- whole variants ------------------------------------------------------------
 
     def store_outputs(self, axes_filter: set[frozenset[str]]) -> None:
+        """Stores the yielded values whose axes are in `axes_filter`. Every value is computed
+        (every load emitted) before the first store, so an output that overwrites an input
+        in place (`alloc-alias`, `alloc-plan`) never changes what another output reads."""
         yielded = list(self.block.last_op.operands)
         shapes = {frozenset({"m", "n"}): "(BLOCK_M, BLOCK_N)", frozenset({"m"}): "(BLOCK_M, 1)",
                   frozenset({"n"}): "(1, BLOCK_N)", frozenset(): "(1, 1)"}
+        computed = []
         for k, v in enumerate(yielded):
             m = self.plan.natural[v]
             full_axes = self.axes_of(m)
-            if full_axes not in axes_filter:
-                continue
-            x, axes = self.value(v, m)
+            if full_axes in axes_filter:
+                computed.append((k, v, m, full_axes, self.value(v, m)))
+        for k, v, m, full_axes, (x, axes) in computed:
             union = frozenset(axes | full_axes)
             terms = [f"i{e[0]} * out{k}_s{j}" for j, e in enumerate(m) if e is not None]
             offset = " + ".join(terms) or "0"
@@ -575,7 +609,7 @@ class _Emitter:
             if axes != union:
                 x = f"tl.broadcast_to({x}, {shapes[union]})"
             mask = self.mask_for(union)
-            ot = tl_dtype(v.type.element_type)
+            ot = triton_dtype(v.type.element_type)
             self.line(f"tl.store(out{k}_ptr + ({offset}), ({x}).to({ot})" + (f", mask={mask})" if mask else ")"))
 
     def emit_pointwise(self) -> None:
@@ -590,10 +624,10 @@ class _Emitter:
         var, mean = r.results
         corr = r.correction.value.data
         n = self.fresh("var")
-        self.line(f"{n} = ({total} / tl.maximum(N - {corr}, 0)).to({tl_dtype(var.type.element_type)})")
+        self.line(f"{n} = ({total} / tl.maximum(N - {corr}, 0)).to({triton_dtype(var.type.element_type)})")
         self.reduced[var] = n
         mn = self.fresh("mean")
-        self.line(f"{mn} = {mean_name}.to({tl_dtype(mean.type.element_type)})")
+        self.line(f"{mn} = {mean_name}.to({triton_dtype(mean.type.element_type)})")
         self.reduced[mean] = mn
 
     def emit_persistent(self) -> None:
@@ -665,7 +699,7 @@ class _Emitter:
             self.indent += 1
             self.scopes.append({})
             self.emit_inner_indices("start")
-            for r, a, how, acc in accs:
+            for r, a, how, _acc in accs:
                 tile, _, _ = self.reduction_input(r)
                 pair = next((p for p in pairs if p[0] is r), None)
                 if pair is None:
@@ -724,6 +758,12 @@ class _Emitter:
             self.indent -= 1
 
 
+def _ir_note(op: Operation) -> str:
+    """`  # %name = fusion.add`: the IR value a line computes, as a comment-safe escape."""
+    hint = op.results[0].name_hint if op.results else None
+    return f"  # %{comment(hint)} = {comment(op.name)}" if hint else f"  # {comment(op.name)}"
+
+
 def _add_shift(a: object, b: object) -> object:
     if isinstance(a, int) and isinstance(b, int):
         return a + b
@@ -742,18 +782,29 @@ def _int_max(t: Attribute) -> str:
     return str(2 ** (t.width.data - 1) - 1) if isinstance(t, IntegerType) and t.width.data > 1 else "1"
 
 
-def generate_kernel(plan: KernelPlan, target: str) -> GeneratedKernel:
-    """Triton functions (one per variant) for a kernel plan, and their arguments."""
-    variants = ["pointwise"] if not plan.reductions else ["persistent", "looped"]
+def variants(plan: KernelPlan) -> list[str]:
+    """The Triton functions a kernel gets: one pointwise, or a persistent and a looped reduction."""
+    return ["persistent", "looped"] if plan.reductions else ["pointwise"]
+
+
+def generate_kernel(plan: KernelPlan, target: str, functions: dict[str, str]) -> GeneratedKernel:
+    """Triton functions (one per variant, named `functions[variant]`: identifiers that the
+    caller's `identifiers.Namespace` made) for a kernel plan, and their arguments.
+
+    The kernel's own names (`in0_ptr`, `D0`, `t3`, ...) are generated names: no IR
+    text reaches a Triton function but through those function names."""
+    wanted = variants(plan)
+    if sorted(functions) != sorted(wanted):
+        raise CodegenError(f"kernel {plan.name!r}: names for {sorted(functions)}, variants {wanted}")
     bodies: dict[str, _Emitter] = {}
-    for variant in variants:
+    for variant in wanted:
         e = _Emitter(plan, variant, target)
         {"pointwise": e.emit_pointwise, "persistent": e.emit_persistent, "looped": e.emit_looped}[variant]()
         bodies[variant] = e
     kernel = plan.kernel
     block = kernel.body.block
     args: list[KernelArg] = []
-    for i, (a, operand) in enumerate(zip(block.args, kernel.ins)):
+    for i, a in enumerate(block.args[: len(kernel.ins)]):
         if isinstance(a.type, TensorType):
             args.append(KernelArg(f"in{i}_ptr", "in", i))
             rank = len(a.type.get_shape())
@@ -770,7 +821,7 @@ def generate_kernel(plan: KernelPlan, target: str) -> GeneratedKernel:
     args += [KernelArg("M", "M"), KernelArg("N", "N")]
     params = ", ".join(a.name for a in args)
     if any(e.scalar_args for e in bodies.values()):
-        raise CodegenError(f"kernel {plan.name}: uses a scalar that is not a kernel input")
+        raise CodegenError(f"kernel {plan.name!r}: uses a scalar that is not a kernel input")
     helpers = ""
     if any("_trunc_div(" in "\n".join(e.lines) for e in bodies.values()):
         helpers = (
@@ -779,10 +830,8 @@ def generate_kernel(plan: KernelPlan, target: str) -> GeneratedKernel:
             "    return tl.where((a < 0) != (b < 0), -q, q)\n"
         )
     parts = []
-    functions = {}
     for variant, e in bodies.items():
-        fname = f"{plan.name}_{variant}"
-        functions[variant] = fname
+        fname = functions[variant]
         parts.append(
             f"@triton.jit\ndef {fname}({params}, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, USE_I64: tl.constexpr):\n"
             + "\n".join(e.lines)

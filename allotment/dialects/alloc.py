@@ -16,19 +16,19 @@ from functools import lru_cache
 from math import prod
 
 from xdsl.dialects.builtin import (
-    ArrayAttr,
-    IntAttr,
-    NoneAttr,
     DYNAMIC_INDEX,
+    I64,
+    ArrayAttr,
     DenseArrayBase,
     FlatSymbolRefAttr,
     IndexType,
+    IntAttr,
     IntegerAttr,
     MemRefType,
+    NoneAttr,
     StringAttr,
     TensorType,
     UnitAttr,
-    I64,
     i64,
 )
 from xdsl.dialects.utils import EnumAttribute
@@ -61,7 +61,8 @@ from xdsl.traits import HasParent, IsTerminator, SymbolTable
 from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.str_enum import StrEnum
 
-from allotment.dialects.fusion import SEGMENT_KINDS, MeshOp, ShardingAttr
+from allotment.analysis import size_arith, view_extents
+from allotment.dialects.fusion import SEGMENT_KINDS, MeshOp, ShardingAttr, constant_index, verify_extents
 from allotment.dialects.fusion_rules import type_name
 
 
@@ -95,7 +96,7 @@ ON_CHIP = (MemorySpace.SHARED, MemorySpace.LOCAL)
 
 @lru_cache(maxsize=4096)
 def memref_type(
-    element_type: Attribute, shape: tuple[int, ...], layout: Attribute = NoneAttr()
+    element_type: Attribute, shape: tuple[int, ...], layout: Attribute = NoneAttr()  # noqa: B008 (immutable)
 ) -> MemRefType:
     """A memref type, built once per (element type, shape, layout): xDSL's
     MemRefType constructor checks its shape argument slowly."""
@@ -169,6 +170,11 @@ class AllocOp(IRDLOperation):
             raise VerifyException(
                 f"{type_name(t)} has {ndyn} dynamic extents but {len(self.sizes)} size operands"
             )
+        verify_extents(t, type_name(t))
+        for i, v in enumerate(self.sizes):
+            value = constant_index(v)
+            if value is not None and value < 0:
+                raise VerifyException(f"size operand #{i} is the constant {value}: an extent cannot be negative")
         if self.order is not None:
             order = list(self.order.get_values())
             if sorted(order) != list(range(len(shape))):
@@ -210,14 +216,11 @@ class AllocOp(IRDLOperation):
             if g == DYNAMIC_INDEX or local == DYNAMIC_INDEX:
                 continue
             k = shard_count(mesh, axes)
-            if sharding.allows_uneven:
-                expected = -(-g // k)
-            else:
-                if g % k:
-                    raise VerifyException(
-                        f"dimension {d}: global extent {g} does not divide evenly over {k} shards"
-                    )
-                expected = g // k
+            if not view_extents.shard_divides(g, k, sharding.allows_uneven):
+                raise VerifyException(
+                    f"dimension {d}: global extent {g} does not divide evenly over {k} shards"
+                )
+            expected = view_extents.local_extent(g, k, sharding.allows_uneven)
             if local != expected:
                 raise VerifyException(
                     f"dimension {d}: local extent {local} should be {expected} "
@@ -238,7 +241,8 @@ class DeallocOp(IRDLOperation):
         super().__init__(operands=[buffer])
 
 
-CHECK_PREDICATES = ("eq", "divisible", "ge")
+CHECK_PREDICATES = tuple(size_arith.CHECK_PREDICATES)
+"""The predicates of `alloc.check`; `size_arith.check_holds` says whether one holds."""
 
 
 @irdl_op_definition
@@ -246,7 +250,8 @@ class CheckOp(IRDLOperation):
     """A run-time requirement on sizes, checked before anything runs.
 
     `alloc.check eq %a, %b, "message"`: fails with the message and both values
-    unless the predicate holds (`eq`: a == b, `divisible`: a % b == 0, `ge`: a >= b).
+    unless the predicate holds (`eq`: a == b, `divisible`: b != 0 and a remsi b == 0,
+    `ge`: a >= b; `analysis.size_arith.check_holds` is the one definition).
     """
 
     name = "alloc.check"

@@ -25,6 +25,7 @@ from math import prod
 from typing import ClassVar
 
 from xdsl.dialects.builtin import (
+    I64,
     ArrayAttr,
     DenseArrayBase,
     FlatSymbolRefAttr,
@@ -32,6 +33,7 @@ from xdsl.dialects.builtin import (
     IntAttr,
     IntegerAttr,
     IntegerType,
+    MemRefType,
     NoneAttr,
     StringAttr,
     SymbolNameConstraint,
@@ -39,7 +41,6 @@ from xdsl.dialects.builtin import (
     UnitAttr,
     i1,
     i64,
-    I64,
 )
 from xdsl.dialects.utils import DimensionList, DynamicIndexList
 from xdsl.ir import (
@@ -55,16 +56,16 @@ from xdsl.irdl import (
     IRDLOperation,
     irdl_attr_definition,
     irdl_op_definition,
+    lazy_traits_def,
     operand_def,
     opt_operand_def,
     opt_prop_def,
     prop_def,
+    region_def,
     result_def,
     traits_def,
     var_operand_def,
     var_result_def,
-    region_def,
-    lazy_traits_def,
 )
 from xdsl.irdl.declarative_assembly_format import (
     AttributeVariable,
@@ -85,6 +86,8 @@ from xdsl.traits import (
 )
 from xdsl.utils.exceptions import VerifyException
 
+from allotment import dtypes
+from allotment.analysis import size_arith, view_extents
 from allotment.dialects import fusion_rules as rules
 from allotment.dialects.fusion_rules import (
     DYNAMIC,
@@ -256,11 +259,35 @@ def verify_sharding(op: Operation, t: TensorType, what: str) -> None:
         mesh_shape = mesh.shape_values
         for d, (e, axes) in enumerate(zip(t.get_shape(), enc.axes)):
             shards = prod(mesh_shape[a] for a in axes)
-            if e != DYNAMIC and e % shards:
+            if e != DYNAMIC and not view_extents.shard_divides(e, shards, enc.allows_uneven):
                 raise VerifyException(
                     f"{what}: dimension {d} has extent {e}, which does not divide evenly over "
                     f"{shards} shards of mesh @{mesh_name}; mark the sharding `uneven` to allow it"
                 )
+
+
+def verify_extents(t: TensorType | MemRefType, what: str) -> None:
+    """A tensor or buffer type whose static extents can exist: each in [0, 2^63 - 1],
+    and their bytes at most 2^63 - 1 (`size_arith.shape_problem`)."""
+    name = dtypes.ir_name(t.element_type)
+    nbytes = dtypes.BY_IR[name].nbytes if name is not None else 1  # an unsupported type is reported apart
+    problem = size_arith.shape_problem(t.get_shape(), nbytes, DYNAMIC)
+    if problem is not None:
+        raise VerifyException(f"{what}: {problem}")
+
+
+def verify_signature(f: Operation) -> None:
+    """A function whose argument and result tensor types can exist (`verify_extents`):
+    no op verifier sees the types of a function that only returns its argument."""
+    function_type = f.properties.get("function_type") or f.attributes.get("function_type")
+    name = f.properties.get("sym_name") or f.attributes.get("sym_name")
+    label = f"@{name.data}" if isinstance(name, StringAttr) else "the function"
+    inputs = getattr(function_type, "inputs", None)
+    outputs = getattr(function_type, "outputs", None)
+    for kind, types in (("argument", inputs), ("result", outputs)):
+        for i, t in enumerate(types.data if types is not None else ()):
+            if isinstance(t, TensorType):
+                verify_extents(t, f"{label} {kind} #{i} ({type_name(t)})")
 
 
 def _describe(i: int, t: Attribute) -> str:
@@ -286,6 +313,7 @@ class FusionOp(IRDLOperation, ABC):
             if isinstance(t, TensorType):
                 if not rules.is_element_type(t.element_type):
                     rules.verify_element_type(t.element_type, _describe(i, t))
+                verify_extents(t, _describe(i, t))
                 if not isinstance(t.encoding, NoneAttr):
                     verify_sharding(self, t, _describe(i, t))
         for i, r in enumerate(self.results):
@@ -293,9 +321,14 @@ class FusionOp(IRDLOperation, ABC):
             if isinstance(t, TensorType):
                 if not rules.is_element_type(t.element_type):
                     rules.verify_element_type(t.element_type, f"result #{i}")
+                verify_extents(t, f"result #{i} ({type_name(t)})")
                 if not isinstance(t.encoding, NoneAttr):
                     verify_sharding(self, t, f"result #{i} ({type_name(t)})")
-        for i, (res, inferred) in enumerate(zip(self.results, self.infer_result_types())):
+        try:
+            inferred_types = self.infer_result_types()
+        except size_arith.SizeArithmeticError as e:  # a static extent past a 64-bit index
+            raise VerifyException(str(e)) from None
+        for i, (res, inferred) in enumerate(zip(self.results, inferred_types)):
             declared = res.type
             if isinstance(declared, TensorType) and isinstance(inferred, TensorType):
                 same = (
@@ -787,6 +820,25 @@ def _verify_sizes(static: Sequence[int], dynamic: Sequence[SSAValue], what: str)
             raise VerifyException(f"{what}: dynamic extents must be index values")
 
 
+def _verify_constant_extents(dynamic: Sequence[SSAValue], what: str) -> None:
+    """Dynamic extents that are `arith.constant`s must be non-negative (an extent
+    is a size: a negative constant can only fail at run time)."""
+    for v in dynamic:
+        value = constant_index(v)
+        if value is not None and value < 0:
+            raise VerifyException(f"{what}: extent {value} (a constant) is negative")
+
+
+def constant_index(v: SSAValue) -> int | None:
+    """The value of an `index` SSA value defined by `arith.constant`, else None."""
+    owner = v.owner
+    if getattr(owner, "name", None) == "arith.constant" and isinstance(v.type, IndexType):
+        attr = owner.properties.get("value")
+        if isinstance(attr, IntegerAttr):
+            return attr.value.data
+    return None
+
+
 def _sizes_shape(static: Sequence[int], what: str) -> list[int]:
     for s in static:
         if s != DYNAMIC and s < 0:
@@ -819,6 +871,7 @@ class FullOp(FusionOp):
         rules.verify_scalar_type(self.value.type, "the fill value")
         static = _ints(self.static_sizes)
         _verify_sizes(static, self.sizes, "sizes")
+        _verify_constant_extents(self.sizes, "sizes")
         return [_tensor(self.result.type.element_type, _sizes_shape(static, "sizes"))]
 
 
@@ -850,6 +903,7 @@ class IotaOp(FusionOp):
         if len(static) != 1:
             raise VerifyException(f"iota takes one length, got {len(static)}")
         _verify_sizes(static, self.length, "length")
+        _verify_constant_extents(self.length, "length")
         rules.verify_scalar_type(self.start.type, "start")
         rules.verify_scalar_type(self.step.type, "step")
         et = self.result.type.element_type
@@ -891,6 +945,7 @@ class BroadcastInDimOp(FusionOp):
         t = _expect_tensor(self.input, "the input")
         static = _ints(self.static_shape)
         _verify_sizes(static, self.shape, "shape")
+        _verify_constant_extents(self.shape, "shape")
         out = _sizes_shape(static, "shape")
         dims = _ints(self.broadcast_dims)
         in_shape = t.get_shape()
@@ -939,6 +994,7 @@ class ExpandOp(FusionOp):
         t = _expect_tensor(self.input, "the input")
         static = _ints(self.static_shape)
         _verify_sizes(static, self.shape, "shape")
+        _verify_constant_extents(self.shape, "shape")
         out = _sizes_shape(static, "shape")
         in_shape = t.get_shape()
         if len(out) != len(in_shape):
@@ -994,12 +1050,13 @@ class ReshapeOp(FusionOp):
             out[idx] = DYNAMIC
             if in_static and all_known:
                 rest = prod(known)
-                if rest == 0 or prod(in_shape) % rest:
+                inferred = view_extents.reshape_inferred(prod(in_shape), rest)
+                if inferred is None:
                     raise VerifyException(
                         f"cannot infer the -1 extent: {prod(in_shape)} elements are not "
                         f"divisible by {rest}"
                     )
-                out[idx] = prod(in_shape) // rest
+                out[idx] = inferred
         elif in_static and all_known and prod(in_shape) != prod(known):
             raise VerifyException(
                 f"reshape of {fmt_shape(in_shape)} ({prod(in_shape)} elements) to "
@@ -1060,20 +1117,18 @@ class SqueezeOp(FusionOp):
         return [_tensor(t.element_type, [e for d, e in enumerate(shape) if d not in dims])]
 
 
-def slice_extent(size: int, start: int, stop: int, step: int) -> int:
-    """Extent of `x[start:stop:step]` along a dimension of `size` (clamped)."""
-    s = min(start, size)
-    e = min(max(stop, s), size)
-    return -(-(e - s) // step)
+slice_extent = view_extents.slice_extent
+"""Extent of `x[start:stop:step]` along a dimension (torch's rule: `view_extents`)."""
 
 
 @irdl_op_definition
 class SliceOp(FusionOp):
     """`input[start_0:stop_0:step_0, ...]`, one entry per dimension.
 
-    Entries are static non-negative integers or `index` values; step >= 1.
-    Start and stop are clamped to [0, extent], so the result extent is
-    ceildiv(min(stop, extent) - min(start, extent), step), or 0 when negative.
+    Entries are static integers or `index` values; step >= 1. As in torch, a
+    negative start or stop counts from the end (`+ extent`), then both are
+    clamped to [0, extent]; the result extent is ceildiv(max(stop - start, 0),
+    step) (`analysis.view_extents.slice_sym`, the one definition).
     """
 
     name = "fusion.slice"
@@ -1107,20 +1162,23 @@ class SliceOp(FusionOp):
                 raise VerifyException(
                     f"{name} has {len(static)} entries for a tensor of rank {len(shape)}"
                 )
-            for v in static:
-                if v != DYNAMIC and v < (1 if name == "step" else 0):
-                    bound = "at least 1" if name == "step" else "non-negative"
-                    raise VerifyException(f"{name} entry {v} must be {bound}")
+            if name == "step":
+                for v in static:
+                    if v != DYNAMIC and v < 1:
+                        raise VerifyException(f"step entry {v} must be at least 1")
+                for v in self.step:
+                    value = constant_index(v)
+                    if value is not None and value < 1:
+                        raise VerifyException(f"step entry {value} (a constant) must be at least 1")
             lists[name] = static
         out = []
         for d, size in enumerate(shape):
             s, e, st = lists["start"][d], lists["stop"][d], lists["step"][d]
             if DYNAMIC in (s, e, st):
                 out.append(DYNAMIC)
-            elif size == DYNAMIC:
-                out.append(0 if e <= s else DYNAMIC)
             else:
-                out.append(slice_extent(size, s, e, st))
+                known = view_extents.slice_static_extent(None if size == DYNAMIC else size, s, e, st)
+                out.append(DYNAMIC if known is None else known)
         return [_tensor(t.element_type, out)]
 
 
@@ -1158,7 +1216,7 @@ class PadOp(FusionOp):
                 )
             if any(w < 0 for w in widths):
                 raise VerifyException(f"{name} widths must be non-negative, got {widths}")
-        out = [e if e == DYNAMIC else e + lo + hi for e, lo, hi in zip(shape, low, high)]
+        out = [e if e == DYNAMIC else view_extents.pad_extent(e, lo, hi) for e, lo, hi in zip(shape, low, high)]
         return [_tensor(t.element_type, out)]
 
 
@@ -1196,7 +1254,7 @@ class CatOp(FusionOp):
                 raise VerifyException(f"operand #{i} has rank {len(shape)}, operand #0 {rank}")
             for d, e in enumerate(shape):
                 if d == dim:
-                    out[d] = DYNAMIC if DYNAMIC in (out[d], e) else out[d] + e
+                    out[d] = DYNAMIC if DYNAMIC in (out[d], e) else view_extents.cat_extent([out[d], e])
                 elif e != out[d] and DYNAMIC not in (e, out[d]):
                     raise VerifyException(
                         f"operand #{i} has extent {e} in dimension {d}, operand #{source[d]} "
@@ -1278,16 +1336,35 @@ class ProdOp(AccumulatingReductionOp):
     name = "fusion.prod"
 
 
+class SelectingReductionOp(ReductionOp, ABC):
+    """A reduction without an identity (max, min): as in torch, every reduced
+    dimension must be non-empty. A static extent 0 is a verifier error; a
+    dynamic one is checked at run time (`analysis.shapes` records the check,
+    `fusion-allocate` emits it as an `alloc.check ge`)."""
+
+    def infer_result_types(self) -> list[Attribute]:
+        shape = _expect_tensor(self.input, "the input").get_shape()
+        for d in self.reduced_dims():
+            if shape[d] == 0:
+                raise VerifyException(
+                    f"cannot reduce dimension {d} of extent 0: {self.name.removeprefix('fusion.')} "
+                    "has no identity (torch raises too)"
+                )
+        return super().infer_result_types()
+
+
 @irdl_op_definition
-class MaxOp(ReductionOp):
-    """Maximum over `dims` (NaN propagates); the input's element type."""
+class MaxOp(SelectingReductionOp):
+    """Maximum over `dims` (NaN propagates); the input's element type. Every
+    reduced dimension must be non-empty."""
 
     name = "fusion.max"
 
 
 @irdl_op_definition
-class MinOp(ReductionOp):
-    """Minimum over `dims` (NaN propagates); the input's element type."""
+class MinOp(SelectingReductionOp):
+    """Minimum over `dims` (NaN propagates); the input's element type. Every
+    reduced dimension must be non-empty."""
 
     name = "fusion.min"
 

@@ -64,8 +64,9 @@ class Category(IntEnum):
 
 def type_name(t: Attribute) -> str:
     """Short spelling of a type for error messages (`f32`, `tensor<?x4xf32>`)."""
-    from xdsl.printer import Printer
     import io
+
+    from xdsl.printer import Printer
 
     stream = io.StringIO()
     Printer(stream=stream).print_attribute(t)

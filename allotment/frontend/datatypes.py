@@ -11,8 +11,20 @@ from __future__ import annotations
 import enum
 
 import torch
-from xdsl.dialects.builtin import BFloat16Type, Float16Type, Float32Type, Float64Type, IntegerType
-from xdsl.dialects.builtin import bf16, f16, f32, f64, i1, i32, i64
+from xdsl.dialects.builtin import (
+    BFloat16Type,
+    Float16Type,
+    Float32Type,
+    Float64Type,
+    IntegerType,
+    bf16,
+    f16,
+    f32,
+    f64,
+    i1,
+    i32,
+    i64,
+)
 from xdsl.ir import Attribute
 
 

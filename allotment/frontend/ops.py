@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import numbers
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import torch
 from xdsl.dialects import arith, tensor
@@ -394,16 +394,16 @@ class Operators:
             return IndexType()
         return i64
 
-    _SCALAR_INT: dict[str, Callable[..., Operation]] = {
+    _SCALAR_INT: ClassVar[dict[str, Callable[..., Operation]]] = {
         "add": arith.AddiOp, "sub": arith.SubiOp, "mul": arith.MuliOp, "div": arith.DivSIOp,
         "maximum": arith.MaxSIOp, "minimum": arith.MinSIOp,
     }
-    _SCALAR_FLOAT: dict[str, Callable[..., Operation]] = {
+    _SCALAR_FLOAT: ClassVar[dict[str, Callable[..., Operation]]] = {
         "add": arith.AddfOp, "sub": arith.SubfOp, "mul": arith.MulfOp, "div": arith.DivfOp,
         "truediv": arith.DivfOp, "maximum": arith.MaximumfOp, "minimum": arith.MinimumfOp,
     }
-    _CMP_INT = {"eq": "eq", "ne": "ne", "lt": "slt", "le": "sle", "gt": "sgt", "ge": "sge"}
-    _CMP_FLOAT = {"eq": "oeq", "ne": "une", "lt": "olt", "le": "ole", "gt": "ogt", "ge": "oge"}
+    _CMP_INT: ClassVar[dict[str, str]] = {"eq": "eq", "ne": "ne", "lt": "slt", "le": "sle", "gt": "sgt", "ge": "sge"}
+    _CMP_FLOAT: ClassVar[dict[str, str]] = {"eq": "oeq", "ne": "une", "lt": "olt", "le": "ole", "gt": "ogt", "ge": "oge"}
 
     def _scalar_binary(self, name: str, a: SSAValue, b: SSAValue) -> Scalar:
         if name in ("logical_and", "logical_or"):

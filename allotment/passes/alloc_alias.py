@@ -43,9 +43,9 @@ from dataclasses import dataclass
 from xdsl.context import Context
 from xdsl.dialects import arith, func, memref
 from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
     ArrayAttr,
     DictionaryAttr,
-    DYNAMIC_INDEX,
     IndexType,
     IntegerAttr,
     MemRefType,
@@ -53,7 +53,7 @@ from xdsl.dialects.builtin import (
     StringAttr,
     TensorType,
 )
-from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
+from xdsl.ir import BlockArgument, Operation, SSAValue
 from xdsl.passes import ModulePass
 
 from allotment.analysis.liveness import view_root
@@ -61,6 +61,7 @@ from allotment.diagnostics import located_message
 from allotment.dialects import alloc, fusion
 from allotment.errors import VerifyError
 from allotment.passes.concat_in_place import write_cats_in_place
+from allotment.passes.kernels import copy_kernel as _copy_kernel
 
 ALIAS_ATTR = "fusion.alias_input"
 DECISION_ATTR = "alloc.alias"
@@ -185,13 +186,6 @@ def _output_sizes(value: SSAValue, before: Operation, f: func.FuncOp) -> list[SS
             f.body.block.insert_op_before(dim, before)
             out.append(dim.result)
     return out
-
-
-def _copy_kernel(name: str, source: SSAValue, target: SSAValue) -> alloc.KernelOp:
-    t = source.type
-    block = Block(arg_types=[TensorType(t.element_type, t.get_shape())])
-    block.add_op(alloc.YieldOp(block.args[0]))
-    return alloc.KernelOp(name, "pointwise", [source], [target], Region(block))
 
 
 def _decide(f: func.FuncOp, result: int, arg_index: int, resolve_hazards: bool = True) -> str:

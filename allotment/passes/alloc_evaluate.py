@@ -7,6 +7,10 @@ arguments and the `arith` on top of it) by `arith.constant`s, checks the
 `alloc.check`s (a failing one is a compile-time error naming both values, a
 passing one is erased), and leaves every `alloc.alloc` with constant sizes, so
 that a concrete plan can be printed and FileChecked without running anything.
+Size arithmetic means what `analysis.size_arith` says (a zero divisor or an
+`index` overflow is an error naming the op); a buffer with a negative extent,
+or more bytes than a 64-bit index holds, is an error naming the alloc. Errors
+are located (`file:line:col: error: ...`) where the op came from parsed text.
 With `function=name`, only that function is evaluated; the others are left alone.
 """
 
@@ -24,9 +28,11 @@ from xdsl.utils.exceptions import PassFailedException
 from allotment.analysis.size_eval import (
     SizeError,
     argument_values,
+    buffer_sizes,
     evaluate_index_values,
     parse_shape_spec,
 )
+from allotment.diagnostics import SOURCE_SPANS, located_message
 from allotment.dialects import alloc
 
 
@@ -60,9 +66,19 @@ class AllocEvaluatePass(ModulePass):
         for f in funcs:
             try:
                 values = evaluate_index_values(f, argument_values(f, shapes))
+                buffer_sizes(f, values)  # every buffer's extents are >= 0 and its bytes fit
             except SizeError as e:
-                raise PassFailedException(f"alloc-evaluate: @{f.sym_name.data}: {e}") from None
+                raise _fail(f, e) from None
             _fold(f, values)
+
+
+def _fail(f: func.FuncOp, e: SizeError) -> PassFailedException:
+    """`file:line:col: error: <op>: alloc-evaluate: @f: ...` where the op at fault
+    came from parsed text, `alloc-evaluate: @f: ...` otherwise."""
+    message = f"alloc-evaluate: @{f.sym_name.data}: {e}"
+    if e.op is not None and e.op in SOURCE_SPANS:
+        return PassFailedException(located_message(e.op, message))
+    return PassFailedException(message)
 
 
 def _fold(f: func.FuncOp, values: dict) -> None:

@@ -37,12 +37,14 @@ from dataclasses import dataclass
 from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp, StringAttr, i64
+from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
-from allotment.analysis.liveness import live_ranges
+from allotment.analysis.liveness import VIEW_OPS, live_ranges
 from allotment.analysis.schedule import choose_schedule
 from allotment.dialects import alloc
+from allotment.passes.alloc_alias import _reads_elementwise
 
 
 def _has_dealloc(op: alloc.AllocOp) -> bool:
@@ -66,6 +68,65 @@ def reorder(f: func.FuncOp, hint: int) -> str | None:
     f.attributes["alloc.estimated_peak"] = IntegerAttr(choice.peak, i64)
     f.attributes["alloc.program_order_peak"] = IntegerAttr(choice.program_peak, i64)
     return choice.strategy
+
+
+def _only_buffer_use_is_plain(buffer: alloc.AllocOp) -> bool:
+    """No view of the buffer exists and nothing frees it yet."""
+    return all(not isinstance(u.operation, (*VIEW_OPS, alloc.DeallocOp)) for u in buffer.result.uses)
+
+
+def reuse_in_place(f: func.FuncOp) -> int:
+    """Outputs written into an input buffer that dies in the same kernel; returns how many.
+
+    For a `pointwise` or `normalization` kernel, an output buffer and an input buffer
+    qualify when both are top-level global buffers of `f` with the same type and the
+    same dynamic sizes, neither has views, the input is neither returned nor used
+    after this kernel, and the kernel reads the input only elementwise at the index it
+    writes the output at (the code generator loads every input of a tile before it
+    stores any output). The output's buffer is then erased and the kernel writes the
+    input's buffer, as Inductor reuses a dead input for a pointwise output."""
+    ops = list(f.body.block.ops)
+    position = {op: i for i, op in enumerate(ops)}
+    reused = 0
+    for kernel in [op for op in ops if isinstance(op, alloc.KernelOp)]:
+        if kernel.kind.data not in ("pointwise", "normalization"):
+            continue
+        taken: set[SSAValue] = set(kernel.outs)
+        for out in list(kernel.outs):
+            target = out.owner
+            if not (isinstance(target, alloc.AllocOp) and target.parent_op() is f and _only_buffer_use_is_plain(target)):
+                continue
+            source = next((v for v in kernel.ins if v not in taken and _dies_here(v, kernel, f, position)
+                           and _same_buffer_type(v, target) and _reads_elementwise(kernel, v, out)), None)
+            if source is None:
+                continue
+            taken.add(source)
+            target.result.replace_all_uses_with(source)
+            target.detach()
+            target.erase()
+            reused += 1
+    return reused
+
+
+def _dies_here(value: SSAValue, kernel: alloc.KernelOp, f: func.FuncOp, position: dict[Operation, int]) -> bool:
+    buffer = value.owner
+    if not (isinstance(buffer, alloc.AllocOp) and buffer.parent_op() is f and _only_buffer_use_is_plain(buffer)):
+        return False
+    if buffer.memory.data != alloc.MemorySpace.GLOBAL:
+        return False
+    for use in value.uses:
+        user = use.operation
+        if isinstance(user, func.ReturnOp) or position.get(user, -1) > position[kernel]:
+            return False
+    return True
+
+
+def _same_buffer_type(value: SSAValue, target: alloc.AllocOp) -> bool:
+    source = value.owner
+    assert isinstance(source, alloc.AllocOp)
+    return (source.result.type == target.result.type and tuple(source.sizes) == tuple(target.sizes)
+            and target.memory.data == alloc.MemorySpace.GLOBAL and source.mesh == target.mesh
+            and source.sharding == target.sharding)
 
 
 def free_after_last_use(f: func.FuncOp) -> int:
@@ -92,9 +153,14 @@ class AllocPlanPass(ModulePass):
     size_hint: int = 4096
     """The extent assumed for every `?` when comparing orders."""
 
+    in_place: bool = True
+    """Let a pointwise output reuse an input buffer that dies in the same kernel."""
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for f in list(op.walk()):
             if isinstance(f, func.FuncOp) and not f.is_declaration:
                 if self.reorder:
                     reorder(f, self.size_hint)
+                if self.in_place:
+                    reuse_in_place(f)
                 free_after_last_use(f)

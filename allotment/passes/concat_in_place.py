@@ -10,14 +10,16 @@ buffers written by earlier kernels:
 %c = alloc.alloc ...   alloc.kernel "k2" ins(%a, %b) outs(%c) { fusion.cat ... }
 ```
 
-When every operand of the cat is a global buffer of this function that
-exactly one kernel writes (directly, not through a view) and nothing but that
-kernel and the cat touches, the rewrite allocates the cat's buffer before the
-first producer, gives each producer a `memref.reinterpret_cast` of its slice
-(the cat buffer's row-major strides, the slice's offset along the cat
-dimension) as its output, and erases the operand buffers and the cat kernel.
-Other cats are left as they are; a cat of function arguments stays a copy
-(its inputs exist before the fusion runs).
+Every operand of the cat that is a global buffer of this function, written by
+exactly one kernel (directly, not through a view) and touched by nothing but
+that kernel and the cat, is written straight into its slice: the rewrite
+allocates the cat's buffer before the first such producer, gives the producer
+a `memref.reinterpret_cast` of its slice (the cat buffer's row-major strides,
+the slice's offset along the cat dimension, computed at run time where
+extents are dynamic) as its output, and erases the operand's buffer. Any other
+operand (a function argument, a view of one, a buffer used elsewhere too) is
+copied into its slice by a pointwise kernel where the cat was; the cat kernel
+is erased. A cat none of whose operands qualifies stays one copy kernel.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from xdsl.dialects.builtin import DYNAMIC_INDEX, IndexType, IntegerAttr, Strided
 from xdsl.ir import Operation, SSAValue
 
 from allotment.dialects import alloc, fusion
+from allotment.passes.kernels import copy_kernel as _copy_kernel
 
 Extent = int | SSAValue
 """A static extent, or the `index` value of a dynamic one."""
@@ -119,6 +122,37 @@ def _slice_view(target: SSAValue, extents: Sequence[Extent], strides: Sequence[E
     return view
 
 
+def _operand_extents(value: SSAValue, f: func.FuncOp, emit: _Arith) -> list[Extent] | None:
+    """The extents of a cat operand as `index` values available before `emit`'s op: an
+    alloc's or a view's size operands, or `memref.dim`s of an argument (None otherwise)."""
+    owner = value.owner
+    if isinstance(owner, alloc.AllocOp):
+        return _extents(owner)
+    if isinstance(owner, memref.ReinterpretCastOp):
+        dynamic = iter(owner.sizes)
+        return [next(dynamic) if e == DYNAMIC_INDEX else e for e in owner.static_sizes.get_values()]
+    if value in f.body.block.args:
+        out: list[Extent] = []
+        for d, e in enumerate(value.type.get_shape()):
+            if e != DYNAMIC_INDEX:
+                out.append(e)
+                continue
+            dim = memref.DimOp.from_source_and_index(value, emit.value(d))
+            emit.before.parent_block().insert_op_before(dim, emit.before)
+            out.append(dim.result)
+        return out
+    return None
+
+
+def _qualifies(value: SSAValue, f: func.FuncOp, kernel: alloc.KernelOp) -> alloc.KernelOp | None:
+    """The kernel that alone writes `value`, a global buffer of `f` that nothing but that
+    kernel and the cat `kernel` uses (it can then write its slice directly)."""
+    b = value.owner
+    if isinstance(b, alloc.AllocOp) and b.memory.data == alloc.MemorySpace.GLOBAL and b.parent_op() is f:
+        return _sole_writer(b, kernel)
+    return None
+
+
 def write_cat_in_place(f: func.FuncOp, kernel: alloc.KernelOp) -> bool:
     """Rewrites one cat kernel as described in the module docstring; False if it does not apply."""
     cat = _cat_of_arguments(kernel)
@@ -129,37 +163,42 @@ def write_cat_in_place(f: func.FuncOp, kernel: alloc.KernelOp) -> bool:
         return False
     args = list(kernel.body.block.args)
     operands = [kernel.ins[args.index(v)] for v in cat.inputs]
-    buffers = [v.owner for v in operands]
-    if not all(isinstance(b, alloc.AllocOp) and b.memory.data == alloc.MemorySpace.GLOBAL and b.parent_op() is f
-               for b in buffers):
-        return False
-    writers = [_sole_writer(b, kernel) for b in buffers]
-    if any(w is None for w in writers):
-        return False
+    writers = [_qualifies(v, f, kernel) for v in operands]
+    if all(w is None for w in writers):
+        return False  # nothing computed here: the cat stays one copy kernel
     ops = list(f.body.block.ops)
     position = {op: i for i, op in enumerate(ops)}
-    first = min(position[op] for op in [*buffers, *writers])
+    first = min(position[op] for v, w in zip(operands, writers) if w is not None for op in (v.owner, w))
     if any(isinstance(v.owner, Operation) and position.get(v.owner, -1) >= first for v in target.sizes):
         return False  # the cat's sizes are computed after its first producer
     anchor = ops[first]
+    emit = _Arith(anchor)
+    extents = [_operand_extents(v, f, emit) for v in operands]
+    if any(e is None for e in extents):
+        return False
     target.detach()
     f.body.block.insert_op_before(target, anchor)
-    emit = _Arith(anchor)
     rank = len(target.result.type.get_shape())
     dim = cat.dim.value.data % rank if rank else 0
     strides = _row_major_strides(_extents(target), emit)
     offset: Extent = 0
     element_type = target.result.type.element_type
-    for k, buffer in enumerate(buffers):
-        extents = _extents(buffer)
-        view = _slice_view(target.result, extents, strides, emit.mul(offset, strides[dim]), element_type, emit)
-        view.result.name_hint = buffer.result.name_hint
-        buffer.result.replace_all_uses_with(view.result)
-        if k + 1 < len(buffers):
-            offset = emit.add(offset, extents[dim])
+    copies, replaced = [], []
+    for k, (value, writer, ext) in enumerate(zip(operands, writers, extents)):
+        view = _slice_view(target.result, ext, strides, emit.mul(offset, strides[dim]), element_type, emit)
+        view.result.name_hint = value.name_hint
+        if writer is not None:
+            value.replace_all_uses_with(view.result)
+            replaced.append(value.owner)  # erased below: one of them may be the anchor
+        else:
+            copies.append(_copy_kernel(f"{kernel.sym_name.data}_slice{k}", value, view.result))
+        if k + 1 < len(operands):
+            offset = emit.add(offset, ext[dim])
+    for copy in copies:  # operands from outside the fusion are copied where the cat was
+        f.body.block.insert_op_before(copy, kernel)
     kernel.detach()
     kernel.erase()
-    for buffer in buffers:
+    for buffer in replaced:
         buffer.detach()
         buffer.erase()
     return True

@@ -16,9 +16,19 @@ Runs on segmented functions (`fusion-segment` first). It guarantees:
 - `view` segments become `memref.reinterpret_cast`s of an existing buffer with
   explicit offset, sizes and strides: no allocation.
 - Each run-time requirement on extents found by shape reification becomes an
-  `alloc.check` at entry, before any allocation.
+  `alloc.check` at entry, before any allocation and any kernel: equal extents,
+  divisibility, extents taken from index values >= 0, and every dynamic
+  reduced extent of a `max`/`min` >= 1 (they have no identity). A requirement
+  on constants is decided here (`size_arith.check_holds`): a false one is an
+  error. Sizes mean what `analysis.size_arith` says; slice offsets and extents,
+  pad, cat, reshape and shard extents come from `analysis.view_extents`.
+- Errors are located (`file:line:col: error: <op>: fusion-allocate: ...`)
+  where the op came from parsed text; an `alloc.check` keeps the location of
+  the op that required it. Argument and result types whose static extents
+  cannot exist (past 2^63 - 1, or more bytes than that) are rejected.
 - Sharded tensors: local extent = ceildiv(global, shards) with `uneven`,
-  otherwise global / shards with an `alloc.check divisible`; the alloc carries
+  otherwise global / shards with an `alloc.check divisible`
+  (`view_extents.local_extent_sym`, the rule `plan_sizes` uses too); the alloc carries
   `mesh`, `sharding` and `global_shape`. A dynamic extent of an argument that is
   sharded unevenly cannot be recovered from the local shard: rejected.
 """
@@ -43,13 +53,15 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.traits import SymbolTable
-from xdsl.utils.exceptions import PassFailedException
+from xdsl.utils.exceptions import PassFailedException, VerifyException
 
+from allotment.analysis import size_arith, view_extents
 from allotment.analysis import symbolic as sym
 from allotment.analysis.shapes import ShapeAnalysis, ShapeError, reify_shapes
 from allotment.analysis.symbolic import Const, Extent
-from allotment.passes.gc_pause import gc_paused
+from allotment.diagnostics import SOURCE_SPANS, located_message
 from allotment.dialects import alloc, fusion
+from allotment.passes.gc_pause import gc_paused
 from allotment.passes.size_builder import SizeBuilder
 
 
@@ -108,24 +120,24 @@ class _Allocator:
         mesh = self.mesh(sharding)
         return [alloc.shard_count(mesh, axes) for axes in sharding.axes]
 
-    def local_static_shape(self, t: TensorType) -> list[int]:
+    def local_static_shape(self, t: TensorType, op: Operation | None = None) -> list[int]:
+        """The static extents of a tensor's local shard (`view_extents.local_extent`)."""
         shape = list(t.get_shape())
         sharding = _sharding(t)
         if sharding is None:
             return shape
         out = []
         for d, (e, k) in enumerate(zip(shape, self.shard_counts(sharding))):
-            if e == DYNAMIC_INDEX or k == 1:
+            if e == DYNAMIC_INDEX:
                 out.append(e)
-            elif sharding.allows_uneven:
-                out.append(-(-e // k))
-            elif e % k:
-                raise PassFailedException(
-                    f"fusion-allocate: dimension {d} of {t} has extent {e}, which does not divide "
-                    f"evenly over {k} shards (mark the sharding `uneven` to allow it)"
+            elif not view_extents.shard_divides(e, k, sharding.allows_uneven):
+                raise _fail(
+                    op or self.f,
+                    f"dimension {d} of {t} has extent {e}, which does not divide "
+                    f"evenly over {k} shards (mark the sharding `uneven` to allow it)",
                 )
             else:
-                out.append(e // k)
+                out.append(view_extents.local_extent(e, k, sharding.allows_uneven))
         return out
 
     def local_extents(self, value: SSAValue) -> tuple[Extent, ...]:
@@ -137,17 +149,12 @@ class _Allocator:
             return extents
         out = []
         for d, (e, k) in enumerate(zip(extents, self.shard_counts(sharding))):
-            if k == 1:
-                out.append(e)
-            elif sharding.allows_uneven:
-                out.append(sym.ceildiv(e, Const(k)))
-            else:
-                if not isinstance(e, Const):
-                    self.checks.append(
-                        ("divisible", e, Const(k), f"{value_name(value)} dimension {d} ({e}) must divide "
-                         f"evenly over {k} shards")
-                    )
-                out.append(sym.floordiv(e, Const(k)))
+            if k != 1 and not sharding.allows_uneven and not isinstance(e, Const):
+                self.checks.append(
+                    ("divisible", e, Const(k), f"{value_name(value)} dimension {d} ({e}) must divide "
+                     f"evenly over {k} shards")
+                )
+            out.append(view_extents.local_extent_sym(e, k, sharding.allows_uneven))
         return tuple(out)
 
     # -- the rewrite -----------------------------------------------------------
@@ -202,10 +209,11 @@ class _Allocator:
                 if e != DYNAMIC_INDEX or k == 1:
                     continue
                 if sharding.allows_uneven:
-                    raise PassFailedException(
-                        f"fusion-allocate: argument {value_name(old)} is sharded unevenly along its "
+                    raise _fail(
+                        self.f,
+                        f"argument {value_name(old)} is sharded unevenly along its "
                         f"dynamic dimension {d}: its global extent cannot be recovered from the local "
-                        "shard; give that dimension a static extent"
+                        "shard; give that dimension a static extent",
                     )
                 scales[(i, d)] = k
         return scales
@@ -217,22 +225,28 @@ class _Allocator:
             # were unified, so their canonical forms are one value (the check
             # would compare it with itself), and a check's message names the
             # extents as recorded.
-            self._check(entry, seen, c.predicate, c.lhs, c.rhs, c.message)
+            self._check(entry, seen, c.predicate, c.lhs, c.rhs, c.message, c.op)
         for pred, lhs, rhs, msg in self.checks:
-            self._check(entry, seen, pred, self.shapes.canonical(lhs), self.shapes.canonical(rhs), msg)
+            self._check(entry, seen, pred, self.shapes.canonical(lhs), self.shapes.canonical(rhs), msg, None)
 
-    def _check(self, entry: list[Operation], seen: set, pred: str, lhs: Extent, rhs: Extent, msg: str) -> None:
+    def _check(
+        self, entry: list[Operation], seen: set, pred: str, lhs: Extent, rhs: Extent, msg: str,
+        op: Operation | None,
+    ) -> None:
+        """An `alloc.check` at entry; a check of two constants is decided now
+        (`size_arith.check_holds`): a false one is an error located at `op`."""
         if isinstance(lhs, Const) and isinstance(rhs, Const):
-            ok = {"eq": lhs.value == rhs.value, "ge": lhs.value >= rhs.value,
-                  "divisible": rhs.value != 0 and lhs.value % rhs.value == 0}[pred]
-            if not ok:
-                raise PassFailedException(f"fusion-allocate: {msg} (always false: {lhs.value}, {rhs.value})")
+            if not size_arith.check_holds(pred, lhs.value, rhs.value):
+                raise _fail(op or self.f, f"{msg} (always false: {lhs.value}, {rhs.value})")
             return
         key = (pred, lhs, rhs)
         if key in seen:
             return
         seen.add(key)
-        entry.append(alloc.CheckOp(pred, self.sizes.value(lhs), self.sizes.value(rhs), msg))
+        check = alloc.CheckOp(pred, self.sizes.value(lhs), self.sizes.value(rhs), msg)
+        if op is not None and op in SOURCE_SPANS:
+            SOURCE_SPANS[check] = SOURCE_SPANS[op]  # a failing check is reported where its op is
+        entry.append(check)
 
     def _rewrite(self, op: Operation) -> None:
         if isinstance(op, fusion.SegmentOp):
@@ -246,9 +260,7 @@ class _Allocator:
             value = self.sizes.value(self.shapes.canonical(self.shapes.scalars[op.result]))
             self.buffers[op.result] = value
         elif isinstance(op, fusion.FusionOp):
-            raise PassFailedException(
-                f"fusion-allocate: {op.name} is outside any segment; run fusion-segment first"
-            )
+            raise _fail(op, f"{op.name} is outside any segment; run fusion-segment first")
         else:
             if any(isinstance(r.type, IndexType) for r in op.results) and all(
                 r in self.shapes.scalars for r in op.results
@@ -266,7 +278,7 @@ class _Allocator:
     def _alloc_for(self, value: SSAValue, name: str) -> SSAValue:
         t = value.type
         assert isinstance(t, TensorType)
-        local_shape = self.local_static_shape(t)
+        local_shape = self.local_static_shape(t, value.owner if isinstance(value.owner, Operation) else None)
         extents = self.local_extents(value)
         dynamic = [self.sizes.value(e) for e, s in zip(extents, local_shape) if s == DYNAMIC_INDEX]
         sharding = _sharding(t)
@@ -334,15 +346,13 @@ class _Allocator:
     def _view_segment(self, seg: fusion.SegmentOp) -> None:
         ops = [o for o in seg.body.block.ops if not isinstance(o, fusion.YieldOp | arith.ConstantOp)]
         if len(ops) != 1 or not isinstance(ops[0], fusion.FusionOp):
-            raise PassFailedException(f"fusion-allocate: view segment {seg.sym_name.data} must hold one view op")
+            raise _fail(seg, f"view segment {seg.sym_name.data} must hold one view op")
         view = ops[0]
         inner_src = view.operands[0]
         index = list(seg.body.block.args).index(inner_src)
         src = seg.inputs[index]
         if _sharding(src.type) is not None or _sharding(seg.outputs[0].type) is not None:
-            raise PassFailedException(
-                f"fusion-allocate: {view.name} of a sharded tensor is not supported yet"
-            )
+            raise _fail(view, f"{view.name} of a sharded tensor is not supported yet")
         layout = self.layouts[src]
         result = seg.outputs[0]
         new = self._view_layout(view, layout, result)
@@ -359,10 +369,12 @@ class _Allocator:
             return Layout(sizes, tuple(src.strides[p] for p in perm), src.offset, perm == sorted(perm) and src.contiguous)
         if isinstance(view, fusion.SliceOp):
             starts = self._mixed(view.static_start.get_values(), view.start)
+            stops = self._mixed(view.static_stop.get_values(), view.stop)
             steps = self._mixed(view.static_step.get_values(), view.step)
             offset = src.offset
-            for start, size, stride in zip(starts, src.sizes, src.strides):
-                offset = sym.add(offset, sym.mul(sym.minimum(start, size), stride))
+            for start, stop, step, size, stride in zip(starts, stops, steps, src.sizes, src.strides):
+                first, _ = view_extents.slice_sym(size, start, stop, step)
+                offset = sym.add(offset, sym.mul(first, stride))
             strides = tuple(sym.mul(s, st) for s, st in zip(src.strides, steps))
             return Layout(sizes, strides, offset, False)
         if isinstance(view, fusion.BroadcastInDimOp):
@@ -385,12 +397,10 @@ class _Allocator:
             return Layout(sizes, strides, src.offset, src.contiguous)
         if isinstance(view, fusion.ReshapeOp):
             if not src.contiguous:
-                raise PassFailedException(
-                    "fusion-allocate: reshape of a non-contiguous view (fusion-segment inserts a copy)"
-                )
+                raise _fail(view, "reshape of a non-contiguous view (fusion-segment inserts a copy)")
             layout = row_major(sizes)
             return Layout(layout.sizes, layout.strides, src.offset, True)
-        raise PassFailedException(f"fusion-allocate: {view.name} is not a view op")
+        raise _fail(view, f"{view.name} is not a view op")
 
     def _mixed(self, static: Sequence[int], dynamic: Sequence[SSAValue]) -> list[Extent]:
         it = iter(dynamic)
@@ -425,6 +435,22 @@ def _prod(values) -> int:
     return out
 
 
+def _fail(op: Operation, message: str) -> PassFailedException:
+    """The pass's error about `op`: `file:line:col: error: <op>: fusion-allocate: ...`
+    where the op came from parsed text, `fusion-allocate: ...` otherwise."""
+    if op in SOURCE_SPANS:
+        return PassFailedException(located_message(op, f"fusion-allocate: {message.removeprefix(op.name + ': ')}"))
+    return PassFailedException(f"fusion-allocate: {message}")
+
+
+def _verify_signature(f: func.FuncOp) -> None:
+    """Argument and result tensor types whose extents can exist (`fusion.verify_signature`)."""
+    try:
+        fusion.verify_signature(f)
+    except VerifyException as e:
+        raise _fail(f, str(e)) from None
+
+
 def value_name(v: SSAValue) -> str:
     return f"%{v.name_hint}" if v.name_hint else "a value"
 
@@ -442,11 +468,13 @@ class FusionAllocatePass(ModulePass):
                     continue
                 if not any(isinstance(o, TensorType) for o in f.function_type.inputs.data + f.function_type.outputs.data):
                     continue
-                if any(isinstance(o, fusion.FusionOp) for o in f.body.block.ops):
-                    raise PassFailedException(
-                        f"fusion-allocate: @{f.sym_name.data} is not segmented; run fusion-segment first"
-                    )
+                loose = next((o for o in f.body.block.ops if isinstance(o, fusion.FusionOp)), None)
+                if loose is not None:
+                    raise _fail(loose, f"@{f.sym_name.data} is not segmented; run fusion-segment first")
+                _verify_signature(f)
                 try:
                     _Allocator(f).run()
                 except ShapeError as e:
-                    raise PassFailedException(f"fusion-allocate: {e}") from None
+                    raise _fail(e.op, str(e)) if e.op is not None else PassFailedException(
+                        f"fusion-allocate: {e}"
+                    ) from None

@@ -43,8 +43,10 @@ from xdsl.utils.exceptions import PassFailedException
 
 from allotment.analysis.shapes import ShapeAnalysis, ShapeError, reify_shapes
 from allotment.analysis.symbolic import Const, Extent
-from allotment.passes.gc_pause import gc_paused
+from allotment.diagnostics import SOURCE_SPANS, located_message, message_at, walk_ops
 from allotment.dialects import fusion
+from allotment.limits import call_with_deep_stack
+from allotment.passes.gc_pause import gc_paused
 from allotment.passes.size_builder import SizeBuilder
 
 BROADCAST_VIEWS = (fusion.BroadcastInDimOp, fusion.ExpandOp, fusion.SqueezeOp)
@@ -321,7 +323,7 @@ class _Grouping:
                 external = [u for u in op.results[0].uses if u.operation not in members]
                 if not external:
                     continue
-                clone = op.clone()
+                clone = _clone(op)
                 op.parent_block().insert_op_after(clone, op)
                 self.position[clone] = self.position[op]
                 for use in external:
@@ -364,7 +366,7 @@ class _Grouping:
                 continue
             self._merge(g, h)
             # users of h are users of g now
-            for k, us in users.items():
+            for us in users.values():
                 if h.index in us:
                     us.discard(h.index)
                     us.add(g.index)
@@ -420,8 +422,32 @@ def _rewrite_intermediate_dims(f: func.FuncOp, shapes: ShapeAnalysis) -> None:
             block.erase_op(op)
 
 
+def _clone(op: Operation, mapping: dict[SSAValue, SSAValue] | None = None) -> Operation:
+    """`op.clone(mapping)`, keeping the source location of `op` for later diagnostics."""
+    clone = op.clone(mapping)
+    span = SOURCE_SPANS.get(op)
+    if span is not None:
+        SOURCE_SPANS[clone] = span
+    return clone
+
+
+def _check_flat(f: func.FuncOp) -> None:
+    """A fusion is one block of ops without regions: anything else is a located error."""
+    if len(f.body.blocks) != 1:
+        raise PassFailedException(located_message(f, "fusion-segment: a fusion function has one block"))
+    for op in f.body.block.ops:
+        if op.regions:
+            raise PassFailedException(
+                located_message(op, "fusion-segment: an op with regions cannot be part of a fusion")
+            )
+
+
 def segment_function(f: func.FuncOp, eager: bool = False) -> None:
-    """Replaces the body of `f` by scalars, segments and the return."""
+    """Replaces the body of `f` by scalars, segments and the return.
+
+    Raises PassFailedException (located) for a body that is not one block of ops
+    without regions."""
+    _check_flat(f)
     block = f.body.block
     _insert_reshape_copies(block)
     shapes = reify_shapes(f)
@@ -445,7 +471,7 @@ def segment_function(f: func.FuncOp, eager: bool = False) -> None:
     new_ops: list[Operation] = []
     mapping: dict[SSAValue, SSAValue] = {}
     for op in scalars:
-        new_ops.append(op.clone(mapping))
+        new_ops.append(_clone(op, mapping))
         for old, new in zip(op.results, new_ops[-1].results):
             mapping[old] = new
     counters = {"view": 0, "kernel": 0}
@@ -458,7 +484,7 @@ def segment_function(f: func.FuncOp, eager: bool = False) -> None:
         new_ops.append(_build_segment(name, kind, g, grouping, mapping, ops))
     ret = block.last_op
     assert isinstance(ret, func.ReturnOp)
-    new_ops.append(ret.clone(mapping))
+    new_ops.append(_clone(ret, mapping))
 
     for op in reversed(ops):
         op.detach()
@@ -503,18 +529,18 @@ def _build_segment(
     all_ops: Sequence[Operation],
 ) -> fusion.SegmentOp:
     members = set(g.ops)
-    inputs: list[SSAValue] = []
-    constants: list[Operation] = []
+    found_inputs: dict[SSAValue, None] = {}  # insertion-ordered sets: linear in the segment's size
+    found_constants: dict[Operation, None] = {}
     for op in g.ops:
         for v in op.operands:
             owner = v.owner
             if isinstance(owner, Operation) and owner in members:
                 continue
             if isinstance(owner, arith.ConstantOp):
-                if owner not in constants:
-                    constants.append(owner)
-            elif v not in inputs:
-                inputs.append(v)
+                found_constants.setdefault(owner)
+            else:
+                found_inputs.setdefault(v)
+    inputs, constants = list(found_inputs), list(found_constants)
     outputs: list[SSAValue] = []
     for op in g.ops:
         for r in op.results:
@@ -527,11 +553,11 @@ def _build_segment(
         if v.name_hint:
             arg.name_hint = v.name_hint
     for c in constants:
-        clone = c.clone()
+        clone = _clone(c)
         block.add_op(clone)
         inner[c.result] = clone.result
     for op in g.ops:
-        clone = op.clone(inner)
+        clone = _clone(op, inner)
         block.add_op(clone)
         for old, new in zip(op.results, clone.results):
             inner[old] = new
@@ -555,12 +581,17 @@ class FusionSegmentPass(ModulePass):
     one_op_per_kernel: bool = False
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        """Segments every function with a body; runs on a deep stack (`allotment.limits`),
+        as xDSL's cloning and erasing recurse per nested region."""
+        call_with_deep_stack(lambda: self._apply(op))
+
+    def _apply(self, op: ModuleOp) -> None:
         with gc_paused():
-            for f in op.walk():
-                if isinstance(f, func.FuncOp) and not f.is_declaration:
+            for f in [f for f in walk_ops(op) if isinstance(f, func.FuncOp)]:
+                if not f.is_declaration:
                     if any(o.name in ("fusion.segment", "alloc.kernel") for o in f.body.block.ops):
                         continue  # already segmented (or allocated)
                     try:
                         segment_function(f, eager=self.one_op_per_kernel)
                     except ShapeError as e:
-                        raise PassFailedException(f"fusion-segment: {e}") from None
+                        raise PassFailedException(message_at(e.op, f"fusion-segment: {e}")) from None

@@ -8,23 +8,21 @@ inserted at the function's entry.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 from xdsl.dialects import arith, memref, tensor
 from xdsl.dialects.builtin import IndexType, IntegerAttr
 from xdsl.ir import Operation, SSAValue
 
+from allotment.analysis import size_arith
 from allotment.analysis.symbolic import ArgDim, ArgScalar, BinOp, Const, Extent
 
-_ARITH: dict[str, Callable[[SSAValue, SSAValue], Operation]] = {
-    "add": arith.AddiOp,
-    "sub": arith.SubiOp,
-    "mul": arith.MuliOp,
-    "floordiv": arith.FloorDivSIOp,
-    "ceildiv": arith.CeilDivSIOp,
-    "min": arith.MinSIOp,
-    "max": arith.MaxSIOp,
+_ARITH: dict[str, type[Operation]] = {
+    name: cls
+    for cls in arith.Arith.operations
+    if (name := size_arith.arith_op_name(cls.name)) is not None
 }
+"""`arith` op class of each `BinOp.op`: the op is named after what it computes."""
 
 
 class SizeBuilder:
@@ -71,7 +69,7 @@ class SizeBuilder:
         else:
             assert isinstance(e, BinOp)
             lhs, rhs = self.value(e.lhs), self.value(e.rhs)
-            op = _ARITH[e.op](lhs, rhs)
+            op = _ARITH[e.op](lhs, rhs)  # type: ignore[call-arg]
         self.ops.append(op)
         self._cache[e] = op.results[0]
         return op.results[0]

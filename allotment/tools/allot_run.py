@@ -24,8 +24,14 @@ Modes (each a function of (args, function, inputs) registered in `_MODES`;
   ((bytes of inputs + outputs) / time) and host time per call. On CUDA the time
   is the kernels' (triton.testing.do_bench, CUDA events) and host time is wall
   time per call with the GPU work queued; on the CPU both are wall times, host
-  time with the Triton kernels' launches skipped (the host program's own work).
+  time with the Triton kernels' launches skipped (the host program's own work,
+  through `allotment.backend.runtime.intercept_launches`).
 - `--dump`: prints the generated program (host code and its Triton kernels).
+
+On the CPU, inputs of more than 1e5 elements in all get one warning on stderr
+(Triton's interpreter is slow), and what the tool is doing (compiling, running,
+timing) is said on stderr: at once on a terminal, else past 20 seconds. stdout
+keeps the formats above.
 
 Every failure is one message on stderr and exit status 1 (argparse usage
 errors, and `--reference` combined with another mode: 2).
@@ -34,10 +40,11 @@ errors, and `--reference` combined with another mode: 2).
 from __future__ import annotations
 
 import argparse
-import os
 import sys
+import threading
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 from allotment.errors import ArgumentError as UsageError
@@ -46,6 +53,9 @@ from allotment.tools.errors import run_reporting_errors
 if TYPE_CHECKING:
     import torch
     from xdsl.dialects.func import FuncOp
+
+    from allotment.analysis.memory_profile import MemoryProfile
+    from allotment.backend.runtime import Executable
 
 TOOL = "allot-run"
 EXIT_USAGE = 2
@@ -76,6 +86,17 @@ def build_parser() -> argparse.ArgumentParser:
         "--dump",
         action="store_true",
         help="print the generated program (host code and Triton kernels)",
+    )
+    p.add_argument(
+        "--memory-report",
+        action="store_true",
+        help="print the memory plan for these shapes (each buffer's size, bytes, placement and live "
+        "range, then planned peak, lower bound and bytes without reuse); nothing is run",
+    )
+    p.add_argument(
+        "--memory-plot",
+        metavar="FILE.png",
+        help="draw the plan's timeline (one bar per buffer, the peak marked) with matplotlib; nothing is run",
     )
     p.add_argument(
         "--shapes",
@@ -186,24 +207,78 @@ def run_reference(args: argparse.Namespace, fn: FuncOp, inputs: list) -> int:
     return 0
 
 
-def _executable(args: argparse.Namespace, fn: FuncOp):
-    """The compiled fusion (built once per run of the tool)."""
+PROGRESS_AFTER_S = 20.0
+"""On a stderr that is not a terminal, what the tool is doing is said only past this many seconds."""
+LARGE_FOR_INTERPRETER = 100_000
+"""Input elements (in all) above which a CPU run warns that Triton's interpreter will be slow."""
+
+
+@contextmanager
+def _announce(message: str) -> Iterator[None]:
+    """Says `message` on stderr: at once on a terminal, else only once the work has taken
+    PROGRESS_AFTER_S seconds (stdout is never touched)."""
+    isatty = getattr(sys.stderr, "isatty", None)
+    if isatty is not None and isatty():
+        print(f"{TOOL}: {message}", file=sys.stderr, flush=True)
+        yield
+        return
+    stderr = sys.stderr
+    timer = threading.Timer(PROGRESS_AFTER_S, lambda: print(f"{TOOL}: {message}", file=stderr, flush=True))
+    timer.daemon = True
+    timer.start()
+    try:
+        yield
+    finally:
+        timer.cancel()
+
+
+def _warn_if_large(inputs: list, device: torch.device) -> None:
+    """One warning on stderr when CPU inputs are large for Triton's interpreter."""
+    import torch
+
+    elements = sum(x.numel() for x in inputs if isinstance(x, torch.Tensor))
+    if device.type == "cpu" and elements > LARGE_FOR_INTERPRETER:
+        print(
+            f"{TOOL}: warning: {elements} input elements on the CPU, where kernels run in Triton's "
+            "interpreter (about a thousand times slower than a GPU): this will take long "
+            "(use smaller --shapes, or --device cuda)",
+            file=sys.stderr,
+            flush=True,
+        )
+
+
+def _executable(args: argparse.Namespace, fn: FuncOp, load: bool = True) -> Executable:
+    """The compiled fusion (once per run of the tool), its program loaded for the device if `load`."""
     if getattr(args, "executable", None) is None:
         import allotment
 
         args.executable = allotment.compile(fn, function=fn.sym_name.data, device=args.device.type)
-    return args.executable
+    exe = args.executable
+    if load and args.device.type not in exe.programs:
+        where = "cpu (Triton interpreter)" if args.device.type == "cpu" else args.device.type
+        with _announce(f"compiling @{fn.sym_name.data} for {where}..."):
+            exe.program(args.device.type)
+    return exe
+
+
+def _run_compiled_once(args: argparse.Namespace, fn: FuncOp, inputs: list) -> tuple[torch.Tensor, ...]:
+    """The compiled fusion's outputs on `inputs` (said on stderr if a CPU run takes long)."""
+    exe = _executable(args, fn)
+    if args.device.type != "cpu":
+        return exe(*inputs)
+    with _announce(f"running @{fn.sym_name.data} on cpu (Triton interpreter)..."):
+        return exe(*inputs)
 
 
 def run_compiled(args: argparse.Namespace, fn: FuncOp, inputs: list) -> int:
-    outputs = _executable(args, fn)(*inputs)
+    outputs = _run_compiled_once(args, fn, inputs)
     for i, out in enumerate(outputs):
         print(describe_output(f"out{i}", out))
     return 0
 
 
 def run_dump(args: argparse.Namespace, fn: FuncOp, inputs: list) -> int:
-    print(_executable(args, fn).source(args.device.type))
+    print(_executable(args, fn, load=False).source(args.device.type))
     return 0
 
 
@@ -259,7 +334,7 @@ def run_check(args: argparse.Namespace, fn: FuncOp, inputs: list) -> int:
     from allotment.reference import evaluate
 
     expected = evaluate(fn, inputs, device=args.device)
-    actual = _executable(args, fn)(*inputs)
+    actual = _run_compiled_once(args, fn, inputs)
     tol = tolerance(fn)
     failed = 0
     for i, (a, e) in enumerate(zip(actual, expected, strict=True)):
@@ -296,7 +371,7 @@ def run_bench(args: argparse.Namespace, fn: FuncOp, inputs: list) -> int:
     import torch
 
     exe = _executable(args, fn)
-    outputs = exe(*inputs)
+    outputs = _run_compiled_once(args, fn, inputs)
     nbytes = _bytes(inputs) + _bytes(outputs)
     if args.device.type == "cuda":
         import triton.testing
@@ -310,15 +385,13 @@ def run_bench(args: argparse.Namespace, fn: FuncOp, inputs: list) -> int:
         torch.cuda.synchronize()
         what, host_what = "kernels, CUDA events", "wall, GPU work queued"
     else:
-        from allotment.backend import host_runtime
+        from allotment.backend.runtime import intercept_launches
 
-        kernel_s = _wall_per_call(lambda: exe(*inputs))
-        launch, skipped = host_runtime.launch, []
-        host_runtime.launch = lambda *a, **k: skipped.append(1)  # the host program alone
-        try:
+        with _announce(f"timing @{fn.sym_name.data} on cpu (Triton interpreter)..."):
+            kernel_s = _wall_per_call(lambda: exe(*inputs))
+        skipped: list[int] = []
+        with intercept_launches(lambda *a: skipped.append(1)):  # the host program alone
             host_s = _wall_per_call(lambda: exe(*inputs))
-        finally:
-            host_runtime.launch = launch
         what = "wall, kernels in Triton's interpreter"
         host_what = "wall, kernel launches skipped" if skipped else "wall"
     print(f"time per call: {kernel_s * 1e6:.1f} us ({what})")
@@ -327,8 +400,42 @@ def run_bench(args: argparse.Namespace, fn: FuncOp, inputs: list) -> int:
     return 0
 
 
+def _memory_profile(args: argparse.Namespace, fn: FuncOp) -> MemoryProfile:
+    """The plan of `fn` for `--shapes` (static extents from the types) and integer `--scalars`."""
+    from allotment.allocation import memory_plan
+
+    sizes: dict[str, tuple[int, ...] | int] = dict(args.parsed_shapes)
+    sizes.update({k: v for k, v in args.parsed_scalars.items() if type(v) is int})
+    return memory_plan(fn, sizes)
+
+
+def run_memory_report(args: argparse.Namespace, fn: FuncOp, inputs: list) -> int:
+    """`--memory-report`: one line per global buffer, then the summary line."""
+    profile = _memory_profile(args, fn)
+    print(f"@{profile.function}: {len(profile.buffers)} buffers over {profile.steps} steps")
+    for b in profile.buffers:
+        end = "end" if b.returned else str(b.last_use)
+        freed = "returned" if b.returned else (f"freed at {b.freed}" if b.freed is not None else "never freed")
+        print(f"  {b.name}: {b.size} = {b.nbytes} bytes, {b.memory}, live {b.start}..{end}, {freed}")
+    print(profile.summary())
+    return 0
+
+
+def run_memory_plot(args: argparse.Namespace, fn: FuncOp, inputs: list) -> int:
+    """`--memory-plot FILE.png`: the plan's timeline, drawn with matplotlib."""
+    from allotment.analysis.memory_plot import plot_profile
+
+    profile = _memory_profile(args, fn)
+    plot_profile(profile, args.memory_plot)
+    print(f"{args.memory_plot}: {len(profile.buffers)} buffers; {profile.summary()}")
+    return 0
+
+
 Mode = Callable[[argparse.Namespace, "FuncOp", list], int]
-_MODES: dict[str, Mode] = {"reference": run_reference, "dump": run_dump, "check": run_check, "bench": run_bench}
+_MODES: dict[str, Mode] = {
+    "reference": run_reference, "dump": run_dump, "check": run_check, "bench": run_bench,
+    "memory_report": run_memory_report, "memory_plot": run_memory_plot,
+}
 """Run modes by their flag (`--reference`, `--dump`, ...); the selected ones run in this order."""
 DEFAULT_MODE: Mode = run_compiled
 """What runs when no mode flag is given: the compiled fusion, printing its outputs."""
@@ -355,14 +462,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         warnings.filterwarnings("ignore", message=".*encountered in", category=RuntimeWarning)
         shapes, scalars = parse_shapes(args.shapes), parse_scalars(args.scalars)
         device = resolve_device(args.device)
-        if device.type == "cpu" and "triton" not in sys.modules:
-            os.environ.setdefault("TRITON_INTERPRET", "1")  # CPU tensors run in Triton's interpreter
         from allotment.ir import find_function, load_module
         from allotment.reference import random_inputs
 
         fn = find_function(load_module(args.file), args.func)
         args.device = device
-        inputs = [] if modes == [run_dump] else random_inputs(fn, shapes, scalars, seed=args.seed, device=device)
+        args.parsed_shapes, args.parsed_scalars = shapes, scalars
+        planning_only = set(modes) <= {run_dump, run_memory_report, run_memory_plot}
+        inputs = [] if planning_only else random_inputs(fn, shapes, scalars, seed=args.seed, device=device)
+        if set(modes) - {run_reference, run_memory_report, run_memory_plot}:
+            _warn_if_large(inputs, device)
         status = 0
         for mode in modes:
             status = max(status, mode(args, fn, inputs))

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 import torch
+from frontend_helpers import DEVICE, backend_available, check, randn
 
 from allotment import DataType, DeviceMesh, FusionDefinition
 from allotment.frontend import ParallelType, compute_contiguity, tensor_descriptor
 from allotment.ir import find_function, parse_module
 from allotment.reference import evaluate
-from frontend_helpers import DEVICE, backend_available, check, randn
 
 # --------------------------------------------------------------------------- #
 # Layouts                                                                     #

@@ -6,10 +6,10 @@ import re
 
 import pytest
 import torch
+from frontend_helpers import DEVICE, randn
 
 from allotment import DataType, FusionDefinition
 from allotment.frontend.ops import SUPPORTED, UNSUPPORTED
-from frontend_helpers import DEVICE, randn
 
 
 def _fd_with(rank: int = 2, dtype: DataType = DataType.Float) -> tuple[FusionDefinition, object]:

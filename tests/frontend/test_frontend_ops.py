@@ -10,10 +10,9 @@ import math
 
 import pytest
 import torch
-
-from allotment import DataType, FusionDefinition
 from frontend_helpers import DEVICE, check, randint, randn
 
+from allotment import DataType, FusionDefinition
 
 # --------------------------------------------------------------------------- #
 # Elementwise arithmetic                                                      #

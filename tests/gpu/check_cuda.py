@@ -20,10 +20,11 @@ import torch
 ROOT = Path(__file__).resolve().parents[2]
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
+from random_fusion import random_fusion  # noqa: E402
+
 import allotment  # noqa: E402
 from allotment.ir import find_function, parse_module  # noqa: E402
 from allotment.reference import evaluate, random_inputs  # noqa: E402
-from random_fusion import random_fusion  # noqa: E402
 
 EXAMPLE_SHAPES = {
     "rmsnorm": {"x": (37, 64)}, "layernorm": {"x": (37, 64)}, "softmax": {"x": (37, 128)},

@@ -17,8 +17,9 @@ import torch
 ROOT = Path(__file__).resolve().parents[2]
 sys.path[:0] = [str(ROOT), str(ROOT / "benchmarks")]
 
-import allotment  # noqa: E402
 from gpu_suite import fusion_text, rmsnorm_torch  # noqa: E402
+
+import allotment  # noqa: E402
 
 
 def main() -> int:

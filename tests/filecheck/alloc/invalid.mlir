@@ -351,3 +351,31 @@ func.func @f() {
   %a = alloc.alloc() {memory = #alloc.memory<global>, mesh = @g} : memref<4xf32>
   func.return
 }
+
+// -----
+
+// A size operand that is a negative constant.
+// CHECK: invalid.mlir:[[# @LINE + 3]]:3: error: alloc.alloc: size operand #0 is the constant -3: an extent cannot be negative
+func.func @f() {
+  %c = arith.constant -3 : index
+  %a = alloc.alloc(%c) {memory = #alloc.memory<global>} : memref<?x4xf32>
+  func.return
+}
+
+// -----
+
+// Static extents past a 64-bit index, and buffers of more bytes than one holds
+// (counting the static extents alone: 2^61 f32 elements are 2^63 bytes).
+// CHECK: invalid.mlir:[[# @LINE + 2]]:3: error: alloc.alloc: memref<9223372036854775808xf32>: extent 9223372036854775808 does not fit in a 64-bit index
+func.func @f() {
+  %a = alloc.alloc() {memory = #alloc.memory<global>} : memref<9223372036854775808xf32>
+  func.return
+}
+
+// -----
+
+// CHECK: invalid.mlir:[[# @LINE + 2]]:3: error: alloc.alloc: memref<2305843009213693952x?xf32>: 2305843009213693952 elements of 4 bytes do not fit
+func.func @f(%n: index) {
+  %a = alloc.alloc(%n) {memory = #alloc.memory<global>} : memref<2305843009213693952x?xf32>
+  func.return
+}

@@ -14,3 +14,4 @@
 // CHECK-DAG: round-trips: bias_gelu.mlir
 // CHECK-DAG: round-trips: add_rmsnorm.mlir
 // CHECK-DAG: round-trips: sharded_mlp.mlir
+// CHECK-DAG: round-trips: mlp.mlir

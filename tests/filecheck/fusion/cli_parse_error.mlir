@@ -3,12 +3,11 @@ func.func @f(%x: tensor<4x4xf32>) -> tensor<4x4xf16> {
   %a = fusion.cast %x : tensor<4x4xf32> -> tensor<4x4xf16>
   func.return %a : tensor<4x4xf16>
 }
-// A parse error: non-zero exit, the location, the quoted line, the message.
+// A parse error: non-zero exit, `file:line:col: error: <message>`, the quoted line, carets.
 
 // CHECK-NOT: Traceback
-// CHECK: {{.*}}cli_parse_error.mlir:3:41
+// CHECK: {{.*}}cli_parse_error.mlir:3:41: error: Expected 'to'
 // CHECK-NEXT: {{^}}  %a = fusion.cast %x : tensor<4x4xf32> -> tensor<4x4xf16>{{$}}
 // CHECK-NEXT: {{^ +\^\^$}}
-// CHECK-NEXT: Expected 'to'
 // CHECK-NOT: Traceback
 // CHECK-NOT: builtin.module

@@ -127,3 +127,23 @@ func.func @f(%x: tensor<3x5xf32>) {
   %v, %m = fusion.var_mean %x dims [1] correction 1 : tensor<3x5xf32> -> tensor<3xf16>, tensor<3xf32>
   func.return
 }
+
+// -----
+
+// max and min have no identity: a static empty reduced dimension is an error
+// (torch raises too); a dynamic one is checked at run time (fusion-allocate's
+// alloc.check, tests/filecheck/passes/fusion-allocate/checks.mlir).
+// CHECK: invalid_reduction.mlir:[[# @LINE + 2]]:3: error: fusion.max: cannot reduce dimension 1 of extent 0: max has no identity (torch raises too)
+func.func @f(%x: tensor<?x0xf32>) {
+  %y = fusion.max %x dims [1] : tensor<?x0xf32> -> tensor<?xf32>
+  func.return
+}
+
+// -----
+
+// Even when the result is empty.
+// CHECK: invalid_reduction.mlir:[[# @LINE + 2]]:3: error: fusion.min: cannot reduce dimension 0 of extent 0: min has no identity (torch raises too)
+func.func @f(%x: tensor<0x0xf32>) {
+  %y = fusion.min %x dims [0] keepdim : tensor<0x0xf32> -> tensor<1x0xf32>
+  func.return
+}

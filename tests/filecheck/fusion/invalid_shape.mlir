@@ -330,7 +330,8 @@ func.func @f(%x: tensor<10x8xf32>) {
 
 // -----
 
-// CHECK: error: fusion.slice: start entry -1 must be non-negative
+// A negative start counts from the end (torch's rule): x[-1:10] has 1 row, not 10.
+// CHECK: invalid_shape.mlir:[[# @LINE + 2]]:3: error: fusion.slice: result #0 has type tensor<10x8xf32>, but the operands imply tensor<1x8xf32>
 func.func @f(%x: tensor<10x8xf32>) {
   %a = fusion.slice %x [-1, 0] to [10, 8] step [1, 1] : tensor<10x8xf32> -> tensor<10x8xf32>
   func.return
@@ -338,7 +339,18 @@ func.func @f(%x: tensor<10x8xf32>) {
 
 // -----
 
-// CHECK: error: fusion.slice: stop entry -8 must be non-negative
+// A step given as a constant index value must be at least 1, too.
+// CHECK: invalid_shape.mlir:[[# @LINE + 3]]:3: error: fusion.slice: step entry 0 (a constant) must be at least 1
+func.func @f(%x: tensor<10xf32>) {
+  %c0 = arith.constant 0 : index
+  %a = fusion.slice %x [0] to [10] step [%c0] : tensor<10xf32> -> tensor<?xf32>
+  func.return
+}
+
+// -----
+
+// A negative stop counts from the end: [0:-8] of 8 columns is empty.
+// CHECK: invalid_shape.mlir:[[# @LINE + 2]]:3: error: fusion.slice: result #0 has type tensor<10x8xf32>, but the operands imply tensor<10x0xf32>
 func.func @f(%x: tensor<10x8xf32>) {
   %a = fusion.slice %x [0, 0] to [10, -8] step [1, 1] : tensor<10x8xf32> -> tensor<10x8xf32>
   func.return
@@ -478,5 +490,79 @@ func.func @f() {
 // CHECK: error: fusion.cat: result #0 has type tensor<4x4xf32>, but the operands imply tensor<?x4xf32>
 func.func @f(%a: tensor<2x4xf32>, %d: tensor<?x4xf32>) {
   %c = fusion.cat %a, %d dim 0 : tensor<2x4xf32>, tensor<?x4xf32> -> tensor<4x4xf32>
+  func.return
+}
+
+// -----
+
+// Extents are sizes: a negative constant one is an error where it is used.
+// CHECK: invalid_shape.mlir:[[# @LINE + 4]]:3: error: fusion.full: sizes: extent -3 (a constant) is negative
+func.func @f(%s: f32) {
+  %c = arith.constant -3 : index
+  %v = arith.constant 1.0 : f32
+  %o = fusion.full %v [%c, 4] : f32 -> tensor<?x4xf32>
+  func.return
+}
+
+// -----
+
+// CHECK: invalid_shape.mlir:[[# @LINE + 3]]:3: error: fusion.iota: length: extent -1 (a constant) is negative
+func.func @f(%s: f32) {
+  %c = arith.constant -1 : index
+  %o = fusion.iota [%c] start %s step %s : f32, f32 -> tensor<?xf32>
+  func.return
+}
+
+// -----
+
+// CHECK: invalid_shape.mlir:[[# @LINE + 3]]:3: error: fusion.broadcast_in_dim: shape: extent -2 (a constant) is negative
+func.func @f(%x: tensor<4xf32>) {
+  %c = arith.constant -2 : index
+  %o = fusion.broadcast_in_dim %x [%c, 4] dims [1] : tensor<4xf32> -> tensor<?x4xf32>
+  func.return
+}
+
+// -----
+
+// Static extents must fit a 64-bit index: 2^63 does not.
+// CHECK: invalid_shape.mlir:[[# @LINE + 2]]:3: error: fusion.neg: operand #0 (tensor<9223372036854775808xf32>): extent 9223372036854775808 does not fit in a 64-bit index (at most 9223372036854775807)
+func.func @f(%x: tensor<9223372036854775808xf32>) {
+  %y = fusion.neg %x : tensor<9223372036854775808xf32>
+  func.return
+}
+
+// -----
+
+// Nor does 2^64 (it would wrap to 0).
+// CHECK: invalid_shape.mlir:[[# @LINE + 2]]:3: error: fusion.neg: operand #0 (tensor<18446744073709551616xf32>): extent 18446744073709551616 does not fit in a 64-bit index
+func.func @f(%x: tensor<18446744073709551616xf32>) {
+  %y = fusion.neg %x : tensor<18446744073709551616xf32>
+  func.return
+}
+
+// -----
+
+// Each extent fits, but the bytes do not: 2^61 x 4 f32 elements are 2^65 bytes.
+// CHECK: invalid_shape.mlir:[[# @LINE + 2]]:3: error: fusion.neg: operand #0 (tensor<2305843009213693952x4xf32>): 9223372036854775808 elements of 4 bytes do not fit in a 64-bit index of bytes
+func.func @f(%x: tensor<2305843009213693952x4xf32>) {
+  %y = fusion.neg %x : tensor<2305843009213693952x4xf32>
+  func.return
+}
+
+// -----
+
+// A result type too large: the full's static sizes.
+// CHECK: invalid_shape.mlir:[[# @LINE + 2]]:3: error: fusion.full: result #0 (tensor<4611686018427387904x2xf64>): 9223372036854775808 elements of 8 bytes do not fit in a 64-bit index of bytes
+func.func @f(%s: f32) {
+  %o = fusion.full %s [4611686018427387904, 2] : f32 -> tensor<4611686018427387904x2xf64>
+  func.return
+}
+
+// -----
+
+// Static extents computed by the verifier must fit a 64-bit index: 4 + 2^63 - 1 does not.
+// CHECK: invalid_shape.mlir:[[# @LINE + 2]]:3: error: fusion.pad: arith.addi: 4 + 9223372036854775807 = 9223372036854775811 overflows 64-bit index
+func.func @f(%x: tensor<?x4xf32>, %s: f32) {
+  %y = fusion.pad %x low [0, 9223372036854775807] high [0, 0] value %s : tensor<?x4xf32>, f32 -> tensor<?x?xf32>
   func.return
 }

@@ -50,7 +50,8 @@ func.func @args(%x: tensor<4x4xf32>, %y: tensor<4x4xf32>) -> tensor<8x4xf32> {
 
 // -----
 
-// An operand that is also returned keeps its own buffer, and the cat stays a copy.
+// An operand that is also returned keeps its own buffer and is copied into its
+// slice; the other producer writes its slice directly.
 func.func @shared(%x: tensor<4x4xf32>, %y: tensor<4x4xf32>) -> (tensor<8x4xf32>, tensor<4x4xf32>) {
   %a = fusion.exp %x : tensor<4x4xf32>
   %b = fusion.neg %y : tensor<4x4xf32>
@@ -59,4 +60,31 @@ func.func @shared(%x: tensor<4x4xf32>, %y: tensor<4x4xf32>) -> (tensor<8x4xf32>,
 }
 // CHECK-LABEL: func.func @shared
 // CHECK:         %a = alloc.alloc
-// CHECK:         fusion.cat
+// CHECK:         alloc.kernel "k0" pointwise ins(%x : memref<4x4xf32>) outs(%a : memref<4x4xf32>)
+// CHECK:         %c = alloc.alloc
+// CHECK:         [[A_SLICE:%.*]] = memref.reinterpret_cast %c to offset: [0], sizes: [4, 4], strides: [4, 1]
+// CHECK:         %b = memref.reinterpret_cast %c to offset: [16], sizes: [4, 4], strides: [4, 1]
+// CHECK:         alloc.kernel "k1" pointwise ins(%y : memref<4x4xf32>) outs(%b :
+// CHECK:         alloc.kernel "k2_slice0" pointwise ins(%a : memref<4x4xf32>) outs([[A_SLICE]] :
+// CHECK-NOT:     fusion.cat
+// CHECK:         func.return %c, %a
+
+// -----
+
+// An operand that is a slice of an argument (a rotary embedding's halves): the
+// computed half is written in place, the other copied; no cat kernel.
+func.func @rotary(%x: tensor<6x8xf32>) -> tensor<6x8xf32> {
+  %x1 = fusion.slice %x [0, 0] to [6, 4] step [1, 1] : tensor<6x8xf32> -> tensor<6x4xf32>
+  %x2 = fusion.slice %x [0, 4] to [6, 8] step [1, 1] : tensor<6x8xf32> -> tensor<6x4xf32>
+  %n = fusion.neg %x2 : tensor<6x4xf32>
+  %r = fusion.cat %n, %x1 dim 1 : tensor<6x4xf32>, tensor<6x4xf32> -> tensor<6x8xf32>
+  func.return %r : tensor<6x8xf32>
+}
+// CHECK-LABEL: func.func @rotary
+// CHECK:         %r = alloc.alloc
+// CHECK:         %n = memref.reinterpret_cast %r to offset: [0], sizes: [6, 4], strides: [8, 1]
+// CHECK:         [[X1:%.*]] = memref.reinterpret_cast %r to offset: [4], sizes: [6, 4], strides: [8, 1]
+// CHECK:         alloc.kernel "k0" pointwise ins(%x2 {{.*}}) outs(%n :
+// CHECK:         alloc.kernel "k1_slice1" pointwise ins(%x1 {{.*}}) outs([[X1]] :
+// CHECK-NOT:     fusion.cat
+// CHECK:         func.return %r

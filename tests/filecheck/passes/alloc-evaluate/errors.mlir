@@ -34,6 +34,11 @@
 // RUN: not allot-opt %s -p 'fusion-segment,fusion-allocate,alloc-evaluate{shapes="x=-8x4"}' 2>&1 | filecheck %s --check-prefix=NEGATIVE
 // NEGATIVE: alloc-evaluate: shape entry 'x=-8x4': extents must be non-negative
 //
+// max over an empty row: the entry check fusion-allocate emitted fails,
+// reported at the max (located through the pipeline).
+// RUN: not allot-opt %s -p 'fusion-segment,fusion-allocate,alloc-evaluate{function=rowmax shapes="x=3x0"}' 2>&1 | filecheck %s --check-prefix=EMPTY
+// EMPTY: errors.mlir:[[# @LINE + 26]]:3: error: alloc.check: alloc-evaluate: @rowmax: fusion.max: dimension 1 of %x (x.shape[1]) must not be empty: max has no identity (got 0 and 1)
+//
 // Nothing allocated to evaluate; no function of that name.
 // RUN: not allot-opt %s -p 'alloc-evaluate{shapes="x=8x4"}' 2>&1 | filecheck %s --check-prefix=NOALLOC
 // NOALLOC: alloc-evaluate: no allocated function to evaluate (run fusion-allocate first)
@@ -55,4 +60,9 @@ func.func @reshape(%x: tensor<?x?x4xf32>) -> tensor<?x8xf32> {
 func.func @sized(%n: index, %s: f32) -> tensor<?xf32> {
   %f = fusion.full %s [%n] : f32 -> tensor<?xf32>
   func.return %f : tensor<?xf32>
+}
+
+func.func @rowmax(%x: tensor<?x?xf32>) -> tensor<?xf32> {
+  %m = fusion.max %x dims [1] : tensor<?x?xf32> -> tensor<?xf32>
+  func.return %m : tensor<?xf32>
 }

@@ -1,6 +1,7 @@
 // alloc-plan frees each transient buffer right after its last use; outputs,
 // buffers viewed by outputs and function arguments are never freed.
 // RUN: allot-opt %s -p fusion-segment,fusion-allocate,alloc-plan,alloc-verify --split-input-file | filecheck %s
+// RUN: allot-opt %s -p 'fusion-segment,fusion-allocate,alloc-plan{in-place=false},alloc-verify' --split-input-file | filecheck %s --check-prefix=NOREUSE
 // Idempotent: a second run adds nothing (alloc-verify rejects a buffer freed twice).
 // RUN: allot-opt %s -p fusion-segment,fusion-allocate,alloc-plan,alloc-plan,alloc-verify --split-input-file | filecheck %s
 
@@ -18,13 +19,21 @@ func.func @mlp(%x: tensor<?x64xf32>, %w1: tensor<256x64xf32>, %b1: tensor<256xf3
 // CHECK-LABEL: func.func @mlp
 // CHECK:         %h = alloc.alloc
 // CHECK:         alloc.kernel "k0" library ins(%x, %w1, %b1 {{.*}}) outs(%h
-// CHECK:         %n = alloc.alloc
-// CHECK:         alloc.kernel "k1" normalization ins(%h {{.*}}) outs(%n
+// The normalization writes its result into %h, which dies there (in-place reuse):
+// CHECK:         alloc.kernel "k1" normalization ins(%h : memref<?x256xf32>) outs(%h : memref<?x256xf32>)
+// CHECK:         %y = alloc.alloc
+// CHECK:         alloc.kernel "k2" library ins(%h, %w2 {{.*}}) outs(%y
 // CHECK:         alloc.dealloc %h : memref<?x256xf32>
-// CHECK-NEXT:    %y = alloc.alloc
-// CHECK:         alloc.kernel "k2" library ins(%n, %w2 {{.*}}) outs(%y
-// CHECK:         alloc.dealloc %n : memref<?x256xf32>
 // CHECK-NEXT:    func.return %y
+
+// Without in-place reuse, %n gets its own buffer and %h dies after the kernel that reads it.
+// NOREUSE-LABEL: func.func @mlp
+// NOREUSE:         alloc.kernel "k1" normalization ins(%h {{.*}}) outs(%n
+// NOREUSE:         alloc.dealloc %h : memref<?x256xf32>
+// NOREUSE-NEXT:    %y = alloc.alloc
+// NOREUSE:         alloc.kernel "k2" library ins(%n, %w2 {{.*}}) outs(%y
+// NOREUSE:         alloc.dealloc %n : memref<?x256xf32>
+// NOREUSE-NEXT:    func.return %y
 
 // -----
 

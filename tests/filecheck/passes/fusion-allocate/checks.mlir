@@ -58,13 +58,11 @@ func.func @static_meets_dynamic(%x: tensor<?x4xf32>, %y: tensor<8x4xf32>) -> ten
 
 // -----
 
-// Index arguments used as extents must be >= 0 (`ge`), and a slice stop
-// computed from them too.
+// Index values used as extents must be >= 0 (`ge`), checked where they are
+// used; slice bounds may be negative (they count from the end, as in torch),
+// so an index argument used only as a slice bound is not checked.
 
 // CHECK-LABEL: func.func @index_arguments(%x: memref<?xf32>, %a: index, %b: index)
-// CHECK:         alloc.check ge %a, %c0, "index argument a must be >= 0"
-// CHECK-NEXT:    alloc.check ge %b, %c0, "index argument b must be >= 0"
-// CHECK-NEXT:    alloc.check ge %[[STOP:.*]], %c0, "fusion.slice: stop of dimension 0 must be >= 0"
 // CHECK-NOT:     alloc.check
 // CHECK:         func.return
 func.func @index_arguments(%x: tensor<?xf32>, %a: index, %b: index) -> tensor<?xf32> {
@@ -91,4 +89,36 @@ func.func @late_requirement(%x: tensor<?x8xf32>, %w: tensor<8x8xf32>, %y: tensor
   %e = fusion.exp %m : tensor<?x8xf32>
   %a = fusion.add %e, %y : tensor<?x8xf32>
   func.return %a : tensor<?x8xf32>
+}
+
+// -----
+
+// An index argument used as an extent: checked >= 0 where it is used.
+
+// CHECK-LABEL: func.func @index_extent(%n: index, %s: f32)
+// CHECK:         alloc.check ge %n, %c0, "fusion.full: extent n must be >= 0"
+// CHECK-NOT:     alloc.check
+// CHECK:         alloc.alloc(%n)
+func.func @index_extent(%n: index, %s: f32) -> tensor<?xf32> {
+  %f = fusion.full %s [%n] : f32 -> tensor<?xf32>
+  func.return %f : tensor<?xf32>
+}
+
+// -----
+
+// max and min have no identity: every dynamic reduced extent is checked >= 1
+// at entry, before any allocation or kernel, naming the op and the tensor (a
+// static 0 is a verifier error: tests/filecheck/fusion/invalid_reduction.mlir).
+
+// CHECK-LABEL: func.func @max_of_rows(%x: memref<?x?xf32>)
+// CHECK:         alloc.check ge %x_d1, %c1, "fusion.max: dimension 1 of %x (x.shape[1]) must not be empty: max has no identity"
+// CHECK-NEXT:    alloc.check ge %x_d0, %c1, "fusion.min: dimension 0 of %x (x.shape[0]) must not be empty: min has no identity"
+// CHECK-NOT:     alloc.check
+// CHECK:         alloc.alloc
+// CHECK-NOT:     alloc.check
+func.func @max_of_rows(%x: tensor<?x?xf32>) -> (tensor<?xf32>, tensor<?xf32>, tensor<?xf32>) {
+  %m = fusion.max %x dims [1] : tensor<?x?xf32> -> tensor<?xf32>
+  %n = fusion.min %x dims [0] : tensor<?x?xf32> -> tensor<?xf32>
+  %s = fusion.sum %x dims [0] : tensor<?x?xf32> -> tensor<?xf32>
+  func.return %m, %n, %s : tensor<?xf32>, tensor<?xf32>, tensor<?xf32>
 }

@@ -57,19 +57,29 @@ func.func @reshape(%x: tensor<?x?x4xf32>) -> tensor<?x8xf32> {
 
 // -----
 
-// A slice's extent is ceildiv(min(max(stop, s), size) - s, step) with the
-// start clamped, s = min(start, size); dynamic starts and stops must be >= 0.
+// A slice's extent is ceildiv(max(e - s, 0), step), where s and e are the
+// start and stop as torch reads them (`view_extents.slice_sym`): counted from
+// the end when negative, then clamped to [0, size]. For index values whose sign
+// is known only at run time, a = min(i, size) adds size once when a < 0
+// (a floordivsi by 2^63-1 is -1 exactly for negative a), clamped at 0.
 
 // CHECK-LABEL: func.func @slice(%x: memref<?x16xf32>, %a: index, %b: index) -> memref<?x5xf32>
 // CHECK-NEXT:    %c0 = arith.constant 0 : index
 // CHECK-NEXT:    %x_d0 = memref.dim %x, %c0 : memref<?x16xf32>
-// CHECK-NEXT:    %[[S:.*]] = arith.minsi %a, %x_d0 : index
-// CHECK-NEXT:    %[[STOP:.*]] = arith.maxsi %b, %[[S]] : index
-// CHECK-NEXT:    %[[E:.*]] = arith.minsi %[[STOP]], %x_d0 : index
-// CHECK-NEXT:    %[[ROWS:.*]] = arith.subi %[[E]], %[[S]] : index
-// CHECK:         alloc.check ge %a, %c0, "index argument a must be >= 0"
-// CHECK-NEXT:    alloc.check ge %b, %c0, "index argument b must be >= 0"
-// CHECK-NEXT:    %s = memref.reinterpret_cast %x
+// CHECK-NEXT:    %[[EA:.*]] = arith.minsi %b, %x_d0 : index
+// CHECK-NEXT:    %[[ENEG:.*]] = arith.minsi %[[EA]], %c0 : index
+// CHECK-NEXT:    %c9223372036854775807 = arith.constant 9223372036854775807 : index
+// CHECK-NEXT:    %[[EQ:.*]] = arith.floordivsi %[[ENEG]], %c9223372036854775807 : index
+// CHECK-NEXT:    %[[EK:.*]] = arith.subi %c0, %[[EQ]] : index
+// CHECK-NEXT:    %[[EADD:.*]] = arith.muli %x_d0, %[[EK]] : index
+// CHECK-NEXT:    %[[E1:.*]] = arith.addi %[[EA]], %[[EADD]] : index
+// CHECK-NEXT:    %[[E:.*]] = arith.maxsi %[[E1]], %c0 : index
+// CHECK-NEXT:    %[[SA:.*]] = arith.minsi %a, %x_d0 : index
+// CHECK:         %[[S:.*]] = arith.maxsi %{{.*}}, %c0 : index
+// CHECK-NEXT:    %[[LEN:.*]] = arith.subi %[[E]], %[[S]] : index
+// CHECK-NEXT:    %[[ROWS:.*]] = arith.maxsi %[[LEN]], %c0 : index
+// CHECK-NOT:     alloc.check
+// CHECK:         %s = memref.reinterpret_cast %x
 // CHECK-NEXT:    %y = alloc.alloc(%[[ROWS]]) {memory = #alloc.memory<global>, name = "y"} : memref<?x5xf32>
 func.func @slice(%x: tensor<?x16xf32>, %a: index, %b: index) -> tensor<?x5xf32> {
   %s = fusion.slice %x [%a, 2] to [%b, 16] step [1, 3] : tensor<?x16xf32> -> tensor<?x5xf32>
@@ -80,19 +90,19 @@ func.func @slice(%x: tensor<?x16xf32>, %a: index, %b: index) -> tensor<?x5xf32> 
 // -----
 
 // A static slice of a dynamic extent, with a step: the constants are clamped
-// against the extent too.
+// against the extent too (non-negative constants need only a min).
 
 // CHECK-LABEL: func.func @slice_step
 // CHECK-NEXT:    %c0 = arith.constant 0 : index
 // CHECK-NEXT:    %y_d0 = memref.dim %y, %c0 : memref<?x16xf32>
+// CHECK-NEXT:    %c5 = arith.constant 5 : index
+// CHECK-NEXT:    %[[E:.*]] = arith.minsi %y_d0, %c5 : index
 // CHECK-NEXT:    %c1 = arith.constant 1 : index
 // CHECK-NEXT:    %[[S:.*]] = arith.minsi %y_d0, %c1 : index
-// CHECK-NEXT:    %c5 = arith.constant 5 : index
-// CHECK-NEXT:    %[[STOP:.*]] = arith.maxsi %[[S]], %c5 : index
-// CHECK-NEXT:    %[[E:.*]] = arith.minsi %[[STOP]], %y_d0 : index
 // CHECK-NEXT:    %[[LEN:.*]] = arith.subi %[[E]], %[[S]] : index
+// CHECK-NEXT:    %[[POS:.*]] = arith.maxsi %[[LEN]], %c0 : index
 // CHECK-NEXT:    %c2 = arith.constant 2 : index
-// CHECK-NEXT:    %[[ROWS:.*]] = arith.ceildivsi %[[LEN]], %c2 : index
+// CHECK-NEXT:    %[[ROWS:.*]] = arith.ceildivsi %[[POS]], %c2 : index
 // CHECK:         %sn = alloc.alloc(%[[ROWS]]) {memory = #alloc.memory<global>, name = "sn"} : memref<?x16xf32>
 func.func @slice_step(%y: tensor<?x16xf32>) -> tensor<?x16xf32> {
   %s = fusion.slice %y [1, 0] to [5, 16] step [2, 1] : tensor<?x16xf32> -> tensor<?x16xf32>
@@ -142,7 +152,7 @@ func.func @reductions(%x: tensor<?x?x8xf32>) -> (tensor<?x?x1xf32>, tensor<?xf32
 // CHECK-LABEL: func.func @broadcasts(%x: memref<?x1xf32>, %v: memref<8xf32>, %n: index)
 // CHECK-NEXT:    %c0 = arith.constant 0 : index
 // CHECK-NEXT:    %x_d0 = memref.dim %x, %c0 : memref<?x1xf32>
-// CHECK-NEXT:    alloc.check ge %n, %c0, "index argument n must be >= 0"
+// CHECK-NEXT:    alloc.check ge %n, %c0, "fusion.expand: extent n must be >= 0"
 // CHECK-NEXT:    alloc.check eq %x_d0, %n, "fusion.expand: input dimension 0 (x.shape[0]) must equal result dimension 0 (n)"
 // CHECK:         %y = alloc.alloc(%x_d0) {memory = #alloc.memory<global>, name = "y"} : memref<?x8xf32>
 // CHECK:         %z = alloc.alloc(%x_d0) {memory = #alloc.memory<global>, name = "z"} : memref<?x8xf32>
@@ -161,7 +171,7 @@ func.func @broadcasts(%x: tensor<?x1xf32>, %v: tensor<8xf32>, %n: index) -> (ten
 
 // CHECK-LABEL: func.func @broadcast_new_dim(%v: memref<8xf32>, %n: index)
 // CHECK-NEXT:    %c0 = arith.constant 0 : index
-// CHECK-NEXT:    alloc.check ge %n, %c0, "index argument n must be >= 0"
+// CHECK-NEXT:    alloc.check ge %n, %c0, "fusion.broadcast_in_dim: extent n must be >= 0"
 // CHECK:         %z = alloc.alloc(%n) {memory = #alloc.memory<global>, name = "z"} : memref<?x8xf32>
 func.func @broadcast_new_dim(%v: tensor<8xf32>, %n: index) -> tensor<?x8xf32> {
   %b = fusion.broadcast_in_dim %v [%n, 8] dims [1] : tensor<8xf32> -> tensor<?x8xf32>
@@ -197,7 +207,7 @@ func.func @matmul(%a: tensor<?x?xf32>, %b: tensor<?x?xf32>) -> tensor<?x?xf32> {
 // CHECK-LABEL: func.func @creation(%n: index, %s: f32, %x: memref<?xf32>) -> memref<?xf32>
 // CHECK-NEXT:    %c0 = arith.constant 0 : index
 // CHECK-NEXT:    %x_d0 = memref.dim %x, %c0 : memref<?xf32>
-// CHECK-NEXT:    alloc.check ge %n, %c0, "index argument n must be >= 0"
+// CHECK-NEXT:    alloc.check ge %n, %c0, "fusion.full: extent n must be >= 0"
 // CHECK-NEXT:    alloc.check eq %n, %x_d0, "fusion.mul: operand #0 (%a) dimension 0 = n must equal operand #1 (%x) dimension 0 = x.shape[0]"
 // CHECK-NEXT:    %b = alloc.alloc(%n) {memory = #alloc.memory<global>, name = "b"} : memref<?xf32>
 // CHECK-NEXT:    alloc.kernel "k0" pointwise ins(%s, %n, %x : f32, index, memref<?xf32>) outs(%b : memref<?xf32>)

@@ -21,19 +21,20 @@ func.func @permute(%x: tensor<?x4x8xf32>) -> tensor<8x4x?xf32> {
 // -----
 
 // slice: offset = sum of clamped start * stride (dynamic here: the start of
-// dim 0 is clamped to the `?` extent), strides multiplied by the steps.
+// dim 0 is clamped to the `?` extent), strides multiplied by the steps; the
+// extent is ceildiv(max(stop - start, 0), step) of the clamped bounds.
 // A permute of that slice keeps its offset and permutes its strides.
 
 // CHECK-LABEL: func.func @slice_permute(%x: memref<?x16xf32>) -> memref<8x?xf32>
 // CHECK-NEXT:    %c0 = arith.constant 0 : index
 // CHECK-NEXT:    %x_d0 = memref.dim %x, %c0 : memref<?x16xf32>
+// CHECK-NEXT:    %c10 = arith.constant 10 : index
+// CHECK-NEXT:    %[[E:.*]] = arith.minsi %x_d0, %c10 : index
 // CHECK-NEXT:    %c2 = arith.constant 2 : index
 // CHECK-NEXT:    %[[S:.*]] = arith.minsi %x_d0, %c2 : index
-// CHECK-NEXT:    %c10 = arith.constant 10 : index
-// CHECK-NEXT:    %[[STOP:.*]] = arith.maxsi %[[S]], %c10 : index
-// CHECK-NEXT:    %[[E:.*]] = arith.minsi %[[STOP]], %x_d0 : index
 // CHECK-NEXT:    %[[LEN:.*]] = arith.subi %[[E]], %[[S]] : index
-// CHECK-NEXT:    %[[ROWS:.*]] = arith.ceildivsi %[[LEN]], %c2 : index
+// CHECK-NEXT:    %[[POS:.*]] = arith.maxsi %[[LEN]], %c0 : index
+// CHECK-NEXT:    %[[ROWS:.*]] = arith.ceildivsi %[[POS]], %c2 : index
 // CHECK-NEXT:    %c16 = arith.constant 16 : index
 // CHECK-NEXT:    %[[O0:.*]] = arith.muli %[[S]], %c16 : index
 // CHECK-NEXT:    %c4 = arith.constant 4 : index
@@ -127,4 +128,36 @@ func.func @reshape_of_permute(%x: tensor<?x4x8xf32>) -> tensor<?x32xf32> {
 func.func @returned_view(%x: tensor<?x8xf32>) -> tensor<8x?xf32> {
   %p = fusion.permute %x [1, 0] : tensor<?x8xf32> -> tensor<8x?xf32>
   func.return %p : tensor<8x?xf32>
+}
+
+// -----
+
+// Negative constant bounds count from the end, as in torch: x[-1:] of 10 rows
+// is the last row (offset 9 * 4), x[-30:-5] clamps its start to 0 (5 rows).
+
+// CHECK-LABEL: func.func @negative_bounds(%x: memref<10x4xf32>) -> (memref<1x4xf32>, memref<5x4xf32>)
+// CHECK-NEXT:    %a = memref.reinterpret_cast %x to offset: [36], sizes: [1, 4], strides: [4, 1] : memref<10x4xf32> to memref<1x4xf32, strided<[4, 1], offset: 36>>
+// CHECK-NEXT:    %b = memref.reinterpret_cast %x to offset: [0], sizes: [5, 4], strides: [4, 1] : memref<10x4xf32> to memref<5x4xf32, strided<[4, 1]>>
+func.func @negative_bounds(%x: tensor<10x4xf32>) -> (tensor<1x4xf32>, tensor<5x4xf32>) {
+  %a = fusion.slice %x [-1, 0] to [10, 4] step [1, 1] : tensor<10x4xf32> -> tensor<1x4xf32>
+  %b = fusion.slice %x [-30, 0] to [-5, 4] step [1, 1] : tensor<10x4xf32> -> tensor<5x4xf32>
+  %an = fusion.neg %a : tensor<1x4xf32>
+  %bn = fusion.neg %b : tensor<5x4xf32>
+  func.return %an, %bn : tensor<1x4xf32>, tensor<5x4xf32>
+}
+
+// -----
+
+// A constant -1 start given as an index value (an `arith.constant`): the same
+// rule, folded at compile time (the review's case: it planned 11 rows at offset -4).
+
+// CHECK-LABEL: func.func @constant_negative_start(%x: memref<10x4xf32>) -> memref<?x4xf32>
+// CHECK-NEXT:    %c1 = arith.constant 1 : index
+// CHECK-NEXT:    %y = memref.reinterpret_cast %x to offset: [36], sizes: [%c1, 4], strides: [4, 1]
+// CHECK-NEXT:    %z = alloc.alloc(%c1) {memory = #alloc.memory<global>, name = "z"} : memref<?x4xf32>
+func.func @constant_negative_start(%x: tensor<10x4xf32>) -> tensor<?x4xf32> {
+  %c = arith.constant -1 : index
+  %y = fusion.slice %x [%c, 0] to [10, 4] step [1, 1] : tensor<10x4xf32> -> tensor<?x4xf32>
+  %z = fusion.neg %y : tensor<?x4xf32>
+  func.return %z : tensor<?x4xf32>
 }

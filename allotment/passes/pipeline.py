@@ -1,0 +1,62 @@
+"""The compile pipeline: the one list of passes between a fusion and its host program.
+
+`allotment.compile`, `plan_sizes`/`allocate_intermediates` and `memory_plan`
+run these passes, in this order, so that the buffers a plan reports are the
+ones the generated program allocates:
+
+    fusion-segment, fusion-allocate, alloc-alias, alloc-plan, alloc-verify
+
+The same pipeline as a string, for `allot-opt -p`: `PIPELINE`.
+"""
+
+from __future__ import annotations
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import ModulePass
+from xdsl.utils.exceptions import DiagnosticException
+
+from allotment.diagnostics import clone_located, verify_located
+from allotment.errors import CompileError, Error
+from allotment.limits import call_with_deep_stack
+from allotment.passes.alloc_alias import AllocAliasPass
+from allotment.passes.alloc_plan import AllocPlanPass
+from allotment.passes.alloc_verify import AllocVerifyPass
+from allotment.passes.fusion_allocate import FusionAllocatePass
+from allotment.passes.fusion_segment import FusionSegmentPass
+
+
+def compile_passes() -> list[ModulePass]:
+    """Fresh instances of the compile pipeline's passes, in order."""
+    return [FusionSegmentPass(), FusionAllocatePass(), AllocAliasPass(), AllocPlanPass(), AllocVerifyPass()]
+
+
+PIPELINE = ",".join(p.name for p in compile_passes())
+"""`fusion-segment,fusion-allocate,alloc-alias,alloc-plan,alloc-verify`."""
+
+
+def run_pipeline(module: ModuleOp, passes: list[ModulePass] | None = None) -> ModuleOp:
+    """The result of `passes` (default: the compile pipeline) on a clone of `module`
+    (`module` itself is not modified), verified after every pass.
+
+    An error a pass reports about its input (an `allotment.Error`, with its location)
+    is raised as it is; IR that no longer verifies after a pass is a CompileError
+    naming the pass. Runs on a deep stack (`allotment.limits`): xDSL's walks, clones and
+    verifiers recurse once per nested region."""
+    return call_with_deep_stack(lambda: _run(module, passes))
+
+
+def _run(module: ModuleOp, passes: list[ModulePass] | None) -> ModuleOp:
+    result = clone_located(module)
+    for p in compile_passes() if passes is None else passes:
+        try:
+            p.apply(Context(), result)
+        except Error:
+            raise
+        except DiagnosticException as e:
+            raise CompileError(f"pass {p.name}: {e}") from None
+        try:
+            verify_located(result)
+        except Error as e:
+            raise CompileError(f"pass {p.name} produced invalid IR: {e}") from None
+    return result
