@@ -22,14 +22,15 @@ from typing import IO, TypeVar
 from weakref import WeakKeyDictionary
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import DYNAMIC_INDEX, MemRefType, ModuleOp, TensorType
 from xdsl.frontend.mlir import MLIRFrontend
-from xdsl.ir import Attribute, Operation, Region, TypeAttribute
+from xdsl.ir import Attribute, Operation, Region, SSAValue, TypeAttribute
 from xdsl.parser import Parser
 from xdsl.utils.exceptions import DiagnosticException, VerifyException
 from xdsl.utils.exceptions import ParseError as XdslParseError
 from xdsl.utils.lexer import Span
 
+from allotment.analysis.size_arith import INDEX_MAX
 from allotment.errors import VerifyError
 from allotment.limits import MAX_ATTRIBUTE_DEPTH, MAX_REGION_DEPTH, call_with_deep_stack
 
@@ -150,10 +151,16 @@ class LocatedParser(Parser):
 
     def parse_optional_type(self) -> TypeAttribute | None:
         self._enter_attribute()
+        span = self._current_token.span
         try:
-            return super().parse_optional_type()
+            t = super().parse_optional_type()
         finally:
             self.attribute_depth -= 1
+        if isinstance(t, TensorType | MemRefType):  # each extent must fit an index (the bytes: verifiers)
+            for e in t.get_shape():
+                if e != DYNAMIC_INDEX and e > INDEX_MAX:
+                    self.raise_error(f"{t.name}: extent {e} does not fit in a 64-bit index (at most {INDEX_MAX})", span)
+        return t
 
     def parse_optional_attribute(self) -> Attribute | None:
         self._enter_attribute()
@@ -170,9 +177,29 @@ class LocatedParser(Parser):
     def parse_module(self, allow_implicit_module: bool = True) -> ModuleOp:
         """The module; input nested too deeply for the stack is a parse error."""
         try:
-            return super().parse_module(allow_implicit_module)
+            module = super().parse_module(allow_implicit_module)
         except RecursionError:
             self.raise_error("input nested too deeply to parse")
+        _cloneable_names(module)
+        return module
+
+
+def _cloneable_names(module: Operation) -> None:
+    """Value names that xDSL accepts when parsing but not when copying (`%_0`: its
+    `_<digits>` suffix is stripped, leaving nothing) get a `v` in front, so that
+    every parsed module can be cloned."""
+    for op in walk_ops(module):
+        values = [*op.results, *(a for region in op.regions for block in region.blocks for a in block.args)]
+        for v in values:
+            name = v.name_hint
+            if name is None:
+                continue
+            try:
+                valid = SSAValue.extract_valid_name(name)
+            except ValueError:
+                valid = None
+            if not valid:
+                v.name_hint = f"v{name}"
 
 
 @dataclass(frozen=True)

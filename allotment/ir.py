@@ -55,6 +55,8 @@ def parse_module(text: str, name: str = "<string>") -> ModuleOp:
     """
     if not isinstance(text, str):
         raise ArgumentError(f"parse_module: text must be a str, not {type(text).__name__}")
+    if not isinstance(name, str):
+        raise ArgumentError(f"parse_module: name must be a str (the file name in messages), not {type(name).__name__}")
     return call_with_deep_stack(lambda: _parse_and_verify(text, name))
 
 
@@ -84,9 +86,12 @@ def find_function(module: ModuleOp, name: str | None = None) -> FuncOp:
         raise ArgumentError("the module contains no func.func")
     if name is None:
         return funcs[0]
+    if not isinstance(name, str):
+        raise ArgumentError(f"function must be a str (a function name), not {type(name).__name__}")
+    for wanted in (name, name.removeprefix("@")):  # the exact name first: `@"@at"` is named "@at"
+        for f in funcs:
+            if f.sym_name.data == wanted:
+                return f
     wanted = name.removeprefix("@")
-    for f in funcs:
-        if f.sym_name.data == wanted:
-            return f
     available = ", ".join(f"@{f.sym_name.data}" for f in funcs)
     raise ArgumentError(f"no function named @{wanted}; available: {available}")

@@ -206,8 +206,9 @@ def test_mlp_example_reuses_and_frees_its_hidden_activation() -> None:
     which is freed after the second projection."""
     from pathlib import Path
 
-    from allotment.reference import random_inputs
     from backend_check import interpreter_rounding_to_nearest
+
+    from allotment.reference import random_inputs
 
     text = (Path(__file__).resolve().parents[1] / "examples" / "mlp.mlir").read_text()
     f = find_function(parse_module(text))

@@ -35,7 +35,15 @@ from allotment.analysis import size_arith, view_extents  # noqa: E402
 from allotment.analysis import symbolic as sym  # noqa: E402
 from allotment.backend import host_runtime  # noqa: E402
 from allotment.dialects import alloc, fusion  # noqa: E402
-from allotment.errors import ArgumentError, CompileError, Error, RunError, ShapeError, VerifyError  # noqa: E402
+from allotment.errors import (  # noqa: E402
+    ArgumentError,
+    CompileError,
+    Error,
+    ParseError,
+    RunError,
+    ShapeError,
+    VerifyError,
+)
 from allotment.ir import find_function, parse_module  # noqa: E402
 from allotment.reference import EvaluationError, evaluate  # noqa: E402
 from allotment.reference import torch_dtype as reference_dtype  # noqa: E402
@@ -369,10 +377,16 @@ def test_a_buffer_too_large_for_memory_is_a_run_error() -> None:
         allotment.allocate_intermediates(RMS, {"x": (2**44, 8)}, device="cpu")  # 2^49 bytes
 
 
-def test_types_past_a_64_bit_index_are_verify_errors() -> None:
+def test_types_past_a_64_bit_index_are_parse_errors() -> None:
+    """An extent past a 64-bit index is refused where the type is written (a ParseError at
+    its column); a type whose extents fit but whose bytes do not is a verifier's error."""
     text = "func.func @f(%x: tensor<9223372036854775808xf32>) -> tensor<9223372036854775808xf32> {\n" \
         "  func.return %x : tensor<9223372036854775808xf32>\n}\n"
-    with pytest.raises(VerifyError, match=r"<string>:1:1: error: func.func: @f argument #0 .* does not fit"):
+    with pytest.raises(ParseError, match=r"<string>:1:18: error: tensor: extent 9223372036854775808 does not fit"):
+        allotment.plan_sizes(text, {})
+    text = "func.func @f(%x: tensor<4611686018427387904xi64>) -> tensor<4611686018427387904xi64> {\n" \
+        "  func.return %x : tensor<4611686018427387904xi64>\n}\n"
+    with pytest.raises(VerifyError, match=r"<string>:1:1: error: func.func: @f argument #0 .* do not fit"):
         allotment.plan_sizes(text, {})
 
 

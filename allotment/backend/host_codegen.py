@@ -121,7 +121,8 @@ class _HostEmitter:
             else:
                 name = ir_name(t) or ""
                 kind = "float" if name.startswith(("f", "bf")) else ("bool" if name == "i1" else "int")
-                self.line(f"{p} = rt.check_scalar({p}, {shown}, {kind!r})")
+                bits = 32 if name == "i32" else 64
+                self.line(f"{p} = rt.check_scalar({p}, {shown}, {kind!r}{f', {bits}' if kind == 'int' else ''})")
 
     def _written_arguments(self) -> set[SSAValue]:
         """Arguments that a kernel writes (in-place outputs, `alloc-alias`)."""

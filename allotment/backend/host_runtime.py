@@ -40,9 +40,14 @@ def default_device() -> torch.device:
 
 
 def device_of(x: Any, name: str) -> torch.device:
-    """The device of the first tensor input (where the program runs), checking it is a tensor."""
+    """The device of the first tensor input (where the program runs), checking it is a
+    dense tensor with memory (not sparse, not on the meta device)."""
     if not isinstance(x, torch.Tensor):
         raise InputTypeError(f"input {name}: expected a tensor, got {type(x).__name__}")
+    if x.layout is not torch.strided or x.is_meta:
+        raise AllotmentRuntimeError(
+            f"input {name}: a {'meta' if x.is_meta else str(x.layout)} tensor has no dense memory to run on"
+        )
     return x.device
 
 
@@ -55,6 +60,7 @@ def check_tensor(
         or x.dtype is not dtype
         or x.device != device
         or x.dim() != len(shape)
+        or x.layout is not torch.strided
     ):
         _bad_tensor(x, name, dtype, shape, device)
     sizes = x.shape
@@ -73,16 +79,26 @@ def _bad_tensor(x: Any, name: str, dtype: torch.dtype, shape: Sequence[int | Non
         raise AllotmentRuntimeError(f"input {name}: dtype {x.dtype} does not match the fusion's {dtype}")
     if x.device != device:
         raise AllotmentRuntimeError(f"input {name} is on {x.device}, other inputs on {device}")
+    if x.layout is not torch.strided:
+        raise AllotmentRuntimeError(f"input {name}: a {x.layout} tensor has no dense memory to run on")
     raise AllotmentRuntimeError(f"input {name}: rank {x.dim()} does not match the fusion's {len(shape)}")
 
 
-def check_scalar(x: Any, name: str, kind: str) -> Any:
+def check_scalar(x: Any, name: str, kind: str, bits: int = 64) -> Any:
+    """Checks one scalar input: its Python kind (`float` takes ints too; `bool` takes
+    bools and the ints 0 and 1) and, for integers, that it fits `bits` signed bits."""
     if isinstance(x, torch.Tensor) and x.dim() == 0:
         x = x.item()
     if isinstance(x, bool) and kind != "bool":
         x = int(x)
     if not isinstance(x, _KIND[kind]):
         raise InputTypeError(f"input {name}: expected a {kind} scalar, got {type(x).__name__}")
+    if kind == "bool" and not isinstance(x, bool):
+        if x not in (0, 1):
+            raise AllotmentRuntimeError(f"input {name}: a bool scalar must be true, false, 0 or 1, got {x}")
+        x = bool(x)
+    elif kind == "int" and not -(1 << (bits - 1)) <= x < (1 << (bits - 1)):
+        raise AllotmentRuntimeError(f"input {name}: {x} does not fit a {bits}-bit signed integer")
     return x
 
 

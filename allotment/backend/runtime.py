@@ -285,6 +285,8 @@ def compile(
     _check_device(device)
     module, function = _own_module(fusion, function)
     f = find_function(module, function)
+    if f.is_declaration:
+        raise ArgumentError(f"compile: @{f.sym_name.data} is a declaration; a fusion needs a body to compile")
     _check_supported(f)
     return Executable(module, f, device)
 

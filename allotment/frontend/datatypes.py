@@ -2,8 +2,8 @@
 
 `DataType` has every member nvFuser's Python frontend has, so that programs
 naming one import and parse; the ones the fusion dialect has no element type
-for (complex, fp8, unsigned) raise `NotImplementedError("not supported:
-DataType.<name>")` when a definition uses them.
+for (complex, fp8, unsigned) raise `allotment.UnsupportedError("not supported:
+DataType.<name>")` (a NotImplementedError) when a definition uses them.
 """
 
 from __future__ import annotations
@@ -26,6 +26,8 @@ from xdsl.dialects.builtin import (
     i64,
 )
 from xdsl.ir import Attribute
+
+from allotment.errors import ArgumentError, UnsupportedError
 
 
 class DataType(enum.Enum):
@@ -86,15 +88,15 @@ SUPPORTED = tuple(_XDSL)
 
 
 def check_dtype(dtype: object, what: str, *, allow_null: bool = False) -> DataType:
-    """`dtype` as a supported `DataType`, or TypeError / NotImplementedError naming `what`."""
+    """`dtype` as a supported `DataType`, or ArgumentError / UnsupportedError naming `what`."""
     if not isinstance(dtype, DataType):
-        raise TypeError(f"{what} must be a DataType, got {type(dtype).__name__} {dtype!r}")
+        raise ArgumentError(f"{what} must be a DataType, got {type(dtype).__name__} {dtype!r}")
     if dtype is DataType.Null:
         if allow_null:
             return dtype
-        raise ValueError(f"{what} must not be DataType.Null")
+        raise ArgumentError(f"{what} must not be DataType.Null")
     if dtype not in _XDSL:
-        raise NotImplementedError(f"not supported: {dtype!r}")
+        raise UnsupportedError(f"not supported: {dtype!r}")
     return dtype
 
 
@@ -113,14 +115,14 @@ def from_element_type(t: Attribute) -> DataType:
         if et == t:
             return dt
     if isinstance(t, IntegerType | Float16Type | BFloat16Type | Float32Type | Float64Type):
-        raise NotImplementedError(f"not supported: element type {t}")
+        raise UnsupportedError(f"not supported: element type {t}")
     return DataType.Int  # index
 
 
 def from_torch(dtype: torch.dtype) -> DataType:
-    """The `DataType` of a torch dtype (NotImplementedError for complex, fp8...)."""
+    """The `DataType` of a torch dtype (UnsupportedError for complex, fp8...)."""
     if dtype in _FROM_TORCH:
         return _FROM_TORCH[dtype]
     if dtype in _FROM_TORCH_UNSUPPORTED:
-        raise NotImplementedError(f"not supported: {_FROM_TORCH_UNSUPPORTED[dtype]!r} ({dtype})")
-    raise NotImplementedError(f"not supported: torch dtype {dtype}")
+        raise UnsupportedError(f"not supported: {_FROM_TORCH_UNSUPPORTED[dtype]!r} ({dtype})")
+    raise UnsupportedError(f"not supported: torch dtype {dtype}")

@@ -12,7 +12,15 @@ shape is a symbolic extent (`?`), a static 1 a broadcast dimension. Python
 numbers become `arith.constant`s (float -> f64, int -> i64, bool -> i1), which
 the dialect treats as wrapped scalars: they never widen a tensor's type.
 `fd.ops.<name>` builds the ops (see `allotment.frontend.ops`); ops nvFuser has
-and the dialect lacks raise `NotImplementedError("not supported: <name>")`.
+and the dialect lacks raise `NotSupportedError("not supported: <name>")`.
+
+Errors follow `allotment.errors`: a bad argument at definition time (shape,
+contiguity, dtype, stride order, an op's operands, a handle of another
+definition) raises `allotment.ArgumentError` (also a TypeError and a
+ValueError), an unsupported dtype or feature `allotment.UnsupportedError` (also
+a NotImplementedError), and inputs to `execute` that do not match the
+definition the backend's `InputTypeError` (an ArgumentError and a
+`allotment.RunError`), or a RunError for tensors without data (meta, sparse, nested).
 
 `execute` checks the inputs against the definition, compiles the fusion with
 `allotment.compile` once per input signature (dtypes, ranks, device type) and
@@ -46,8 +54,9 @@ from xdsl.printer import Printer
 from xdsl.rewriter import Rewriter
 from xdsl.utils.exceptions import VerifyException
 
+from allotment.backend.host_runtime import InputTypeError
 from allotment.dialects import fusion
-from allotment.errors import UnsupportedError
+from allotment.errors import ArgumentError, UnsupportedError
 from allotment.frontend.datatypes import (
     DataType,
     check_dtype,
@@ -71,6 +80,7 @@ from allotment.frontend.multidevice import DeviceMesh
 from allotment.passes.alloc_alias import ALIAS_ATTR as ALIAS_INPUT
 
 Number = bool | int | float
+_MAX_RANK = 64  # more dimensions than any tensor has (torch allows 64)
 RunFn = Callable[[str, list[Any], torch.device], Sequence[Any]]
 
 
@@ -231,13 +241,13 @@ class FusionDefinition:
             return self._constant(x, i1)
         if isinstance(x, numbers.Integral):
             if not -(1 << 63) <= int(x) < 1 << 63:
-                raise ValueError(f"the integer {x} does not fit in 64 bits")
+                raise ArgumentError(f"the integer {x} does not fit in 64 bits")
             return self._constant(int(x), i64)
         return self._constant(float(x), f64)
 
     def _own(self, handle: Tensor | Scalar | Vector, what: str) -> None:
         if handle._fd is not self:
-            raise ValueError(f"{what} belongs to another FusionDefinition")
+            raise ArgumentError(f"{what} belongs to another FusionDefinition")
 
     # ------------------------------------------------------------------ #
     # Inputs                                                             #
@@ -270,7 +280,7 @@ class FusionDefinition:
         self._check_open(what)
         if symbolic_sizes is not None:
             if shape is not None:
-                raise TypeError(f"{what}: give either 'shape' or 'symbolic_sizes', not both")
+                raise ArgumentError(f"{what}: give either 'shape' or 'symbolic_sizes', not both")
             shape = symbolic_sizes
         if (
             sizes is None
@@ -282,15 +292,15 @@ class FusionDefinition:
             shape = None
         dtype = check_dtype(dtype, f"{what}: argument 'dtype'")
         if not isinstance(is_cpu, bool):
-            raise TypeError(f"{what}: argument 'is_cpu' must be a bool, got {is_cpu!r}")
+            raise ArgumentError(f"{what}: argument 'is_cpu' must be a bool, got {is_cpu!r}")
         if sizes is not None:
             return self._define_strided(sizes, strides, dtype, static_sizes, is_cpu)
         if shape is None:
-            raise TypeError(f"{what}: missing argument 'shape'")
+            raise ArgumentError(f"{what}: missing argument 'shape'")
         extents = self._check_shape(shape, what)
         rank = len(extents)
         order_given = None
-        if stride_order is not None and len(stride_order) > 0:
+        if stride_order is not None and (not isinstance(stride_order, Sequence) or len(stride_order) > 0):
             order_given = check_stride_order(stride_order, rank, what)
             if order_given == list(range(rank - 1, -1, -1)):
                 order_given = None
@@ -299,23 +309,29 @@ class FusionDefinition:
 
     def _check_shape(self, shape: Sequence[int] | int, what: str) -> list[int]:
         if isinstance(shape, bool):
-            raise TypeError(f"{what}: argument 'shape' must be a list of ints, got {shape!r}")
+            raise ArgumentError(f"{what}: argument 'shape' must be a list of ints, got {shape!r}")
         if isinstance(shape, int):
             if shape < 0:
-                raise ValueError(f"{what}: a rank must be non-negative, got {shape}")
+                raise ArgumentError(f"{what}: a rank must be non-negative, got {shape}")
+            if shape > _MAX_RANK:
+                raise ArgumentError(f"{what}: a rank must be at most {_MAX_RANK}, got {shape}")
             return [-1] * shape
         if isinstance(shape, (str, bytes)) or not isinstance(shape, Sequence | torch.Size):
-            raise TypeError(f"{what}: argument 'shape' must be a list of ints, got {shape!r}")
+            raise ArgumentError(f"{what}: argument 'shape' must be a list of ints, got {shape!r}")
         extents = list(shape)
         for i, e in enumerate(extents):
             if isinstance(e, bool) or not isinstance(e, numbers.Integral):
-                raise TypeError(
+                raise ArgumentError(
                     f"{what}: argument 'shape' must be a list of ints, got {e!r} at index {i}"
                 )
             if e < -1:
-                raise ValueError(
+                raise ArgumentError(
                     f"{what}: argument 'shape': the value {e} at index {i} was neither "
                     "symbolic(-1), zero_element(0), broadcast(1), or static(>1)"
+                )
+            if e >= 1 << 63:
+                raise ArgumentError(
+                    f"{what}: argument 'shape': the value {e} at index {i} does not fit in 64 bits"
                 )
         return [int(e) for e in extents]
 
@@ -332,25 +348,25 @@ class FusionDefinition:
             flag = bool(contiguity)
             return [None if extents[d] == 1 else flag for d in order]
         if isinstance(contiguity, (str, bytes)) or not isinstance(contiguity, Sequence):
-            raise TypeError(
+            raise ArgumentError(
                 f"{what}: argument 'contiguity' must be a bool or a list of bool/None, "
                 f"got {contiguity!r}"
             )
         values = list(contiguity)
         if len(values) != rank:
-            raise ValueError(
+            raise ArgumentError(
                 f"{what}: argument 'contiguity' has {len(values)} entries for a tensor of rank {rank}"
             )
         out: list[bool | None] = []
         for pos, (c, d) in enumerate(zip(values, order)):
             if c is not None and not isinstance(c, bool):
-                raise TypeError(
+                raise ArgumentError(
                     f"{what}: argument 'contiguity' entries must be bool or None, got {c!r}"
                 )
             if extents[d] == 1:
                 out.append(None)  # a broadcast dimension has no contiguity
             elif c is None:
-                raise ValueError(
+                raise ArgumentError(
                     f"{what}: argument 'contiguity' is None at position {pos} (dimension {d}), "
                     f"which is not a broadcast dimension (its extent is "
                     f"{'symbolic' if extents[d] < 0 else extents[d]})"
@@ -370,14 +386,16 @@ class FusionDefinition:
         what = "define_tensor"
         sizes_l = self._check_shape(sizes, what)
         if any(s < 0 for s in sizes_l):
-            raise ValueError(f"{what}: argument 'sizes' must be non-negative, got {sizes_l}")
+            raise ArgumentError(f"{what}: argument 'sizes' must be non-negative, got {sizes_l}")
         if strides is None:
-            raise TypeError(f"{what}: argument 'strides' is required with 'sizes'")
+            raise ArgumentError(f"{what}: argument 'strides' is required with 'sizes'")
+        if isinstance(strides, (str, bytes)) or not isinstance(strides, Sequence | torch.Size):
+            raise ArgumentError(f"{what}: argument 'strides' must be {len(sizes_l)} ints, got {strides!r}")
         strides_l = list(strides)
         if len(strides_l) != len(sizes_l) or any(
             isinstance(s, bool) or not isinstance(s, numbers.Integral) for s in strides_l
         ):
-            raise ValueError(
+            raise ArgumentError(
                 f"{what}: argument 'strides' must be {len(sizes_l)} ints, got {strides_l}"
             )
         contiguity, order = tensor_descriptor(sizes_l, [int(s) for s in strides_l])
@@ -411,8 +429,13 @@ class FusionDefinition:
     def from_pytorch(self, tensor: torch.Tensor, static_sizes: bool = False) -> Tensor:
         """A tensor input shaped like `tensor` (symbolic extents unless `static_sizes`)."""
         if not isinstance(tensor, torch.Tensor):
-            raise TypeError(
+            raise ArgumentError(
                 f"from_pytorch: argument 'tensor' must be a torch.Tensor, got {type(tensor).__name__}"
+            )
+        if tensor.layout != torch.strided:
+            raise ArgumentError(
+                f"from_pytorch: argument 'tensor' is a {tensor.layout} tensor; only a strided tensor "
+                "describes a fusion input"
             )
         return self.define_tensor(
             sizes=list(tensor.size()),
@@ -435,9 +458,9 @@ class FusionDefinition:
             self._inputs.append(ScalarInput(handle, dt))
             return handle
         if isinstance(value, complex):
-            raise NotImplementedError("not supported: complex scalars")
+            raise UnsupportedError("not supported: complex scalars")
         if not isinstance(value, numbers.Real):
-            raise TypeError(
+            raise ArgumentError(
                 f"{what}: argument 'value' must be a bool, int or float, got "
                 f"{type(value).__name__} {value!r}"
             )
@@ -462,9 +485,13 @@ class FusionDefinition:
         """A vector of Int scalars: inputs (`define_vector(n)`) or the given values."""
         self._check_open("define_vector")
         if isinstance(values, bool):
-            raise TypeError(f"define_vector: argument 'values' must be a list or a size, got {values!r}")
+            raise ArgumentError(f"define_vector: argument 'values' must be a list or a size, got {values!r}")
         if isinstance(values, int):
+            if not 0 <= values <= _MAX_RANK:
+                raise ArgumentError(f"define_vector: a size must be in 0..{_MAX_RANK}, got {values}")
             return Vector(self, [self.define_scalar(dtype=DataType.Int) for _ in range(values)])
+        if isinstance(values, (str, bytes)) or not isinstance(values, Sequence | torch.Size):
+            raise ArgumentError(f"define_vector: argument 'values' must be a list or a size, got {values!r}")
         items: list[Scalar] = []
         for i, v in enumerate(values):
             if isinstance(v, Scalar):
@@ -472,13 +499,13 @@ class FusionDefinition:
                 items.append(v)
             elif isinstance(v, numbers.Integral) and not isinstance(v, bool):
                 if v < -1:
-                    raise ValueError(
+                    raise ArgumentError(
                         f"define_vector: the value {v} at index {i} was neither symbolic(-1), "
                         "zero_element(0), broadcast(1), or static(>1)"
                     )
                 items.append(self.define_scalar(int(v), DataType.Int))
             else:
-                raise TypeError(f"define_vector: entry {i} must be an int or a Scalar, got {v!r}")
+                raise ArgumentError(f"define_vector: entry {i} must be an int or a Scalar, got {v!r}")
         return Vector(self, items)
 
     # ------------------------------------------------------------------ #
@@ -504,7 +531,7 @@ class FusionDefinition:
         if isinstance(alias_input, Sequence) and not isinstance(alias_input, (str, bytes)):
             alias_input, stride_order = None, alias_input
         if not isinstance(output, Tensor | Scalar):
-            raise TypeError(
+            raise ArgumentError(
                 f"{what}: argument 'output' must be a Tensor or Scalar, got {type(output).__name__}"
             )
         self._own(output, f"{what}: argument 'output'")
@@ -512,9 +539,9 @@ class FusionDefinition:
         if alias_input is not None:
             alias_pos = self._check_alias(output, alias_input)
         order: list[int] | None = None
-        if stride_order is not None and len(stride_order) > 0:
+        if stride_order is not None and (not isinstance(stride_order, Sequence) or len(stride_order) > 0):
             if not isinstance(output, Tensor):
-                raise TypeError(f"{what}: 'stride_order' needs a Tensor output")
+                raise ArgumentError(f"{what}: 'stride_order' needs a Tensor output")
             order = check_stride_order(stride_order, output.ndim, what)
             if order == list(range(output.ndim - 1, -1, -1)):
                 order = None
@@ -523,7 +550,7 @@ class FusionDefinition:
     def _check_alias(self, output: Tensor | Scalar, alias_input: object) -> int:
         what = "add_output"
         if not isinstance(alias_input, Tensor):
-            raise TypeError(
+            raise ArgumentError(
                 f"{what}: argument 'alias_input' must be an input Tensor, got "
                 f"{type(alias_input).__name__}"
             )
@@ -532,20 +559,20 @@ class FusionDefinition:
             (i for i, s in enumerate(self._inputs) if s.handle is alias_input), None
         )
         if pos is None:
-            raise ValueError(
+            raise ArgumentError(
                 f"{what}: argument 'alias_input' must be a fusion input (from define_tensor or "
                 f"from_pytorch), got {alias_input!r}"
             )
         if not isinstance(output, Tensor):
-            raise TypeError(f"{what}: only a Tensor output can alias an input")
+            raise ArgumentError(f"{what}: only a Tensor output can alias an input")
         if output.dtype != alias_input.dtype or output.ndim != alias_input.ndim:
-            raise ValueError(
+            raise ArgumentError(
                 f"{what}: the output ({output.dtype!r}, rank {output.ndim}) cannot be written into "
                 f"input #{pos} ({alias_input.dtype!r}, rank {alias_input.ndim}): dtype and rank "
                 "must match"
             )
         if any(o.alias_input == pos for o in self._outputs):
-            raise ValueError(f"{what}: input #{pos} is already aliased by another output")
+            raise ArgumentError(f"{what}: input #{pos} is already aliased by another output")
         return pos
 
     def _finalize(self) -> None:
@@ -574,7 +601,7 @@ class FusionDefinition:
             module.verify()
         except VerifyException as e:
             self._failed = True
-            raise ValueError(f"the fusion does not verify: {e}") from None
+            raise ArgumentError(f"the fusion does not verify: {e}") from None
         self._module = module
         self._text = _print(module)
         self._plain_outputs = all(
@@ -594,8 +621,8 @@ class FusionDefinition:
             name = f"mesh{meshes.index(mesh)}"
             try:
                 axes = t._sharding.split_axes()
-            except ValueError as e:
-                raise ValueError(f"{t!r}: {e}") from None
+            except ArgumentError as e:
+                raise ArgumentError(f"{t!r}: {e}") from None
             old = t.value.type
             assert isinstance(old, TensorType)
             new = TensorType(old.element_type, old.get_shape(), fusion.ShardingAttr(name, axes))
@@ -703,15 +730,15 @@ class FusionDefinition:
     def _prepare_inputs(self, inputs: Sequence[Any], device: Any) -> tuple[list[Any], torch.device]:
         """Checks `inputs` against the definition; returns the arguments and the device."""
         if not isinstance(inputs, list | tuple) and (
-            isinstance(inputs, torch.Tensor) or not isinstance(inputs, Sequence)
+            isinstance(inputs, torch.Tensor | str | bytes) or not isinstance(inputs, Sequence)
         ):
-            raise TypeError(
+            raise InputTypeError(
                 f"execute: argument 'inputs' must be a list of tensors and scalars, got "
                 f"{type(inputs).__name__}"
             )
         if len(inputs) != len(self._inputs):
             listed = ", ".join(describe(i, s) for i, s in enumerate(self._inputs)) or "none"
-            raise ValueError(
+            raise InputTypeError(
                 f"execute: the fusion takes {len(self._inputs)} inputs, got {len(inputs)} "
                 f"(inputs: {listed})"
             )
@@ -728,7 +755,7 @@ class FusionDefinition:
                 if not spec.shape and isinstance(x, numbers.Real):
                     x = args[i] = torch.tensor(x, dtype=to_torch(spec.dtype))
                 else:
-                    raise TypeError(
+                    raise InputTypeError(
                         f"execute: {describe(i, spec)} is a tensor, got {type(x).__name__} {x!r}"
                     )
             check_tensor(i, spec, x)
@@ -742,7 +769,7 @@ class FusionDefinition:
                     for k, t in enumerate(args)
                     if isinstance(t, torch.Tensor) and t.dim() > 0
                 )
-                raise ValueError(f"execute: the input tensors are on different devices: {listed}")
+                raise InputTypeError(f"execute: the input tensors are on different devices: {listed}")
         target = self._target_device(found, device, args, scalar_tensors)
         for i in scalar_tensors:
             if args[i].device != target:
@@ -754,13 +781,19 @@ class FusionDefinition:
         found: torch.device | None, device: Any, args: list[Any], scalar_tensors: list[int]
     ) -> torch.device:
         if device is not None:
-            if isinstance(device, int) and not isinstance(device, bool):
-                device = torch.device("cuda", device)
-            want = torch.device(device)
+            try:
+                if isinstance(device, int) and not isinstance(device, bool):
+                    device = torch.device("cuda", device)
+                want = torch.device(device)
+            except (RuntimeError, TypeError, ValueError):
+                raise ArgumentError(
+                    f"execute: argument 'device' must be a device index, a device string or a "
+                    f"torch.device, got {device!r}"
+                ) from None
             if found is not None and (
                 found.type != want.type or want.index not in (None, found.index)
             ):
-                raise ValueError(f"execute: the input tensors are on {found}, not on {want}")
+                raise InputTypeError(f"execute: the input tensors are on {found}, not on {want}")
             return want
         if found is not None:
             return found
@@ -832,11 +865,11 @@ def _convert_number(value: numbers.Real, dt: DataType, what: str) -> Number:
         return bool(value)
     if dt in (DataType.Int, DataType.Int32):
         if isinstance(value, float) and not value.is_integer():
-            raise ValueError(f"{what}: {value} is not an integer, but the dtype is {dt!r}")
+            raise ArgumentError(f"{what}: {value} is not an integer, but the dtype is {dt!r}")
         v = int(value)
         bits = 64 if dt is DataType.Int else 32
         if not -(1 << (bits - 1)) <= v < 1 << (bits - 1):
-            raise ValueError(f"{what}: {v} does not fit in {dt!r}")
+            raise ArgumentError(f"{what}: {v} does not fit in {dt!r}")
         return v
     return float(value)
 

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from xdsl.dialects.builtin import IndexType, TensorType
 from xdsl.ir import SSAValue
 
+from allotment.errors import ArgumentError, UnsupportedError
 from allotment.frontend.datatypes import DataType, from_element_type
 from allotment.frontend.multidevice import DeviceMesh, IterDomain, TensorSharding
 
@@ -101,7 +102,7 @@ class _Handle:
         return self._op("mod", self, other)
 
     def __bool__(self) -> bool:
-        raise TypeError(
+        raise ArgumentError(
             f"{type(self).__name__} handles have no truth value at definition time; "
             "use fd.ops.where to select"
         )
@@ -147,7 +148,7 @@ class Tensor(_Handle):
         """Places this tensor on `mesh` (replicated until an axis is parallelized)."""
         self._fd._check_schedulable("set_device_mesh")
         if not isinstance(mesh, DeviceMesh):
-            raise TypeError(f"set_device_mesh: mesh must be a DeviceMesh, got {mesh!r}")
+            raise ArgumentError(f"set_device_mesh: mesh must be a DeviceMesh, got {mesh!r}")
         self._sharding.mesh = mesh
 
     def axis(self, index: int) -> IterDomain:
@@ -162,13 +163,13 @@ class Tensor(_Handle):
 
     def split(self, axis: int, factor: int, inner_split: bool = True) -> None:
         if inner_split:
-            raise NotImplementedError(
+            raise UnsupportedError(
                 "not supported: inner split (only outer_split maps onto a sharding)"
             )
         self.outer_split(axis, factor)
 
     def inner_split(self, axis: int, factor: int) -> None:
-        raise NotImplementedError("not supported: inner_split (only outer_split maps onto a sharding)")
+        raise UnsupportedError("not supported: inner_split (only outer_split maps onto a sharding)")
 
     def __repr__(self) -> str:
         return f"Tensor(index={self.index}, ndim={self.ndim}, dtype={self.dtype!r})"

@@ -11,7 +11,11 @@ Contiguity and stride order follow nvFuser's conventions:
 
 `execute` checks the tensors it is given against these, and against the
 dtype, rank and static extents of the definition, and says which input and
-which dimension do not hold.
+which dimension do not hold. A definition-time error (a bad stride order)
+raises `allotment.ArgumentError`; an input that does not match the definition
+raises the backend's `InputTypeError` (an `ArgumentError` and a `RunError`, so
+also a TypeError and a ValueError); a meta-device, sparse or nested input, which has no
+data to run on, raises `allotment.RunError`.
 """
 
 from __future__ import annotations
@@ -23,6 +27,8 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
+from allotment.backend.host_runtime import InputTypeError
+from allotment.errors import ArgumentError, RunError
 from allotment.frontend.datatypes import DataType, to_torch
 
 if TYPE_CHECKING:
@@ -38,12 +44,12 @@ def allocation_order(stride_order: Sequence[int] | None, rank: int) -> list[int]
 
 def check_stride_order(stride_order: Sequence[int], rank: int, what: str) -> list[int]:
     if isinstance(stride_order, (str, bytes)) or not isinstance(stride_order, Sequence):
-        raise TypeError(f"{what}: stride_order must be a list of ints, got {stride_order!r}")
+        raise ArgumentError(f"{what}: stride_order must be a list of ints, got {stride_order!r}")
     order = list(stride_order)
     if any(isinstance(v, bool) or not isinstance(v, int) for v in order):
-        raise TypeError(f"{what}: stride_order must be a list of ints, got {order}")
+        raise ArgumentError(f"{what}: stride_order must be a list of ints, got {order}")
     if len(order) != rank or sorted(order) != list(range(rank)):
-        raise ValueError(
+        raise ArgumentError(
             f"{what}: stride_order {order} must be a permutation of 0..{rank - 1} "
             f"(one entry per dimension of the rank-{rank} tensor)"
         )
@@ -131,22 +137,35 @@ def describe(position: int, spec: Input) -> str:
     return f"input #{position} ({name}{type_name(v.type)})"
 
 
+def check_dense(what: Callable[[], str], x: torch.Tensor) -> None:
+    """Raises RunError unless `x` has data in dense (strided) memory: not a meta, sparse or
+    nested tensor."""
+    if x.is_meta:
+        raise RunError(f"{what()}: the tensor is on the meta device, which holds no data to run on")
+    if x.layout != torch.strided:
+        raise RunError(f"{what()}: a {x.layout} tensor has no dense memory to run on")
+    if x.is_nested:
+        raise RunError(f"{what()}: a nested tensor has no dense memory to run on")
+
+
 def check_tensor(position: int, spec: TensorInput, x: torch.Tensor) -> None:
-    """Raises TypeError/ValueError when `x` does not match the defined tensor input."""
+    """Raises InputTypeError (or RunError for a meta or sparse tensor) when `x` does not
+    match the defined tensor input."""
     dtype, rank, static, layout = spec.plan()
     what = lambda: describe(position, spec)  # noqa: E731 - messages only on failure
+    check_dense(what, x)
     if x.dtype != dtype:
-        raise TypeError(f"{what()}: the tensor has dtype {x.dtype}, the definition says {dtype}")
+        raise InputTypeError(f"{what()}: the tensor has dtype {x.dtype}, the definition says {dtype}")
     shape = x.shape
     if len(shape) != rank:
-        raise ValueError(
+        raise InputTypeError(
             f"{what()}: the tensor has rank {len(shape)} (shape {list(shape)}), "
             f"the definition says rank {rank}"
         )
     for d, local in static:
         if shape[d] != local:
             kind = "a broadcast dimension (extent 1)" if spec.shape[d] == 1 else f"of static extent {local}"
-            raise ValueError(
+            raise InputTypeError(
                 f"{what()}: dimension {d} is {kind} in the definition, but the tensor has "
                 f"extent {shape[d]} (shape {list(shape)})"
             )
@@ -174,7 +193,7 @@ def check_layout(what: Callable[[], str], spec: TensorInput, sizes: list[int], s
         real = [d for d in order if sizes[d] > 1]
         for outer, inner in zip(real, real[1:]):
             if strides[outer] < strides[inner]:
-                raise ValueError(
+                raise InputTypeError(
                     f"{what()}: stride_order says dimension {outer} is outside dimension {inner} "
                     f"in memory, but its stride {strides[outer]} is smaller than "
                     f"{strides[inner]} {layout()}"
@@ -188,7 +207,7 @@ def check_layout(what: Callable[[], str], spec: TensorInput, sizes: list[int], s
         if sizes[d] == 1 or contiguous is None or (strides[d] == 0 and not contiguous):
             continue  # broadcast and expanded (stride-0) dimensions do not count
         if contiguous and strides[d] != expected:
-            raise ValueError(
+            raise InputTypeError(
                 f"{what()}: dimension {d} is contiguous in the definition, so its stride must be "
                 f"{expected}, but it is {strides[d]} {layout()}"
             )
@@ -199,21 +218,22 @@ def scalar_value(position: int, spec: ScalarInput, x: object) -> int | float | b
     """The Python value of a scalar input (a number or a 0-d tensor), checked against its dtype."""
     what = lambda: describe(position, spec)  # noqa: E731 - messages only on failure
     if isinstance(x, torch.Tensor):
+        check_dense(what, x)
         if x.dim() != 0:
-            raise ValueError(f"{what()} is a scalar, but the input is a tensor of shape {list(x.shape)}")
+            raise InputTypeError(f"{what()} is a scalar, but the input is a tensor of shape {list(x.shape)}")
         x = x.item()
     dt = spec.dtype
     if dt is DataType.Bool:
         if not isinstance(x, bool):
-            raise TypeError(f"{what()} expects a bool, got {type(x).__name__} {x!r}")
+            raise InputTypeError(f"{what()} expects a bool, got {type(x).__name__} {x!r}")
         return x
     if dt in (DataType.Int, DataType.Int32):
         if isinstance(x, bool) or not isinstance(x, numbers.Integral):
-            raise TypeError(f"{what()} expects an int, got {type(x).__name__} {x!r}")
+            raise InputTypeError(f"{what()} expects an int, got {type(x).__name__} {x!r}")
         bits = 64 if dt is DataType.Int else 32
         if not -(1 << (bits - 1)) <= int(x) < 1 << (bits - 1):
-            raise ValueError(f"{what()}: {x} does not fit in {dt!r}")
+            raise InputTypeError(f"{what()}: {x} does not fit in {dt!r}")
         return int(x)
     if isinstance(x, bool) or not isinstance(x, numbers.Real):
-        raise TypeError(f"{what()} expects a float, got {type(x).__name__} {x!r}")
+        raise InputTypeError(f"{what()} expects a float, got {type(x).__name__} {x!r}")
     return float(x)

@@ -7,7 +7,8 @@ logical dimension so that its outer part has as many entries as the mesh
 (`t.outer_split(i, d)`). Both spellings say "logical dimension i is split over
 mesh axis 0", which is what `#fusion.sharding<@mesh, [..., [0], ...]>` says.
 Anything else (inner splits, thread or block parallel types, parallelizing the
-inner part of a split) raises `NotImplementedError("not supported: ...")`.
+inner part of a split) raises `allotment.UnsupportedError("not supported: ...")`
+(a NotImplementedError); a bad argument raises `allotment.ArgumentError`.
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ from dataclasses import dataclass, field
 from math import prod
 
 import torch
+
+from allotment.errors import ArgumentError, UnsupportedError
 
 
 class ParallelType(enum.Enum):
@@ -54,26 +57,28 @@ class DeviceMesh:
 
     def __init__(self, devices: Sequence[int] | torch.Tensor):
         if isinstance(devices, torch.Tensor):
+            if devices.is_meta or devices.layout != torch.strided or devices.is_nested:
+                raise ArgumentError(f"DeviceMesh: devices must be a dense tensor of device ids, got {devices!r}")
             if devices.dtype.is_floating_point or devices.dtype.is_complex:
-                raise TypeError(f"DeviceMesh: devices must be integers, got {devices.dtype}")
+                raise ArgumentError(f"DeviceMesh: devices must be integers, got {devices.dtype}")
             shape = list(devices.shape) or [1]
             ids = [int(i) for i in devices.flatten().tolist()]
         else:
             if isinstance(devices, (str, bytes)) or not isinstance(devices, Sequence):
-                raise TypeError(
+                raise ArgumentError(
                     f"DeviceMesh: devices must be a list or tensor of device ids, got "
                     f"{type(devices).__name__}"
                 )
             ids = []
             for d in devices:
                 if isinstance(d, bool) or not isinstance(d, int):
-                    raise TypeError(f"DeviceMesh: device ids must be ints, got {d!r}")
+                    raise ArgumentError(f"DeviceMesh: device ids must be ints, got {d!r}")
                 ids.append(d)
             shape = [len(ids)]
         if not ids:
-            raise ValueError("DeviceMesh: the mesh needs at least one device")
+            raise ArgumentError("DeviceMesh: the mesh needs at least one device")
         if len(set(ids)) != len(ids) or min(ids) < 0:
-            raise ValueError(f"DeviceMesh: device ids {ids} must be distinct and non-negative")
+            raise ArgumentError(f"DeviceMesh: device ids {ids} must be distinct and non-negative")
         self._ids = ids
         self._shape = shape
 
@@ -104,12 +109,18 @@ class DeviceMesh:
     def shard_tensor(self, tensor: torch.Tensor, axis: int, device_id: int) -> torch.Tensor:
         """The slice of `tensor` along `axis` that device `device_id` holds (even split)."""
         if len(self._shape) != 1:
-            raise NotImplementedError("not supported: shard_tensor on a multi-dimensional mesh")
+            raise UnsupportedError("not supported: shard_tensor on a multi-dimensional mesh")
+        if not isinstance(tensor, torch.Tensor):
+            raise ArgumentError(f"shard_tensor: argument 'tensor' must be a torch.Tensor, got {type(tensor).__name__}")
+        if isinstance(axis, bool) or not isinstance(axis, int) or not -tensor.dim() <= axis < tensor.dim():
+            raise ArgumentError(
+                f"shard_tensor: argument 'axis' must be a dimension of the rank-{tensor.dim()} tensor, got {axis!r}"
+            )
         if device_id not in self._ids:
-            raise ValueError(f"device {device_id} is not in {self!r}")
+            raise ArgumentError(f"device {device_id} is not in {self!r}")
         n = self.size
         if tensor.shape[axis] % n:
-            raise ValueError(
+            raise ArgumentError(
                 f"extent {tensor.shape[axis]} of dimension {axis} does not divide over {n} devices"
             )
         return tensor.chunk(n, axis)[self._ids.index(device_id)].contiguous()
@@ -140,17 +151,17 @@ class TensorSharding:
     def loop(self, axis: int, what: str) -> LoopAxis:
         n = len(self.loops)
         if isinstance(axis, bool) or not isinstance(axis, int):
-            raise TypeError(f"{what}: axis must be an int, got {axis!r}")
+            raise ArgumentError(f"{what}: axis must be an int, got {axis!r}")
         if not -n <= axis < n:
-            raise ValueError(f"{what}: axis {axis} is out of range for {n} loop axes")
+            raise ArgumentError(f"{what}: axis {axis} is out of range for {n} loop axes")
         return self.loops[axis % n]
 
     def outer_split(self, axis: int, factor: int) -> None:
         if isinstance(factor, bool) or not isinstance(factor, int) or factor < 1:
-            raise ValueError(f"outer_split: factor must be a positive int, got {factor!r}")
+            raise ArgumentError(f"outer_split: factor must be a positive int, got {factor!r}")
         loop = self.loop(axis, "outer_split")
         if loop.part != "whole" or loop.parallel is not None:
-            raise NotImplementedError(
+            raise UnsupportedError(
                 "not supported: splitting an axis that is already split or parallelized"
             )
         i = self.loops.index(loop)
@@ -167,13 +178,13 @@ class TensorSharding:
                 continue
             axis = MESH_AXIS[loop.parallel]
             if self.mesh is not None and axis >= len(self.mesh.shape):
-                raise ValueError(
+                raise ArgumentError(
                     f"{loop.parallel!r} names mesh axis {axis}, but {self.mesh!r} has "
                     f"{len(self.mesh.shape)} axes"
                 )
             if loop.part == "outer" and self.mesh is not None:
                 if loop.factor != self.mesh.shape[axis]:
-                    raise NotImplementedError(
+                    raise UnsupportedError(
                         f"not supported: an outer split by {loop.factor} parallelized over a "
                         f"mesh axis of {self.mesh.shape[axis]} devices (they must be equal)"
                     )
@@ -198,16 +209,16 @@ class IterDomain:
     def parallelize(self, parallel_type: ParallelType) -> None:
         self._check_open("parallelize")  # type: ignore[operator]
         if not isinstance(parallel_type, ParallelType):
-            raise TypeError(
+            raise ArgumentError(
                 f"parallelize: parallel_type must be a ParallelType, got {parallel_type!r}"
             )
         if parallel_type is ParallelType.serial:
             self._loop.parallel = None
             return
         if parallel_type not in MESH_AXIS:
-            raise NotImplementedError(f"not supported: parallelize with {parallel_type!r}")
+            raise UnsupportedError(f"not supported: parallelize with {parallel_type!r}")
         if self._loop.part == "inner":
-            raise NotImplementedError(
+            raise UnsupportedError(
                 "not supported: parallelizing the inner part of a split over a mesh"
             )
         self._loop.parallel = parallel_type

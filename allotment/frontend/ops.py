@@ -12,15 +12,19 @@ Python numbers are wrapped scalars (f64, i64, i1 constants): they never widen a
 tensor's type. Elementwise operands of lower rank are broadcast from the left
 (nvFuser's `maybeBroadcast`). Ops on two scalars are built with `arith`.
 
-Ops the dialect lacks raise `NotImplementedError("not supported: <name>")`
-(`UNSUPPORTED` lists nvFuser's); a few nvFuser ops with no dialect op of their
-own are composed from dialect ops (`COMPOSITES`). Argument errors raise
-TypeError/ValueError naming the argument, before anything is built; a
-dialect verifier error surfaces as ValueError naming the op.
+Ops the dialect lacks raise `NotSupportedError("not supported: <name>")` (an
+`allotment.UnsupportedError`; `UNSUPPORTED` lists nvFuser's); a few nvFuser ops
+with no dialect op of their own are composed from dialect ops (`COMPOSITES`).
+Argument errors raise `allotment.ArgumentError` (also a TypeError and a
+ValueError) naming the argument, before anything is built; so does a call with
+the wrong number of arguments (naming the op and what it takes), and a dialect
+verifier error (naming the op).
 """
 
 from __future__ import annotations
 
+import functools
+import inspect
 import numbers
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -47,6 +51,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from allotment.dialects import fusion
 from allotment.dialects import fusion_rules as rules
+from allotment.errors import ArgumentError, Error
 from allotment.frontend.datatypes import DataType, check_dtype, to_element_type
 from allotment.frontend.fusion_definition import NotSupportedError
 from allotment.frontend.handles import Scalar, Tensor, Vector
@@ -150,7 +155,7 @@ class Operators:
 
     def _tensor(self, x: object, name: str, arg: str) -> Tensor:
         if not isinstance(x, Tensor):
-            raise TypeError(f"{name}: argument '{arg}' must be a Tensor, got {_kind(x)}")
+            raise ArgumentError(f"{name}: argument '{arg}' must be a Tensor, got {_kind(x)}")
         self._fd._own(x, f"{name}: argument '{arg}'")
         return x
 
@@ -163,30 +168,32 @@ class Operators:
             raise NotSupportedError(f"not supported: complex scalars ({name}: argument '{arg}')")
         if isinstance(x, numbers.Real):
             return self._fd._python_scalar(x)  # type: ignore[arg-type]
-        raise TypeError(
+        raise ArgumentError(
             f"{name}: argument '{arg}' must be a Tensor, a Scalar or a Python number, got {_kind(x)}"
         )
 
     def _scalar_operand(self, x: object, name: str, arg: str) -> SSAValue:
         if isinstance(x, Tensor):
-            raise TypeError(f"{name}: argument '{arg}' must be a Scalar or a Python number, got a Tensor")
+            raise ArgumentError(f"{name}: argument '{arg}' must be a Scalar or a Python number, got a Tensor")
         return self._operand(x, name, arg)
 
     def _bool(self, x: object, name: str, arg: str) -> bool:
         if not isinstance(x, bool):
-            raise TypeError(f"{name}: argument '{arg}' must be a bool, got {_kind(x)}")
+            raise ArgumentError(f"{name}: argument '{arg}' must be a bool, got {_kind(x)}")
         return x
 
     def _int(self, x: object, name: str, arg: str) -> int:
         if isinstance(x, bool) or not isinstance(x, numbers.Integral):
-            raise TypeError(f"{name}: argument '{arg}' must be an int, got {_kind(x)}")
+            raise ArgumentError(f"{name}: argument '{arg}' must be an int, got {_kind(x)}")
+        if not -(1 << 63) <= x < 1 << 63:
+            raise ArgumentError(f"{name}: argument '{arg}': {x} does not fit in 64 bits")
         return int(x)
 
     def _ints(self, x: object, name: str, arg: str, *, scalar_ok: bool = False) -> list[int]:
         if scalar_ok and isinstance(x, numbers.Integral) and not isinstance(x, bool):
             return [int(x)]
         if isinstance(x, (str, bytes)) or not isinstance(x, Sequence | torch.Size):
-            raise TypeError(f"{name}: argument '{arg}' must be a list of ints, got {_kind(x)}")
+            raise ArgumentError(f"{name}: argument '{arg}' must be a list of ints, got {_kind(x)}")
         return [self._int(v, name, f"{arg}[{i}]") for i, v in enumerate(x)]
 
     def _dims(self, x: object, rank: int, name: str, arg: str = "dims") -> list[int]:
@@ -196,11 +203,11 @@ class Operators:
         for d in dims:
             nd = d + rank if d < 0 else d
             if not 0 <= nd < rank:
-                raise ValueError(
+                raise ArgumentError(
                     f"{name}: argument '{arg}' entry {d} is out of range for a tensor of rank {rank}"
                 )
             if nd in out:
-                raise ValueError(f"{name}: argument '{arg}' repeats dimension {d}")
+                raise ArgumentError(f"{name}: argument '{arg}' repeats dimension {d}")
             out.append(nd)
         return out
 
@@ -212,7 +219,7 @@ class Operators:
     # ------------------------------------------------------------------ #
 
     def _build(self, name: str, make: Callable[[], Operation]) -> Operation:
-        """Builds and verifies an op, then appends it; verifier errors become ValueError."""
+        """Builds and verifies an op, then appends it; verifier errors become ArgumentError."""
         op: Operation | None = None
         try:
             op = make()
@@ -220,7 +227,7 @@ class Operators:
         except VerifyException as e:
             if op is not None:
                 op.drop_all_references()
-            raise ValueError(f"{name}: {e}") from None
+            raise ArgumentError(f"{name}: {e}") from None
         return self._fd._emit(op)
 
     def _tensor_op(self, name: str, make: Callable[[], Operation]) -> Tensor:
@@ -252,7 +259,7 @@ class Operators:
             return v
         if isinstance(v.type, IntegerType) and v.type != i1:
             return self._scalar_op(arith.IndexCastOp(v, IndexType())).value
-        raise TypeError(f"{name}: argument '{arg}' must hold integers, got a {rules.type_name(v.type)} scalar")
+        raise ArgumentError(f"{name}: argument '{arg}' must hold integers, got a {rules.type_name(v.type)} scalar")
 
     def _extent_entries(self, x: object, name: str, arg: str) -> list[int | SSAValue]:
         """A shape argument (list, tuple, torch.Size or Vector of ints and Scalars)."""
@@ -260,7 +267,7 @@ class Operators:
             self._fd._own(x, f"{name}: argument '{arg}'")
             items: Sequence[Any] = list(x)
         elif isinstance(x, (str, bytes)) or not isinstance(x, Sequence | torch.Size):
-            raise TypeError(
+            raise ArgumentError(
                 f"{name}: argument '{arg}' must be a list of ints and Scalars, got {_kind(x)}"
             )
         else:
@@ -276,13 +283,17 @@ class Operators:
                     out.append(self._to_index(e.value, name, f"{arg}[{i}]"))
             elif isinstance(e, numbers.Integral) and not isinstance(e, bool):
                 if e < -1:
-                    raise ValueError(
+                    raise ArgumentError(
                         f"{name}: argument '{arg}': the value {e} at index {i} was neither "
                         "symbolic(-1), zero_element(0), broadcast(1), or static(>1)"
                     )
+                if e >= 1 << 63:
+                    raise ArgumentError(
+                        f"{name}: argument '{arg}': the value {e} at index {i} does not fit in 64 bits"
+                    )
                 out.append(int(e))
             else:
-                raise TypeError(
+                raise ArgumentError(
                     f"{name}: argument '{arg}' entries must be ints or Scalars, got {_kind(e)} "
                     f"at index {i}"
                 )
@@ -332,7 +343,7 @@ class Operators:
         try:
             common = rules.promote([v.type for v in values])
         except VerifyException as e:
-            raise ValueError(f"{name}: {e}") from None
+            raise ArgumentError(f"{name}: {e}") from None
         if to_float and not rules.is_float(common):
             lift = lambda t: not rules.is_float(t) or t in HALF  # noqa: E731
         elif common in HALF:
@@ -464,7 +475,7 @@ class Operators:
         self._open(name)
         c = self._operand(pred, name, "pred")
         if _elem(c) != i1:
-            raise TypeError(
+            raise ArgumentError(
                 f"{name}: argument 'pred' must be a Bool tensor or scalar, got "
                 f"{rules.type_name(c.type)}"
             )
@@ -536,7 +547,7 @@ class Operators:
         et = to_element_type(self._dtype(dtype, name))
         entries = self._extent_entries(shape, name, "shape")
         if any(e == -1 for e in entries if isinstance(e, int)):
-            raise ValueError(f"{name}: argument 'shape' cannot have symbolic (-1) entries; give Scalars")
+            raise ArgumentError(f"{name}: argument 'shape' cannot have symbolic (-1) entries; give Scalars")
         value = self._scalar_operand(fill_value, name, "fill_value")
         static, dynamic = self._split(entries)
         props = {"static_sizes": fusion.int_list(static)}
@@ -552,10 +563,10 @@ class Operators:
         self._open(name)
         et = to_element_type(self._dtype(dtype, name))
         if et == i1:
-            raise ValueError(f"{name}: argument 'dtype' cannot be DataType.Bool")
+            raise ArgumentError(f"{name}: argument 'dtype' cannot be DataType.Bool")
         (n,) = self._extent_entries([length], name, "length")
         if isinstance(n, int) and n < 0:
-            raise ValueError(f"{name}: argument 'length' must be non-negative, got {n}")
+            raise ArgumentError(f"{name}: argument 'length' must be non-negative, got {n}")
         zero, one = (0.0, 1.0) if rules.is_float(et) else (0, 1)
         a = self._scalar_operand(zero if start is None else start, name, "start")
         s = self._scalar_operand(one if step is None else step, name, "step")
@@ -590,10 +601,10 @@ class Operators:
 
     def at(self, arg: object, index: int) -> Scalar:
         if not isinstance(arg, Vector):
-            raise TypeError(f"at: argument 'arg' must be a Vector, got {_kind(arg)}")
+            raise ArgumentError(f"at: argument 'arg' must be a Vector, got {_kind(arg)}")
         i = self._int(index, "at", "index")
         if not -len(arg) <= i < len(arg):
-            raise ValueError(f"at: argument 'index' {i} is out of range for a Vector of size {len(arg)}")
+            raise ArgumentError(f"at: argument 'index' {i} is out of range for a Vector of size {len(arg)}")
         return list(arg)[i]
 
     def broadcast_in_dim(self, arg: object, shape: object, broadcast_dims: object) -> Tensor:
@@ -608,23 +619,23 @@ class Operators:
         entries = self._extent_entries(shape, name, "shape")
         dims = self._ints(broadcast_dims, name, "broadcast_dims")
         if len(dims) != t.ndim:
-            raise ValueError(
+            raise ArgumentError(
                 f"{name}: argument 'broadcast_dims' has {len(dims)} entries, but the input has "
                 f"rank {t.ndim}"
             )
         for d in dims:
             if not 0 <= d < len(entries):
-                raise ValueError(
+                raise ArgumentError(
                     f"{name}: argument 'broadcast_dims' entry {d} is out of range for an output "
                     f"of rank {len(entries)}"
                 )
         if any(b <= a for a, b in zip(dims, dims[1:])):
-            raise ValueError(f"{name}: argument 'broadcast_dims' {dims} must be strictly increasing")
+            raise ArgumentError(f"{name}: argument 'broadcast_dims' {dims} must be strictly increasing")
         resolved: list[int | SSAValue] = []
         for d, e in enumerate(entries):
             if isinstance(e, int) and e == -1:
                 if d not in dims:
-                    raise ValueError(
+                    raise ArgumentError(
                         f"{name}: argument 'shape' entry {d} is -1, but output dimension {d} is a "
                         "new dimension; give its extent"
                     )
@@ -640,11 +651,11 @@ class Operators:
         self._open(name)
         t = self._tensor(arg, name, "arg")
         if isinstance(is_broadcast_dim, (str, bytes)) or not isinstance(is_broadcast_dim, Sequence):
-            raise TypeError(f"{name}: argument 'is_broadcast_dim' must be a list of bools, got {_kind(is_broadcast_dim)}")
+            raise ArgumentError(f"{name}: argument 'is_broadcast_dim' must be a list of bools, got {_kind(is_broadcast_dim)}")
         flags = [self._bool(f, name, f"is_broadcast_dim[{i}]") for i, f in enumerate(is_broadcast_dim)]
         kept = [i for i, f in enumerate(flags) if not f]
         if len(kept) != t.ndim:
-            raise ValueError(
+            raise ArgumentError(
                 f"{name}: argument 'is_broadcast_dim' has {len(kept)} False entries, but the input "
                 f"has rank {t.ndim} (one False entry per input dimension)"
             )
@@ -658,7 +669,7 @@ class Operators:
         t = self._tensor(arg, name, "arg")
         entries = self._extent_entries(shape, name, "shape")
         if len(entries) != t.ndim:
-            raise ValueError(
+            raise ArgumentError(
                 f"{name}: argument 'shape' has {len(entries)} entries, but the input has rank {t.ndim}"
             )
         resolved = [self._extent(t.value, d) if isinstance(e, int) and e == -1 else e for d, e in enumerate(entries)]
@@ -674,13 +685,13 @@ class Operators:
         name = "reshape"
         self._open(name)
         if len(rest) > 1:
-            raise TypeError(f"{name} takes (arg, new_shape) or (arg, original_shape, new_shape)")
+            raise ArgumentError(f"{name} takes (arg, new_shape) or (arg, original_shape, new_shape)")
         if rest:
             new_shape = rest[0]
         t = self._tensor(arg, name, "arg")
         entries = self._extent_entries(new_shape, name, "new_shape")
         if sum(1 for e in entries if isinstance(e, int) and e == -1) > 1:
-            raise ValueError(f"{name}: argument 'new_shape' may have at most one -1 entry")
+            raise ArgumentError(f"{name}: argument 'new_shape' may have at most one -1 entry")
         static, dynamic = self._split(entries)
         props = {"static_shape": fusion.int_list(static)}
         return self._tensor_op(name, lambda: _make(fusion.ReshapeOp, [t.value, dynamic], props))
@@ -692,7 +703,7 @@ class Operators:
         t = self._tensor(arg, name, "arg")
         raw = self._ints(dims, name, "dims")
         if len(raw) != t.ndim:
-            raise ValueError(
+            raise ArgumentError(
                 f"{name}: argument 'dims' has {len(raw)} entries, but the input has rank {t.ndim}"
             )
         perm = self._dims(raw, t.ndim, name)
@@ -717,7 +728,7 @@ class Operators:
         shape = t.value.type.get_shape()
         for d in ds:
             if shape[d] not in (1, DYNAMIC):
-                raise ValueError(
+                raise ArgumentError(
                     f"{name}: argument 'dims': cannot squeeze dimension {d} of extent {shape[d]}; "
                     "only extent-1 dimensions squeeze"
                 )
@@ -757,18 +768,18 @@ class Operators:
         steps = [1] * t.ndim if strides is None else self._extent_entries_signed(strides, name, "strides")
         for what, lst in (("start_indices", starts), ("end_indices", ends), ("strides", steps)):
             if len(lst) != t.ndim:
-                raise ValueError(
+                raise ArgumentError(
                     f"{name}: argument '{what}' has {len(lst)} entries, but the input has rank {t.ndim}"
                 )
         for s in steps:
             if isinstance(s, int) and s < 1:
-                raise ValueError(f"{name}: argument 'strides' entries must be positive, got {s}")
+                raise ArgumentError(f"{name}: argument 'strides' entries must be positive, got {s}")
         starts = [self._slice_bound(t, d, e, not manual) for d, e in enumerate(starts)]
         ends = [self._slice_bound(t, d, e, not manual) for d, e in enumerate(ends)]
         for what, lst in (("start_indices", starts), ("end_indices", ends)):
             for e in lst:
                 if isinstance(e, int) and e < 0:
-                    raise ValueError(f"{name}: argument '{what}' entry {e} is negative")
+                    raise ArgumentError(f"{name}: argument '{what}' entry {e} is negative")
         return self._slice(t, starts, ends, steps)
 
     def _slice(
@@ -790,8 +801,12 @@ class Operators:
     def _extent_entries_signed(self, x: object, name: str, arg: str) -> list[int | SSAValue]:
         """Like `_extent_entries`, but any int is allowed (indices may be negative)."""
         if isinstance(x, (str, bytes)) or not isinstance(x, Sequence | torch.Size | Vector):
-            raise TypeError(f"{name}: argument '{arg}' must be a list of ints and Scalars, got {_kind(x)}")
-        ints = [int(e) for e in x if isinstance(e, numbers.Integral) and not isinstance(e, bool)]
+            raise ArgumentError(f"{name}: argument '{arg}' must be a list of ints and Scalars, got {_kind(x)}")
+        ints = [
+            self._int(e, name, f"{arg}[{i}]")
+            for i, e in enumerate(x)
+            if isinstance(e, numbers.Integral) and not isinstance(e, bool)
+        ]
         masked = [0 if isinstance(e, numbers.Integral) and not isinstance(e, bool) else e for e in x]
         out = self._extent_entries(masked, name, arg)
         it = iter(ints)
@@ -804,7 +819,7 @@ class Operators:
         t = self._tensor(arg, name, "arg")
         (d,) = self._dims(dim, t.ndim, name, "dim")
         if isinstance(index, numbers.Integral) and not isinstance(index, bool):
-            start: int | SSAValue = self._slice_bound(t, d, int(index), True)
+            start: int | SSAValue = self._slice_bound(t, d, self._int(index, name, "index"), True)
             stop: int | SSAValue = start + 1 if isinstance(start, int) else self._scalar_op(
                 arith.AddiOp(start, self._index(1))
             ).value
@@ -813,7 +828,7 @@ class Operators:
             start = self._to_index(index.value, name, "index")
             stop = self._scalar_op(arith.AddiOp(start, self._index(1))).value
         else:
-            raise TypeError(f"{name}: argument 'index' must be an int or a Scalar, got {_kind(index)}")
+            raise ArgumentError(f"{name}: argument 'index' must be an int or a Scalar, got {_kind(index)}")
         starts: list[int | SSAValue] = [0] * t.ndim
         stops: list[int | SSAValue] = [self._extent(t.value, e) for e in range(t.ndim)]
         starts[d], stops[d] = start, stop
@@ -831,7 +846,7 @@ class Operators:
             raise NotSupportedError("not supported: pad with Scalar widths (the dialect's widths are static)")
         widths = self._ints(pad_widths, name, "pad_widths")
         if len(widths) % 2 or len(widths) > 2 * t.ndim:
-            raise ValueError(
+            raise ArgumentError(
                 f"{name}: argument 'pad_widths' has {len(widths)} entries; it needs an even number, "
                 f"at most twice the input's rank {t.ndim}"
             )
@@ -850,13 +865,13 @@ class Operators:
         name = "cat"
         self._open(name)
         if isinstance(tensors, Tensor) or not isinstance(tensors, Sequence) or not tensors:
-            raise TypeError(f"{name}: argument 'tensors' must be a non-empty list of Tensors, got {_kind(tensors)}")
+            raise ArgumentError(f"{name}: argument 'tensors' must be a non-empty list of Tensors, got {_kind(tensors)}")
         ts = [self._tensor(x, name, f"tensors[{i}]") for i, x in enumerate(tensors)]
         self._bool(manual_padding, name, "manual_padding")
         (d,) = self._dims(dim, ts[0].ndim, name, "dim")
         for i, x in enumerate(ts[1:], 1):
             if x.ndim != ts[0].ndim:
-                raise ValueError(
+                raise ArgumentError(
                     f"{name}: argument 'tensors[{i}]' has rank {x.ndim}, 'tensors[0]' has rank {ts[0].ndim}"
                 )
         props = {"dim": IntegerAttr(d, i64)}
@@ -928,11 +943,11 @@ class Operators:
         ds = self._dims(dims, t.ndim, name)
         corr = self._int(correction, name, "correction")
         if corr < 0:
-            raise ValueError(f"{name}: argument 'correction' must be non-negative, got {corr}")
+            raise ArgumentError(f"{name}: argument 'correction' must be non-negative, got {corr}")
         keep = self._bool(keepdim, name, "keepdim")
         v = t.value
         if not rules.is_float(_elem(v)):
-            raise TypeError(f"{name}: argument 'arg' must be a floating-point tensor, got {t.dtype!r}")
+            raise ArgumentError(f"{name}: argument 'arg' must be a floating-point tensor, got {t.dtype!r}")
         if _elem(v) in HALF:
             v = self._cast(v, f32)
         props: dict[str, Attribute] = {"dims": fusion.int_list(ds), "correction": IntegerAttr(corr, i64)}
@@ -978,7 +993,7 @@ class Operators:
         """`x * sigmoid(x)`, in the input's floating-point type."""
         t = self._tensor(arg, "silu", "arg")
         if not rules.is_float(_elem(t.value)):
-            raise TypeError(f"silu: argument 'arg' must be a floating-point tensor, got {t.dtype!r}")
+            raise ArgumentError(f"silu: argument 'arg' must be a floating-point tensor, got {t.dtype!r}")
         return self._keep_dtype(self.mul(t, self.sigmoid(t)), t)  # type: ignore[arg-type]
 
     def clamp(self, arg: object, min: object = None, max: object = None) -> Tensor:
@@ -993,7 +1008,7 @@ class Operators:
 
     def _scalar_value_arg(self, x: object, name: str, arg: str) -> object:
         if isinstance(x, Tensor):
-            raise TypeError(f"{name}: argument '{arg}' must be a Scalar or a Python number, got a Tensor")
+            raise ArgumentError(f"{name}: argument '{arg}' must be a Scalar or a Python number, got a Tensor")
         self._operand(x, name, arg)  # type check
         return x
 
@@ -1126,3 +1141,49 @@ SUPPORTED: tuple[str, ...] = tuple(
     )
 )
 """Every `fd.ops` name that builds IR."""
+
+
+def _arity_message(name: str, sig: inspect.Signature, args: tuple[Any, ...], kwargs: dict[str, Any], why: str) -> str:
+    """`ops.<name> takes 2 arguments (arg1, arg2), got 1: <why>`."""
+    params = list(sig.parameters.values())[1:]  # without self
+    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    required = sum(1 for p in positional if p.default is p.empty)
+    varargs = any(p.kind is p.VAR_POSITIONAL for p in params)
+    if varargs:
+        arity = f"at least {required} argument{'s' if required != 1 else ''}"
+    elif required == len(positional):
+        arity = f"{required} argument{'s' if required != 1 else ''}"
+    else:
+        arity = f"{required} to {len(positional)} arguments"
+    names = ", ".join(p.name for p in positional) + (", ..." if varargs else "")
+    got = str(len(args))
+    if kwargs:
+        got += f" and keyword argument{'s' if len(kwargs) > 1 else ''} " + ", ".join(repr(k) for k in kwargs)
+    return f"ops.{name} takes {arity} ({names}), got {got}: {why}"
+
+
+def _checked(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+    """`fn` (an `fd.ops` method) raising ArgumentError, naming the op and what it takes, when
+    called with arguments that do not bind to its parameters (instead of Python's TypeError)."""
+    sig = inspect.signature(fn)
+
+    @functools.wraps(fn)
+    def op(self: Operators, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(self, *args, **kwargs)
+        except TypeError as e:
+            if isinstance(e, Error):
+                raise
+            try:
+                sig.bind(self, *args, **kwargs)
+            except TypeError as bad:
+                raise ArgumentError(_arity_message(name, sig, args, kwargs, str(bad))) from None
+            raise
+
+    return op
+
+
+# Every public `fd.ops` method, written out or generated above, checks its arity.
+for _name, _fn in list(vars(Operators).items()):
+    if not _name.startswith("_") and inspect.isfunction(_fn):
+        setattr(Operators, _name, _checked(_name, _fn))

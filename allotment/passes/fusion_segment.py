@@ -589,6 +589,10 @@ class FusionSegmentPass(ModulePass):
         with gc_paused():
             for f in [f for f in walk_ops(op) if isinstance(f, func.FuncOp)]:
                 if not f.is_declaration:
+                    if len(f.body.blocks) != 1:
+                        raise PassFailedException(message_at(
+                            f, f"fusion-segment: @{f.sym_name.data} has {len(f.body.blocks)} blocks; a fusion is "
+                               "one block of ops (no control flow)"))
                     if any(o.name in ("fusion.segment", "alloc.kernel") for o in f.body.block.ops):
                         continue  # already segmented (or allocated)
                     try:

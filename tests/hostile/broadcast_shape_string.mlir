@@ -1,0 +1,5 @@
+// expect: ParseError|VerifyError
+func.func @f(%v: tensor<4xf32>) -> tensor<2x4xf32> {
+  %y = fusion.broadcast_in_dim %v ["a", 4] dims [1] : tensor<4xf32> -> tensor<2x4xf32>
+  func.return %y : tensor<2x4xf32>
+}

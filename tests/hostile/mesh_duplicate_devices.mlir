@@ -1,0 +1,2 @@
+// expect: ParseError|VerifyError
+fusion.mesh @m shape 2 devices [3, 3]

@@ -1,0 +1,2 @@
+// expect: ParseError|VerifyError
+fusion.mesh @m shape 2x0 devices []

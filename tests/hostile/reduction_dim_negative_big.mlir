@@ -1,0 +1,5 @@
+// expect: VerifyError
+func.func @f(%x: tensor<?x4xf32>) -> tensor<?xf32> {
+  %y = fusion.sum %x dims [-9] : tensor<?x4xf32> -> tensor<?xf32>
+  func.return %y : tensor<?xf32>
+}

@@ -1,0 +1,5 @@
+// expect: VerifyError
+func.func @f(%x: tensor<?x4xf32>) -> tensor<?x4xf16> {
+  %y = fusion.neg %x : tensor<?x4xf32>
+  func.return %y : tensor<?x4xf32>
+}

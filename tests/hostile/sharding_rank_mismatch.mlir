@@ -1,0 +1,6 @@
+// expect: ParseError|VerifyError
+fusion.mesh @tp shape 2 devices [0, 1]
+func.func @f(%x: tensor<4xf32, #fusion.sharding<@tp, [[0], [], []]>>) {
+  %a = fusion.exp %x : tensor<4xf32, #fusion.sharding<@tp, [[0], [], []]>>
+  func.return
+}

@@ -1,0 +1,5 @@
+// expect: VerifyError
+func.func @f(%x: tensor<10x8xf32>) -> tensor<5x8xf32> {
+  %y = fusion.slice %x [0, 0] to [10, 8] step [1, 1] : tensor<10x8xf32> -> tensor<5x8xf32>
+  func.return %y : tensor<5x8xf32>
+}

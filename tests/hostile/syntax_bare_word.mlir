@@ -1,0 +1,2 @@
+// expect: ParseError
+hello world

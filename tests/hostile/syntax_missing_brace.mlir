@@ -1,0 +1,4 @@
+// expect: ParseError
+func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %y = fusion.neg %x : tensor<4xf32>
+  func.return %y : tensor<4xf32>

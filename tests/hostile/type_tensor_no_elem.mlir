@@ -1,0 +1,4 @@
+// expect: ParseError
+func.func @f(%x: tensor<?x4>) {
+  func.return
+}

@@ -1,0 +1,5 @@
+// expect: ParseError
+func.func @f(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
+  %y = "fusion.frobnicate"(%x) : (tensor<?x4xf32>) -> tensor<?x4xf32>
+  func.return %y : tensor<?x4xf32>
+}

@@ -1,0 +1,4 @@
+// expect: ParseError
+func.func @f(%x: !nosuch.t) {
+  func.return
+}

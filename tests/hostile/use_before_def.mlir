@@ -1,0 +1,6 @@
+// expect: ParseError|VerifyError
+func.func @f(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
+  %y = fusion.neg %z : tensor<?x4xf32>
+  %z = fusion.neg %x : tensor<?x4xf32>
+  func.return %y : tensor<?x4xf32>
+}
