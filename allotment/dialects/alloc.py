@@ -170,7 +170,7 @@ class AllocOp(IRDLOperation):
             raise VerifyException(
                 f"{type_name(t)} has {ndyn} dynamic extents but {len(self.sizes)} size operands"
             )
-        verify_extents(t, type_name(t))
+        verify_extents(t, lambda: type_name(t))
         for i, v in enumerate(self.sizes):
             value = constant_index(v)
             if value is not None and value < 0:

@@ -20,7 +20,8 @@ our own op; the split-axes list follows `shard.sharding`'s `split_axes`.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from functools import lru_cache
 from math import prod
 from typing import ClassVar
 
@@ -266,14 +267,20 @@ def verify_sharding(op: Operation, t: TensorType, what: str) -> None:
                 )
 
 
-def verify_extents(t: TensorType | MemRefType, what: str) -> None:
+def verify_extents(t: TensorType | MemRefType, what: str | Callable[[], str]) -> None:
     """A tensor or buffer type whose static extents can exist: each in [0, 2^63 - 1],
-    and their bytes at most 2^63 - 1 (`size_arith.shape_problem`)."""
+    and their bytes at most 2^63 - 1 (`size_arith.shape_problem`). `what` names the type
+    in the message (a callable is called only on failure: verification is on the hot path)."""
+    problem = _extents_problem(t)
+    if problem is not None:
+        raise VerifyException(f"{what() if callable(what) else what}: {problem}")
+
+
+@lru_cache(maxsize=8192)
+def _extents_problem(t: TensorType | MemRefType) -> str | None:
     name = dtypes.ir_name(t.element_type)
     nbytes = dtypes.BY_IR[name].nbytes if name is not None else 1  # an unsupported type is reported apart
-    problem = size_arith.shape_problem(t.get_shape(), nbytes, DYNAMIC)
-    if problem is not None:
-        raise VerifyException(f"{what}: {problem}")
+    return size_arith.shape_problem(t.get_shape(), nbytes, DYNAMIC)
 
 
 def verify_signature(f: Operation) -> None:
@@ -287,7 +294,7 @@ def verify_signature(f: Operation) -> None:
     for kind, types in (("argument", inputs), ("result", outputs)):
         for i, t in enumerate(types.data if types is not None else ()):
             if isinstance(t, TensorType):
-                verify_extents(t, f"{label} {kind} #{i} ({type_name(t)})")
+                verify_extents(t, lambda kind=kind, i=i, t=t: f"{label} {kind} #{i} ({type_name(t)})")
 
 
 def _describe(i: int, t: Attribute) -> str:
@@ -313,7 +320,7 @@ class FusionOp(IRDLOperation, ABC):
             if isinstance(t, TensorType):
                 if not rules.is_element_type(t.element_type):
                     rules.verify_element_type(t.element_type, _describe(i, t))
-                verify_extents(t, _describe(i, t))
+                verify_extents(t, lambda i=i, t=t: _describe(i, t))
                 if not isinstance(t.encoding, NoneAttr):
                     verify_sharding(self, t, _describe(i, t))
         for i, r in enumerate(self.results):
@@ -321,7 +328,7 @@ class FusionOp(IRDLOperation, ABC):
             if isinstance(t, TensorType):
                 if not rules.is_element_type(t.element_type):
                     rules.verify_element_type(t.element_type, f"result #{i}")
-                verify_extents(t, f"result #{i} ({type_name(t)})")
+                verify_extents(t, lambda i=i, t=t: f"result #{i} ({type_name(t)})")
                 if not isinstance(t.encoding, NoneAttr):
                     verify_sharding(self, t, f"result #{i} ({type_name(t)})")
         try:
