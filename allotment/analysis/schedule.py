@@ -27,8 +27,9 @@ Everything here is a pure function of the IR; `alloc-plan` applies the result.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from xdsl.dialects import arith, func, memref
 from xdsl.dialects.builtin import DYNAMIC_INDEX, IndexType, IntegerAttr, MemRefType
@@ -38,6 +39,8 @@ from allotment.analysis import size_arith
 from allotment.analysis.liveness import VIEW_OPS, view_root
 from allotment.dialects import alloc
 from allotment.dtypes import element_nbytes
+
+T = TypeVar("T")
 
 MOVABLE = (alloc.AllocOp, alloc.KernelOp, *VIEW_OPS)
 """Top-level ops a schedule may move; all others form the prologue (or end it)."""
@@ -136,19 +139,7 @@ def materialize(deps: Dependences, kernel_order: Sequence[alloc.KernelOp]) -> li
     out: list[Operation] = []
 
     def place(root: Operation) -> None:
-        stack: list[tuple[Operation, bool]] = [(root, False)]
-        while stack:
-            op, expanded = stack.pop()
-            if op in placed:
-                continue
-            if expanded:
-                placed.add(op)
-                out.append(op)
-                continue
-            stack.append((op, True))
-            for dep in reversed(deps.after[op]):
-                if dep not in placed:
-                    stack.append((dep, False))
+        _post_order(root, lambda op: deps.after[op], placed, out)
 
     for k in kernel_order:
         place(k)
@@ -264,18 +255,24 @@ def depth_first(deps: Dependences, reverse: bool) -> list[alloc.KernelOp]:
     order: list[alloc.KernelOp] = []
     placed: set[alloc.KernelOp] = set()
     for root in [*roots, *_kernels(deps)]:
-        stack: list[tuple[alloc.KernelOp, bool]] = [(root, False)]
-        while stack:
-            k, expanded = stack.pop()
-            if k in placed:
-                continue
-            if expanded:
-                placed.add(k)
-                order.append(k)
-                continue
-            stack.append((k, True))
-            stack.extend((d, False) for d in reversed(ordered_need[k]) if d not in placed)
+        _post_order(root, lambda k: ordered_need[k], placed, order)
     return order
+
+
+def _post_order(root: T, predecessors: Callable[[T], Sequence[T]], placed: set[T], out: list[T]) -> None:
+    """Appends to `out` the nodes reachable from `root` through `predecessors` that are not
+    `placed` yet, each after its predecessors (visited in order), without recursion."""
+    stack: list[tuple[T, bool]] = [(root, False)]
+    while stack:
+        node, expanded = stack.pop()
+        if node in placed:
+            continue
+        if expanded:
+            placed.add(node)
+            out.append(node)
+            continue
+        stack.append((node, True))
+        stack.extend((d, False) for d in reversed(predecessors(node)) if d not in placed)
 
 
 @dataclass(frozen=True)
