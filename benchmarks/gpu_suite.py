@@ -28,7 +28,9 @@ import torch
 import torch.nn.functional as F
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+sys.path[:0] = [str(ROOT), str(ROOT / "benchmarks")]
+
+import peak_memory  # noqa: E402 (benchmarks/peak_memory.py)
 
 import allotment  # noqa: E402
 
@@ -109,14 +111,7 @@ def host_us(fn: Callable[[], object], calls: int = 2000) -> float:
 
 def peak_over_outputs(fn: Callable[[], tuple[torch.Tensor, ...]]) -> float:
     fn()
-    torch.cuda.synchronize()
-    base = torch.cuda.memory_allocated()
-    torch.cuda.reset_peak_memory_stats()
-    outs = fn()
-    torch.cuda.synchronize()
-    peak = torch.cuda.max_memory_allocated() - base
-    out_bytes = sum(o.numel() * o.element_size() for o in outs)
-    del outs
+    peak, out_bytes = peak_memory.measured_peak(fn)
     return peak / out_bytes
 
 

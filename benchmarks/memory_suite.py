@@ -32,7 +32,9 @@ import torch
 import torch.nn.functional as F
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+sys.path[:0] = [str(ROOT), str(ROOT / "benchmarks")]
+
+import peak_memory  # noqa: E402 (benchmarks/peak_memory.py)
 
 from allotment import DataType, FusionDefinition  # noqa: E402
 
@@ -363,15 +365,7 @@ def measured_peak(fn: Callable[[], Sequence[torch.Tensor]], device: str) -> tupl
     """(peak bytes allocated by one call above what was held before it, its output bytes)."""
     if device != "cuda":
         return math.nan, 1
-    torch.cuda.synchronize()
-    base = torch.cuda.memory_allocated()
-    torch.cuda.reset_peak_memory_stats()
-    outs = fn()
-    torch.cuda.synchronize()
-    peak = torch.cuda.max_memory_allocated() - base
-    out_bytes = sum(o.numel() * o.element_size() for o in outs)
-    del outs
-    return peak, out_bytes
+    return peak_memory.measured_peak(fn)
 
 
 def planned(fd: FusionDefinition, inputs: Sequence[torch.Tensor]) -> dict:

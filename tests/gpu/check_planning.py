@@ -21,8 +21,9 @@ os.environ["ALLOT_POISON"] = "1"
 import torch  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
+sys.path[:0] = [str(ROOT), str(ROOT / "tests"), str(ROOT / "benchmarks")]
 
+import peak_memory  # noqa: E402 (benchmarks/peak_memory.py)
 from backend_check import compare, tolerance  # noqa: E402
 from test_memory_planning_run import BAD_ORDER, CAT, CAT3D, COPIED, HAZARD, STEP  # noqa: E402
 
@@ -56,14 +57,7 @@ def in_place(name: str, text: str, shapes: list[tuple[int, ...]], written: list[
 def measured_peak(text: str, inputs: list[torch.Tensor]) -> int:
     exe = allotment.compile(text)
     exe(*inputs)  # compile and warm up
-    torch.cuda.synchronize()
-    base = torch.cuda.memory_allocated()
-    torch.cuda.reset_peak_memory_stats()
-    out = exe(*inputs)
-    torch.cuda.synchronize()
-    peak = torch.cuda.max_memory_allocated() - base
-    del out
-    return peak
+    return peak_memory.measured_peak(lambda: exe(*inputs))[0]
 
 
 def main() -> int:
