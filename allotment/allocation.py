@@ -23,7 +23,14 @@ from xdsl.utils.exceptions import DiagnosticException, VerifyException
 
 from allotment import dtypes
 from allotment.analysis import size_arith, view_extents
-from allotment.analysis.size_eval import BufferSize, SizeError, evaluate_sizes
+from allotment.analysis.size_eval import (
+    BufferSize,
+    SizeError,
+    buffer_sizes,
+    evaluate_index_values,
+    evaluate_sizes,
+    slot_sizes,
+)
 from allotment.diagnostics import SOURCE_SPANS, located_message, verify_located
 from allotment.dialects import fusion
 from allotment.dialects.alloc import shard_count
@@ -304,7 +311,9 @@ def plan_sizes(
     """The byte size of every buffer of a fusion for the given input shapes.
 
     Keys are buffer names (the tensor a global buffer holds; `<kernel>_row_<x>`
-    for an on-chip row buffer). Nothing is allocated. `fusion_ir` (IR text, a
+    for an on-chip row buffer; `arena` for the arena alloc-plan packs transients
+    into, and each tensor in it with memory `arena`, its bytes being the arena's;
+    `<kernel>_partials_<x>` for a split reduction's partials). Nothing is allocated. `fusion_ir` (IR text, a
     ModuleOp or a func.FuncOp) is not modified; `input_shapes` maps argument
     names to shapes (sequences of non-negative ints) or, for `index`
     arguments, ints. Arguments of the wrong type or value raise ArgumentError
@@ -312,7 +321,7 @@ def plan_sizes(
     """
     return {
         b.name: BufferPlan(
-            b.name, b.shape, dtypes.torch_dtype_name(b.element_type), b.memory, b.nbytes, b.on_device, _kernel_of(b)
+            b.name, b.shape, dtypes.buffer_torch_dtype_name(b.element_type), b.memory, b.nbytes, b.on_device, _kernel_of(b)
         )
         for b in plan_buffers(fusion_ir, input_shapes, function=function, device_id=device_id)
     }
@@ -346,7 +355,7 @@ def allocate_intermediates(
         if b.memory != "global" or not b.on_device:
             continue
         try:
-            out[b.name] = torch.empty(b.shape, dtype=dtypes.torch_dtype(b.element_type), device=dev)
+            out[b.name] = torch.empty(b.shape, dtype=getattr(torch, dtypes.buffer_torch_dtype_name(b.element_type)), device=dev)
         except (RuntimeError, MemoryError) as e:
             raise RunError(f"cannot allocate buffer {b.name} ({b.nbytes} bytes) on {dev}: {e}") from None
     return out
@@ -374,9 +383,11 @@ def memory_plan(
         original, allocated = _allocated(fusion_ir, function)
         global_values = argument_values_global(original, shapes)
         local = [_local_shape(original, i, v) if isinstance(v, tuple) else v for i, v in enumerate(global_values)]
-        sizes = evaluate_sizes(allocated, local, device_id)
+        values = evaluate_index_values(allocated, local)
+        sizes = buffer_sizes(allocated, values, device_id)
+        slots = slot_sizes(allocated, values)
         _, unplanned = _allocated(fusion_ir, function, planned=False)
         without_reuse = sum(b.nbytes for b in evaluate_sizes(unplanned, local, device_id) if b.memory == "global")
-        return memory_profile(allocated, {b.op: b.nbytes for b in sizes if b.memory == "global"}, without_reuse)
+        return memory_profile(allocated, {**{b.op: b.nbytes for b in sizes}, **slots}, without_reuse)
 
     return call_with_deep_stack(plan)

@@ -102,6 +102,16 @@ def triton_dtype(t: Attribute) -> str:
     return element(t).triton
 
 
+def is_byte(t: Attribute) -> bool:
+    """`i8`: the element type of arenas (raw bytes, `torch.uint8`), not a tensor element type."""
+    return isinstance(t, IntegerType) and t.width.data == 8
+
+
 def element_nbytes(t: Attribute) -> int:
-    """Bytes per element of `t` (i1 takes a byte, as torch.bool does)."""
-    return element(t).nbytes
+    """Bytes per element of `t` (i1 takes a byte, as torch.bool does; an arena's i8 one)."""
+    return 1 if is_byte(t) else element(t).nbytes
+
+
+def buffer_torch_dtype_name(t: Attribute) -> str:
+    """The torch dtype name a buffer of element type `t` is allocated with (`uint8` for an arena)."""
+    return "uint8" if is_byte(t) else element(t).torch

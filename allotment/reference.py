@@ -21,7 +21,16 @@ to the result type (the same values: they select, they do not compute).
 `fusion-segment`) evaluate to the same results as the originals.
 
 Choices where the dialect leaves room (each is torch's behaviour unless said):
-- integer `fusion.div` truncates toward zero; a zero divisor is an error here.
+- integer `fusion.div` truncates toward zero; a zero divisor is an error here,
+  and so it is for integer `fusion.fmod`, `fusion.remainder` and
+  `fusion.floor_divide` (torch raises too; generated kernels cannot, and give
+  the values the dialect documents).
+- `fusion.atan2`, `fmod`, `remainder`, `floor_divide` compute 16-bit floats in
+  f32 and round once (scalars enter at f32, as in generated kernels);
+  `fusion.nextafter` steps in the result type itself.
+- shifts by an amount outside [0, bit width) follow torch: `<<` gives 0, `>>`
+  the sign fill; `fusion.logical_right_shift` (no torch op) gives 0.
+- `fusion.erfcinv` (no torch op) is `-ndtri(x / 2) / sqrt(2)`, computed in f64.
 - integer `fusion.pow` with a negative exponent follows torch's tensor rule
   (1 for base 1, +-1 for base -1, 0 otherwise), scalar exponents included.
 - `fusion.iota` computes `start + i * step` exactly (float64 or int64) and
@@ -64,6 +73,7 @@ from allotment.analysis import size_arith, view_extents
 from allotment.diagnostics import SOURCE_SPANS
 from allotment.dialects import fusion
 from allotment.dialects import fusion_rules as rules
+from allotment.dialects.comm import COMM_OPS
 from allotment.dialects.fusion_rules import DYNAMIC, type_name
 from allotment.errors import RunError, UnsupportedError
 
@@ -311,7 +321,39 @@ _UNARY: dict[type[Operation], Callable[[torch.Tensor], torch.Tensor]] = {
     fusion.CosOp: torch.cos,
     fusion.ErfOp: torch.erf,
     fusion.LogicalNotOp: lambda x: x == 0,
+    fusion.AcosOp: torch.acos,
+    fusion.AcoshOp: torch.acosh,
+    fusion.AsinOp: torch.asin,
+    fusion.AsinhOp: torch.asinh,
+    fusion.AtanOp: torch.atan,
+    fusion.AtanhOp: torch.atanh,
+    fusion.CoshOp: torch.cosh,
+    fusion.SinhOp: torch.sinh,
+    fusion.TanOp: torch.tan,
+    fusion.Exp2Op: torch.exp2,
+    fusion.Expm1Op: torch.expm1,
+    fusion.Log2Op: torch.log2,
+    fusion.Log10Op: torch.log10,
+    fusion.Log1pOp: torch.log1p,
+    fusion.ErfcOp: torch.erfc,
+    fusion.ErfinvOp: torch.erfinv,
+    fusion.ErfcinvOp: lambda x: _erfcinv(x),
+    fusion.LgammaOp: torch.lgamma,
+    fusion.CeilOp: torch.ceil,
+    fusion.FloorOp: torch.floor,
+    fusion.RoundOp: torch.round,  # halves to even
+    fusion.TruncOp: torch.trunc,
+    fusion.FracOp: torch.frac,
+    fusion.SignOp: torch.sign,
+    fusion.SignbitOp: torch.signbit,
+    fusion.BitwiseNotOp: torch.bitwise_not,
 }
+
+
+def _erfcinv(x: torch.Tensor) -> torch.Tensor:
+    """The inverse of erfc (torch has none): `-ndtri(x / 2) / sqrt(2)`, in f64, which
+    keeps its accuracy for x near 0, where `erfinv(1 - x)` would lose it."""
+    return (-torch.special.ndtri(x.double() / 2) / math.sqrt(2.0)).to(x.dtype)
 
 
 @_handles(*_UNARY)
@@ -342,7 +384,7 @@ def _arith(run: _Run, op: Operation) -> list[Value]:
             return [torch.pow(a, b)]
         if bool((b == 0).any()):
             raise run.fail(op, f"integer division by zero ({run.operand(op, 1)} has a zero)")
-        return [torch.div(a, b, rounding_mode="trunc")]
+        return [_by_minus_one_safely(lambda a, b: torch.div(a, b, rounding_mode="trunc"), a, b, negate=True)]
     return [_ARITH[type(op)](run.value(lhs), run.value(rhs))]
 
 
@@ -358,6 +400,110 @@ def _maximum_minimum(run: _Run, op: Operation) -> list[Value]:
     rt = op.results[0].type.element_type
     a, b = (run.as_tensor(v, rt) for v in op.operands)
     return [_SAME_TYPE[type(op)](a, b)]
+
+
+def _compute_dtype(t: Attribute) -> torch.dtype:
+    """The dtype arithmetic on elements of type t is done in: f32 for 16-bit floats (as
+    torch does op by op, and as generated kernels do), else t's own."""
+    dt = torch_dtype(t)
+    return torch.float32 if dt in (torch.float16, torch.bfloat16) else dt
+
+
+def _by_minus_one_safely(
+    fn: Callable[[torch.Tensor, torch.Tensor], torch.Tensor], a: torch.Tensor, b: torch.Tensor, negate: bool
+) -> torch.Tensor:
+    """`fn(a, b)` for an integer division or remainder, with -1 divisors not given to torch
+    (the integer minimum divided by -1 traps on x86 and kills the process): the quotient
+    is then -a (wrapping, as torch's floor division gives), the remainder 0."""
+    minus_one = b == -1
+    r = fn(a, torch.where(minus_one, torch.ones_like(b), b))
+    return torch.where(minus_one, -a, r) if negate else r
+
+
+def _floor_divide(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    return torch.div(a, b, rounding_mode="floor")
+
+
+_FLOAT_MATH: dict[type[Operation], Callable[[torch.Tensor, torch.Tensor], torch.Tensor]] = {
+    fusion.Atan2Op: torch.atan2,
+    fusion.NextafterOp: torch.nextafter,
+    fusion.FmodOp: torch.fmod,
+    fusion.RemainderOp: torch.remainder,
+    fusion.FloorDivideOp: _floor_divide,
+}
+
+
+@_handles(*_FLOAT_MATH)
+def _float_math(run: _Run, op: Operation) -> list[Value]:
+    """Binary math in the compute type (f32 for 16-bit floats), rounded once to the
+    result type; integer division by zero (fmod, remainder, floor_divide) is an error."""
+    run.check_broadcast(op)
+    rt = op.results[0].type.element_type
+    fn = _FLOAT_MATH[type(op)]
+    if isinstance(op, fusion.NextafterOp):  # steps by the result type's own spacing
+        a, b = (run.as_tensor(v, rt) for v in op.operands)
+        return [fn(a, b)]
+    ct = _compute_dtype(rt)
+    a, b = (run.as_tensor(v, rt).to(ct) for v in op.operands)
+    if ct.is_floating_point:
+        return [fn(a, b).to(torch_dtype(rt))]
+    if bool((b == 0).any()):
+        raise run.fail(op, f"integer division by zero ({run.operand(op, 1)} has a zero)")
+    return [_by_minus_one_safely(fn, a, b, negate=isinstance(op, fusion.FloorDivideOp))]
+
+
+@_handles(fusion.TriuOp, fusion.TrilOp)
+def _triangular(run: _Run, op: Operation) -> list[Value]:
+    """torch.triu / torch.tril with the op's diagonal offset."""
+    assert isinstance(op, fusion.TriangularOp)
+    fn = torch.triu if isinstance(op, fusion.TriuOp) else torch.tril
+    return [fn(run.tensor(op.operands[0]), op.diagonal_value)]
+
+
+def _shift_amount_in_range(b: torch.Tensor, width: int) -> torch.Tensor:
+    return (b >= 0) & (b < width)
+
+
+def _left_shift(a: torch.Tensor, b: torch.Tensor, width: int) -> torch.Tensor:
+    ok = _shift_amount_in_range(b, width)
+    return torch.where(ok, a << torch.where(ok, b, 0), 0)
+
+
+def _right_shift(a: torch.Tensor, b: torch.Tensor, width: int) -> torch.Tensor:
+    ok = _shift_amount_in_range(b, width)
+    return a >> torch.where(ok, b, width - 1)
+
+
+def _logical_right_shift(a: torch.Tensor, b: torch.Tensor, width: int) -> torch.Tensor:
+    """a's bits read as unsigned, shifted right: the arithmetic shift with the copies
+    of the sign bit masked off (the mask is computed in int64, where `1 << 63` wraps
+    to the right bit pattern)."""
+    ok = _shift_amount_in_range(b, width) & (b > 0)
+    s = torch.where(ok, b, 1).to(torch.int64)
+    mask = (torch.ones_like(s) << (width - s)) - 1
+    shifted = ((a >> s.to(a.dtype)).to(torch.int64) & mask).to(a.dtype)
+    return torch.where(b == 0, a, torch.where(ok, shifted, 0))
+
+
+_INTEGER_OPS: dict[type[Operation], Callable[[torch.Tensor, torch.Tensor, int], torch.Tensor]] = {
+    fusion.BitwiseAndOp: lambda a, b, w: torch.bitwise_and(a, b),
+    fusion.BitwiseOrOp: lambda a, b, w: torch.bitwise_or(a, b),
+    fusion.BitwiseXorOp: lambda a, b, w: torch.bitwise_xor(a, b),
+    fusion.BitwiseLeftShiftOp: _left_shift,
+    fusion.BitwiseRightShiftOp: _right_shift,
+    fusion.LogicalRightShiftOp: _logical_right_shift,
+    fusion.GcdOp: lambda a, b, w: torch.gcd(a, b),
+}
+
+
+@_handles(*_INTEGER_OPS)
+def _integer_op(run: _Run, op: Operation) -> list[Value]:
+    """Bitwise ops, shifts and gcd, in the promoted integer (or i1) type."""
+    run.check_broadcast(op)
+    rt = op.results[0].type.element_type
+    a, b = (run.as_tensor(v, rt) for v in op.operands)
+    width = 1 if rt == i1 else _width(rt)
+    return [_INTEGER_OPS[type(op)](a, b, width)]
 
 
 _COMPARE: dict[type[Operation], Callable[[torch.Tensor, torch.Tensor], torch.Tensor]] = {
@@ -395,7 +541,7 @@ def _where(run: _Run, op: Operation) -> list[Value]:
     return [torch.where(pred, run.as_tensor(op.on_true, rt), run.as_tensor(op.on_false, rt))]
 
 
-@_handles(fusion.SetOp)
+@_handles(fusion.SetOp, *COMM_OPS)  # comm ops reshard: on global tensors they copy
 def _set(run: _Run, op: Operation) -> list[Value]:
     return [run.tensor(op.operands[0]).clone()]
 

@@ -20,7 +20,13 @@ def _alloc() -> Dialect:
     return Alloc
 
 
-ALL_DIALECTS: dict[str, Callable[[], Dialect]] = {"fusion": _fusion, "alloc": _alloc}
+def _comm() -> Dialect:
+    from allotment.dialects.comm import Comm
+
+    return Comm
+
+
+ALL_DIALECTS: dict[str, Callable[[], Dialect]] = {"fusion": _fusion, "alloc": _alloc, "comm": _comm}
 """Our dialects by name, loaded lazily."""
 
 def _fusion_segment() -> type[ModulePass]:
@@ -33,6 +39,18 @@ def _fusion_allocate() -> type[ModulePass]:
     from allotment.passes.fusion_allocate import FusionAllocatePass
 
     return FusionAllocatePass
+
+
+def _propagate_sharding() -> type[ModulePass]:
+    from allotment.passes.sharding_propagation import PropagateShardingPass
+
+    return PropagateShardingPass
+
+
+def _insert_resharding() -> type[ModulePass]:
+    from allotment.passes.insert_resharding import InsertReshardingPass
+
+    return InsertReshardingPass
 
 
 def _alloc_evaluate() -> type[ModulePass]:
@@ -53,6 +71,12 @@ def _alloc_plan() -> type[ModulePass]:
     return AllocPlanPass
 
 
+def _alloc_place() -> type[ModulePass]:
+    from allotment.passes.alloc_place import AllocPlacePass
+
+    return AllocPlacePass
+
+
 def _alloc_verify() -> type[ModulePass]:
     from allotment.passes.alloc_verify import AllocVerifyPass
 
@@ -62,10 +86,13 @@ def _alloc_verify() -> type[ModulePass]:
 ALL_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "alloc-alias": _alloc_alias,
     "alloc-evaluate": _alloc_evaluate,
+    "alloc-place": _alloc_place,
     "alloc-plan": _alloc_plan,
     "alloc-verify": _alloc_verify,
     "fusion-segment": _fusion_segment,
     "fusion-allocate": _fusion_allocate,
+    "fusion-propagate-sharding": _propagate_sharding,
+    "fusion-insert-resharding": _insert_resharding,
 }
 """Our passes by pipeline name, loaded lazily."""
 

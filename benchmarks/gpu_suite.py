@@ -1,7 +1,10 @@
 """GPU benchmark: Allotment against torch eager and torch.compile, in one process.
 
 For bias+GELU, RMSNorm, LayerNorm, softmax and add+RMSNorm (bf16; the fusions
-of examples/ with their hidden size set to the benchmark's) at 32768x4096 and
+of examples/ with their hidden size set to the benchmark's), and for a rotary
+embedding, a column sum (a bias gradient), a mean over the middle axis of
+[8, rows/8, hidden], a full sum to an f32 scalar and RMSNorm backward (dx and
+dw; `NEW_FUSIONS` below, static hidden size, `?` rows), at 32768x4096 and
 4096x32768, it checks Allotment's outputs against eager's, then reports:
 
 - kernel time (median of triton.testing.do_bench) and bandwidth in TB/s,
@@ -39,10 +42,123 @@ BF16 = torch.bfloat16
 
 
 def fusion_text(example: str, hidden: int) -> str:
-    """The example fusion with its static hidden size replaced."""
+    """The example fusion with its static hidden size replaced (or a `NEW_FUSIONS` text)."""
+    if example in NEW_FUSIONS:
+        return NEW_FUSIONS[example](hidden)
     text = (EXAMPLES / f"{example}.mlir").read_text()
     size = "128" if example == "softmax" else "64"
     return re.sub(rf"(?<![\dfi]){size}(?!\d)", str(hidden), text)
+
+
+def _rotary_text(hidden: int) -> str:
+    t, f, h = f"tensor<?x{hidden}xbf16>", f"tensor<?x{hidden}xf32>", f"tensor<?x{hidden // 2}xf32>"
+    return f"""func.func @rotary(%x: {t}, %cos: {t}, %sin: {t}) -> {t} {{
+  %c0 = arith.constant 0 : index
+  %n = tensor.dim %x, %c0 : {t}
+  %xf = fusion.cast %x : {t} to {f}
+  %x1 = fusion.slice %xf [0, 0] to [%n, {hidden // 2}] step [1, 1] : {f} -> {h}
+  %x2 = fusion.slice %xf [0, {hidden // 2}] to [%n, {hidden}] step [1, 1] : {f} -> {h}
+  %ng = fusion.neg %x2 : {h}
+  %rot = fusion.cat %ng, %x1 dim 1 : {h}, {h} -> {f}
+  %cf = fusion.cast %cos : {t} to {f}
+  %sf = fusion.cast %sin : {t} to {f}
+  %a = fusion.mul %xf, %cf : {f}
+  %b = fusion.mul %rot, %sf : {f}
+  %yf = fusion.add %a, %b : {f}
+  %y = fusion.cast %yf : {f} to {t}
+  func.return %y : {t}
+}}
+"""
+
+
+def _column_sum_text(hidden: int) -> str:
+    return f"""func.func @column_sum(%x: tensor<?x{hidden}xbf16>) -> tensor<{hidden}xbf16> {{
+  %s = fusion.sum %x dims [0] : tensor<?x{hidden}xbf16> -> tensor<{hidden}xbf16>
+  func.return %s : tensor<{hidden}xbf16>
+}}
+"""
+
+
+def _middle_mean_text(hidden: int) -> str:
+    t = f"tensor<8x?x{hidden}xbf16>"
+    return f"""func.func @middle_mean(%x: {t}) -> tensor<8x{hidden}xbf16> {{
+  %m = fusion.mean %x dims [1] : {t} -> tensor<8x{hidden}xbf16>
+  func.return %m : tensor<8x{hidden}xbf16>
+}}
+"""
+
+
+def _full_sum_text(hidden: int) -> str:
+    return f"""func.func @full_sum(%x: tensor<?x{hidden}xbf16>) -> tensor<f32> {{
+  %s = fusion.sum %x dims [0, 1] : tensor<?x{hidden}xbf16> -> tensor<f32>
+  func.return %s : tensor<f32>
+}}
+"""
+
+
+def _rmsnorm_bwd_text(hidden: int) -> str:
+    t, f = f"tensor<?x{hidden}xbf16>", f"tensor<?x{hidden}xf32>"
+    return f"""func.func @rmsnorm_bwd(%dy: {t}, %x: {t}, %w: tensor<{hidden}xbf16>, %rstd: tensor<?x1xf32>) -> ({t}, tensor<{hidden}xbf16>) {{
+  %c0 = arith.constant 0 : index
+  %m = tensor.dim %x, %c0 : {t}
+  %dyf = fusion.cast %dy : {t} to {f}
+  %xf = fusion.cast %x : {t} to {f}
+  %wf = fusion.cast %w : tensor<{hidden}xbf16> to tensor<{hidden}xf32>
+  %wb = fusion.broadcast_in_dim %wf [%m, {hidden}] dims [1] : tensor<{hidden}xf32> -> {f}
+  %g = fusion.mul %dyf, %wb : {f}
+  %gx = fusion.mul %g, %xf : {f}
+  %s = fusion.mean %gx dims [1] keepdim : {f} -> tensor<?x1xf32>
+  %r2 = fusion.mul %rstd, %rstd : tensor<?x1xf32>
+  %k = fusion.mul %r2, %s : tensor<?x1xf32>
+  %xk = fusion.mul %xf, %k : {f}, tensor<?x1xf32> -> {f}
+  %d = fusion.sub %g, %xk : {f}
+  %dxf = fusion.mul %d, %rstd : {f}, tensor<?x1xf32> -> {f}
+  %dx = fusion.cast %dxf : {f} to {t}
+  %xn = fusion.mul %xf, %rstd : {f}, tensor<?x1xf32> -> {f}
+  %dwp = fusion.mul %dyf, %xn : {f}
+  %dwf = fusion.sum %dwp dims [0] : {f} -> tensor<{hidden}xf32>
+  %dw = fusion.cast %dwf : tensor<{hidden}xf32> to tensor<{hidden}xbf16>
+  func.return %dx, %dw : {t}, tensor<{hidden}xbf16>
+}}
+"""
+
+
+NEW_FUSIONS: dict[str, Callable[[int], str]] = {
+    "rotary": _rotary_text,
+    "column_sum": _column_sum_text,
+    "middle_mean": _middle_mean_text,
+    "full_sum": _full_sum_text,
+    "rmsnorm_bwd": _rmsnorm_bwd_text,
+}
+"""Fusions written here (not in examples/): views inside one kernel, and reductions over
+every axis (split across CTAs: a partials buffer and a second kernel)."""
+
+
+def rotary_torch(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> tuple[torch.Tensor]:
+    xf, h = x.float(), x.shape[-1] // 2
+    rot = torch.cat([-xf[:, h:], xf[:, :h]], dim=-1)
+    return ((xf * cos.float() + rot * sin.float()).to(x.dtype),)
+
+
+def column_sum_torch(x: torch.Tensor) -> tuple[torch.Tensor]:
+    return (x.float().sum(0).to(x.dtype),)
+
+
+def middle_mean_torch(x: torch.Tensor) -> tuple[torch.Tensor]:
+    return (x.float().mean(1).to(x.dtype),)
+
+
+def full_sum_torch(x: torch.Tensor) -> tuple[torch.Tensor]:
+    return (x.float().sum(),)
+
+
+def rmsnorm_bwd_torch(dy: torch.Tensor, x: torch.Tensor, w: torch.Tensor, rstd: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    dyf, xf = dy.float(), x.float()
+    g = dyf * w.float()
+    s = (g * xf).mean(-1, keepdim=True)
+    dx = (g - xf * (rstd * rstd * s)) * rstd
+    dw = (dyf * xf * rstd).sum(0)
+    return dx.to(x.dtype), dw.to(x.dtype)
 
 
 def bias_gelu_torch(x: torch.Tensor, b: torch.Tensor) -> tuple[torch.Tensor]:
@@ -79,6 +195,11 @@ def inputs_for(name: str, rows: int, hidden: int) -> list[torch.Tensor]:
         "layernorm": lambda: [mat(), vec(), vec()],
         "softmax": lambda: [mat()],
         "add_rmsnorm": lambda: [mat(), mat(), vec()],
+        "rotary": lambda: [mat(), mat(), mat()],
+        "column_sum": lambda: [mat()],
+        "middle_mean": lambda: [mat().view(8, rows // 8, hidden)],
+        "full_sum": lambda: [mat()],
+        "rmsnorm_bwd": lambda: [mat(), mat(), vec(), torch.rand(rows, 1, device="cuda", generator=g) + 0.5],
     }[name]()
 
 
@@ -88,6 +209,11 @@ FUSIONS: dict[str, Callable[..., tuple[torch.Tensor, ...]]] = {
     "layernorm": layernorm_torch,
     "softmax": softmax_torch,
     "add_rmsnorm": add_rmsnorm_torch,
+    "rotary": rotary_torch,
+    "column_sum": column_sum_torch,
+    "middle_mean": middle_mean_torch,
+    "full_sum": full_sum_torch,
+    "rmsnorm_bwd": rmsnorm_bwd_torch,
 }
 
 

@@ -28,8 +28,10 @@ step() {
 step threads python3 tests/gpu/check_threads.py
 step planning python3 tests/gpu/check_planning.py
 step cuda python3 tests/gpu/check_cuda.py --count 20
+step graphs python3 tests/gpu/check_graphs.py
 step memory python3 benchmarks/memory_suite.py --out "$out/memory.json"
 if [ "$quick" != quick ]; then
   step kernels python3 benchmarks/gpu_suite.py --out "$out/kernels.json"
 fi
 tail -n 20 "$out/memory.log"
+tail -n 8 "$out/graphs.log"

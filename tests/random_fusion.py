@@ -53,6 +53,7 @@ class Builder:
     values: list[tuple[SSAValue, list[Dim]]] = field(default_factory=list)
     next_ident: int = 0
     count: int = 0
+    patterns: bool = False  # also rotary embeddings and reductions split across CTAs (`random_fusion`)
 
     def new_dim(self, value: int) -> Dim:
         self.next_ident += 1
@@ -158,6 +159,7 @@ def step(b: Builder) -> None:
     kind = rng.choice(
         ["unary", "binary", "binary", "scalar", "cast", "reduce", "reduce", "broadcast", "permute",
          "slice", "reshape", "pad", "cat", "expand_squeeze", "full", "matmul", "linear"]
+        + (["rotary", "rotary", "split_reduce", "split_reduce"] if b.patterns else [])
     )
     if kind == "unary":
         cls = rng.choice([fusion.ExpOp, fusion.NegOp, fusion.AbsOp, fusion.TanhOp, fusion.SigmoidOp, fusion.ReluOp, fusion.SinOp])
@@ -278,6 +280,10 @@ def step(b: Builder) -> None:
         dyn, static = shape_list(b, v, dims)
         op = build(fusion.FullOp, [b.scalar(), dyn], {"static_sizes": ints(static)}, placeholder=TensorType(v.type.element_type, []))
         b.add(op, [dims])
+    elif kind == "rotary" and rank >= 1 and dims[-1].value >= 2:
+        rotary(b, v, dims)
+    elif kind == "split_reduce" and 1 <= rank <= 2:
+        split_reduce(b, v, dims)
     elif kind == "matmul" and rank == 2:
         t = build(fusion.PermuteOp, [v], {"dims": ints([1, 0])})
         b.add(t, [[dims[1], dims[0]]])
@@ -292,14 +298,70 @@ def step(b: Builder) -> None:
         b.add(build(fusion.LinearOp, [v, w, []], {}), [list(dims[:-1]) + [wd[0]]])
 
 
+def rotary(b: Builder, v: SSAValue, dims: list[Dim]) -> None:
+    """cat(-x2, x1) of the halves x1, x2 of v's last dim (bounds from `tensor.dim` when it is
+    dynamic), times v when the extents allow: a rotary embedding's shape."""
+    rank, last = len(dims), dims[-1]
+    if last.static:
+        mid: SSAValue | int = last.value // 2
+        end: SSAValue | int = last.value
+    else:
+        end = b.extent(v, rank - 1)
+        half = arith.DivUIOp(end, b.const_index(2))
+        b.block.add_op(half)
+        mid = half.result
+    full = [x.value + (0 if x.static else 7) for x in dims]
+
+    def piece(lo: SSAValue | int, hi: SSAValue | int, extent: int) -> SSAValue:
+        starts, stops = [0] * rank, list(full)
+        dyn_start = [lo] if isinstance(lo, SSAValue) else []
+        dyn_stop = [hi] if isinstance(hi, SSAValue) else []
+        starts[-1] = DYNAMIC_INDEX if dyn_start else lo
+        stops[-1] = DYNAMIC_INDEX if dyn_stop else hi
+        props = {"static_start": ints(starts), "static_stop": ints(stops), "static_step": ints([1] * rank)}
+        out = [x if x.static else b.new_dim(x.value) for x in dims[:-1]]
+        out.append(Dim(extent, None) if last.static else b.new_dim(extent))
+        return b.add(build(fusion.SliceOp, [v, dyn_start, dyn_stop, []], props), [out]).results[0]
+
+    h = last.value // 2
+    x1 = piece(0, mid, h)
+    x2 = piece(mid, end, last.value - h)
+    n = b.add(fusion.NegOp(x2), [b.values[-1][1]]).results[0]
+    out = [x if x.static else b.new_dim(x.value) for x in dims[:-1]]
+    out.append(Dim(last.value, None) if last.static else b.new_dim(last.value))
+    rot = b.add(build(fusion.CatOp, [[n, x1]], {"dim": IntegerAttr(rank - 1, i64)},
+                      placeholder=TensorType(v.type.element_type, [])), [out]).results[0]
+    if all(x.static for x in dims):
+        b.add(fusion.MulOp(rot, v), [dims])
+
+
+def split_reduce(b: Builder, v: SSAValue, dims: list[Dim]) -> None:
+    """A sum, mean or max over a broadcast outer dim of a few hundred rows (dim 0 only, or
+    every dim): long enough that the reduction is split across CTAs."""
+    big = b.rng.choice([257, 300, 513])
+    dyn, static = shape_list(b, v, dims)
+    wide = build(fusion.BroadcastInDimOp, [v, dyn], {"static_shape": ints([big, *static]),
+                 "broadcast_dims": ints(list(range(1, len(dims) + 1)))}, placeholder=TensorType(v.type.element_type, []))
+    w = b.add(wide, [[Dim(big, None), *dims]]).results[0]
+    w = b.add(fusion.SinOp(w), [b.values[-1][1]]).results[0]  # computed in the reducing kernel
+    rdims = [0] if b.rng.random() < 0.6 else list(range(len(dims) + 1))
+    cls = b.rng.choice([fusion.SumOp, fusion.MeanOp, fusion.MaxOp])
+    out = list(dims) if rdims == [0] else []
+    b.add(build(cls, [w], {"dims": ints(rdims)}, placeholder=TensorType(v.type.element_type, [])), [out])
+
+
 def _segments(sizes: list[int]) -> Attribute:
     from xdsl.dialects.builtin import DenseArrayBase, i32
 
     return DenseArrayBase.from_list(i32, sizes)
 
 
-def random_fusion(rng: random.Random, max_ops: int = 12) -> tuple[str, dict[str, tuple[int, ...]], list[str]]:
-    """(fusion text, argument shapes by name, names of the defined tensor values)."""
+def random_fusion(
+    rng: random.Random, max_ops: int = 12, patterns: bool = False
+) -> tuple[str, dict[str, tuple[int, ...]], list[str]]:
+    """(fusion text, argument shapes by name, names of the defined tensor values). With
+    `patterns`, steps also build rotary embeddings and reductions split across CTAs (the
+    fusions of a seed without it are unchanged)."""
     arg_types: list[Attribute] = []
     arg_dims: list[list[Dim]] = []
     ident = 0
@@ -322,7 +384,7 @@ def random_fusion(rng: random.Random, max_ops: int = 12) -> tuple[str, dict[str,
         arg_types.append(TensorType(rng.choice(FLOATS), [DYNAMIC_INDEX if not x.static else x.value for x in dims]))
         arg_dims.append(dims)
     block = Block(arg_types=arg_types)
-    b = Builder(rng, block, next_ident=ident + 1000)
+    b = Builder(rng, block, next_ident=ident + 1000, patterns=patterns)
     shapes: dict[str, tuple[int, ...]] = {}
     for i, (arg, dims) in enumerate(zip(block.args, arg_dims)):
         arg.name_hint = f"a{i}"

@@ -19,9 +19,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from random_fusion import random_fusion
 from xdsl.dialects import func
+from xdsl.dialects.builtin import i8
 
 from allotment.allocation import plan_buffers
+from allotment.analysis.symbolic import Const
 from allotment.ir import find_function, parse_module
+from allotment.passes import split_reduction
 from allotment.reference import evaluate, random_inputs
 
 EXAMPLES = int(os.environ.get("ALLOT_PROPERTY_EXAMPLES", "500"))
@@ -50,7 +53,18 @@ def check_fusion(seed: int) -> None:
     expected = reference_shapes(text, shapes)
     buffers = plan_buffers(text, shapes)
     for b in buffers:
-        if b.memory == "global":
+        if b.memory in ("global", "arena") and "_partials_" in b.name:
+            # <kernel>_partials_<reduction result>: [split, kept] partials of a reduction split across CTAs
+            reduction = b.name.split("_partials_", 1)[1]
+            op = next(o for o in parse_module(text).walk() if any(r.name_hint == reduction for r in o.results))
+            src_shape = expected.get(op.operands[0].name_hint) or shapes[op.operands[0].name_hint]
+            dims = set(split_reduction.reduced_dims(op))
+            kept = math.prod(e for d, e in enumerate(src_shape) if d not in dims)
+            count = split_reduction.split_count(Const(math.prod(src_shape[d] for d in dims)), Const(kept))
+            assert b.shape == (count.value, kept), f"seed {seed}: partials {b.name} planned {b.shape}\n{text}"
+        elif b.memory == "global" and b.element_type == i8:
+            continue  # an arena (alloc-plan): its slots are checked as the buffers below
+        elif b.memory in ("global", "arena"):
             if b.name.endswith("_contiguous"):  # the copy fusion-segment makes before a reshape
                 b = type(b)(b.name.removesuffix("_contiguous"), *list(b.__dict__.values())[1:])
             assert b.name in expected, f"seed {seed}: buffer {b.name} holds no named tensor\n{text}"

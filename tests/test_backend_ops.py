@@ -22,9 +22,8 @@ from backend_check import check, fn1, interpreter_rounding_to_nearest  # noqa: E
 from xdsl.dialects.builtin import DYNAMIC_INDEX  # noqa: E402
 
 import allotment  # noqa: E402
-from allotment.backend import host_codegen, host_runtime, runtime  # noqa: E402
+from allotment.backend import host_runtime, runtime  # noqa: E402
 from allotment.backend.host_runtime import AllotmentRuntimeError  # noqa: E402
-from allotment.backend.runtime import CompileError  # noqa: E402
 from allotment.ir import find_function, parse_module  # noqa: E402
 from allotment.reference import random_inputs  # noqa: E402
 
@@ -973,11 +972,11 @@ LOOPED = [
 
 @pytest.fixture
 def looped(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> list[int]:
-    """Rows longer than 8 elements take the looped path, in blocks of 16: returns a call counter."""
+    """Rows longer than 8 f32 (32 B: alloc-place's budget, through its environment
+    override) take the looped path, in blocks of 16: returns a call counter."""
     monkeypatch.setenv("ALLOT_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("ALLOT_ON_CHIP_ROW_BYTES", "32")
     monkeypatch.setattr(runtime, "_PROGRAMS", {})
-    monkeypatch.setattr(host_codegen, "PERSISTENT_MAX_ELEMENTS", 8, raising=False)
-    monkeypatch.setattr(host_runtime, "PERSISTENT_MAX_ELEMENTS", 8, raising=False)
     monkeypatch.setattr(host_runtime, "TILE", 16)
     calls: list[int] = []
     looped_blocks = host_runtime.looped_blocks
@@ -1000,6 +999,7 @@ def test_looped_normalization(name: str, row: int, looped: list[int]) -> None:
 def test_looped_softmax_is_two_passes_with_online_rescaling(looped: list[int]) -> None:
     text = load("softmax.mlir")
     source = allotment.compile(text).source("cpu")
+    assert "def k0_persistent" not in source  # alloc-place chose looped for the 128-wide row
     looped_kernel = source[source.index("def k0_looped"):source.index("def launch_k0")]
     assert looped_kernel.count("for start in range(0, N, BLOCK_N):") == 2  # max+sum, then the outputs
     x = randn(4, 128, dtype="bf16")
@@ -1032,8 +1032,10 @@ def test_looped_product_and_outer_reduction(looped: list[int]) -> None:
   func.return %p, %m : tensor<3xf32>, tensor<1x3xf32>
 }
 """
-    check(text, 1 + 0.01 * randn(40, 3))
-    assert looped
+    check(text, 1 + 0.01 * randn(40, 3))  # one split: the looped variant
+    check(text, 1 + 0.001 * randn(600, 3))  # three splits, combined by a second kernel
+    # an outer reduction streams its rows in coalesced tiles, split across CTAs (passes.split_reduction)
+    assert "k0_split_partial" in allotment.compile(text).source("cpu")
 
 
 def test_reduced_value_broadcast_onto_a_reduced_dim() -> None:
@@ -1246,6 +1248,34 @@ def test_bad_inputs(inputs: tuple, names: list[str]) -> None:
         assert n in message, message
 
 
-def test_sharded_fusion_is_a_compile_error() -> None:
-    with pytest.raises(CompileError, match=r"@column_parallel_mlp has sharded tensors.*distributed"):
-        allotment.compile(load("sharded_mlp.mlir"), function="column_parallel_mlp")
+def test_sharded_fusion_needs_a_process_group() -> None:
+    """A sharded fusion compiles to one program per rank; outside torch.distributed a
+    call is a RunError that says so (tests/test_distributed.py runs it on ranks)."""
+    exe = allotment.compile(load("sharded_mlp.mlir"), function="column_parallel_mlp")
+    x, w, b = randn(8, 64, dtype="bf16"), randn(256, 64, dtype="bf16"), randn(256, dtype="bf16")
+    with pytest.raises(allotment.RunError):
+        exe(x, w, b)
+
+
+DYNAMIC_SOFTMAX = """
+func.func @softmax(%x: tensor<?x?xf32>) -> tensor<?x?xf32> {
+  %m = fusion.max %x dims [1] keepdim : tensor<?x?xf32> -> tensor<?x1xf32>
+  %d = fusion.sub %x, %m : tensor<?x?xf32>, tensor<?x1xf32> -> tensor<?x?xf32>
+  %e = fusion.exp %d : tensor<?x?xf32>
+  %s = fusion.sum %e dims [1] keepdim : tensor<?x?xf32> -> tensor<?x1xf32>
+  %y = fusion.div %e, %s : tensor<?x?xf32>, tensor<?x1xf32> -> tensor<?x?xf32>
+  func.return %y : tensor<?x?xf32>
+}
+"""
+
+
+def test_run_time_placement_follows_the_fits_condition(looped: list[int]) -> None:
+    """A `?` row: alloc-place's `%k0_fits` (row <= 8 f32 here) picks the variant at run
+    time; one compiled program serves both sides."""
+    exe = allotment.compile(DYNAMIC_SOFTMAX)
+    source = exe.source("cpu")
+    assert "def k0_persistent" in source and "def k0_looped" in source and "if fits:" in source
+    check(DYNAMIC_SOFTMAX, randn(3, 8))
+    assert not looped  # 8 f32 = 32 B: on chip
+    check(DYNAMIC_SOFTMAX, randn(3, 9))
+    assert looped == [9]

@@ -47,7 +47,7 @@ ARTIFACTS: list[int] = []
 """Seeds whose mismatch was the interpreter's bf16 truncation (see check_fusion)."""
 
 
-def check_fusion(seed: int) -> str | None:
+def check_fusion(seed: int, patterns: bool = False) -> str | None:
     """Checks one random fusion; returns a note when it passed only as an interpreter artifact.
 
     A bf16 fusion whose outputs differ from the reference by more than the bf16
@@ -55,7 +55,7 @@ def check_fusion(seed: int) -> str | None:
     even as GPUs do (backend_check.truncation_artifact), is that interpreter's
     artifact, not a mismatch: it is recorded in ARTIFACTS and passes.
     """
-    text, shapes, _ = random_fusion(random.Random(seed))
+    text, shapes, _ = random_fusion(random.Random(seed), patterns=patterns)
     f = find_function(parse_module(text))
     inputs = random_inputs(f, shapes, seed=seed)
     before = [snapshot(x) for x in inputs]
@@ -105,12 +105,23 @@ def test_fixed_seeds(seed: int) -> None:
     check_fusion(seed)
 
 
-def sweep(start: int, stop: int) -> int:
+PATTERN_EXAMPLES = int(os.environ.get("ALLOT_PATTERN_EXAMPLES", "40"))
+
+
+@pytest.mark.parametrize("seed", range(PATTERN_EXAMPLES))
+def test_pattern_fusions(seed: int) -> None:
+    """Random fusions that also hold rotary embeddings (slices, neg and cat of computed
+    values: index arithmetic in one kernel) and reductions long enough to be split across
+    CTAs (outer and full, on broadcast rows)."""
+    check_fusion(10_000_000 + seed, patterns=True)
+
+
+def sweep(start: int, stop: int, patterns: bool = False) -> int:
     """Checks seeds [start, stop); prints each mismatch; returns their number."""
     failures = 0
     for seed in range(start, stop):
         try:
-            note = check_fusion(seed)
+            note = check_fusion(seed, patterns)
             if note:
                 print(f"ARTIFACT seed {seed}: {note}", flush=True)
         except Exception as e:  # noqa: BLE001 (report everything, keep going)
@@ -124,4 +135,4 @@ def sweep(start: int, stop: int) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(1 if sweep(int(sys.argv[1]), int(sys.argv[2])) else 0)
+    sys.exit(1 if sweep(int(sys.argv[1]), int(sys.argv[2]), "patterns" in sys.argv[3:]) else 0)

@@ -179,7 +179,7 @@ def test_a_pass_that_breaks_the_ir_is_a_compile_error_naming_it(
 
     monkeypatch.setenv("ALLOT_CACHE_DIR", str(tmp_path))
     monkeypatch.setattr(runtime, "_PROGRAMS", {})
-    monkeypatch.setattr(runtime, "pipeline", lambda: (DropReturnValues(),))
+    monkeypatch.setattr(runtime, "pipeline", lambda target="cuda": (DropReturnValues(),))
     with pytest.raises(CompileError, match="pass drop-return-values"):
         allotment.compile(RMSNORM.replace("1.000000e-05", "2.000000e-05")).source("cpu")
 
@@ -264,3 +264,29 @@ def test_allot_run_says_what_it_does_on_long_cpu_runs(monkeypatch: pytest.Monkey
     assert rc == 0, err
     assert out.startswith("out0: shape=2x64 dtype=bfloat16 sum=") and len(out.splitlines()) == 1
     assert "allot-run: compiling @rmsnorm for cpu (Triton interpreter)..." in err  # seconds: the timer fires
+
+
+def test_cuda_graphs_option_runs_cpu_calls_as_usual() -> None:
+    text = """
+func.func @f(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
+  %y = fusion.exp %x : tensor<?x4xf32>
+  func.return %y : tensor<?x4xf32>
+}
+"""
+    exe = allotment.compile(text, cuda_graphs=True)
+    x = torch.randn(3, 4)
+    (y,) = exe(x)
+    torch.testing.assert_close(y, torch.exp(x))
+    assert exe._graphed is None  # nothing is captured for the CPU target
+    with pytest.raises(allotment.ArgumentError, match="cuda_graphs must be True or False"):
+        allotment.compile(text, cuda_graphs="yes")
+
+
+def test_graph_signature_keys_on_layout_and_scalars() -> None:
+    from allotment.backend.cuda_graphs import signature
+
+    x = torch.randn(4, 6)
+    assert signature([x, 2.0]) == signature([torch.randn(4, 6), 2.0])
+    assert signature([x, 2.0]) != signature([x, 3.0])
+    assert signature([x]) != signature([x.t().contiguous().t()])
+    assert signature([x]) != signature([x.double()])

@@ -580,7 +580,8 @@ def _unsupported_cases() -> list[IrCase]:
     """Valid IR that cannot run: compile (and the first call) must say why."""
     sharded = (EXAMPLES / "sharded_mlp.mlir").read_text()
     return [
-        IrCase("sharded_example", sharded, None, CANNOT_RUN, None),
+        # a sharded fusion compiles; called outside torch.distributed it says how to run it
+        IrCase("sharded_example", sharded, None, E.RunError, None),
         IrCase("i8_passthrough", "func.func @f(%x: tensor<4xi8>) -> tensor<4xi8> {\n  func.return %x : tensor<4xi8>\n}\n",
                None, CANNOT_RUN, None, lambda: [torch.zeros(4, dtype=torch.int8)]),
         IrCase("f128_passthrough", "func.func @f(%x: tensor<4xf128>) -> tensor<4xf128> {\n  func.return %x : tensor<4xf128>\n}\n",
@@ -1360,9 +1361,10 @@ def _fd_cases() -> list[tuple[str, Callable[[], object], Expected]]:
         ("define_scalar_string", defining(lambda fd: fd.define_scalar("x")), E.ArgumentError),
         ("define_scalar_complex", defining(lambda fd: fd.define_scalar(1 + 2j)), E.UnsupportedError),
         ("op_unknown", defining(lambda fd: fd.ops.frobnicate(t0(fd))), E.UnsupportedError),
-        ("op_unsupported_bitwise_int", defining(lambda fd: fd.ops.bitwise_and(
-            fd.define_tensor(shape=[4], dtype=DataType.Int), fd.define_tensor(shape=[4], dtype=DataType.Int))),
-         E.UnsupportedError),
+        ("op_bitwise_of_floats", defining(lambda fd: fd.ops.bitwise_and(
+            fd.define_tensor(shape=[4], dtype=DataType.Float), fd.define_tensor(shape=[4], dtype=DataType.Int))),
+         E.ArgumentError),
+        ("op_gcd_of_two_scalars", defining(lambda fd: fd.ops.gcd(fd.define_scalar(4), 6)), E.UnsupportedError),
         ("op_add_one_arg", defining(lambda fd: fd.ops.add(t0(fd))), E.ArgumentError),
         ("op_add_three_args", defining(lambda fd: fd.ops.add(t0(fd), 1.0, 2.0)), E.ArgumentError),
         ("op_add_string", defining(lambda fd: fd.ops.add(t0(fd), "x")), E.ArgumentError),
@@ -1435,7 +1437,7 @@ def _cli_cases() -> list[CliCase]:
             cases.append(CliCase(f"opt-pipeline-{stem}", (opt, f, "-p", "fusion-segment,fusion-allocate"), (1,),
                                  located=name))
         else:
-            cases.append(CliCase(f"opt-python-{stem}", (opt, f, "-p", "fusion-segment,fusion-allocate", "-t", "python"),
+            cases.append(CliCase(f"opt-python-{stem}", (opt, f, "-p", "fusion-segment,fusion-allocate,alloc-place", "-t", "python"),
                                  (1,), located=name))
     garbage = _CLI_TMP / "garbage.mlir"
     garbage.write_bytes(_garbage(3, 2048))
@@ -1460,12 +1462,12 @@ def _cli_cases() -> list[CliCase]:
         CliCase("opt-missing-file", (opt, str(_CLI_TMP / "nope.mlir")), (1,)),
         CliCase("opt-unknown-flag", (opt, str(empty), "--no-such-flag"), (2,)),
         CliCase("opt-unknown-pass", (opt, str(empty), "-p", "no-such-pass"), (1, 2)),
-        CliCase("opt-python-hostile-name", (opt, str(hostile_name), "-p", "fusion-segment,fusion-allocate", "-t",
+        CliCase("opt-python-hostile-name", (opt, str(hostile_name), "-p", "fusion-segment,fusion-allocate,alloc-place", "-t",
                                             "python{device=cpu}"), (0,), check_python=True),
         *[CliCase(f"opt-evaluate-{name}", (opt, str(EXAMPLES / "rmsnorm.mlir"), "-p",
                                            f'fusion-segment,fusion-allocate,alloc-evaluate{{shapes="{shapes}"}}'), (1,))
           for name, shapes in (("negative", "x=-1x64"), ("2p64", "x=18446744073709551616x64"), ("unknown-name", "nosuch=8x64"))],
-        *[CliCase(f"opt-python-{f.stem}-names", (opt, str(f), "-p", "fusion-segment,fusion-allocate", "-t",
+        *[CliCase(f"opt-python-{f.stem}-names", (opt, str(f), "-p", "fusion-segment,fusion-allocate,alloc-place", "-t",
                                                  "python{device=cpu}"), (0,), check_python=True)
           for f in (punctuation,)],
         CliCase("run-parse-error", (run, files["syntax_missing_operand"], "--device", "cpu"), (1,),

@@ -42,6 +42,7 @@ from allotment.backend import launch  # noqa: E402
 from allotment.backend.host_codegen import emit_program  # noqa: E402
 from allotment.backend.identifiers import Namespace, comment, ir_form, literal  # noqa: E402
 from allotment.ir import find_function, parse_module  # noqa: E402
+from allotment.passes.alloc_place import AllocPlacePass  # noqa: E402
 from allotment.passes.fusion_allocate import FusionAllocatePass  # noqa: E402
 from allotment.passes.fusion_segment import FusionSegmentPass  # noqa: E402
 from allotment.reference import evaluate  # noqa: E402
@@ -188,6 +189,7 @@ def allocated(text: str) -> str:
     module = parse_module(text)
     FusionSegmentPass().apply(Context(), module)
     FusionAllocatePass().apply(Context(), module)
+    AllocPlacePass(target="cpu").apply(Context(), module)
     return str(module)
 
 

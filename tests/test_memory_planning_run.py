@@ -108,7 +108,7 @@ def test_concat_writes_slices(rows: int) -> None:
     run_and_compare(CAT, inputs_for(CAT, [(rows, 4), (rows, 6)]))
     source = planned_source(CAT)
     run_body = source.split("def run", 1)[1]
-    assert run_body.count("launch_") == 2  # the two producers; no cat kernel
+    assert run_body.count("launch_") == 1  # the producers are index arithmetic in the cat's kernel
     assert source.count("torch.empty") == 1  # only the cat's buffer
 
 
@@ -267,4 +267,6 @@ func.func @rotary(%x: tensor<3x6x8xf32>, %c: tensor<6x8xf32>, %s: tensor<6x8xf32
 def test_rotary_cat_of_a_computed_half_and_an_argument_slice() -> None:
     run_and_compare(ROTARY, inputs_for(ROTARY, [(3, 6, 8), (6, 8), (6, 8)]))
     plan = allotment.memory_plan(ROTARY, {})
-    assert plan.planned_peak < plan.without_reuse
+    # one kernel (the slices, neg and cat are index arithmetic in it): only the output is allocated
+    assert plan.planned_peak == plan.without_reuse == 3 * 6 * 8 * 4
+    assert allotment.compile(ROTARY).source("cpu").count("@triton.jit\ndef k") == 1

@@ -22,7 +22,7 @@ from xdsl.ir import Operation, SSAValue
 
 from allotment.dialects import alloc
 
-VIEW_OPS = (memref.ReinterpretCastOp, memref.SubviewOp, memref.CastOp)
+VIEW_OPS = (memref.ReinterpretCastOp, memref.SubviewOp, memref.CastOp, memref.ViewOp)
 """Upstream ops whose result shares its source's memory."""
 
 

@@ -16,6 +16,8 @@ def _held_bytes(profile: MemoryProfile) -> list[int]:
     """Bytes the plan holds at each step (from each alloc to its dealloc, or the end)."""
     held = [0] * (profile.steps + 1)
     for b in profile.buffers:
+        if not b.holds_memory:
+            continue
         stop = b.freed if b.freed is not None else profile.steps
         for i in range(b.start, stop + 1):
             held[i] += b.nbytes
@@ -41,7 +43,7 @@ def plot_profile(profile: MemoryProfile, path: str | Path) -> None:
                                       sharex=True, gridspec_kw={"height_ratios": [3, 1]})
     for row, b in enumerate(profile.buffers):
         stop = b.freed if b.freed is not None else profile.steps
-        color = "tab:orange" if b.returned else "tab:blue"
+        color = "tab:orange" if b.returned else ("tab:green" if b.memory.startswith("arena slot") else "tab:blue")
         bars.barh(row, stop - b.start + 1, left=b.start, color=color, alpha=0.8)
         bars.text(b.start, row, f" {b.name} ({b.nbytes / scale:.3g} {unit})", va="center", fontsize=8)
     bars.set_yticks([])

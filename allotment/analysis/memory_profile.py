@@ -24,7 +24,7 @@ from xdsl.dialects.builtin import DYNAMIC_INDEX, IntegerAttr
 from xdsl.ir import Operation, SSAValue
 
 from allotment.analysis import size_arith
-from allotment.analysis.liveness import live_ranges
+from allotment.analysis.liveness import live_ranges, top_level_users
 from allotment.dialects import alloc
 
 
@@ -40,6 +40,12 @@ class BufferLife:
     last_use: int
     freed: int | None  # the step of its alloc.dealloc, None if never freed
     returned: bool
+
+    @property
+    def holds_memory(self) -> bool:
+        """Whether its bytes count in the planned peak on their own (not an arena slot,
+        whose bytes its arena holds, nor an on-chip buffer)."""
+        return not self.memory.startswith(("arena slot", "local", "shared"))
 
 
 @dataclass(frozen=True)
@@ -69,6 +75,10 @@ def size_expressions(f: func.FuncOp) -> dict[SSAValue, str]:
             names[op.result] = str(op.value.value.data)
         elif isinstance(op, memref.DimOp) and op.source in names and op.index in names:
             names[op.result] = f"{names[op.source]}.shape[{names[op.index]}]"
+        elif isinstance(op, alloc.PackOp):
+            names[op.total] = "arena size"
+            for k, offset in enumerate(op.offsets):
+                names[offset] = f"offset #{k}"
         elif (name := size_arith.arith_op_name(op.name)) and all(v in names for v in op.operands):
             a, b = (names[v] for v in op.operands)
             symbol = size_arith.SYMBOLS.get(name)
@@ -76,7 +86,7 @@ def size_expressions(f: func.FuncOp) -> dict[SSAValue, str]:
     return names
 
 
-def _size_text(op: alloc.AllocOp, names: dict[SSAValue, str]) -> str:
+def _size_text(op: alloc.AllocOp | memref.ViewOp, names: dict[SSAValue, str]) -> str:
     sizes = iter(op.sizes)
     factors = [names.get(next(sizes), "?") if e == DYNAMIC_INDEX else str(e) for e in op.result.type.get_shape()]
     from allotment.dtypes import element_nbytes
@@ -86,25 +96,56 @@ def _size_text(op: alloc.AllocOp, names: dict[SSAValue, str]) -> str:
 
 
 def memory_profile(f: func.FuncOp, nbytes: dict[Operation, int], without_reuse: int | None = None) -> MemoryProfile:
-    """The profile of `f`'s plan, with `nbytes[alloc_op]` the bytes of each global buffer.
+    """The profile of `f`'s plan, with `nbytes[op]` the bytes of each buffer: every
+    `alloc.alloc` (on-chip ones are listed with their kernel's placement but count in
+    no figure) and every arena slot (`memref.view`).
 
+    An arena counts its full size from its first to its last slot in the planned
+    peak; in the lower bound, each slot counts on its own over its live range.
     `without_reuse`: the bytes of every buffer of the unplanned function (before
-    in-place reuse removed some); default, the bytes of `f`'s own buffers."""
+    in-place reuse and packing); default, the bytes of `f`'s own buffers and slots."""
     ops = list(f.body.block.ops)
     index = {op: i for i, op in enumerate(ops)}
     names = size_expressions(f)
     buffers: list[BufferLife] = []
+    arenas = {op.source.owner for op in ops if isinstance(op, memref.ViewOp)}
+    live: list[tuple[int, int, int]] = []
+    held: list[tuple[int, int, int]] = []
+    steps = len(ops)
     for r in live_ranges(f):
         op = r.buffer
         freed = next((index[u.operation] for u in op.result.uses if isinstance(u.operation, alloc.DeallocOp)), None)
-        label = op.buffer_name.data if op.buffer_name is not None else (op.result.name_hint or f"buffer{len(buffers)}")
-        buffers.append(BufferLife(label, _size_text(op, names), nbytes.get(op, 0), op.memory.data.value,
-                                  r.start, r.end, freed, r.returned))
-    steps = len(ops)
-    live = _peak(steps, [(b.start, steps if b.returned else b.last_use, b.nbytes) for b in buffers])
-    held = _peak(steps, [(b.start, b.freed if b.freed is not None else steps, b.nbytes) for b in buffers])
-    total = sum(b.nbytes for b in buffers) if without_reuse is None else without_reuse
-    return MemoryProfile(f.sym_name.data, steps, tuple(buffers), held, live, total)
+        arena = op in arenas
+        buffers.append(BufferLife(_label(op, len(buffers)), _size_text(op, names), nbytes.get(op, 0),
+                                  "global (arena)" if arena else op.memory.data.value, r.start, r.end, freed, r.returned))
+        held.append((r.start, freed if freed is not None else steps, nbytes.get(op, 0)))
+        if not arena:
+            live.append((r.start, steps if r.returned else r.end, nbytes.get(op, 0)))
+    for i, op in enumerate(ops):
+        if isinstance(op, memref.ViewOp) and op.source.owner in arenas:
+            users = [index[u] for u, _ in top_level_users(op.result, index) if not isinstance(u, alloc.DeallocOp)]
+            end = max([i, *users])
+            freed = next((index[u.operation] for u in op.result.uses if isinstance(u.operation, alloc.DeallocOp)), None)
+            offset = names.get(op.byte_shift, "?")
+            buffers.append(BufferLife(op.result.name_hint or f"slot{i}", _size_text(op, names), nbytes.get(op, 0),
+                                      f"arena slot @ {offset}", i, end, freed, False))
+            live.append((i, end, nbytes.get(op, 0)))
+    for kernel in (op for op in ops if isinstance(op, alloc.KernelOp)):
+        where = {"persistent": "on chip", "persistent_if": f"on chip if %{kernel.fits.name_hint if kernel.fits else '?'}"}
+        for op in kernel.body.block.ops:
+            if isinstance(op, alloc.AllocOp):
+                placement = where.get(kernel.schedule_name or "", "on chip")
+                buffers.append(BufferLife(_label(op, len(buffers)), _size_text(op, names), nbytes.get(op, 0),
+                                          f"{op.memory.data.value} ({placement}, kernel {kernel.sym_name.data})",
+                                          index[kernel], index[kernel], None, False))
+    lower = _peak(steps, live)
+    planned = _peak(steps, held)
+    total = sum(n for _, _, n in live) if without_reuse is None else without_reuse
+    return MemoryProfile(f.sym_name.data, steps, tuple(buffers), planned, lower, total)
+
+
+def _label(op: alloc.AllocOp, k: int) -> str:
+    return op.buffer_name.data if op.buffer_name is not None else (op.result.name_hint or f"buffer{k}")
 
 
 def _peak(steps: int, intervals: list[tuple[int, int, int]]) -> int:

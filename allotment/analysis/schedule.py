@@ -118,12 +118,19 @@ def hint_index_values(f: func.FuncOp, hint: int) -> dict[SSAValue, int]:
                     values[op.results[0]] = size_arith.apply(name, a, b)
                 except size_arith.SizeArithmeticError:
                     pass
+        elif isinstance(op, alloc.PackOp) and all(v in values for v in op.sizes):
+            from allotment.analysis import packing
+
+            total, offsets = packing.pack([values[v] for v in op.sizes], op.lifetime_pairs(), op.alignment.value.data)
+            for r, v in zip(op.results, (total, *offsets)):
+                values[r] = v
     return values
 
 
-def buffer_bytes(op: alloc.AllocOp, values: dict[SSAValue, int], hint: int) -> int:
-    """Bytes of a global buffer for the given index values (`hint` for unknown extents)."""
-    if op.memory.data != alloc.MemorySpace.GLOBAL:
+def buffer_bytes(op: alloc.AllocOp | memref.ViewOp, values: dict[SSAValue, int], hint: int) -> int:
+    """Bytes of a global buffer or an arena slot for the given index values (`hint` for
+    unknown extents)."""
+    if isinstance(op, alloc.AllocOp) and op.memory.data != alloc.MemorySpace.GLOBAL:
         return 0
     sizes = iter(op.sizes)
     n = 1

@@ -351,7 +351,7 @@ def _reify_op(analysis: ShapeAnalysis, op: Operation) -> None:
 def _reify_op_rules(analysis: ShapeAnalysis, op: Operation) -> None:
     if isinstance(op, fusion.ElementwiseOp) and not isinstance(op, fusion.SetOp):
         _elementwise(analysis, op)
-    elif isinstance(op, fusion.SetOp | fusion.CastOp):
+    elif isinstance(op, fusion.SetOp | fusion.CastOp) or op.dialect_name() == "comm":  # comm: a resharding
         _set_result(analysis, op, op.results[0], analysis.extents[op.operands[0]])
     elif isinstance(op, fusion.ReductionOp):
         _reduction(analysis, op, list(op.dims.get_values()), op.keepdim is not None)

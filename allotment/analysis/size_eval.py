@@ -13,11 +13,11 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from xdsl.dialects import arith, func, memref
-from xdsl.dialects.builtin import DYNAMIC_INDEX, IndexType, IntegerAttr, MemRefType
+from xdsl.dialects.builtin import DYNAMIC_INDEX, IndexType, IntegerAttr, MemRefType, i1
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.traits import SymbolTable
 
-from allotment.analysis import size_arith
+from allotment.analysis import packing, size_arith
 from allotment.dialects import alloc, fusion
 from allotment.dtypes import element_nbytes
 from allotment.errors import ShapeError, UnsupportedError
@@ -51,7 +51,7 @@ class BufferSize:
     memory: str
     nbytes: int
     on_device: bool
-    op: alloc.AllocOp
+    op: alloc.AllocOp | memref.ViewOp  # a view: an arena slot (memory "arena")
 
 
 def evaluate_index_values(
@@ -86,7 +86,31 @@ def evaluate_index_values(
                 raise SizeError(f"{e} while evaluating sizes", op) from None
         elif isinstance(op, alloc.CheckOp):
             _check(op, values[op.lhs], values[op.rhs])
+        elif isinstance(op, arith.CmpiOp) and isinstance(op.lhs.type, IndexType):
+            values[op.result] = int(_CMPI[op.predicate.value.data](values[op.lhs], values[op.rhs]))
+        elif isinstance(op, arith.AndIOp | arith.OrIOp) and op.result.type == i1:
+            a, b = values[op.lhs], values[op.rhs]
+            values[op.result] = int(bool(a and b) if isinstance(op, arith.AndIOp) else bool(a or b))
+        elif isinstance(op, alloc.PackOp):
+            total, offsets = packing.pack([values[v] for v in op.sizes], op.lifetime_pairs(), op.alignment.value.data)
+            for r, v in zip(op.results, (total, *offsets)):
+                values[r] = v
     return values
+
+
+_CMPI = {0: int.__eq__, 1: int.__ne__, 2: int.__lt__, 3: int.__le__, 4: int.__gt__, 5: int.__ge__,
+         6: int.__lt__, 7: int.__le__, 8: int.__gt__, 9: int.__ge__}
+"""arith.cmpi predicates on index values (non-negative sizes: signed and unsigned agree)."""
+
+
+def placed_off_chip(op: alloc.AllocOp, values: Mapping[SSAValue, int]) -> bool:
+    """Whether an on-chip buffer of a `schedule(persistent if %fits else looped)` kernel
+    is not allocated for these sizes (the kernel streams its rows)."""
+    kernel = op.parent_op()
+    if not isinstance(kernel, alloc.KernelOp) or kernel.fits is None:
+        return False
+    fits = values.get(kernel.fits)
+    return fits is not None and not fits
 
 
 def _check(op: alloc.CheckOp, a: int, b: int) -> None:
@@ -121,8 +145,12 @@ def buffer_sizes(f: func.FuncOp, values: Mapping[SSAValue, int], device_id: int 
     more bytes than a 64-bit index holds, is a `SizeError` naming the alloc."""
     out: list[BufferSize] = []
     names: dict[str, int] = {}
+    arenas = {op.source.owner for op in f.body.block.ops if isinstance(op, memref.ViewOp)}
     for op in f.body.walk():
-        if not isinstance(op, alloc.AllocOp):
+        if isinstance(op, memref.ViewOp) and op.source.owner in arenas:
+            out.append(_slot_size(op, values, device_id))
+            continue
+        if not isinstance(op, alloc.AllocOp) or placed_off_chip(op, values):
             continue
         t = op.result.type
         assert isinstance(t, MemRefType)
@@ -161,6 +189,50 @@ def buffer_sizes(f: func.FuncOp, values: Mapping[SSAValue, int], device_id: int 
                 op,
             )
         )
+    return out
+
+
+def _slot_size(view: memref.ViewOp, values: Mapping[SSAValue, int], device_id: int | None) -> BufferSize:
+    """An arena slot as a buffer of the plan: memory `arena` (its bytes are the arena's)."""
+    t = view.result.type
+    assert isinstance(t, MemRefType)
+    dyn = iter(view.sizes)
+    shape = tuple(values[next(dyn)] if e == DYNAMIC_INDEX else e for e in t.get_shape())
+    arena = view.source.owner
+    assert isinstance(arena, alloc.AllocOp)
+    devices = mesh_devices(arena)
+    on_device = device_id is None or devices is None or device_id in devices
+    nbytes = size_arith.byte_size(list(shape), element_bytes(t.element_type))
+    return BufferSize(view.result.name_hint or "slot", shape, t.element_type, "arena", nbytes if on_device else 0,
+                      on_device, view)
+
+
+def slot_sizes(f: func.FuncOp, values: Mapping[SSAValue, int]) -> dict[Operation, int]:
+    """The bytes of every arena slot (`memref.view` of an `alloc.pack`ed arena) for
+    these sizes, after checking the concrete packing: two slots whose lifetimes
+    intersect never share a byte, and each slot fits the bytes it was packed as
+    (a SizeError naming the pack otherwise)."""
+    out: dict[Operation, int] = {}
+    for pack in (op for op in f.body.block.ops if isinstance(op, alloc.PackOp)):
+        sizes = [values[v] for v in pack.sizes]
+        offsets = [values[v] for v in pack.offsets]
+        lifetimes = pack.lifetime_pairs()
+        bad = packing.overlapping_slots(sizes, offsets, lifetimes)
+        if bad:
+            raise SizeError(f"arena slots #{bad[0][0]} and #{bad[0][1]} are live together and overlap", pack)
+        for k, offset in enumerate(pack.offsets):
+            for use in offset.uses:
+                view = use.operation
+                if not isinstance(view, memref.ViewOp):
+                    continue
+                t = view.result.type
+                assert isinstance(t, MemRefType)
+                dyn = iter(view.sizes)
+                shape = [values[next(dyn)] if e == DYNAMIC_INDEX else e for e in t.get_shape()]
+                nbytes = size_arith.byte_size(shape, element_bytes(t.element_type))
+                if nbytes > sizes[k] or offsets[k] + nbytes > values[pack.total]:
+                    raise SizeError(f"arena slot {view.result.name_hint or k} needs {nbytes} bytes past its place", pack)
+                out[view] = nbytes
     return out
 
 

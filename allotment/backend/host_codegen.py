@@ -1,8 +1,8 @@
 """The host program: allocated IR to readable Python, in the spirit of Inductor's wrapper.
 
 `emit_program(func, target)` returns the source of one Python module holding
-the generated Triton kernels, one launcher per kernel (block sizes, warps and
-the persistent/looped choice from the run-time sizes) and `run(*args)`, which
+the generated Triton kernels, one launcher per kernel (block sizes, warps, and
+the persistent or looped variant that `alloc-place` chose in the IR) and `run(*args)`, which
 does, in the IR's order: entry checks of the inputs (dtype, device, rank,
 static extents), size arithmetic, the `alloc.check`s, `torch.empty` for each
 global `alloc.alloc` on the inputs' device, `torch.as_strided` for views,
@@ -24,12 +24,14 @@ from __future__ import annotations
 
 import os
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from xdsl.dialects import arith, func, memref
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
     FloatAttr,
+    IndexType,
     IntegerAttr,
     IntegerType,
     MemRefType,
@@ -42,7 +44,7 @@ from allotment.backend.identifiers import Namespace, comment, generated, literal
 from allotment.backend.kernel_plan import BufferDim, CodegenError, ExtentSource, plan_kernel
 from allotment.backend.triton_codegen import GeneratedKernel, float_literal, generate_kernel, module_prelude, variants
 from allotment.dialects import alloc, fusion
-from allotment.dtypes import ir_name, torch_dtype_source
+from allotment.dtypes import buffer_torch_dtype_name, ir_name, torch_dtype_source
 
 
 @dataclass
@@ -164,14 +166,20 @@ class _HostEmitter:
             dyn = iter(op.sizes)
             shape = [self.v(next(dyn)) if e == DYNAMIC_INDEX else str(e) for e in t.get_shape()]
             self.line(f"# alloc.alloc {comment(_buffer_name(op))}")
-            self.line(
-                f"{self.v(op.result)} = torch.empty({_tuple(shape)}, dtype={torch_dtype_source(t.element_type)}, "
-                "device=device)"
-            )
+            dtype = f"torch.{buffer_torch_dtype_name(t.element_type)}"  # i8: an arena's bytes
+            self.line(f"{self.v(op.result)} = torch.empty({_tuple(shape)}, dtype={dtype}, device=device)")
             if any(e == DYNAMIC_INDEX for e in t.get_shape()):
                 self.line(f"huge = huge or {self.v(op.result)}.numel() >= 2**31")
         elif isinstance(op, memref.ReinterpretCastOp):
             self.view(op)
+        elif isinstance(op, alloc.PackOp):
+            sizes = _tuple([self.v(v) for v in op.sizes])
+            results = ", ".join(self.v(r) for r in op.results)
+            lifetimes = _tuple([f"({a}, {b})" for a, b in op.lifetime_pairs()])
+            self.line(f"# alloc.pack: {len(op.sizes)} slots in one arena")
+            self.line(f"{results}, = rt.pack({sizes}, {lifetimes}, {op.alignment.value.data})")
+        elif isinstance(op, memref.ViewOp):
+            self.slot(op)
         elif isinstance(op, alloc.KernelOp):
             self.kernel(op)
         elif isinstance(op, alloc.DeallocOp):
@@ -193,13 +201,27 @@ class _HostEmitter:
 
     def free(self, buffer: SSAValue) -> None:
         """`alloc.dealloc`: drops the buffer and every view of it, so its memory goes back to
-        torch's allocator; in poison mode it is first filled with NaN (or a sentinel)."""
+        torch's allocator (an arena slot's bytes go back to its arena); in poison mode it is
+        first filled with NaN (or a sentinel)."""
         if self.poison:
             self.line(f"rt.poison({self.v(buffer)})")
+        if isinstance(buffer.owner, memref.ViewOp):
+            self.views.get(_storage(buffer.owner.source), []).remove(self.v(buffer))
         self.line("del " + ", ".join([self.v(buffer), *self.views.pop(buffer, [])]))
 
+    def slot(self, op: memref.ViewOp) -> None:
+        """A `memref.view` of an arena: a typed tensor over bytes [offset, offset + size)."""
+        t = op.result.type
+        dyn = iter(op.sizes)
+        shape = [self.v(next(dyn)) if e == DYNAMIC_INDEX else str(e) for e in t.get_shape()]
+        self.views.setdefault(_storage(op.source), []).append(self.v(op.result))
+        self.line(
+            f"{self.v(op.result)} = rt.slot({self.v(op.source)}, {self.v(op.byte_shift)}, "
+            f"{torch_dtype_source(t.element_type)}, {_tuple(shape)})"
+        )
+
     def view(self, op: memref.ReinterpretCastOp) -> None:
-        root = view_root(op.source)
+        root = _storage(op.source)
         self.views.setdefault(root, []).append(self.v(op.result))
         sizes = self._mixed(op.static_sizes, op.sizes)
         strides = self._mixed(op.static_strides, op.strides)
@@ -229,6 +251,8 @@ class _HostEmitter:
             name = self.v(owner.sizes[sum(1 for e in shape[:j] if e == DYNAMIC_INDEX)])
         elif isinstance(owner, memref.ReinterpretCastOp):
             name = self._mixed(owner.static_sizes, owner.sizes)[j]
+        elif isinstance(owner, memref.ViewOp):
+            name = self.v(owner.sizes[sum(1 for e in shape[:j] if e == DYNAMIC_INDEX)])
         else:
             name = self.ns.name(f"{buffer.name_hint or 'arg'}_d{j}")
             self.line(f"{name} = {self.v(buffer)}.shape[{j}]")
@@ -269,13 +293,10 @@ class _HostEmitter:
         functions = {variant: self.ns.name(f"{kname}_{variant}") for variant in variants(plan)}
         gen = generate_kernel(plan, self.target, functions)
         self.kernels.append(gen)
-        extents = [self.extent(op, src) for src in plan.extents if src.static is None]
+        extents = [self.extent(op, src) for src in plan.extents if src.static is None and src.expr is None]
         sizes = [self.dim(op.ins[i], j) for i, j in _dynamic_input_dims(op)]
-        row_sizes = []
-        for a in plan.row_buffers.values():
-            row_sizes.append(self.host_index(op, a.sizes[0]) if a.sizes else str(a.result.type.get_shape()[0]))
-        row = f"max({', '.join(row_sizes)}, 0)" if len(row_sizes) > 1 else (row_sizes[0] if row_sizes else "0")
-        call_args = ins + outs + extents + sizes + ([row] if plan.reductions else []) + ["huge"]
+        fits = [self.v(op.fits)] if op.fits is not None and plan.reductions else []
+        call_args = ins + outs + extents + sizes + fits + ["huge"]
         launch = self.ns.name(f"launch_{kname}")
         self.line(f"{launch}({', '.join(call_args)})")
         self.launchers.append(_launcher(gen, launch, len(ins), len(outs)))
@@ -296,6 +317,14 @@ class _HostEmitter:
             raise CodegenError(f"library kernel {op.sym_name.data!r}: {lib.name} is not a library op")
 
 
+def _storage(value: SSAValue) -> SSAValue:
+    """The tensor a view is taken over in the host program: its root buffer, or the arena
+    slot (`memref.view`) it views, whose elements have the view's type."""
+    while isinstance(value.owner, memref.ReinterpretCastOp | memref.SubviewOp | memref.CastOp):
+        value = value.owner.operands[0]
+    return value
+
+
 def _buffer_name(op: alloc.AllocOp) -> str:
     """The buffer's `name` property (IR text: for comments only), or ""."""
     return op.buffer_name.data if op.buffer_name is not None else ""
@@ -310,6 +339,11 @@ def _dynamic_input_dims(op: alloc.KernelOp) -> list[tuple[int, int]]:
     return out
 
 
+_CMPI = {0: "==", 1: "!=", 2: "<", 3: "<=", 4: ">", 5: ">=", 6: "<", 7: "<=", 8: ">", 9: ">="}
+"""arith.cmpi predicates (eq, ne, slt, sle, sgt, sge, ult, ule, ugt, uge) on index
+values, which the host program holds as non-negative Python ints."""
+
+
 def _arith_expr(op: Operation, xs: list[str]) -> str:
     """Python for one host-level `arith` op. Integer ops call `analysis.size_arith`
     (as `rt.size_arith`): `index` ops as `rt.size_arith.divsi(a, b)` (an error on a
@@ -317,6 +351,14 @@ def _arith_expr(op: Operation, xs: list[str]) -> str:
     from allotment.analysis import size_arith
 
     name = op.name.split(".", 1)[1]
+    if isinstance(op, arith.CmpiOp):
+        # index comparisons (alloc-place's `%fits`): Python ints compare exactly
+        symbol = _CMPI.get(op.predicate.value.data)
+        if symbol is None or not isinstance(op.lhs.type, IndexType):
+            raise CodegenError(f"the host program cannot compute {op.name} on {op.lhs.type}")
+        return f"({xs[0]} {symbol} {xs[1]})"
+    if name in ("andi", "ori") and op.results[0].type == IntegerType(1):
+        return f"({xs[0]} {name[:-1]} {xs[1]})"
     if size_arith.arith_op_name(op.name) is not None:
         t = op.results[0].type
         if isinstance(t, IntegerType):
@@ -338,20 +380,24 @@ def _arith_expr(op: Operation, xs: list[str]) -> str:
 
 
 def _launcher(gen: GeneratedKernel, launch: str, n_in: int, n_out: int) -> str:
-    """The launcher of one kernel: block sizes, the persistent/looped choice and the launch.
+    """The launcher of one kernel: block sizes, the persistent/looped variant that the
+    kernel's schedule names (or that its `fits` argument picks) and the launch.
 
     Its parameters are the kernel's buffers, then one per dynamic domain extent (`D{d}`)
     and one per dynamic input extent (`n{i}_{j}`), computed by the host program: the
     launcher reads no extent from a tensor."""
     plan = gen.plan
-    dynamic = [d for d, src in enumerate(plan.extents) if src.static is None]
+    dynamic = [d for d, src in enumerate(plan.extents) if src.static is None and src.expr is None]
     in_dims = _dynamic_input_dims(plan.kernel)
     params = [f"in{i}" for i in range(n_in)] + [f"out{k}" for k in range(n_out)]
     params += [f"D{d}" for d in dynamic] + [f"n{i}_{j}" for i, j in in_dims]
-    if plan.reductions:
-        params.append("row")
+    schedule = plan.kernel.schedule_name if plan.reductions else None
+    if schedule == "persistent_if":
+        params.append("fits")
     params.append("huge")
     lines = [f"def {launch}({', '.join(generated(p) for p in params)}):"]
+    # extents of values computed in the kernel (cats, slices): from the launcher's own parameters
+    lines += [f"    D{d} = {src.expr}" for d, src in enumerate(plan.extents) if src.expr is not None]
     ext = lambda d: str(plan.extents[d].static) if plan.extents[d].static is not None else f"D{d}"
     lines.append(f"    M = {' * '.join(ext(d) for d in plan.outer) or '1'}")
     lines.append(f"    N = {' * '.join(ext(d) for d in plan.inner) or '1'}")
@@ -367,16 +413,37 @@ def _launcher(gen: GeneratedKernel, launch: str, n_in: int, n_out: int) -> str:
         "out": "out{i}", "out_stride": "out{i}.stride({d})", "extent": "D{i}",
     }
     args = ", ".join(
-        in_size(a.index, a.dim) if a.kind == "in_size" else spelling.get(a.kind, a.kind).format(i=a.index, d=a.dim)
+        in_size(a.index, a.dim) if a.kind == "in_size"
+        else f"({a.expr})" if a.kind == "derived"
+        else spelling.get(a.kind, a.kind).format(i=a.index, d=a.dim)
         for a in gen.args
     )
-    if plan.reductions:
+    if plan.partials:  # split across CTAs (`passes.split_reduction`): one kernel, or two stages
+        split = in_size(next(iter(plan.partials.values())), 0)
+        fn = gen.functions
+        lines += [
+            "    if M == 0:",
+            "        return",
+            "    bm, bn, warps = rt.outer_blocks(M, N)",
+            f"    if {split} <= 1:",
+            f"        rt.launch({fn['looped']}, (-(-M // bm),), ({args}), bm, bn, use_i64, warps)",
+            "        return",
+            f"    rt.launch({fn['split_partial']}, (-(-M // bm) * {split},), ({args}), bm, bn, use_i64, warps)",
+            f"    bm, bn, warps = rt.split_final_blocks(M, {split})",
+            f"    rt.launch({fn['split_final']}, (-(-M // bm),), ({args}), bm, bn, use_i64, warps)",
+        ]
+    elif plan.reductions:
         lines.append("    if M == 0:")
         lines.append("        return")
-        lines.append("    if row <= rt.PERSISTENT_MAX_ELEMENTS:")
-        lines.append(f"        kernel, (bm, bn, warps) = {gen.functions['persistent']}, rt.persistent_blocks(M, N)")
-        lines.append("    else:")
-        lines.append(f"        kernel, (bm, bn, warps) = {gen.functions['looped']}, rt.looped_blocks(M, N)")
+        persistent = f"{gen.functions['persistent']}, rt.persistent_blocks(M, N)" if "persistent" in gen.functions else ""
+        looped = f"{gen.functions['looped']}, rt.looped_blocks(M, N)" if "looped" in gen.functions else ""
+        if schedule == "persistent_if":  # alloc-place's run-time condition, evaluated by the host program
+            lines.append("    if fits:")
+            lines.append(f"        kernel, (bm, bn, warps) = {persistent}")
+            lines.append("    else:")
+            lines.append(f"        kernel, (bm, bn, warps) = {looped}")
+        else:
+            lines.append(f"    kernel, (bm, bn, warps) = {persistent or looped}")
         lines.append(f"    rt.launch(kernel, (-(-M // bm),), ({args}), bm, bn, use_i64, warps)")
     else:
         lines.append("    if M * N == 0:")
@@ -401,11 +468,15 @@ def poison_enabled() -> bool:
     return os.environ.get("ALLOT_POISON", "0") not in ("", "0")
 
 
-def emit_program(f: func.FuncOp, target: str, poison: bool | None = None) -> HostProgram:
+def emit_program(
+    f: func.FuncOp, target: str, poison: bool | None = None,
+    make_emitter: Callable[[func.FuncOp, str, bool], _HostEmitter] | None = None,
+) -> HostProgram:
     """The whole generated module for an allocated function. No IR text in it can run:
     identifiers come from `identifiers.Namespace`, strings through `identifiers.literal`.
-    `poison` (default: `poison_enabled()`) fills freed buffers before they are dropped."""
-    h = _HostEmitter(f, target, poison_enabled() if poison is None else poison)
+    `poison` (default: `poison_enabled()`) fills freed buffers before they are dropped.
+    `make_emitter` (the distributed backend's hook: `distributed_codegen`) builds the emitter."""
+    h = (make_emitter or _HostEmitter)(f, target, poison_enabled() if poison is None else poison)
     run = h.emit()
     parts = [
         literal(f"Generated by Allotment from @{f.sym_name.data} for {target}. Do not edit."),

@@ -140,10 +140,6 @@ def _pow2(n: int) -> int:
     return 1 << max(0, (max(1, n) - 1).bit_length())
 
 
-PERSISTENT_MAX_ELEMENTS = int(os.environ.get("ALLOT_PERSISTENT_MAX", "32768"))
-"""A reduced row of up to this many elements is kept in registers (one pass over
-memory); a longer one is looped over (a pass per reduction level, plus one)."""
-
 TILE = 4096
 """Elements per program tile (rows x columns)."""
 
@@ -179,6 +175,23 @@ def persistent_blocks(m: int, n: int) -> tuple[int, int, int]:
 
 def looped_blocks(m: int, n: int) -> tuple[int, int, int]:
     return 1, min(_pow2(n), TILE), 8
+
+
+def outer_blocks(m: int, n: int) -> tuple[int, int, int]:
+    """Blocks of a reduction split across CTAs (first stage, or the whole reduction when it
+    has one split): m kept indices, contiguous in memory, by n reduced ones. Up to 128 kept
+    indices per program (256 bytes of bf16: full-width coalesced loads), and as many reduced
+    rows as fill a TILE; a full reduction (m = 1) reads TILE contiguous elements a step."""
+    bm = min(_pow2(m), 128)
+    bn = min(_pow2(n), max(1, TILE // bm))
+    return bm, bn, 4 if bm * bn <= 1024 else 8
+
+
+def split_final_blocks(m: int, splits: int) -> tuple[int, int, int]:
+    """Blocks of a split reduction's second stage: m kept indices by its `splits` partials."""
+    bm = min(_pow2(m), 128)
+    bn = min(_pow2(splits), max(1, TILE // bm))
+    return bm, bn, 4 if bm * bn <= 1024 else 8
 
 
 def launch(kernel: Any, grid: tuple[int, ...], args: tuple, bm: int, bn: int, use_i64: bool, warps: int) -> None:
@@ -226,3 +239,21 @@ def write_back(caller: torch.Tensor, written: torch.Tensor) -> None:
     the caller's tensor gets the values."""
     if written is not caller:
         caller.copy_(written)
+
+
+def pack(sizes: tuple[int, ...], lifetimes: tuple[tuple[int, int], ...], alignment: int) -> tuple[int, ...]:
+    """`alloc.pack`: (arena bytes, offset of each slot), by `analysis.packing.pack`
+    (cached per tuple of sizes)."""
+    from allotment.analysis.packing import pack as _pack
+
+    total, offsets = _pack(sizes, lifetimes, alignment)
+    return (total, *offsets)
+
+
+def slot(arena: torch.Tensor, offset: int, dtype: torch.dtype, shape: tuple[int, ...]) -> torch.Tensor:
+    """`memref.view`: a contiguous tensor of `dtype` and `shape` over the arena's bytes from `offset`."""
+    n = 1
+    for e in shape:
+        n *= e
+    nbytes = n * dtype.itemsize
+    return arena[offset:offset + nbytes].view(dtype).view(shape)

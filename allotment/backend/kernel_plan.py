@@ -5,7 +5,12 @@ split into `outer` dims (one tile row per outer index) and `inner` dims (the
 tile's columns): for reduction and normalization kernels the inner dims are the
 reduced dims, for pointwise kernels the last dim. Every tensor value of the
 body relates to D by an index map: for each of its dims, the domain dim that
-indexes it (with a shift, for pad and cat) or None (a size-1 dim: index 0).
+indexes it (with a shift and a scale, for pad, cat and slice), a constant, or
+None (a size-1 dim: index 0). Values read only through slices, pads, cats,
+permutes and reshapes are off the domain (`_on_domain`): they have no natural
+map and give no extent; where a domain extent is only theirs, the launcher
+computes it (`ExtentSource.expr`, `launcher_extent`). A reduction split across
+CTAs has a partials input (`KernelPlan.partials`).
 
 `plan_kernel` derives D, the split, each value's natural map and, for each
 dynamic domain dim, which `index` values of the host program give its extent
@@ -19,14 +24,21 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from xdsl.dialects.builtin import DYNAMIC_INDEX, TensorType
+from xdsl.dialects.builtin import DYNAMIC_INDEX, DenseArrayBase, TensorType
 from xdsl.ir import Operation, SSAValue
 
 from allotment.dialects import alloc, fusion
 from allotment.errors import CompileError
 
-Map = tuple[tuple[int, object] | None, ...]
-"""Per value dim: (domain dim, shift) or None. A shift is an int or the name of a size."""
+Map = tuple[tuple | None, ...]
+"""Per value dim: None (index 0), `(d, shift)` (index `i_d - shift`) or `(d, shift, scale)`
+(index `scale * i_d - shift`); d is a domain dim, or None for a constant index `-shift`.
+A shift is an int or an expression (a string) over the kernel's scalar arguments; a scale
+is an int. Slices, pads, cats and permutes of values computed in a kernel move their
+operands' maps (`triton_codegen._Emitter.operand_maps`): index arithmetic, no buffer."""
+
+INDEX_VIEWS = (fusion.SliceOp, fusion.PermuteOp, fusion.ReshapeOp, fusion.PadOp, fusion.CatOp)
+"""Ops whose operands are read at other indices than their result (off the kernel's domain)."""
 
 REDUCTIONS = (fusion.ReductionOp, fusion.VarMeanOp)
 
@@ -54,6 +66,10 @@ class ExtentSource:
     static: int | None = None
     terms: tuple[BufferDim | SSAValue, ...] = ()
     offset: int = 0
+    expr: str | None = None
+    """Set where no buffer dim or host value gives the extent (a dim spanned only by a cat
+    or slice of values computed in the kernel): the launcher computes it from its own
+    parameters (`launcher_extent`) and the host program passes nothing for it."""
 
 
 @dataclass
@@ -67,6 +83,9 @@ class KernelPlan:
     natural: dict[SSAValue, Map] = field(default_factory=dict)
     extents: list[ExtentSource] = field(default_factory=list)
     row_buffers: dict[Operation, alloc.AllocOp] = field(default_factory=dict)
+    partials: dict[Operation, int] = field(default_factory=dict)
+    """A reduction split across CTAs -> the in holding its partials [split, kept]
+    (`passes.split_reduction`; the kernel's `partials` attribute)."""
 
     @property
     def name(self) -> str:
@@ -106,6 +125,7 @@ def plan_kernel(kernel: alloc.KernelOp) -> KernelPlan:
         outer = list(range(len(domain) - 1))
         inner = [len(domain) - 1] if domain else []
     plan = KernelPlan(kernel, kernel.kind.data, tuple(domain), outer, inner, reductions)
+    _split_partials(plan)
     _natural_maps(plan, block.args, ops)
     for v in yielded:
         if v not in plan.natural:
@@ -133,15 +153,15 @@ def _natural_maps(plan: KernelPlan, args: Sequence[SSAValue], ops: Sequence[Oper
             return outer_map
         return None
 
+    on = _on_domain(plan, ops)
     for a in args:
-        gathered_only = a.uses and all(isinstance(u.operation, fusion.PadOp | fusion.CatOp) for u in a.uses)
-        if isinstance(a.type, TensorType) and not gathered_only:
+        if isinstance(a.type, TensorType) and a in on:
             m = by_shape(_shape(a))
             if m is not None:
                 plan.natural[a] = m
     for op in ops:
         for r in op.results:
-            if not isinstance(r.type, TensorType):
+            if not isinstance(r.type, TensorType) or r not in on:
                 continue
             m: Map | None
             if isinstance(op, REDUCTIONS):
@@ -158,6 +178,43 @@ def _natural_maps(plan: KernelPlan, args: Sequence[SSAValue], ops: Sequence[Oper
             if m is not None:
                 plan.natural[r] = m
     _squeezed_maps(plan, ops)
+
+
+def _split_partials(plan: KernelPlan) -> None:
+    """Reads the kernel's `partials` attribute: one in-index per reduction, in body order."""
+    attr = plan.kernel.attributes.get("partials")
+    if attr is None:
+        return
+    if not isinstance(attr, DenseArrayBase):
+        raise CodegenError(f"kernel {plan.name!r}: `partials` must be an array of in-indices")
+    indices = [int(i) for i in attr.get_values()]
+    args = plan.kernel.body.block.args
+    if len(indices) != len(plan.reductions) or any(
+        not 0 <= i < len(args) or not isinstance(args[i].type, TensorType) or len(_shape(args[i])) != 2 or args[i].uses
+        for i in indices
+    ):
+        raise CodegenError(
+            f"kernel {plan.name!r}: `partials` must name one unused [split, kept] input per reduction"
+        )
+    if any(isinstance(r, fusion.VarMeanOp) for r in plan.reductions):
+        raise CodegenError(f"kernel {plan.name!r}: var_mean cannot be split across CTAs")
+    plan.partials = dict(zip(plan.reductions, indices))
+
+
+def _on_domain(plan: KernelPlan, ops: Sequence[Operation]) -> set[SSAValue]:
+    """The values read at the domain's own indices: the outputs, the reductions' inputs
+    and results and, backward, the operands of the other ops that use such values. The
+    operands of slices, pads, cats, permutes and reshapes (`INDEX_VIEWS`) are read at other
+    indices (off the domain): they have no natural map and give no domain extent."""
+    on: set[SSAValue] = set(plan.kernel.body.block.last_op.operands)
+    for r in plan.reductions:
+        on.add(r.operands[0])
+        on.update(r.results)
+    for op in reversed(ops):
+        if isinstance(op, INDEX_VIEWS) or not any(r in on for r in op.results):
+            continue
+        on.update(x for x in op.operands if isinstance(x.type, TensorType))
+    return on
 
 
 def _squeezed_maps(plan: KernelPlan, ops: Sequence[Operation]) -> None:
@@ -193,11 +250,22 @@ def _extent_sources(plan: KernelPlan, kernel: alloc.KernelOp, args: Sequence[SSA
             continue
         idx = _find_index_value(kernel, plan, dim)
         if idx is None:
-            raise CodegenError(f"kernel {plan.name!r}: no operand gives the extent of domain dim {dim}")
+            out.append(ExtentSource(expr=launcher_extent(_domain_value(plan, yielded), dim, args)))
+            continue
         if idx in list(args):
             idx = kernel.ins[list(args).index(idx)]
         out.append(ExtentSource(terms=(idx,)))
     return out
+
+
+def _domain_value(plan: KernelPlan, yielded: Sequence[SSAValue]) -> SSAValue:
+    """A value of the kernel whose shape is its domain."""
+    if plan.reductions:
+        return plan.reductions[0].operands[0]
+    for v in yielded:
+        if _shape(v) == plan.domain:
+            return v
+    raise CodegenError(f"kernel {plan.name!r}: no value spans the iteration domain")
 
 
 def _find_operand_dim(plan: KernelPlan, kind: str, values: Sequence[SSAValue], dim: int) -> BufferDim | None:
@@ -257,3 +325,209 @@ def _find_index_value(kernel: alloc.KernelOp, plan: KernelPlan, dim: int) -> SSA
             if m[0] is not None and m[0][0] == dim:
                 return op.length[0]
     return None
+
+
+# -- index maps ------------------------------------------------------------------
+
+
+def _unpack(entry: tuple) -> tuple[int | None, object, int]:
+    return (entry[0], entry[1], 1) if len(entry) == 2 else (entry[0], entry[1], entry[2])
+
+
+def _entry(d: int | None, shift: object, scale: int) -> tuple | None:
+    if d is None and shift in (0, "0"):
+        return None
+    return (d, shift) if scale == 1 else (d, shift, scale)
+
+
+def add_shift(a: object, b: object) -> object:
+    """a + b for shifts (ints, or expressions as strings)."""
+    if isinstance(a, int) and isinstance(b, int):
+        return a + b
+    if a in (0, "0"):
+        return b
+    if b in (0, "0"):
+        return a
+    return f"{a} + {b}"
+
+
+def _neg(a: object) -> object:
+    return -a if isinstance(a, int) else f"-({a})"
+
+
+def _scaled(a: object, k: int) -> object:
+    if isinstance(a, int):
+        return a * k
+    return a if k == 1 else f"({a}) * {k}"
+
+
+def index_expr(entry: tuple | None) -> str:
+    """The Triton index expression of a map entry (None: index 0)."""
+    if entry is None:
+        return "0"
+    d, shift, scale = _unpack(entry)
+    if d is None:
+        return f"({_neg(shift)})"
+    base = f"i{d}" if scale == 1 else f"i{d} * {scale}"
+    return base if shift in (0, "0") else f"({base} - ({shift}))"
+
+
+def entry_dim(entry: tuple | None) -> int | None:
+    """The domain dim an entry varies with (None: a constant index)."""
+    return None if entry is None else entry[0]
+
+
+def shifted(entry: tuple | None, delta: object) -> tuple | None:
+    """The entry of index `index(entry) - delta` (a pad's low padding, a cat piece's offset)."""
+    if entry is None:
+        return _entry(None, delta, 1)
+    d, shift, scale = _unpack(entry)
+    return _entry(d, add_shift(shift, delta), scale)
+
+
+def sliced(entry: tuple | None, first: object, step: int) -> tuple | None:
+    """The source entry of a slice's entry: `first + step * index(entry)`."""
+    if entry is None:
+        return _entry(None, _neg(first), 1)
+    d, shift, scale = _unpack(entry)
+    return _entry(d, add_shift(_scaled(shift, step), _neg(first)), scale * step)
+
+
+def permuted(m: Map, perm: Sequence[int]) -> Map:
+    """The input map of a permute (`result dim j = input dim perm[j]`) at result map m."""
+    out: list[tuple | None] = [None] * len(perm)
+    for j, p in enumerate(perm):
+        out[p] = m[j]
+    return tuple(out)
+
+
+def unit_reshaped(m: Map, in_shape: Sequence[int], out_shape: Sequence[int]) -> Map | None:
+    """The input map of a reshape that only inserts or removes static size-1 dims (None
+    for any other reshape: it would need div/mod index arithmetic)."""
+    ins = [j for j, e in enumerate(in_shape) if e != 1]
+    outs = [j for j, e in enumerate(out_shape) if e != 1]
+    if len(ins) != len(outs) or any(
+        in_shape[a] != out_shape[b] and DYNAMIC_INDEX not in (in_shape[a], out_shape[b]) for a, b in zip(ins, outs)
+    ):
+        return None
+    out: list[tuple | None] = [None] * len(in_shape)
+    for a, b in zip(ins, outs):
+        out[a] = m[b]
+    return tuple(out)
+
+
+def norm_dims(values: Sequence[int], rank: int) -> list[int]:
+    return [d + rank if d < 0 else d for d in values]
+
+
+# -- extents of values inside a kernel ---------------------------------------------
+
+
+def launcher_scalar(v: SSAValue, args: Sequence[SSAValue]) -> str:
+    """An `index` value of a kernel body as the launcher spells it: `in{i}` for an input,
+    a literal for a constant."""
+    from xdsl.dialects import arith
+    from xdsl.dialects.builtin import IntegerAttr
+
+    if v in args:
+        return f"in{list(args).index(v)}"
+    owner = v.owner
+    if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr):
+        return str(owner.value.value.data)
+    raise CodegenError(f"index value {v.name_hint} is neither a kernel input nor a constant")
+
+
+def slice_first(op: fusion.SliceOp, j: int, args: Sequence[SSAValue]) -> str:
+    """Where dim j of a slice starts in its input, for the launcher (`view_extents.slice_index_sym`'s rule)."""
+    n = launcher_extent(op.input, j, args)
+    start = _mixed_entry(op, "start", j, args)
+    if start.lstrip("-").isdigit() and n.isdigit():
+        s, e = int(start), int(n)
+        return str(min(s, e) if s >= 0 else max(e + s, 0))
+    if start.isdigit() and int(start) == 0:
+        return "0"
+    return f"(min({start}, {n}) if {start} >= 0 else max({n} + {start}, 0))"
+
+
+def _mixed_entry(op: fusion.SliceOp, which: str, j: int, args: Sequence[SSAValue]) -> str:
+    static = list(op.properties[f"static_{which}"].get_values())
+    dynamic = iter(getattr(op, which))
+    for k, s in enumerate(static):
+        v = next(dynamic) if s == DYNAMIC_INDEX else None
+        if k == j:
+            return launcher_scalar(v, args) if v is not None else str(s)
+    raise CodegenError("slice rank mismatch")
+
+
+def launcher_extent(v: SSAValue, j: int, args: Sequence[SSAValue]) -> str:
+    """Extent j of a value of a kernel body, as a Python expression that the launcher
+    evaluates over its own parameters (`n{i}_{j}`: dynamic extents of inputs; `in{i}`:
+    index inputs) and integers: a literal when it is static."""
+    args = list(args)
+    while True:
+        shape = _shape(v)
+        if shape[j] != DYNAMIC_INDEX:
+            return str(shape[j])
+        if v in args:
+            return f"n{args.index(v)}_{j}"
+        op = v.owner
+        if isinstance(op, fusion.ElementwiseOp | fusion.CastOp | fusion.SetOp) and not isinstance(op, REDUCTIONS):
+            nxt = next((x for x in op.operands if isinstance(x.type, TensorType) and len(_shape(x)) == len(shape)
+                        and _shape(x)[j] != 1), None)
+            if nxt is None:
+                break
+            v = nxt
+        elif isinstance(op, fusion.SqueezeOp):
+            rank = len(_shape(op.input))
+            drop = set(norm_dims(op.dims.get_values(), rank))
+            j = [d for d in range(rank) if d not in drop][j]
+            v = op.input
+        elif isinstance(op, fusion.PermuteOp):
+            j = norm_dims(op.dims.get_values(), len(shape))[j]
+            v = op.input
+        elif isinstance(op, REDUCTIONS):
+            rank = len(_shape(op.operands[0]))
+            if op.keepdim is None:
+                rd = set(_reduced_dims(op))
+                j = [d for d in range(rank) if d not in rd][j]
+            v = op.operands[0]
+        elif isinstance(op, fusion.PadOp):
+            lo, hi = op.low.get_values()[j], op.high.get_values()[j]
+            return f"({launcher_extent(op.input, j, args)} + {lo + hi})"
+        elif isinstance(op, fusion.CatOp):
+            if j == norm_dims([op.dim.value.data], len(shape))[0]:
+                return "(" + " + ".join(launcher_extent(x, j, args) for x in op.inputs) + ")"
+            v = op.inputs[0]
+        elif isinstance(op, fusion.SliceOp):
+            first = slice_first(op, j, args)
+            last = _slice_last(op, j, args)
+            step = _mixed_entry(op, "step", j, args)
+            return f"max(-(-({last} - {first}) // {step}), 0)"
+        elif isinstance(op, fusion.BroadcastInDimOp | fusion.ExpandOp | fusion.FullOp | fusion.ReshapeOp):
+            key = "static_sizes" if isinstance(op, fusion.FullOp) else "static_shape"
+            static = list(op.properties[key].get_values())
+            dyn = iter(op.operands[1:])
+            for k, s in enumerate(static):
+                x = next(dyn) if s == DYNAMIC_INDEX else None
+                if k == j and x is not None:
+                    return launcher_scalar(x, args)
+                if k == j and s == -1 and isinstance(op, fusion.ReshapeOp):
+                    src = op.input
+                    numel = " * ".join(launcher_extent(src, d, args) for d in range(len(_shape(src)))) or "1"
+                    others = [launcher_extent(v, d, args) for d in range(len(shape)) if d != j]
+                    return f"(({numel}) // max({' * '.join(others) or '1'}, 1))"
+            break
+        elif isinstance(op, fusion.IotaOp) and op.length:
+            return launcher_scalar(op.length[0], args)
+        else:
+            break
+    raise CodegenError(f"cannot find extent {j} of {v.name_hint} inside its kernel")
+
+
+def _slice_last(op: fusion.SliceOp, j: int, args: Sequence[SSAValue]) -> str:
+    n = launcher_extent(op.input, j, args)
+    stop = _mixed_entry(op, "stop", j, args)
+    if stop.lstrip("-").isdigit() and n.isdigit():
+        s, e = int(stop), int(n)
+        return str(min(s, e) if s >= 0 else max(e + s, 0))
+    return f"(min({stop}, {n}) if {stop} >= 0 else max({n} + {stop}, 0))"

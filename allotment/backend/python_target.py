@@ -1,6 +1,6 @@
 """`allot-opt -t python`: the host program (with its Triton kernels) of allocated IR.
 
-Runs on a module whose functions went through `fusion-segment,fusion-allocate`
+Runs on a module whose functions went through `fusion-segment,fusion-allocate,alloc-place`
 and prints, for each, the Python module that `allotment.compile` would load.
 `-t python{device=cpu}` generates the interpreter flavour (no libdevice).
 What it prints is what `emit_program` makes: IR names appear only as
@@ -39,7 +39,7 @@ class PythonTarget(Target):
         ]
         if not funcs:
             raise DiagnosticException(
-                "-t python needs allocated functions: run -p fusion-segment,fusion-allocate first"
+                "-t python needs allocated, placed functions: run -p fusion-segment,fusion-allocate,alloc-place first"
             )
         for f in funcs:
             try:

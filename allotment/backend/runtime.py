@@ -132,7 +132,8 @@ def _key_lock(key: str) -> threading.Lock:
 def _program_key(text: str, function: str, target: str) -> str:
     from allotment.backend.host_codegen import poison_enabled
 
-    options = f"tanh={os.environ.get('ALLOT_TANH', 'exp')} poison={poison_enabled()}"
+    options = (f"tanh={os.environ.get('ALLOT_TANH', 'exp')} poison={poison_enabled()} "
+               f"row={os.environ.get('ALLOT_ON_CHIP_ROW_BYTES', '')}")
     return hashlib.sha256(f"{CODEGEN_VERSION}\n{target}\n{options}\n{function}\n{text}".encode()).hexdigest()[:24]
 
 
@@ -141,9 +142,15 @@ class Executable:
 
     Safe to call from many threads; the fusion IR it holds is its own copy."""
 
-    def __init__(self, module: ModuleOp, function: func.FuncOp, device: str | None) -> None:
+    def __init__(
+        self, module: ModuleOp, function: func.FuncOp, device: str | None, cuda_graphs: bool = False
+    ) -> None:
         self._module = module
-        self._allocated: ModuleOp | None = None
+        self.cuda_graphs = cuda_graphs
+        """CUDA calls replay a captured graph per input signature (`backend/cuda_graphs.py`)."""
+        self._graphed: Any = None
+        self._allocated: dict[str, ModuleOp] = {}
+        """The planned IR, by target (placement depends on the target's capacity)."""
         self.function = function.sym_name.data
         self.signature = _signature(function)
         self.arg_names = tuple(a.name_hint or f"arg{i}" for i, a in enumerate(function.args))
@@ -196,7 +203,7 @@ class Executable:
                 raise InputTypeError(f"input {self.arg_names[i]}: expected a tensor, got {type(x).__name__}")
             if first is None:
                 first = x
-        if self.device is None and first is not None:  # the hot path: no pinned device
+        if self.device is None and first is not None and not self.cuda_graphs:  # the hot path: no pinned device
             return self.program("cuda" if first.is_cuda else "cpu")(*inputs)
         target = self.target_for(inputs)
         if target == "cuda" and not torch.cuda.is_available():
@@ -204,7 +211,23 @@ class Executable:
         if self.device is not None:
             dev = torch.device(self.device)
             inputs = tuple(x.to(dev) if isinstance(x, torch.Tensor) else x for x in inputs)
+        if self.cuda_graphs and target == "cuda":
+            return self._graph_program()(*inputs)
         return self.program(target)(*inputs)
+
+    def _graph_program(self) -> Any:
+        graphed = self._graphed
+        if graphed is None:
+            from allotment.backend.cuda_graphs import GraphedProgram
+            from allotment.ir import find_function
+            from allotment.passes.alloc_alias import aliased_results
+
+            with self._lock:
+                if self._graphed is None:
+                    aliases = aliased_results(find_function(self._module, self.function))
+                    self._graphed = GraphedProgram(self.program("cuda"), aliases)
+                graphed = self._graphed
+        return graphed
 
     def source(self, target: str | None = None) -> str:
         """The generated host program (with its Triton kernels) for `target` ("cpu" or "cuda";
@@ -226,16 +249,17 @@ class Executable:
         return source
 
     def generate(self, target: str) -> str:
-        """Runs the passes (once per executable) and generates the program text for `target`."""
+        """Runs the passes (once per executable and target) and generates the program text for `target`."""
         from allotment.backend.host_codegen import emit_program
         from allotment.backend.kernel_plan import CodegenError
         from allotment.ir import find_function
 
         with self._lock:
-            if self._allocated is None:
-                self._allocated = run_pipeline(self._module)
+            allocated = self._allocated.get(target)
+            if allocated is None:
+                allocated = self._allocated[target] = run_pipeline(self._module, target)
         try:
-            return emit_program(find_function(self._allocated, self.function), target).source
+            return emit_program(find_function(allocated, self.function), target).source
         except CodegenError as e:
             raise CompileError(f"@{self.function}: {e}") from None
 
@@ -269,13 +293,16 @@ def compile(
     *,
     function: str | None = None,
     device: str | None = None,
+    cuda_graphs: bool = False,
 ) -> Executable:
     """Prepares a fusion for execution (code is generated on the first call per target).
 
     `fusion` is IR text, a `pathlib.Path` to a .mlir file, a `ModuleOp` or a `func.FuncOp`
     (cloned: the caller's IR is never modified); `function` picks a function of a module
     (default: the first); `device` pins where it runs ("cpu", "cuda", "cuda:N"; default:
-    where the inputs are). Raises ArgumentError for arguments of the wrong type or value,
+    where the inputs are). `cuda_graphs=True`: CUDA calls capture one CUDA graph per input
+    signature and replay it (outputs are reused by the next call with the same signature:
+    see `backend/cuda_graphs.py`). Raises ArgumentError for arguments of the wrong type or value,
     ParseError/VerifyError for bad IR, CompileError for a fusion that cannot run.
     """
     from allotment.ir import find_function
@@ -287,8 +314,13 @@ def compile(
     f = find_function(module, function)
     if f.is_declaration:
         raise ArgumentError(f"compile: @{f.sym_name.data} is a declaration; a fusion needs a body to compile")
-    _check_supported(f)
-    return Executable(module, f, device)
+    if _is_sharded(f):  # one program per rank, collectives through torch.distributed
+        from allotment.backend.distributed import DistributedExecutable
+
+        return DistributedExecutable(module, f, device)
+    if not isinstance(cuda_graphs, bool):
+        raise ArgumentError(f"compile: cuda_graphs must be True or False, got {cuda_graphs!r}")
+    return Executable(module, f, device, cuda_graphs)
 
 
 def _check_device(device: Any) -> None:
@@ -344,13 +376,11 @@ def _looks_like_a_path(text: str) -> bool:
     )
 
 
-def _check_supported(f: func.FuncOp) -> None:
-    for t in list(f.function_type.inputs.data) + list(f.function_type.outputs.data):
-        if isinstance(t, TensorType) and not isinstance(t.encoding, type(TensorType(t.element_type, []).encoding)):
-            raise CompileError(
-                f"@{f.sym_name.data} has sharded tensors: running them needs the distributed backend, "
-                "which does not exist yet (plan_sizes and allocate_intermediates do handle shardings)"
-            )
+def _is_sharded(f: func.FuncOp) -> bool:
+    """Whether a fusion has sharded tensors (it then runs on torch.distributed)."""
+    from allotment.passes.sharding_propagation import is_sharded_function
+
+    return is_sharded_function(f)
 
 
 # --------------------------------------------------------------------------- #
@@ -358,18 +388,20 @@ def _check_supported(f: func.FuncOp) -> None:
 # --------------------------------------------------------------------------- #
 
 
-def pipeline() -> tuple[ModulePass, ...]:
-    """The passes that turn a fusion into planned, allocated IR, in order (`passes.pipeline`)."""
+def pipeline(target: str = "cuda") -> tuple[ModulePass, ...]:
+    """The passes that turn a fusion into planned, allocated IR for `target`, in order
+    (`passes.pipeline`)."""
     from allotment.passes.pipeline import compile_passes
 
-    return tuple(compile_passes())
+    return tuple(compile_passes(target))
 
 
-def run_pipeline(module: ModuleOp) -> ModuleOp:
-    """The planned, allocated IR of `module` (a clone: `module` itself is not modified)."""
+def run_pipeline(module: ModuleOp, target: str = "cuda") -> ModuleOp:
+    """The planned, allocated IR of `module` for `target` (a clone: `module` itself is
+    not modified)."""
     from allotment.passes import pipeline as passes
 
-    return passes.run_pipeline(module, list(pipeline()))
+    return passes.run_pipeline(module, list(pipeline(target)))
 
 
 # --------------------------------------------------------------------------- #

@@ -17,10 +17,28 @@ to its IR type, as torch does op by op.
   more loop that computes and stores the full-domain outputs. A softmax's
   max and sum of exp(x - max) (in f32) share one loop with online rescaling,
   so a long-row softmax reads its row twice, not three times.
+- reduction split across CTAs (`passes.split_reduction`: outer, middle-axis
+  and full reductions; the kernel's `partials` attribute names one partials
+  buffer [split, kept] per reduction): `split_partial`, one program per (tile of
+  BLOCK_M kept indices, split), loops over its split's whole BLOCK_N tiles of
+  the reduced axis and stores one partial per kept index; `split_final`
+  combines the partials of BLOCK_M kept indices in split order (deterministic)
+  and computes the outputs. With one split the `looped` variant does it all.
+  Kept indices are the tile's rows: where they are contiguous in memory,
+  Triton's coalescing follows them.
 
-The launcher (see `host_codegen._launcher`) picks persistent or looped from the
-size of the row buffer that `fusion-allocate` gave the reduction, and the block
-sizes.
+Values read at other indices than their own (the operands of slices, pads,
+cats, permutes and unit reshapes of values computed in the kernel) are
+emitted at moved index maps (`kernel_plan.sliced`, `shifted`, `permuted`):
+the ops computing them run again at those indices, and a pad's input or a
+cat's piece is computed under its in-range condition (`_Emitter.guarded`: its
+loads masked by it). Extents of such values that no buffer has come from the
+launcher (`kernel_plan.launcher_extent`, kernel arguments `X0`, `X1`, ...).
+
+Which of the two a kernel gets is `alloc-place`'s decision, in the IR (the
+kernel's `schedule`); with `schedule(persistent if %fits else looped)` both are
+generated and the launcher (`host_codegen._launcher`) launches the one `%fits`
+names. The launcher picks the block sizes.
 
 The emitter is iterative (an explicit stack in `_Emitter.value`, one forward
 pass in `reduction_levels`): the length of a chain of ops is bounded by memory,
@@ -36,6 +54,7 @@ from dataclasses import dataclass
 
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
     BFloat16Type,
     Float16Type,
     Float32Type,
@@ -47,8 +66,24 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Operation, SSAValue
 
+from allotment.backend import triton_math
 from allotment.backend.identifiers import comment
-from allotment.backend.kernel_plan import REDUCTIONS, CodegenError, KernelPlan, Map, identity_map
+from allotment.backend.kernel_plan import (
+    REDUCTIONS,
+    CodegenError,
+    KernelPlan,
+    Map,
+    entry_dim,
+    identity_map,
+    index_expr,
+    launcher_extent,
+    norm_dims,
+    permuted,
+    shifted,
+    slice_first,
+    sliced,
+    unit_reshaped,
+)
 from allotment.dialects import fusion
 from allotment.dialects.fusion_rules import element_type_of, promote
 from allotment.dtypes import triton_dtype
@@ -133,14 +168,20 @@ def _pow(x, y):
 '''
 
 
+TILE_SHAPES = {frozenset({"m", "n"}): "(BLOCK_M, BLOCK_N)", frozenset({"m"}): "(BLOCK_M, 1)",
+               frozenset({"n"}): "(1, BLOCK_N)", frozenset(): "(1, 1)"}
+"""The tile shape of a value that varies along the given axes (m: rows, n: columns)."""
+
+
 @dataclass
 class KernelArg:
     """One argument of the generated kernel, as the launcher must pass it."""
 
     name: str
-    kind: str  # "in", "out", "in_stride", "out_stride", "in_size", "scalar", "extent", "M", "N"
+    kind: str  # "in", "out", "in_stride", "out_stride", "in_size", "scalar", "extent", "derived", "M", "N"
     index: int = 0
     dim: int = 0
+    expr: str = ""  # "derived": a Python expression over the launcher's parameters (`launcher_extent`)
 
 
 @dataclass
@@ -154,8 +195,10 @@ class GeneratedKernel:
 class _Emitter:
     """Emits one Triton function for a kernel plan (one variant)."""
 
-    def __init__(self, plan: KernelPlan, variant: str, target: str) -> None:
+    def __init__(self, plan: KernelPlan, variant: str, target: str, derived: dict[str, str] | None = None) -> None:
         self.plan = plan
+        self.derived = {} if derived is None else derived  # launcher expression -> kernel argument
+        self.guards: list[tuple[str, frozenset[str]]] = []  # in-range conditions of pad/cat pieces
         self.variant = variant
         self.target = target
         self.lines: list[str] = []
@@ -203,19 +246,23 @@ class _Emitter:
         self._decompose("rn", self.plan.inner, "[None, :]")
 
     def _decompose(self, lin: str, dims: Sequence[int], expand: str) -> None:
+        """Domain indices from a linear index; the outermost needs no modulo (a linear index
+        past the tile's extent is masked), which keeps a lone dim's indices visibly contiguous."""
         after = "1"
         for d in reversed(dims):
+            wrap = "" if d == dims[0] else f" % {self.extent(d)}"
             if after == "1":
-                self.line(f"i{d} = ({lin} % {self.extent(d)}){expand}")
+                self.line(f"i{d} = ({lin}{wrap}){expand}")
             else:
-                self.line(f"i{d} = (({lin} // ({after})) % {self.extent(d)}){expand}")
+                self.line(f"i{d} = (({lin} // ({after})){wrap}){expand}")
             after = self.extent(d) if after == "1" else f"{after} * {self.extent(d)}"
 
     def axes_of(self, m: Map) -> frozenset[str]:
         axes = set()
         for entry in m:
-            if entry is not None:
-                axes.add("m" if entry[0] in self.plan.outer else "n")
+            d = entry_dim(entry)
+            if d is not None:
+                axes.add("m" if d in self.plan.outer else "n")
         return frozenset(axes)
 
     def mask_for(self, axes: frozenset[str]) -> str | None:
@@ -288,6 +335,8 @@ class _Emitter:
             drop = {x + rank if x < 0 else x for x in op.dims.get_values()}
             it = iter(m)
             return [(op.input, tuple(None if i in drop else next(it) for i in range(rank)))]
+        if isinstance(op, fusion.SliceOp | fusion.PermuteOp | fusion.ReshapeOp):
+            return [(op.input, self.view_source_map(op, m))]
         if isinstance(op, fusion.CastOp | fusion.SetOp | fusion.ElementwiseOp) and not isinstance(op, REDUCTIONS):
             return [(x, self.operand_map(x, m)) for x in op.operands if isinstance(x.type, TensorType)]
         return []
@@ -309,31 +358,69 @@ class _Emitter:
     def load(self, v: SSAValue, m: Map, bounds: Sequence[str] = ()) -> tuple[str, frozenset[str]]:
         """Loads block argument v at map m; `bounds` are extra in-range conditions."""
         i = self.arg_index[v]
-        terms = []
-        for j, entry in enumerate(m):
-            if entry is None:
-                continue
-            d, shift = entry
-            idx = f"i{d}" if shift in (0, "0") else f"(i{d} - ({shift}))"
-            terms.append(f"{idx} * in{i}_s{j}")
-        axes = self.axes_of(m)
+        terms = [f"{index_expr(entry)} * in{i}_s{j}" for j, entry in enumerate(m) if entry is not None]
+        axes = self.axes_of(m).union(*(a for _, a in self.guards))
         base = self.mask_for(axes)
-        mask = " & ".join(([base] if base else []) + list(bounds)) or None
+        mask = " & ".join(([base] if base else []) + list(bounds) + [g for g, _ in self.guards]) or None
         offset = " + ".join(terms) or "0"
+        if axes != self.axes_of(m) or (axes and not terms):  # a guard's mask is a tile: so is the pointer
+            offset = f"{offset} + tl.zeros({TILE_SHAPES[axes]}, tl.int32)"
         name = self.fresh("ld")
         self.line(f"{name} = tl.load(in{i}_ptr + ({offset})" + (f", mask={mask}, other=0)" if mask else ")"))
         return name, axes
 
-    def in_range(self, i: int, m: Map, dims: Sequence[int]) -> list[str]:
-        """Conditions that the index of in{i} along each of `dims` is inside it."""
-        conds = []
-        for j in dims:
-            entry = m[j]
-            if entry is None:
-                continue
-            idx = f"i{entry[0]}" if entry[1] in (0, "0") else f"(i{entry[0]} - ({entry[1]}))"
-            conds.append(f"({idx} >= 0) & ({idx} < in{i}_n{j})")
-        return conds
+    def kernel_extent(self, v: SSAValue, j: int) -> str:
+        """Extent j of a value of the kernel body, as the kernel spells it: a literal, an input
+        extent (`in{i}_n{j}`), or an argument that the launcher computes (`launcher_extent`)."""
+        args = list(self.block.args)
+        if v in self.arg_index:
+            e = v.type.get_shape()[j]
+            return f"in{self.arg_index[v]}_n{j}" if e == DYNAMIC_INDEX else str(e)
+        return self.launcher_value(launcher_extent(v, j, args))
+
+    def launcher_value(self, expr: str) -> str:
+        """A literal stays; any other launcher expression becomes a kernel argument `X{k}`."""
+        if expr.lstrip("-").isdigit():
+            return expr
+        return self.derived.setdefault(expr, f"X{len(self.derived)}")
+
+    def inside(self, entry: tuple | None, extent: str) -> str:
+        """The condition that the index of `entry` lies in [0, extent)."""
+        idx = index_expr(entry)
+        return f"(({idx}) >= 0) & (({idx}) < {extent})"
+
+    def guarded(self, v: SSAValue, m: Map, cond: str, axes: frozenset[str]) -> tuple[str, frozenset[str]]:
+        """v at m where `cond` holds: its loads are masked by `cond` (outside it the indices of
+        a pad's input or a cat's piece lie outside that tensor), in a scope of its own."""
+        self.guards.append((cond, axes))
+        self.scopes.append({})
+        try:
+            return self.value(v, m)
+        finally:
+            self.scopes.pop()
+            self.guards.pop()
+
+    def view_source_map(self, op: Operation, m: Map) -> Map:
+        """The map of a slice's, permute's or reshape's input at the result's map m."""
+        shape = op.input.type.get_shape()
+        if isinstance(op, fusion.PermuteOp):
+            return permuted(m, norm_dims(op.dims.get_values(), len(shape)))
+        if isinstance(op, fusion.ReshapeOp):
+            src = unit_reshaped(m, shape, op.result.type.get_shape())
+            if src is None:
+                raise CodegenError(f"kernel {self.plan.name}: a reshape that merges or splits dims inside a kernel")
+            return src
+        assert isinstance(op, fusion.SliceOp)
+        steps = list(op.static_step.get_values())
+        if any(s == DYNAMIC_INDEX for s in steps):
+            raise CodegenError(f"kernel {self.plan.name}: a slice with a dynamic step inside a kernel")
+        args = list(self.block.args)
+        out = []
+        for j, (entry, step) in enumerate(zip(m, steps)):
+            first: object = self.launcher_value(slice_first(op, j, args))
+            first = int(first) if isinstance(first, str) and first.lstrip("-").isdigit() else first
+            out.append(sliced(entry, first, step))
+        return tuple(out)
 
     def operand_map(self, operand: SSAValue, m: Map) -> Map:
         """The map of an elementwise operand (same rank; size-1 dims broadcast)."""
@@ -347,7 +434,8 @@ class _Emitter:
             raise CodegenError(f"kernel {self.plan.name}: {v.name_hint} is not defined in the kernel")
         if isinstance(op, REDUCTIONS):
             raise CodegenError(f"kernel {self.plan.name}: reduction {v.name_hint} used before it is computed")
-        if isinstance(op, fusion.BroadcastInDimOp | fusion.ExpandOp | fusion.SqueezeOp):
+        if isinstance(op, fusion.BroadcastInDimOp | fusion.ExpandOp | fusion.SqueezeOp | fusion.SliceOp
+                      | fusion.PermuteOp | fusion.ReshapeOp):
             ((src, src_map),) = self.operand_maps(v, m)
             return self.value(src, src_map)  # emitted already (operand_maps ran first): no recursion
         if isinstance(op, fusion.PadOp):
@@ -360,8 +448,7 @@ class _Emitter:
             self.line(f"{name} = tl.full([1, 1], {self.scalar(op.value)}, {triton_dtype(rt)})")
             return name, frozenset()
         if isinstance(op, fusion.IotaOp):
-            entry = m[0]
-            idx = "0" if entry is None else (f"i{entry[0]}" if entry[1] in (0, "0") else f"(i{entry[0]} - ({entry[1]}))")
+            idx = index_expr(m[0])
             rt = op.result.type.element_type
             ct = compute_dtype(rt)
             name = self.fresh()
@@ -389,48 +476,44 @@ class _Emitter:
         return name
 
     def pad(self, op: fusion.PadOp, m: Map) -> tuple[str, frozenset[str]]:
+        """The input where the index is inside it (its loads masked there), else the padding value."""
         lows, highs = list(op.low.get_values()), list(op.high.get_values())
-        src_map = tuple(
-            None if entry is None else (entry[0], _add_shift(entry[1], lo)) for entry, lo in zip(m, lows)
-        )
-        i = self.arg_index.get(op.input)
-        if i is None:
-            raise CodegenError(f"kernel {self.plan.name}: pad of a value computed in the same kernel")
+        src_map = tuple(shifted(entry, lo) for entry, lo in zip(m, lows))
         padded = [j for j, (lo, hi) in enumerate(zip(lows, highs)) if lo or hi]
-        inside = self.in_range(i, src_map, padded)
-        x, _ = self.load(op.input, src_map, inside)
+        conds = [self.inside(src_map[j], self.kernel_extent(op.input, j)) for j in padded]
+        cond = " & ".join(conds) or "True"
+        guard_axes = self.axes_of(tuple(src_map[j] for j in padded))
+        x, axes = self.guarded(op.input, src_map, cond, guard_axes) if conds else self.value(op.input, src_map)
         rt = op.result.type.element_type
         name = self.fresh()
-        cond = " & ".join(inside) or "True"
         self.line(f"{name} = tl.where({cond}, {x}, ({self.scalar(op.value)})).to({triton_dtype(rt)})")
-        return name, self.axes_of(m)
+        return name, self.axes_of(m) | axes
 
     def cat(self, op: fusion.CatOp, m: Map) -> tuple[str, frozenset[str]]:
+        """Each piece where the index along the cat dim falls in it (its loads masked there)."""
         rank = len(op.result.type.get_shape())
         dim = op.dim.value.data
         dim = dim + rank if dim < 0 else dim
         entry = m[dim]
         if entry is None:
             raise CodegenError(f"kernel {self.plan.name}: cat along a broadcast dimension")
+        axes = self.axes_of(m)
         pieces = []
         offset: object = 0
         for operand in op.inputs:
-            i = self.arg_index.get(operand)
-            if i is None:
-                raise CodegenError(f"kernel {self.plan.name}: cat of a value computed in the same kernel")
-            src_map = tuple(
-                (e[0], _add_shift(e[1], offset)) if k == dim and e is not None else e for k, e in enumerate(m)
-            )
-            inside = self.in_range(i, src_map, [dim])
-            x, _ = self.load(operand, src_map, inside)
-            pieces.append((" & ".join(inside), x))
-            offset = _add_shift(offset, f"in{i}_n{dim}")
+            src_map = tuple(shifted(e, offset) if k == dim else e for k, e in enumerate(m))
+            extent = self.kernel_extent(operand, dim)
+            cond = self.inside(src_map[dim], extent)
+            x, a = self.guarded(operand, src_map, cond, self.axes_of((entry,)))
+            axes |= a
+            pieces.append((cond, x))
+            offset = _add_shift(offset, int(extent) if extent.isdigit() else extent)
         name = self.fresh()
         expr = pieces[-1][1]
         for cond, x in reversed(pieces[:-1]):
             expr = f"tl.where({cond}, {x}, {expr})"
         self.line(f"{name} = {expr}")
-        return name, self.axes_of(m)
+        return name, axes
 
     def elementwise(self, op: Operation, m: Map) -> tuple[str, frozenset[str]]:
         rt = op.results[0].type.element_type
@@ -445,7 +528,12 @@ class _Emitter:
             operands.append(name)
         types = [x.type for x in op.operands]
         name = self.fresh()
-        expr = self.elementwise_expr(op, operands, types, rt)
+        if isinstance(op, fusion.TriangularOp):  # elementwise with a condition on its last two indices
+            row, col = m[-2], m[-1]
+            axes |= self.axes_of((row, col))
+            expr = triton_math.triangular_expr(op, operands[0], index_expr(row), index_expr(col), rt)
+        else:
+            expr = self.elementwise_expr(op, operands, types, rt)
         self.line(f"{name} = {expr}{_ir_note(op)}")
         return name, frozenset(axes)
 
@@ -454,6 +542,8 @@ class _Emitter:
         if isinstance(op, fusion.WhereOp):
             ct = compute_dtype(rt)
             return f"tl.where({xs[0]}, ({xs[1]}), ({xs[2]})).to({ct}).to({out})"
+        if isinstance(op, triton_math.OPS):  # math, rounding, integer and bitwise ops
+            return triton_math.elementwise_expr(op, xs, types, rt, self.as_type, compute_dtype)
         if isinstance(op, fusion.LogicalNotOp | fusion.LogicalAndOp | fusion.LogicalOrOp):
             # 16-bit floats compare as numbers (the interpreter compares bf16 bits: -0.0 != 0)
             xs = [self.as_type(x, t, compute_dtype(element_type_of(t))) for x, t in zip(xs, types)]
@@ -673,6 +763,75 @@ class _Emitter:
                 pairs[r1] = r2
         return pairs
 
+    def partials_arg(self, r: Operation) -> tuple[int, str]:
+        """The in-index of reduction r's partials buffer [split, kept] and its split count."""
+        i = self.plan.partials[r]
+        return i, self.kernel_extent(self.block.args[i], 0)
+
+    def emit_split_partial(self) -> None:
+        """First stage of a reduction split across CTAs: program (kept tile, split) reduces its
+        split's share of the reduced axis (whole BLOCK_N tiles, so the splits never overlap)
+        for BLOCK_M kept indices, and stores one partial per kept index and reduction."""
+        _, split = self.partials_arg(self.plan.reductions[0])
+        self.line("pid = tl.program_id(0)")
+        self.line("tiles_m = tl.cdiv(M, BLOCK_M)")
+        self.emit_outer_indices("(pid % tiles_m)")
+        self.line("split_id = pid // tiles_m")
+        self.line("if USE_I64:")
+        self.line("    split_id = split_id.to(tl.int64)")
+        self.line(f"chunk = tl.cdiv(tl.cdiv(N, {split}), BLOCK_N) * BLOCK_N")
+        self.line("lo = split_id * chunk")
+        self.line("hi = tl.minimum(lo + chunk, N)")
+        accs = []
+        for r in self.plan.reductions:
+            neutral, how, acc = self.reduce_spec(r)
+            a = self.fresh("acc")
+            self.line(f"{a} = tl.full((BLOCK_M, BLOCK_N), {neutral}, {acc})")
+            accs.append((r, a, how))
+        self.line("for start in range(lo, hi, BLOCK_N):")
+        self.indent += 1
+        self.scopes.append({})
+        self.emit_inner_indices("start")
+        for r, a, how in accs:
+            tile, _, _ = self.reduction_input(r)
+            self.line(f"{a} = {self.combine(a, tile, how)}")
+        self.scopes.pop()
+        self.indent -= 1
+        for r, a, how in accs:
+            i, _ = self.partials_arg(r)
+            pt = triton_dtype(self.block.args[i].type.element_type)
+            total = self.fresh("part")
+            self.line(f"{total} = {self.reduce_tile(a, how)}")
+            self.line(
+                f"tl.store(in{i}_ptr + (split_id * in{i}_s0 + rm[:, None] * in{i}_s1), {total}.to({pt}), mask=mask_m)"
+            )
+
+    def emit_split_final(self) -> None:
+        """Second stage: each program combines the partials of BLOCK_M kept indices in split
+        order (deterministic), finishes the reductions (a mean divides by the whole reduced
+        extent N) and computes and stores the outputs, all on the reduced domain."""
+        self.line("pid = tl.program_id(0)")
+        self.emit_outer_indices("pid")
+        for r in self.plan.reductions:
+            neutral, how, acc = self.reduce_spec(r)
+            i, split = self.partials_arg(r)
+            a = self.fresh("acc")
+            self.line(f"{a} = tl.full((BLOCK_M, BLOCK_N), {neutral}, {acc})")
+            self.line(f"for start in range(0, {split}, BLOCK_N):")
+            self.indent += 1
+            self.line("rs = start + tl.arange(0, BLOCK_N)")
+            part = self.fresh("ld")
+            self.line(
+                f"{part} = tl.load(in{i}_ptr + (rs[None, :] * in{i}_s0 + rm[:, None] * in{i}_s1), "
+                f"mask=mask_m & (rs < {split})[None, :], other={neutral})"
+            )
+            self.line(f"{a} = {self.combine(a, f'{part}.to({acc})', how)}")
+            self.indent -= 1
+            total = self.fresh("tot")
+            self.line(f"{total} = {self.reduce_tile(a, how)}")
+            self.finish_reduction(r, total, how, acc, "N")
+        self.store_outputs({frozenset({"m"}), frozenset()})
+
     def emit_looped(self) -> None:
         self.line("pid = tl.program_id(0)")
         self.emit_outer_indices("pid")
@@ -783,8 +942,18 @@ def _int_max(t: Attribute) -> str:
 
 
 def variants(plan: KernelPlan) -> list[str]:
-    """The Triton functions a kernel gets: one pointwise, or a persistent and a looped reduction."""
-    return ["persistent", "looped"] if plan.reductions else ["pointwise"]
+    """The Triton functions a kernel gets: one pointwise, or the reduction variants its
+    placement (`alloc-place`'s schedule on the kernel) names: persistent, looped, or
+    both when the choice is made at run time. A reducing kernel that was never placed
+    is an error: the backend follows the IR and decides nothing itself."""
+    if not plan.reductions:
+        return ["pointwise"]
+    schedule = plan.kernel.schedule_name
+    if schedule is None:
+        raise CodegenError(f"kernel {plan.name!r} reduces but has no schedule: run alloc-place first")
+    if plan.partials:  # split across CTAs (`passes.split_reduction`): one kernel when %split is 1
+        return ["looped", "split_partial", "split_final"]
+    return ["persistent", "looped"] if schedule == "persistent_if" else [schedule]
 
 
 def generate_kernel(plan: KernelPlan, target: str, functions: dict[str, str]) -> GeneratedKernel:
@@ -797,9 +966,11 @@ def generate_kernel(plan: KernelPlan, target: str, functions: dict[str, str]) ->
     if sorted(functions) != sorted(wanted):
         raise CodegenError(f"kernel {plan.name!r}: names for {sorted(functions)}, variants {wanted}")
     bodies: dict[str, _Emitter] = {}
+    derived: dict[str, str] = {}
     for variant in wanted:
-        e = _Emitter(plan, variant, target)
-        {"pointwise": e.emit_pointwise, "persistent": e.emit_persistent, "looped": e.emit_looped}[variant]()
+        e = _Emitter(plan, variant, target, derived)
+        {"pointwise": e.emit_pointwise, "persistent": e.emit_persistent, "looped": e.emit_looped,
+         "split_partial": e.emit_split_partial, "split_final": e.emit_split_final}[variant]()
         bodies[variant] = e
     kernel = plan.kernel
     block = kernel.body.block
@@ -818,17 +989,12 @@ def generate_kernel(plan: KernelPlan, target: str, functions: dict[str, str]) ->
     for d, src in enumerate(plan.extents):
         if src.static is None:
             args.append(KernelArg(f"D{d}", "extent", d))
+    args += [KernelArg(name, "derived", expr=expr) for expr, name in derived.items()]
     args += [KernelArg("M", "M"), KernelArg("N", "N")]
     params = ", ".join(a.name for a in args)
     if any(e.scalar_args for e in bodies.values()):
         raise CodegenError(f"kernel {plan.name!r}: uses a scalar that is not a kernel input")
-    helpers = ""
-    if any("_trunc_div(" in "\n".join(e.lines) for e in bodies.values()):
-        helpers = (
-            "\n@triton.jit\ndef _trunc_div(a, b):\n"
-            "    q = tl.abs(a) // tl.abs(b)\n"
-            "    return tl.where((a < 0) != (b < 0), -q, q)\n"
-        )
+    helpers = triton_math.helpers_for("\n".join(line for e in bodies.values() for line in e.lines), target)
     parts = []
     for variant, e in bodies.items():
         fname = functions[variant]

@@ -29,6 +29,8 @@ from xdsl.dialects.builtin import (
     StringAttr,
     TensorType,
     UnitAttr,
+    i1,
+    i32,
     i64,
 )
 from xdsl.dialects.utils import EnumAttribute
@@ -49,11 +51,13 @@ from xdsl.irdl import (
     irdl_op_definition,
     lazy_traits_def,
     operand_def,
+    opt_operand_def,
     opt_prop_def,
     prop_def,
     region_def,
     result_def,
     var_operand_def,
+    var_result_def,
 )
 from xdsl.parser import AttrParser, Parser
 from xdsl.printer import Printer
@@ -229,6 +233,89 @@ class AllocOp(IRDLOperation):
 
 
 @irdl_op_definition
+class PackOp(IRDLOperation):
+    """Packs slots with known lifetimes into one arena (IREE's `stream.resource.pack`).
+
+    `%total, %offsets:N = alloc.pack align A ([s0, e0] = %bytes0, [s1, e1] = %bytes1, ...)`:
+    slot i needs `%bytes_i` bytes (an `index` value) from step `s_i` to step `e_i`
+    (closed; steps number the function's kernels in order). The results are the
+    arena's size and each slot's byte offset, multiples of `A`, computed when the
+    sizes are known by `analysis.packing.pack`: two slots whose lifetimes
+    intersect never share a byte. `alloc-verify` checks that the lifetimes cover
+    every use of each slot."""
+
+    name = "alloc.pack"
+
+    sizes = var_operand_def(IndexType)
+    lifetimes = prop_def(DenseArrayBase)
+    alignment = prop_def(IntegerAttr[I64])
+    results_ = var_result_def(IndexType)
+
+    def __init__(self, sizes: Sequence[SSAValue], lifetimes: Sequence[tuple[int, int]], alignment: int):
+        flat = [v for pair in lifetimes for v in pair]
+        super().__init__(
+            operands=[list(sizes)],
+            result_types=[[IndexType()] * (len(sizes) + 1)],
+            properties={"lifetimes": DenseArrayBase.from_list(i64, flat), "alignment": IntegerAttr(alignment, i64)},
+        )
+
+    @property
+    def total(self) -> SSAValue:
+        return self.results[0]
+
+    @property
+    def offsets(self) -> Sequence[SSAValue]:
+        return self.results[1:]
+
+    def lifetime_pairs(self) -> list[tuple[int, int]]:
+        flat = list(self.lifetimes.get_values())
+        return [(flat[k], flat[k + 1]) for k in range(0, len(flat), 2)]
+
+    def verify_(self) -> None:
+        flat = list(self.lifetimes.get_values())
+        if len(flat) != 2 * len(self.sizes):
+            raise VerifyException(f"{len(flat) // 2} lifetimes for {len(self.sizes)} slots")
+        if len(self.results) != len(self.sizes) + 1:
+            raise VerifyException(f"{len(self.results)} results for {len(self.sizes)} slots: want the size and one offset each")
+        for k, (start, end) in enumerate(self.lifetime_pairs()):
+            if not 0 <= start <= end:
+                raise VerifyException(f"slot #{k}: lifetime [{start}, {end}] is not an interval of steps")
+        a = self.alignment.value.data
+        if a <= 0 or a & (a - 1):
+            raise VerifyException(f"alignment {a} must be a positive power of two")
+
+    @classmethod
+    def parse(cls, parser: Parser) -> PackOp:
+        parser.parse_keyword("align")
+        alignment = parser.parse_integer(allow_negative=False, allow_boolean=False)
+
+        def slot() -> tuple[tuple[int, int], SSAValue]:
+            parser.parse_punctuation("[")
+            start = parser.parse_integer(allow_negative=False, allow_boolean=False)
+            parser.parse_punctuation(",")
+            end = parser.parse_integer(allow_negative=False, allow_boolean=False)
+            parser.parse_punctuation("]")
+            parser.parse_punctuation("=")
+            return (start, end), parser.resolve_operand(parser.parse_unresolved_operand(), IndexType())
+
+        slots = parser.parse_comma_separated_list(parser.Delimiter.PAREN, slot)
+        attrs = parser.parse_optional_attr_dict()
+        op = cls([v for _, v in slots], [lt for lt, _ in slots], alignment)
+        op.attributes.update(attrs)
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(f" align {self.alignment.value.data} (")
+        for k, ((start, end), v) in enumerate(zip(self.lifetime_pairs(), self.sizes)):
+            if k:
+                printer.print_string(", ")
+            printer.print_string(f"[{start}, {end}] = ")
+            printer.print_operand(v)
+        printer.print_string(")")
+        printer.print_op_attributes(self.attributes)
+
+
+@irdl_op_definition
 class DeallocOp(IRDLOperation):
     """Ends the life of a buffer made by `alloc.alloc`; it is not used afterwards."""
 
@@ -350,29 +437,67 @@ class KernelOp(IRDLOperation):
     holds fusion ops and the on-chip buffers it needs (`alloc.alloc` in shared
     or local memory); values from outside other than through `ins` may only be
     `index` sizes. `kind` is the `fusion.segment` kind it came from.
+
+    `schedule` (set by `alloc-place` on kernels that reduce) says how the
+    kernel holds a reduced row, and the backend follows it:
+
+    - `schedule(persistent)`: the whole row is on chip (its `local` row
+      buffers), one pass over memory;
+    - `schedule(looped)`: the row is streamed in tiles, several passes; the
+      body then declares no on-chip buffer;
+    - `schedule(persistent if %fits else looped)`: decided at run time by the
+      `i1` operand `%fits`, computed in the IR from the symbolic row size; the
+      on-chip buffers exist only on the persistent side.
     """
 
     name = "alloc.kernel"
 
     ins = var_operand_def()
     outs = var_operand_def(MemRefType)
+    fits = opt_operand_def(i1)
     sym_name = prop_def(StringAttr)
     kind = prop_def(StringAttr)
+    schedule = opt_prop_def(StringAttr)
     body = region_def("single_block")
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
 
     def __init__(
-        self, name: str, kind: str, ins: Sequence[SSAValue], outs: Sequence[SSAValue], body: Region
+        self,
+        name: str,
+        kind: str,
+        ins: Sequence[SSAValue],
+        outs: Sequence[SSAValue],
+        body: Region,
+        *,
+        schedule: str | None = None,
+        fits: SSAValue | None = None,
     ):
+        props: dict[str, Attribute] = {"sym_name": StringAttr(name), "kind": StringAttr(kind)}
+        if schedule is not None:
+            props["schedule"] = StringAttr(schedule)
         super().__init__(
-            operands=[list(ins), list(outs)],
-            properties={"sym_name": StringAttr(name), "kind": StringAttr(kind)},
+            operands=[list(ins), list(outs), [fits] if fits is not None else []],
+            properties=props,
             regions=[body],
+        )
+
+    @property
+    def schedule_name(self) -> str | None:
+        """`persistent`, `looped`, `persistent_if` (decided by `fits`), or None (not placed)."""
+        return self.schedule.data if self.schedule is not None else None
+
+    def set_schedule(self, schedule: str, fits: SSAValue | None = None) -> None:
+        """Places the kernel (`alloc-place`): `persistent_if` takes the `i1` `fits`."""
+        self.properties["schedule"] = StringAttr(schedule)
+        self.operands = [*self.ins, *self.outs, *([fits] if fits is not None else [])]
+        self.properties["operandSegmentSizes"] = DenseArrayBase.from_list(
+            i32, [len(self.ins), len(self.outs), 1 if fits is not None else 0]
         )
 
     def verify_(self) -> None:
         if self.kind.data not in SEGMENT_KINDS:
             raise VerifyException(f"kernel kind '{self.kind.data}' is not one of {', '.join(SEGMENT_KINDS)}")
+        self._verify_schedule()
         block = self.body.block
         if len(block.args) != len(self.ins):
             raise VerifyException(f"the body has {len(block.args)} arguments for {len(self.ins)} ins")
@@ -408,15 +533,36 @@ class KernelOp(IRDLOperation):
                         "only index sizes may come from outside, everything else through ins"
                     )
 
+    def _verify_schedule(self) -> None:
+        schedule = self.schedule_name
+        if schedule is None:
+            if self.fits is not None:
+                raise VerifyException("a run-time placement condition needs schedule persistent_if")
+            return
+        if schedule not in SCHEDULES:
+            raise VerifyException(f"schedule '{schedule}' is not one of {', '.join(SCHEDULES)}")
+        if self.kind.data in ("pointwise", "view", "library"):
+            raise VerifyException(f"a {self.kind.data} kernel reduces nothing: it takes no schedule")
+        if (schedule == "persistent_if") != (self.fits is not None):
+            raise VerifyException("schedule persistent_if, and only it, takes the i1 condition %fits")
+        if schedule == "looped":
+            for op in self.body.walk():
+                if isinstance(op, AllocOp):
+                    raise VerifyException(
+                        "a looped kernel streams its rows: it holds no on-chip buffer, but the body "
+                        f"allocates {op.result.name_hint or 'one'}"
+                    )
+
     @classmethod
     def parse(cls, parser: Parser) -> KernelOp:
         name = parser.parse_str_literal()
         kind = parser.parse_identifier()
         ins = _parse_operand_group(parser, "ins")
         outs = _parse_operand_group(parser, "outs")
+        schedule, fits = _parse_schedule(parser)
         attrs = parser.parse_optional_attr_dict_with_keyword()
         body = parser.parse_region()
-        op = cls(name, kind, ins, outs, body)
+        op = cls(name, kind, ins, outs, body, schedule=schedule, fits=fits)
         if attrs is not None:
             op.attributes.update(attrs.data)
         return op
@@ -430,9 +576,41 @@ class KernelOp(IRDLOperation):
                 printer.print_string(" : ")
                 printer.print_list([v.type for v in values], printer.print_attribute)
             printer.print_string(")")
+        schedule = self.schedule_name
+        if schedule == "persistent_if" and self.fits is not None:
+            printer.print_string(" schedule(persistent if ")
+            printer.print_operand(self.fits)
+            printer.print_string(" else looped)")
+        elif schedule is not None:
+            printer.print_string(f" schedule({schedule})")
         printer.print_op_attributes(self.attributes, print_keyword=True)
         printer.print_string(" ")
         printer.print_region(self.body)
+
+
+SCHEDULES = ("persistent", "looped", "persistent_if")
+"""How a reducing kernel holds its rows (see `KernelOp`)."""
+
+
+def _parse_schedule(parser: Parser) -> tuple[str | None, SSAValue | None]:
+    """`schedule(persistent)`, `schedule(looped)` or `schedule(persistent if %c else looped)`."""
+    if parser.parse_optional_keyword("schedule") is None:
+        return None, None
+    parser.parse_punctuation("(")
+    pos = parser.pos
+    name = parser.parse_identifier()
+    if name not in ("persistent", "looped"):
+        parser.raise_error(f"schedule '{name}' is not persistent or looped", pos, parser.pos)
+    fits = None
+    if name == "persistent" and parser.parse_optional_keyword("if") is not None:
+        pos = parser.pos
+        unresolved = parser.parse_unresolved_operand()
+        fits = parser.resolve_operand(unresolved, i1)
+        parser.parse_keyword("else")
+        parser.parse_keyword("looped")
+        name = "persistent_if"
+    parser.parse_punctuation(")")
+    return name, fits
 
 
 def _parse_operand_group(parser: Parser, keyword: str) -> list[SSAValue]:
@@ -450,6 +628,6 @@ def _parse_operand_group(parser: Parser, keyword: str) -> list[SSAValue]:
 
 Alloc = Dialect(
     "alloc",
-    [AllocOp, DeallocOp, CheckOp, KernelOp, YieldOp],
+    [AllocOp, DeallocOp, CheckOp, KernelOp, PackOp, YieldOp],
     [MemorySpaceAttr],
 )

@@ -59,6 +59,7 @@ from xdsl.irdl import (
     irdl_op_definition,
     lazy_traits_def,
     operand_def,
+    opt_attr_def,
     opt_operand_def,
     opt_prop_def,
     prop_def,
@@ -335,6 +336,14 @@ class FusionOp(IRDLOperation, ABC):
             inferred_types = self.infer_result_types()
         except size_arith.SizeArithmeticError as e:  # a static extent past a 64-bit index
             raise VerifyException(str(e)) from None
+        # -- sharding agreement (allotment.dialects.sharding_rules) --
+        if any(isinstance(getattr(v.type, "encoding", None), ShardingAttr) for v in (*self.operands, *self.results)):
+            from allotment.dialects.sharding_rules import op_sharding_problem
+
+            problem = op_sharding_problem(self)
+            if problem is not None:
+                raise VerifyException(problem)
+        # -- end sharding agreement --
         for i, (res, inferred) in enumerate(zip(self.results, inferred_types)):
             declared = res.type
             if isinstance(declared, TensorType) and isinstance(inferred, TensorType):
@@ -371,6 +380,10 @@ def _expect_tensor(v: SSAValue, what: str) -> TensorType:
 # --------------------------------------------------------------------------- #
 
 
+_ELEMENTWISE_RESULTS: dict[tuple, Attribute] = {}
+"""Inferred result types of elementwise ops by (op class, operand types, properties)."""
+
+
 class ElementwiseOp(FusionOp, ABC):
     """An op applied element by element, with broadcasting of static size-1 dims.
 
@@ -382,7 +395,19 @@ class ElementwiseOp(FusionOp, ABC):
         return rules.promote(operand_types)
 
     def infer_result_types(self) -> list[Attribute]:
-        types = [v.type for v in self.operands]
+        # A pure function of the op's class, operand types and properties: cached, since
+        # every pass's verification repeats it.
+        types = tuple(v.type for v in self.operands)
+        key = (type(self), types, tuple(self.properties.items()) if self.properties else ())
+        cached = _ELEMENTWISE_RESULTS.get(key)
+        if cached is not None:
+            return [cached]
+        result = self._infer_result_type(list(types))
+        if len(_ELEMENTWISE_RESULTS) < 65536:
+            _ELEMENTWISE_RESULTS[key] = result
+        return [result]
+
+    def _infer_result_type(self, types: list[Attribute]) -> Attribute:
         for i, t in enumerate(types):
             if not isinstance(t, TensorType):
                 rules.verify_scalar_type(t, f"operand #{i}")
@@ -392,7 +417,7 @@ class ElementwiseOp(FusionOp, ABC):
         shape = rules.broadcast_shapes(
             [t.get_shape() for _, t in tensors], lambda: [_describe(i, t) for i, t in tensors]
         )
-        return [_tensor(self.result_element_type(types), shape)]
+        return _tensor(self.result_element_type(types), shape)
 
     @classmethod
     def parse(cls, parser: Parser) -> ElementwiseOp:
@@ -565,6 +590,262 @@ class LogicalNotOp(UnaryOp):
         return i1
 
 
+@irdl_op_definition
+class AcosOp(FloatUnaryOp):
+    """Inverse cosine, elementwise, in radians (NaN outside [-1, 1])."""
+
+    name = "fusion.acos"
+
+
+@irdl_op_definition
+class AcoshOp(FloatUnaryOp):
+    """Inverse hyperbolic cosine, elementwise (NaN below 1)."""
+
+    name = "fusion.acosh"
+
+
+@irdl_op_definition
+class AsinOp(FloatUnaryOp):
+    """Inverse sine, elementwise, in radians (NaN outside [-1, 1])."""
+
+    name = "fusion.asin"
+
+
+@irdl_op_definition
+class AsinhOp(FloatUnaryOp):
+    """Inverse hyperbolic sine, elementwise."""
+
+    name = "fusion.asinh"
+
+
+@irdl_op_definition
+class AtanOp(FloatUnaryOp):
+    """Inverse tangent, elementwise, in radians."""
+
+    name = "fusion.atan"
+
+
+@irdl_op_definition
+class AtanhOp(FloatUnaryOp):
+    """Inverse hyperbolic tangent, elementwise (+-inf at +-1, NaN beyond)."""
+
+    name = "fusion.atanh"
+
+
+@irdl_op_definition
+class CoshOp(FloatUnaryOp):
+    """Hyperbolic cosine, elementwise."""
+
+    name = "fusion.cosh"
+
+
+@irdl_op_definition
+class SinhOp(FloatUnaryOp):
+    """Hyperbolic sine, elementwise."""
+
+    name = "fusion.sinh"
+
+
+@irdl_op_definition
+class TanOp(FloatUnaryOp):
+    """Tangent, elementwise."""
+
+    name = "fusion.tan"
+
+
+@irdl_op_definition
+class Exp2Op(FloatUnaryOp):
+    """`2^x`, elementwise."""
+
+    name = "fusion.exp2"
+
+
+@irdl_op_definition
+class Expm1Op(FloatUnaryOp):
+    """`e^x - 1`, elementwise, accurate near 0."""
+
+    name = "fusion.expm1"
+
+
+@irdl_op_definition
+class Log2Op(FloatUnaryOp):
+    """Base-2 logarithm, elementwise (NaN below 0, -inf at 0)."""
+
+    name = "fusion.log2"
+
+
+@irdl_op_definition
+class Log10Op(FloatUnaryOp):
+    """Base-10 logarithm, elementwise (NaN below 0, -inf at 0)."""
+
+    name = "fusion.log10"
+
+
+@irdl_op_definition
+class Log1pOp(FloatUnaryOp):
+    """`log(1 + x)`, elementwise, accurate near 0 (NaN below -1)."""
+
+    name = "fusion.log1p"
+
+
+@irdl_op_definition
+class ErfcOp(FloatUnaryOp):
+    """Complementary error function `1 - erf(x)`, elementwise, accurate for large x."""
+
+    name = "fusion.erfc"
+
+
+@irdl_op_definition
+class ErfinvOp(FloatUnaryOp):
+    """Inverse error function, elementwise (+-inf at +-1, NaN outside [-1, 1])."""
+
+    name = "fusion.erfinv"
+
+
+@irdl_op_definition
+class ErfcinvOp(FloatUnaryOp):
+    """Inverse complementary error function, elementwise (+inf at 0, -inf at 2, NaN outside [0, 2])."""
+
+    name = "fusion.erfcinv"
+
+
+@irdl_op_definition
+class LgammaOp(FloatUnaryOp):
+    """`log|gamma(x)|`, elementwise (+inf at the poles 0, -1, -2, ...)."""
+
+    name = "fusion.lgamma"
+
+
+class RoundingOp(UnaryOp, ABC):
+    """Rounds floats to an integral value in the same type; integers are returned
+    unchanged (as torch does); not defined on i1."""
+
+    ALLOWS_BOOL: ClassVar[bool] = False
+
+
+@irdl_op_definition
+class CeilOp(RoundingOp):
+    """The smallest integral value not below x, elementwise."""
+
+    name = "fusion.ceil"
+
+
+@irdl_op_definition
+class FloorOp(RoundingOp):
+    """The largest integral value not above x, elementwise."""
+
+    name = "fusion.floor"
+
+
+@irdl_op_definition
+class RoundOp(RoundingOp):
+    """x rounded to the nearest integral value, halves to even (torch.round), elementwise."""
+
+    name = "fusion.round"
+
+
+@irdl_op_definition
+class TruncOp(RoundingOp):
+    """x rounded toward zero, elementwise."""
+
+    name = "fusion.trunc"
+
+
+@irdl_op_definition
+class FracOp(UnaryOp):
+    """`x - trunc(x)`, elementwise, with the sign of x. Floating-point tensors only
+    (torch.frac is not defined on integers)."""
+
+    name = "fusion.frac"
+
+    def result_element_type(self, operand_types: Sequence[Attribute]) -> Attribute:
+        t = element_type_of(operand_types[0])
+        if not rules.is_float(t):
+            raise VerifyException(
+                f"it takes floating-point tensors, got {type_name(t)}"
+            )
+        return t
+
+
+@irdl_op_definition
+class SignOp(UnaryOp):
+    """-1, 0 or 1 by the sign of x, in x's type (0 for NaN and for +-0; x itself on i1)."""
+
+    name = "fusion.sign"
+
+
+@irdl_op_definition
+class SignbitOp(UnaryOp):
+    """Whether the sign bit of x is set (true for -0.0 and negative NaNs; `x < 0` on
+    integers; false on i1); the result is i1."""
+
+    name = "fusion.signbit"
+
+    def result_element_type(self, operand_types: Sequence[Attribute]) -> Attribute:
+        return i1
+
+
+@irdl_op_definition
+class BitwiseNotOp(UnaryOp):
+    """`~x`, elementwise: every bit flipped (logical not on i1). Integer and i1 tensors only."""
+
+    name = "fusion.bitwise_not"
+
+    def result_element_type(self, operand_types: Sequence[Attribute]) -> Attribute:
+        t = element_type_of(operand_types[0])
+        if rules.is_float(t):
+            raise VerifyException(
+                f"it takes integer or i1 tensors, got {type_name(t)}"
+            )
+        return t
+
+
+
+class TriangularOp(UnaryOp, ABC):
+    """Keeps the elements on one side of a diagonal of the last two dimensions (a
+    batch of matrices) and zeroes the others; same type (i1 included), rank >= 2.
+
+    `diagonal` (an optional i64 attribute, 0 when absent) shifts the diagonal: 0 is
+    the main one, positive values go above it, negative below, as in torch.
+    Syntax: `%r = fusion.triu %x {diagonal = 1 : i64} : tensor<?x4x4xf32>`.
+    """
+
+    diagonal = opt_attr_def(IntegerAttr[I64])
+
+    def __init__(self, input: SSAValue | Operation, diagonal: int = 0):
+        super().__init__(input)
+        if diagonal:
+            self.attributes["diagonal"] = IntegerAttr(diagonal, i64)
+
+    @property
+    def diagonal_value(self) -> int:
+        """The diagonal offset (0 when the attribute is absent)."""
+        return 0 if self.diagonal is None else self.diagonal.value.data
+
+    def result_element_type(self, operand_types: Sequence[Attribute]) -> Attribute:
+        t = operand_types[0]
+        if isinstance(t, TensorType) and len(t.get_shape()) < 2:
+            raise VerifyException(
+                f"it takes a tensor of rank 2 or more (matrices in its last two dimensions), "
+                f"got {type_name(t)}"
+            )
+        return element_type_of(t)
+
+
+@irdl_op_definition
+class TriuOp(TriangularOp):
+    """The upper triangle: x[..., i, j] where j - i >= diagonal, else 0 (torch.triu)."""
+
+    name = "fusion.triu"
+
+
+@irdl_op_definition
+class TrilOp(TriangularOp):
+    """The lower triangle: x[..., i, j] where j - i <= diagonal, else 0 (torch.tril)."""
+
+    name = "fusion.tril"
+
+
 ScalarOrTensor = TensorType | IntegerType | IndexType | Attribute
 
 
@@ -628,7 +909,9 @@ class DivOp(BinaryOp):
 
     On floating types this is true division. On integer types it truncates
     toward zero (C semantics, as nvFuser's `div`); cast to a float type first
-    for true division. Integer division by zero is undefined.
+    for true division. An integer zero divisor gives 0 in generated kernels (the
+    reference evaluator reports it as an error, as torch does); the integer
+    minimum divided by -1 wraps to itself.
     """
 
     name = "fusion.div"
@@ -655,6 +938,150 @@ class MinimumOp(BinaryOp):
     """Elementwise minimum; NaN if either operand is NaN."""
 
     name = "fusion.minimum"
+
+
+@irdl_op_definition
+class Atan2Op(BinaryOp):
+    """The angle of the point (rhs, lhs) in radians, in [-pi, pi], elementwise (C's
+    `atan2(lhs, rhs)`, signed zeros and infinities included). Integer and i1 operands
+    give f32, as torch does."""
+
+    name = "fusion.atan2"
+
+    def result_element_type(self, operand_types: Sequence[Attribute]) -> Attribute:
+        t = rules.promote(operand_types)
+        return t if rules.is_float(t) else rules.default_type(Category.FLOAT)
+
+
+@irdl_op_definition
+class NextafterOp(BinaryOp):
+    """The next value of the result type after lhs in the direction of rhs (rhs if
+    they are equal), elementwise. Floating-point results only."""
+
+    name = "fusion.nextafter"
+
+    def result_element_type(self, operand_types: Sequence[Attribute]) -> Attribute:
+        t = rules.promote(operand_types)
+        if not rules.is_float(t):
+            raise VerifyException(
+                f"it takes floating-point operands, got the promoted type {type_name(t)}"
+            )
+        return t
+
+
+@irdl_op_definition
+class FmodOp(BinaryOp):
+    """`lhs - trunc(lhs / rhs) * rhs`, exactly (C's fmod; on integers C's `%`): the
+    result has the sign of lhs. Not defined on i1.
+
+    An integer zero divisor gives lhs in generated kernels (so that
+    `lhs == trunc_div(lhs, rhs) * rhs + fmod(lhs, rhs)` holds with a quotient of 0);
+    the reference evaluator reports it as an error, as torch does."""
+
+    name = "fusion.fmod"
+    ALLOWS_BOOL: ClassVar[bool] = False
+
+
+@irdl_op_definition
+class RemainderOp(BinaryOp):
+    """`lhs - floor(lhs / rhs) * rhs` (Python's `%`, torch.remainder): the result has
+    the sign of rhs. Not defined on i1.
+
+    An integer zero divisor gives lhs in generated kernels (the quotient
+    `fusion.floor_divide` gives there is 0); the reference evaluator reports it as an
+    error, as torch does."""
+
+    name = "fusion.remainder"
+    ALLOWS_BOOL: ClassVar[bool] = False
+
+
+@irdl_op_definition
+class FloorDivideOp(BinaryOp):
+    """`floor(lhs / rhs)`, elementwise, in the promoted type (torch.div with
+    rounding_mode="floor"). Not defined on i1.
+
+    Integer zero divisors give 0 in generated kernels; the reference evaluator
+    reports them as an error, as torch does. The integer minimum divided by -1
+    wraps to itself."""
+
+    name = "fusion.floor_divide"
+    ALLOWS_BOOL: ClassVar[bool] = False
+
+
+class IntegerBinaryOp(BinaryOp, ABC):
+    """A binary op on integer operands (and i1 where ALLOWS_BOOL), in the promoted type;
+    a floating-point operand is refused."""
+
+    def result_element_type(self, operand_types: Sequence[Attribute]) -> Attribute:
+        t = rules.promote(operand_types)
+        if rules.is_float(t):
+            kinds = "integer or i1" if self.ALLOWS_BOOL else "integer"
+            raise VerifyException(
+                f"it takes {kinds} operands, got the promoted type {type_name(t)}"
+            )
+        if not self.ALLOWS_BOOL and t == i1:
+            raise VerifyException(f"{self.name} of i1 (bool) operands is not defined; cast them first")
+        return t
+
+
+@irdl_op_definition
+class BitwiseAndOp(IntegerBinaryOp):
+    """`lhs & rhs`, bit by bit (logical and on i1)."""
+
+    name = "fusion.bitwise_and"
+
+
+@irdl_op_definition
+class BitwiseOrOp(IntegerBinaryOp):
+    """`lhs | rhs`, bit by bit (logical or on i1)."""
+
+    name = "fusion.bitwise_or"
+
+
+@irdl_op_definition
+class BitwiseXorOp(IntegerBinaryOp):
+    """`lhs ^ rhs`, bit by bit (logical xor on i1)."""
+
+    name = "fusion.bitwise_xor"
+
+
+@irdl_op_definition
+class BitwiseLeftShiftOp(IntegerBinaryOp):
+    """`lhs << rhs` in the promoted type, bits shifted out dropped; a shift amount
+    that is negative or at least the bit width gives 0 (as torch does)."""
+
+    name = "fusion.bitwise_left_shift"
+    ALLOWS_BOOL: ClassVar[bool] = False
+
+
+@irdl_op_definition
+class BitwiseRightShiftOp(IntegerBinaryOp):
+    """`lhs >> rhs`, arithmetic (the sign bit is shifted in); a shift amount that is
+    negative or at least the bit width gives -1 for negative lhs and 0 otherwise (as
+    torch does)."""
+
+    name = "fusion.bitwise_right_shift"
+    ALLOWS_BOOL: ClassVar[bool] = False
+
+
+@irdl_op_definition
+class LogicalRightShiftOp(IntegerBinaryOp):
+    """`lhs >> rhs` on lhs's bits read as an unsigned number (zeros shifted in), as
+    nvFuser's `logical_right_shift`; a shift amount that is negative or at least the
+    bit width gives 0."""
+
+    name = "fusion.logical_right_shift"
+    ALLOWS_BOOL: ClassVar[bool] = False
+
+
+@irdl_op_definition
+class GcdOp(IntegerBinaryOp):
+    """The greatest common divisor of |lhs| and |rhs| (0 for two zeros), as torch.gcd
+    computes it (Euclid's algorithm on absolute values: a result involving the
+    integer minimum, whose absolute value wraps, is torch's)."""
+
+    name = "fusion.gcd"
+    ALLOWS_BOOL: ClassVar[bool] = False
 
 
 class PredicateOp(BinaryOp, ABC):
@@ -1605,7 +2032,7 @@ class MeshOp(IRDLOperation):
 # --------------------------------------------------------------------------- #
 
 
-SEGMENT_KINDS = ("pointwise", "reduction", "normalization", "view", "library")
+SEGMENT_KINDS = ("pointwise", "reduction", "normalization", "view", "library", "collective")
 
 
 @irdl_op_definition
@@ -1634,7 +2061,11 @@ class SegmentOp(IRDLOperation):
     Kinds and what each body may contain:
     - `pointwise`: elementwise ops, cast, set, full, iota, pad, cat and the
       broadcast-like views (broadcast_in_dim, expand, squeeze) of values computed
-      inside; one iteration domain (the shape of its largest result).
+      inside; one iteration domain (the shape of its largest result). Values
+      inside may also be off that domain: slices (static steps), permutes,
+      reshapes that only insert or remove size-1 dims, pads and cats of values
+      computed inside are index arithmetic on the domain's indices, and the ops
+      they read are recomputed at those indices; no buffer holds them.
     - `reduction`: one or more reductions over the same dims of one domain, with
       pointwise ops before them (on that domain) and after them (on the reduced
       domain).
@@ -1642,8 +2073,19 @@ class SegmentOp(IRDLOperation):
       and consumed by pointwise ops on the full domain (RMSNorm, LayerNorm,
       softmax); its reduced dims are the trailing dims of the domain.
     - `view`: one view op (reshape, permute, slice, broadcast_in_dim, expand,
-      squeeze) of a value computed elsewhere; no kernel, no allocation.
+      squeeze) of a value computed elsewhere; no kernel, no allocation. A view
+      is a segment (its source materialized in a buffer) only where a consumer
+      needs that buffer: a view of a function argument (a free strided view);
+      a view that is returned or used by more than one segment or by a library
+      call; a view of a value that is itself needed in memory (returned, or
+      used by several segments); a reshape that merges or splits dims, or a
+      slice with a dynamic step (these need div/mod or run-time strides in
+      index arithmetic). A reduction's result read by another segment is in
+      a buffer (a kernel holds its own rows' reduced values only); views of it
+      in the reading kernel are index arithmetic on that buffer.
     - `library`: one matmul or linear, executed by a library call.
+    - `collective`: one `comm` op (a resharding between devices), executed by
+      torch.distributed (`dialects/comm.py`).
     """
 
     name = "fusion.segment"
@@ -1745,7 +2187,14 @@ Fusion = Dialect(
     [
         NegOp, AbsOp, ReluOp, ExpOp, LogOp, SqrtOp, RsqrtOp, ReciprocalOp, TanhOp,
         SigmoidOp, SinOp, CosOp, ErfOp, LogicalNotOp,
+        AcosOp, AcoshOp, AsinOp, AsinhOp, AtanOp, AtanhOp, CoshOp, SinhOp, TanOp, Exp2Op,
+        Expm1Op, Log2Op, Log10Op, Log1pOp, ErfcOp, ErfinvOp, ErfcinvOp, LgammaOp,
+        CeilOp, FloorOp, RoundOp, TruncOp, FracOp, SignOp, SignbitOp, BitwiseNotOp,
+        TriuOp, TrilOp,
         AddOp, SubOp, MulOp, DivOp, PowOp, MaximumOp, MinimumOp,
+        Atan2Op, NextafterOp, FmodOp, RemainderOp, FloorDivideOp,
+        BitwiseAndOp, BitwiseOrOp, BitwiseXorOp, BitwiseLeftShiftOp, BitwiseRightShiftOp,
+        LogicalRightShiftOp, GcdOp,
         EqOp, NeOp, LtOp, LeOp, GtOp, GeOp, LogicalAndOp, LogicalOrOp, WhereOp,
         CastOp, SetOp, FullOp, IotaOp,
         BroadcastInDimOp, ExpandOp, ReshapeOp, PermuteOp, SqueezeOp, SliceOp, PadOp, CatOp,

@@ -597,6 +597,10 @@ class FusionDefinition:
             res_attrs=res_attrs,
         )
         module = ModuleOp([*mesh_ops, fn])
+        if mesh_ops:  # multidevice: resharding where a tensor's mesh or split changes
+            from allotment.passes.sharding_propagation import insert_explicit_reshardings
+
+            insert_explicit_reshardings(fn)
         try:
             module.verify()
         except VerifyException as e:
@@ -694,6 +698,11 @@ class FusionDefinition:
 
         Compiled through `allotment.compile` once per input signature. nvFuser's
         debugging keyword arguments are accepted and ignored.
+
+        Multidevice (tensors placed on a `DeviceMesh`): as nvFuser's, `execute` runs on
+        every rank of an initialized torch.distributed process group, each rank passing its
+        local shards (`DeviceMesh.shard_tensor`) and getting its output shards back; a rank
+        outside a tensor's mesh passes None for it and gets None (docs/distributed.md).
         """
         if self._module is None:
             self._ensure_defined()
@@ -711,6 +720,9 @@ class FusionDefinition:
             return list(results)
         out: list[torch.Tensor] = []
         for spec, r in zip(self._outputs, results):
+            if r is None:  # multidevice: an output on a mesh without this rank
+                out.append(r)
+                continue
             if not isinstance(r, torch.Tensor):
                 r = torch.tensor(r)
             if spec.alias_input is not None:
@@ -751,6 +763,8 @@ class FusionDefinition:
                 args[i] = scalar_value(i, spec, x)  # type: ignore[arg-type]
                 continue
             assert isinstance(spec, TensorInput)
+            if x is None and spec.handle._sharding.mesh is not None:
+                continue  # multidevice: a rank outside the input's mesh holds none of it
             if not isinstance(x, torch.Tensor):
                 if not spec.shape and isinstance(x, numbers.Real):
                     x = args[i] = torch.tensor(x, dtype=to_torch(spec.dtype))

@@ -6,6 +6,11 @@ Typing follows nvFuser, not the dialect's defaults, where the two differ:
 - the float math functions (`exp`, `log`, `tanh`, ...) give f32 for f16, bf16,
   integer and bool inputs; `truediv` casts integer operands to f32 first;
 - `div` on integers truncates toward zero (C division), as nvFuser's `div`;
+  `mod` is `fmod` (C's `%`: the sign of the dividend), `remainder` Python's `%`
+  (the sign of the divisor); `atan2` casts integer operands to f32 first;
+- rounding (`ceil`, `floor`, `round`, `trunc`, `frac`), `sign` and `bitwise_not` keep
+  the input type; `signbit` gives Bool; bitwise ops, shifts and `gcd` take integer
+  (and, for and/or/xor/not, Bool) operands and refuse floats, as torch does;
 - `where`, `neg`, `abs`, `relu`, `set`, reductions other than `var_mean` keep
   the input type; `var_mean` and `var` compute f16/bf16 inputs in f32.
 Python numbers are wrapped scalars (f64, i64, i1 constants): they never widen a
@@ -63,18 +68,13 @@ HALF = (f16, bf16)
 DYNAMIC = DYNAMIC_INDEX
 
 UNSUPPORTED: tuple[str, ...] = (
-    # unary math the dialect has no op for
-    "acos", "acosh", "asin", "asinh", "atan", "atanh", "ceil", "cosh", "exp2", "expm1",
-    "erfc", "erfinv", "erfcinv", "floor", "frac", "lgamma", "log10", "log1p", "log2",
-    "round", "sign", "signbit", "sinh", "tan", "trunc", "isreal", "imag",
-    # binary
-    "atan2", "fmod", "nextafter", "remainder", "mod", "bitwise_xor", "bitwise_left_shift",
-    "bitwise_right_shift", "logical_right_shift", "gcd",
+    # complex numbers (no tensor here is complex)
+    "isreal", "imag",
     # random numbers
     "rand_like", "randn_like", "normal", "uniform", "rand", "randn",
     # indexing, sorting, scans
     "index_select", "index_put_accumulate", "scatter", "gather", "take_along_axis",
-    "argsort", "topk", "cumsum", "triu", "embedding_fwd",
+    "argsort", "topk", "cumsum", "embedding_fwd",
     # normalization and attention primitives, grouped and scaled matmuls
     "batch_norm", "welford", "sdpfa_fwd", "sdpfa_bwd", "grouped_mm", "scaled_mm",
 )
@@ -83,10 +83,8 @@ UNSUPPORTED: tuple[str, ...] = (
 COMPOSITES: tuple[str, ...] = (
     "silu", "clamp", "threshold", "lerp", "addcmul", "add_alpha", "sub_alpha", "var",
     "isnan", "isinf", "isposinf", "isneginf", "isfinite", "real", "select", "broadcast",
-    "bitwise_and", "bitwise_or", "bitwise_not",
 )
-"""nvFuser ops built from other dialect ops (bitwise ops only on Bool operands; `squeeze`
-of a symbolic extent is a reshape)."""
+"""nvFuser ops built from other dialect ops (`squeeze` of a symbolic extent is a reshape)."""
 
 
 def _kind(x: object) -> str:
@@ -416,11 +414,22 @@ class Operators:
     _CMP_INT: ClassVar[dict[str, str]] = {"eq": "eq", "ne": "ne", "lt": "slt", "le": "sle", "gt": "sgt", "ge": "sge"}
     _CMP_FLOAT: ClassVar[dict[str, str]] = {"eq": "oeq", "ne": "une", "lt": "olt", "le": "ole", "gt": "ogt", "ge": "oge"}
 
+    _SCALAR_BITWISE: ClassVar[dict[str, Callable[..., Operation]]] = {
+        "bitwise_and": arith.AndIOp, "bitwise_or": arith.OrIOp, "bitwise_xor": arith.XOrIOp,
+    }
+
     def _scalar_binary(self, name: str, a: SSAValue, b: SSAValue) -> Scalar:
         if name in ("logical_and", "logical_or"):
             x, y = self._convert_scalar(a, i1), self._convert_scalar(b, i1)
             cls = arith.AndIOp if name == "logical_and" else arith.OrIOp
             return self._scalar_op(cls(x, y))
+        if name in self._SCALAR_BITWISE:
+            for v in (a, b):
+                if rules.is_float(v.type):
+                    raise ArgumentError(f"{name}: it takes integer or Bool operands, got a {rules.type_name(v.type)} scalar")
+            t = i1 if a.type == i1 and b.type == i1 else self._scalar_common(a, b, False)
+            x, y = self._convert_scalar(a, t), self._convert_scalar(b, t)
+            return self._scalar_op(self._SCALAR_BITWISE[name](x, y))
         known = set(self._SCALAR_FLOAT) | set(self._CMP_INT)
         if name not in known:
             raise NotSupportedError(f"not supported: {name} of two scalars")
@@ -443,6 +452,11 @@ class Operators:
             return Scalar(self._fd, v, -1)
         if name == "logical_not":
             return self._scalar_op(arith.XOrIOp(self._convert_scalar(v, i1), self._fd._constant(True, i1)))
+        if name == "bitwise_not":
+            if rules.is_float(v.type):
+                raise ArgumentError(f"{name}: it takes integer or Bool operands, got a {rules.type_name(v.type)} scalar")
+            ones = self._fd._constant(True if v.type == i1 else -1, v.type)
+            return self._scalar_op(arith.XOrIOp(v, ones))
         raise NotSupportedError(f"not supported: {name} of a scalar")
 
     # ------------------------------------------------------------------ #
@@ -516,25 +530,24 @@ class Operators:
         check_stride_order(stride_order, t.ndim, "stride_order")  # type: ignore[arg-type]
         return self.set(t)  # type: ignore[return-value]
 
-    def bitwise_and(self, arg1: object, arg2: object) -> Tensor | Scalar:
-        return self._bitwise("bitwise_and", "logical_and", arg1, arg2)
 
-    def bitwise_or(self, arg1: object, arg2: object) -> Tensor | Scalar:
-        return self._bitwise("bitwise_or", "logical_or", arg1, arg2)
+    def triu(self, arg: object, diagonal: object = 0) -> Tensor:
+        """The upper triangle of the last two dimensions (torch.triu): elements with
+        `j - i < diagonal` become 0."""
+        return self._triangular("triu", fusion.TriuOp, arg, diagonal)
 
-    def _bitwise(self, name: str, logical: str, arg1: object, arg2: object) -> Tensor | Scalar:
+    def tril(self, arg: object, diagonal: object = 0) -> Tensor:
+        """The lower triangle of the last two dimensions (torch.tril): elements with
+        `j - i > diagonal` become 0."""
+        return self._triangular("tril", fusion.TrilOp, arg, diagonal)
+
+    def _triangular(self, name: str, cls: type[fusion.TriangularOp], arg: object, diagonal: object) -> Tensor:
         self._open(name)
-        a, b = self._operand(arg1, name, "arg1"), self._operand(arg2, name, "arg2")
-        if _elem(a) == i1 and _elem(b) == i1:
-            return getattr(self, logical)(arg1, arg2)
-        raise NotSupportedError(f"not supported: {name} of integers (only of Bool operands)")
-
-    def bitwise_not(self, arg: object) -> Tensor | Scalar:
-        self._open("bitwise_not")
-        v = self._operand(arg, "bitwise_not", "arg")
-        if _elem(v) == i1:
-            return self.logical_not(arg)
-        raise NotSupportedError("not supported: bitwise_not of integers (only of Bool operands)")
+        t = self._tensor(arg, name, "arg")
+        if isinstance(diagonal, Scalar) and isinstance(diagonal.constant, int) and not isinstance(diagonal.constant, bool):
+            diagonal = diagonal.constant
+        d = self._int(diagonal, name, "diagonal")
+        return self._tensor_op(name, lambda: cls(t.value, d))
 
     # ------------------------------------------------------------------ #
     # Creation                                                           #
@@ -1081,6 +1094,32 @@ _UNARY: dict[str, tuple[type[fusion.UnaryOp], bool]] = {
     "sin": (fusion.SinOp, True),
     "cos": (fusion.CosOp, True),
     "erf": (fusion.ErfOp, True),
+    "acos": (fusion.AcosOp, True),
+    "acosh": (fusion.AcoshOp, True),
+    "asin": (fusion.AsinOp, True),
+    "asinh": (fusion.AsinhOp, True),
+    "atan": (fusion.AtanOp, True),
+    "atanh": (fusion.AtanhOp, True),
+    "cosh": (fusion.CoshOp, True),
+    "sinh": (fusion.SinhOp, True),
+    "tan": (fusion.TanOp, True),
+    "exp2": (fusion.Exp2Op, True),
+    "expm1": (fusion.Expm1Op, True),
+    "log2": (fusion.Log2Op, True),
+    "log10": (fusion.Log10Op, True),
+    "log1p": (fusion.Log1pOp, True),
+    "erfc": (fusion.ErfcOp, True),
+    "erfinv": (fusion.ErfinvOp, True),
+    "erfcinv": (fusion.ErfcinvOp, True),
+    "lgamma": (fusion.LgammaOp, True),
+    "ceil": (fusion.CeilOp, False),
+    "floor": (fusion.FloorOp, False),
+    "round": (fusion.RoundOp, False),
+    "trunc": (fusion.TruncOp, False),
+    "frac": (fusion.FracOp, False),
+    "sign": (fusion.SignOp, False),
+    "signbit": (fusion.SignbitOp, False),
+    "bitwise_not": (fusion.BitwiseNotOp, False),
 }
 
 _BINARY: dict[str, tuple[type[fusion.BinaryOp], str]] = {
@@ -1100,6 +1139,18 @@ _BINARY: dict[str, tuple[type[fusion.BinaryOp], str]] = {
     "ge": (fusion.GeOp, "none"),
     "logical_and": (fusion.LogicalAndOp, "none"),
     "logical_or": (fusion.LogicalOrOp, "none"),
+    "atan2": (fusion.Atan2Op, "float"),
+    "fmod": (fusion.FmodOp, "default"),
+    "mod": (fusion.FmodOp, "default"),
+    "remainder": (fusion.RemainderOp, "default"),
+    "nextafter": (fusion.NextafterOp, "none"),
+    "gcd": (fusion.GcdOp, "none"),
+    "bitwise_and": (fusion.BitwiseAndOp, "none"),
+    "bitwise_or": (fusion.BitwiseOrOp, "none"),
+    "bitwise_xor": (fusion.BitwiseXorOp, "none"),
+    "bitwise_left_shift": (fusion.BitwiseLeftShiftOp, "none"),
+    "bitwise_right_shift": (fusion.BitwiseRightShiftOp, "none"),
+    "logical_right_shift": (fusion.LogicalRightShiftOp, "none"),
 }
 
 
@@ -1131,8 +1182,7 @@ SUPPORTED: tuple[str, ...] = tuple(
         set(_UNARY)
         | set(_BINARY)
         | {
-            "where", "cast", "set", "segment_set", "stride_order", "bitwise_and", "bitwise_or",
-            "bitwise_not", "full", "iota", "size", "shape", "tensor_sizes", "at",
+            "where", "cast", "set", "segment_set", "stride_order", "triu", "tril", "full", "iota", "size", "shape", "tensor_sizes", "at",
             "broadcast_in_dim", "broadcast", "expand", "reshape", "permute", "squeeze", "slice",
             "select", "pad", "cat", "sum", "prod", "max", "min", "mean", "var_mean", "var",
             "matmul", "linear", "silu", "clamp", "threshold", "lerp", "addcmul", "add_alpha",

@@ -26,8 +26,23 @@ is idempotent (a function that already frees buffers is not reordered, and
 buffers that already have a dealloc are left alone). `alloc-verify` checks
 the result.
 
-Not done here yet: reusing a dead buffer's memory for a new one, and
-packing transients into one arena with offsets computed at run time.
+3. Arena (`arena=true`, the default). The transient buffers left (global,
+   not returned, not viewed by a returned value, without mesh, order or
+   alignment of their own) are packed into one `i8` arena when there are at
+   least two: one `alloc.pack` takes each buffer's byte size (an `index`
+   value, symbolic in the inputs' extents) and its lifetime (the first and
+   last kernel that touches it, counted in kernel order), and gives the arena's
+   size and each slot's offset, computed when the sizes are known
+   (`analysis/packing.py`, after IREE's `stream.resource.pack`). Each buffer
+   becomes a `memref.view` of the arena at its offset; its `alloc.dealloc`
+   ends the slot's life (the bytes go back to the arena, poisoned in poison
+   mode) and the arena itself is freed after its last slot. Function
+   arguments and outputs never go into the arena.
+
+Reuse of a dead buffer's memory is thus decided twice over: in place (an
+output written into an input that dies in the same kernel, step 1b) and
+through the arena (any transient whose lifetime ends before another's
+begins shares its bytes).
 """
 
 from __future__ import annotations
@@ -35,15 +50,27 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import func
-from xdsl.dialects.builtin import IntegerAttr, ModuleOp, StringAttr, i64
+from xdsl.dialects import arith, func, memref
+from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
+    IndexType,
+    IntegerAttr,
+    MemRefType,
+    ModuleOp,
+    NoneAttr,
+    StringAttr,
+    i8,
+    i64,
+)
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
-from allotment.analysis.liveness import VIEW_OPS, live_ranges
-from allotment.analysis.schedule import choose_schedule
+from allotment.analysis import packing
+from allotment.analysis.liveness import VIEW_OPS, live_ranges, top_level_users
+from allotment.analysis.schedule import buffer_bytes, choose_schedule, hint_index_values
 from allotment.dialects import alloc
+from allotment.dtypes import element_nbytes
 from allotment.passes.alloc_alias import _reads_elementwise
 
 
@@ -133,12 +160,129 @@ def free_after_last_use(f: func.FuncOp) -> int:
     """Inserts the deallocs of `f`; returns how many it inserted."""
     ops = list(f.body.block.ops)
     inserted = 0
+    index = {op: i for i, op in enumerate(ops)}
     for r in live_ranges(f):
         if r.returned or _has_dealloc(r.buffer):
             continue
-        Rewriter.insert_op(alloc.DeallocOp(r.buffer.result), InsertPoint.after(ops[r.end]))
+        # an arena outlives the ends of its slots
+        slot_ends = [index[u] for u, _ in top_level_users(r.buffer.result, index) if isinstance(u, alloc.DeallocOp)]
+        Rewriter.insert_op(alloc.DeallocOp(r.buffer.result), InsertPoint.after(ops[max([r.end, *slot_ends])]))
         inserted += 1
     return inserted
+
+
+ARENA_ALIGNMENT = 256
+"""Byte alignment of every arena slot: torch's caching allocator aligns blocks to 512
+bytes on CUDA, and 256 keeps every element type's view aligned and every slot on
+its own L2 sectors."""
+
+
+def _arena_candidate(r: object) -> bool:
+    b = r.buffer  # type: ignore[attr-defined]
+    return (not r.returned and not _has_dealloc(b) and b.mesh is None and b.sharding is None  # type: ignore[attr-defined]
+            and b.order is None and b.alignment is None and b.zero_init is None
+            and isinstance(b.result.type, MemRefType) and isinstance(b.result.type.layout, NoneAttr))
+
+
+def pack_arena(f: func.FuncOp, alignment: int = ARENA_ALIGNMENT, hint: int | None = 4096) -> int:
+    """Packs `f`'s transient buffers into one arena (step 3 of the module docstring);
+    returns how many slots it made (0: left as it was).
+
+    An arena holds its bytes from its first slot to its last, so where outputs are
+    allocated while an early slot's bytes sit unused, freeing each buffer after its
+    last use (torch's allocator then reuses the bytes) has the lower peak. With every
+    `?` extent at `hint`, the arena is made only when its peak is no higher; else the
+    function records `alloc.arena = "declined: ..."`. `hint=None` always packs."""
+    block = f.body.block
+    if any(isinstance(op, alloc.PackOp) for op in block.ops):
+        return 0
+    candidates = [r for r in live_ranges(f) if _arena_candidate(r)]
+    if len(candidates) < 2:
+        return 0
+    ops = list(block.ops)
+    index = {op: i for i, op in enumerate(ops)}
+    step_of: dict[Operation, int] = {}
+    for op in ops:
+        if isinstance(op, alloc.KernelOp):
+            step_of[op] = len(step_of)
+    lifetimes: list[tuple[int, int]] = []
+    last_user: list[Operation] = []
+    for r in candidates:
+        users = [u for u, _ in top_level_users(r.buffer.result, index) if not isinstance(u, alloc.DeallocOp)]
+        steps = [step_of[u] for u in users if u in step_of]
+        if not steps:  # never touched by a kernel: its step is the next kernel's
+            later = [step_of[o] for o in ops[index[r.buffer]:] if o in step_of]
+            steps = [later[0] if later else len(step_of)]
+        lifetimes.append((min(steps), max(steps)))
+        last_user.append(max(users, key=lambda u: index[u]) if users else r.buffer)
+    if hint is not None and not _arena_pays(f, candidates, lifetimes, alignment, hint):
+        f.attributes["alloc.arena"] = StringAttr("declined: a higher peak than freeing each buffer")
+        return 0
+    first = min((r.buffer for r in candidates), key=lambda b: index[b])
+    size_ops: list[Operation] = []
+    sizes = [_byte_size(r.buffer, size_ops) for r in candidates]
+    pack = alloc.PackOp(sizes, lifetimes, alignment)
+    pack.total.name_hint = "arena_bytes"
+    arena = alloc.AllocOp(alloc.memref_type(i8, (DYNAMIC_INDEX,)), [pack.total], alloc.MemorySpace.GLOBAL, name="arena")
+    arena.result.name_hint = "arena"
+    block.insert_ops_before([*size_ops, pack, arena], first)
+    for k, (r, last) in enumerate(zip(candidates, last_user)):
+        b = r.buffer
+        pack.offsets[k].name_hint = f"{b.result.name_hint or 'slot'}_offset"
+        view = memref.ViewOp(arena.result, pack.offsets[k], list(b.sizes), b.result.type)
+        view.result.name_hint = b.result.name_hint
+        block.insert_op_before(view, b)
+        b.result.replace_all_uses_with(view.result)
+        b.detach()
+        b.erase()
+        Rewriter.insert_op(alloc.DeallocOp(view.result), InsertPoint.after(view if last is b else last))
+    return len(candidates)
+
+
+def _arena_pays(f: func.FuncOp, candidates: list, lifetimes: list[tuple[int, int]], alignment: int, hint: int) -> bool:
+    """Whether the arena's peak at the hint is at most that of per-buffer frees."""
+    values = hint_index_values(f, hint)
+    ranges = live_ranges(f)
+    steps = len(list(f.body.block.ops))
+    nbytes = {r.buffer: buffer_bytes(r.buffer, values, hint) for r in ranges}
+    held = [(r.start, steps if r.returned else r.end, nbytes[r.buffer]) for r in ranges]
+    packed = set(id(r) for r in candidates)
+    arena_total, _ = packing.pack([nbytes[r.buffer] for r in candidates], lifetimes, alignment)
+    arena = [(r.start, steps if r.returned else r.end, nbytes[r.buffer]) for r in ranges if id(r) not in packed]
+    arena.append((min(r.start for r in candidates), max(r.end for r in candidates), arena_total))
+    return _peak(steps, arena) <= _peak(steps, held)
+
+
+def _peak(steps: int, intervals: list[tuple[int, int, int]]) -> int:
+    delta = [0] * (steps + 2)
+    for start, end, n in intervals:
+        delta[start] += n
+        delta[end + 1] -= n
+    total = peak = 0
+    for d in delta:
+        total += d
+        peak = max(peak, total)
+    return peak
+
+
+def _byte_size(b: alloc.AllocOp, out: list[Operation]) -> SSAValue:
+    """The buffer's bytes as an `index` value: (static extents x element bytes) x each
+    dynamic extent, in dim order, appending the arith ops it needs to `out`."""
+    t = b.result.type
+    assert isinstance(t, MemRefType)
+    static = element_nbytes(t.element_type)
+    for e in t.get_shape():
+        if e != DYNAMIC_INDEX:
+            static *= e
+    c = arith.ConstantOp(IntegerAttr(static, IndexType()))
+    out.append(c)
+    value: SSAValue = c.result
+    for size in b.sizes:
+        m = arith.MuliOp(value, size)
+        out.append(m)
+        value = m.result
+    value.name_hint = f"{b.result.name_hint or 'slot'}_bytes"
+    return value
 
 
 @dataclass(frozen=True)
@@ -156,6 +300,13 @@ class AllocPlanPass(ModulePass):
     in_place: bool = True
     """Let a pointwise output reuse an input buffer that dies in the same kernel."""
 
+    arena: bool = True
+    """Pack the transient buffers into one arena where its peak at `size-hint` is no
+    higher than freeing each (else each is its own allocation)."""
+
+    arena_always: bool = False
+    """Pack into an arena even where it raises the peak (for tests and comparisons)."""
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for f in list(op.walk()):
             if isinstance(f, func.FuncOp) and not f.is_declaration:
@@ -163,4 +314,6 @@ class AllocPlanPass(ModulePass):
                     reorder(f, self.size_hint)
                 if self.in_place:
                     reuse_in_place(f)
+                if self.arena:
+                    pack_arena(f, hint=None if self.arena_always else self.size_hint)
                 free_after_last_use(f)

@@ -31,6 +31,13 @@ Runs on segmented functions (`fusion-segment` first). It guarantees:
   (`view_extents.local_extent_sym`, the rule `plan_sizes` uses too); the alloc carries
   `mesh`, `sharding` and `global_shape`. A dynamic extent of an argument that is
   sharded unevenly cannot be recovered from the local shard: rejected.
+- A kernel touching sharded tensors computes its local shard: its body's
+  tensor types are the local ones (`local_type`: local static extents, no
+  encoding; broadcast_in_dim, expand and full get local static shapes), so
+  the backend plans it like any kernel. A `collective` kernel (one `comm` op)
+  keeps the global sharded types that say what it moves; its output buffer is
+  sized like any other (local extents, the result's mesh). Views of shards are
+  views of the local buffer.
 """
 
 from __future__ import annotations
@@ -43,15 +50,18 @@ from xdsl.dialects import arith, func, memref, tensor
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
     BFloat16Type,
+    DenseArrayBase,
     Float16Type,
     IndexType,
     ModuleOp,
     StridedLayoutAttr,
     TensorType,
     f32,
+    i64,
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
+from xdsl.rewriter import Rewriter
 from xdsl.traits import SymbolTable
 from xdsl.utils.exceptions import PassFailedException, VerifyException
 
@@ -60,7 +70,8 @@ from allotment.analysis import symbolic as sym
 from allotment.analysis.shapes import ShapeAnalysis, ShapeError, reify_shapes
 from allotment.analysis.symbolic import Const, Extent
 from allotment.diagnostics import SOURCE_SPANS, located_message
-from allotment.dialects import alloc, fusion
+from allotment.dialects import alloc, fusion, sharding_rules
+from allotment.passes import split_reduction
 from allotment.passes.gc_pause import gc_paused
 from allotment.passes.size_builder import SizeBuilder
 
@@ -305,7 +316,13 @@ class _Allocator:
         for r, b in zip(seg.outputs, outs):
             self.buffers[r] = b
         inner = seg.body.block
-        block = Block(arg_types=[a.type for a in inner.args])
+        # A sharded kernel computes its local shard: its body's types are the local ones
+        # (a collective keeps the global, sharded types: they say what it moves).
+        local = seg.kind.data != "collective" and any(
+            _sharding(v.type) is not None for v in (*seg.inputs, *seg.outputs)
+        )
+        block = Block(arg_types=[self.local_type(a.type) if local else a.type for a in inner.args])
+        split = None if local else split_reduction.split_plan(seg)  # outer and full reductions
         mapping: dict[SSAValue, SSAValue] = {}
         for old, new in zip(inner.args, block.args):
             mapping[old] = new
@@ -314,15 +331,84 @@ class _Allocator:
             if isinstance(op, fusion.YieldOp):
                 block.add_op(alloc.YieldOp(*[mapping[v] for v in op.values]))
                 continue
-            if seg.kind.data in ("reduction", "normalization") and isinstance(
+            if seg.kind.data in ("reduction", "normalization") and split is None and isinstance(
                 op, fusion.ReductionOp | fusion.VarMeanOp
             ):
                 block.add_op(self._row_buffer(op, inner, seg))
             clone = op.clone(mapping)
+            if local:
+                self._localize(op, clone)
             block.add_op(clone)
             for old, new in zip(op.results, clone.results):
                 mapping[old] = new
-        self.body_ops.append(alloc.KernelOp(seg.sym_name.data, seg.kind.data, ins, outs, Region(block)))
+        partials = self._partials(seg, split, block) if split else []
+        kernel = alloc.KernelOp(
+            seg.sym_name.data, seg.kind.data, ins + partials, outs, Region(block), schedule="looped" if split else None
+        )
+        if split:
+            kernel.attributes["partials"] = DenseArrayBase.from_list(i64, list(range(len(ins), len(ins) + len(partials))))
+        self.body_ops.append(kernel)
+
+    def _partials(self, seg: fusion.SegmentOp, split: list[tuple[Operation, Attribute]], block: Block) -> list[SSAValue]:
+        """One global buffer of partial results [%split, kept] per reduction of a kernel split
+        across CTAs (`split_reduction`), allocated before it; the kernel's body gets an
+        argument for each."""
+        src = split[0][0].operands[0]
+        extents = self.shapes.shape(src)
+        dims = split_reduction.reduced_dims(split[0][0])
+        kept = sym.product([e for d, e in enumerate(extents) if d not in dims])
+        count = split_reduction.split_count(sym.product([extents[d] for d in dims]), kept)
+        sizes = [self.shapes.canonical(count), self.shapes.canonical(kept)]
+        static = [e.value if isinstance(e, Const) else DYNAMIC_INDEX for e in sizes]
+        out = []
+        for r, acc in split:
+            name = f"{seg.sym_name.data}_partials_{r.results[0].name_hint or 'red'}"
+            a = alloc.AllocOp(
+                alloc.memref_type(acc, tuple(static)),
+                [self.sizes.value(e) for e, s in zip(sizes, static) if s == DYNAMIC_INDEX],
+                alloc.MemorySpace.GLOBAL,
+                name=name,
+            )
+            a.result.name_hint = name
+            self.body_ops.append(a)
+            arg = block.insert_arg(TensorType(acc, static), len(block.args))
+            arg.name_hint = name
+            out.append(a.result)
+        return out
+
+    def local_type(self, t: Attribute, op: Operation | None = None) -> Attribute:
+        """A sharded tensor type as its local shard's: local static extents, no encoding."""
+        if _sharding(t) is None:
+            return t
+        assert isinstance(t, TensorType)
+        return TensorType(t.element_type, self.local_static_shape(t, op))
+
+    def _localize(self, op: Operation, clone: Operation) -> None:
+        """Gives a kernel op's clone its local result types, and local static shapes to the
+        ops that hold their result's shape (broadcast_in_dim, expand, full)."""
+        tensors = [v for v in (*op.operands, *op.results) if isinstance(v.type, TensorType)]
+        if any(_sharding(v.type) is None for v in tensors):
+            raise _fail(op, "a kernel mixes sharded and unsharded tensors; run fusion-propagate-sharding "
+                            "and fusion-insert-resharding first")
+        if isinstance(op, fusion.SetOp) and not sharding_rules.equivalent(
+            _sharding(op.input.type), _sharding(op.result.type)
+        ):
+            raise _fail(op, "fusion.set reshards its input; run fusion-insert-resharding first")
+        for r in clone.results:
+            if _sharding(r.type) is not None:
+                Rewriter.replace_value_with_new_type(r, self.local_type(r.type, op))
+        prop = {fusion.BroadcastInDimOp: "static_shape", fusion.ExpandOp: "static_shape", fusion.FullOp: "static_sizes"}
+        name = next((p for cls, p in prop.items() if isinstance(op, cls)), None)
+        sharding = _sharding(op.results[0].type) if op.results else None
+        if name is None or sharding is None:
+            return
+        global_shape = list(op.results[0].type.get_shape())
+        local_shape = self.local_static_shape(op.results[0].type, op)
+        for d, (g, axes) in enumerate(zip(global_shape, sharding.axes)):
+            if axes and g == DYNAMIC_INDEX:
+                raise _fail(op, f"dimension {d} is split over the mesh but its extent is dynamic; give it a "
+                                "static extent")
+        clone.properties[name] = fusion.int_list(local_shape)
 
     def _row_buffer(self, op: Operation, inner: Block, seg: fusion.SegmentOp) -> alloc.AllocOp:
         """The on-chip buffer holding one reduced row of a reduction's input."""
@@ -351,8 +437,6 @@ class _Allocator:
         inner_src = view.operands[0]
         index = list(seg.body.block.args).index(inner_src)
         src = seg.inputs[index]
-        if _sharding(src.type) is not None or _sharding(seg.outputs[0].type) is not None:
-            raise _fail(view, f"{view.name} of a sharded tensor is not supported yet")
         layout = self.layouts[src]
         result = seg.outputs[0]
         new = self._view_layout(view, layout, result)
@@ -360,7 +444,7 @@ class _Allocator:
         self.buffers[result] = self._reinterpret(self.buffers[src], result, new)
 
     def _view_layout(self, view: Operation, src: Layout, result: SSAValue) -> Layout:
-        sizes = self.shapes.shape(result)
+        sizes = self.local_extents(result)  # a view of a shard is the view of the local buffer
         in_shape = view.operands[0].type.get_shape()
         zero = Const(0)
         if isinstance(view, fusion.PermuteOp):
@@ -411,7 +495,7 @@ class _Allocator:
     def _reinterpret(self, source: SSAValue, result: SSAValue, layout: Layout) -> SSAValue:
         t = result.type
         assert isinstance(t, TensorType)
-        shape = t.get_shape()
+        shape = self.local_static_shape(t)
         strides = [self.shapes.canonical(s) for s in layout.strides]
         offset = self.shapes.canonical(layout.offset)
         mixed_sizes = [e if e != DYNAMIC_INDEX else self.sizes.value(x) for e, x in zip(shape, layout.sizes)]

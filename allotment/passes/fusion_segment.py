@@ -13,11 +13,19 @@ The grouping is greedy and deterministic, in program order:
   in a group join that group; other views (reshape, permute, slice), and views
   of inputs, become `view` segments: no kernel, a strided view of a buffer. A
   reshape of a value that may not be contiguous gets a `fusion.set` copy first.
-- pad, cat, full, iota start a group (they read only kernel inputs); matmul and
-  linear are one `library` segment each.
-- Finally a pointwise-only group whose values are used only by one other group,
+- pad, cat, full, iota start a group (their domain is their result's); matmul
+  and linear are one `library` segment each.
+- Then a pointwise-only group whose values are used only by one other group,
   through broadcast-like views, is merged into it (recomputed per row: the
   weight of RMSNorm is cast inside the normalization kernel).
+- Then views become index arithmetic in the kernel that reads them
+  (`_absorb_into_consumers`): a view segment of a computed value (slice with
+  static steps, permute, reshape that only inserts or removes size-1 dims)
+  whose uses are all in one compute group moves into it, and so does a
+  pointwise group (nothing returned, no reduction) whose values are all used
+  in one compute group, recomputed at the indices read (pads and cats read
+  values computed in their kernel). A rotary embedding is one kernel. What
+  stays a view segment, and why, is listed on `fusion.SegmentOp`.
 
 `one-op-per-kernel=true` gives the eager baseline: one kernel per compute op,
 every view a view segment.
@@ -35,7 +43,7 @@ from dataclasses import dataclass, field
 
 from xdsl.context import Context
 from xdsl.dialects import arith, func, tensor
-from xdsl.dialects.builtin import ModuleOp, TensorType
+from xdsl.dialects.builtin import DYNAMIC_INDEX, ModuleOp, TensorType
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.transforms.dead_code_elimination import is_trivially_dead
@@ -45,6 +53,7 @@ from allotment.analysis.shapes import ShapeAnalysis, ShapeError, reify_shapes
 from allotment.analysis.symbolic import Const, Extent
 from allotment.diagnostics import SOURCE_SPANS, located_message, message_at, walk_ops
 from allotment.dialects import fusion
+from allotment.dialects.comm import CommOp
 from allotment.limits import call_with_deep_stack
 from allotment.passes.gc_pause import gc_paused
 from allotment.passes.size_builder import SizeBuilder
@@ -53,11 +62,11 @@ BROADCAST_VIEWS = (fusion.BroadcastInDimOp, fusion.ExpandOp, fusion.SqueezeOp)
 LAYOUT_VIEWS = (fusion.ReshapeOp, fusion.PermuteOp, fusion.SliceOp)
 VIEWS = BROADCAST_VIEWS + LAYOUT_VIEWS
 LIBRARY = (fusion.MatmulOp, fusion.LinearOp)
+COLLECTIVES = (CommOp,)
+"""Communication (`comm` dialect): one `collective` segment each."""
 REDUCTIONS = (fusion.ReductionOp, fusion.VarMeanOp)
 GATHERS = (fusion.PadOp, fusion.CatOp, fusion.FullOp, fusion.IotaOp)
-"""Pointwise ops that start their own group (they read only kernel inputs)."""
-INDEXED = (fusion.PadOp, fusion.CatOp)
-"""Gathers whose inputs must stay kernel inputs (never computed in the same kernel)."""
+"""Pointwise ops that start their own group (their domain is not their operands')."""
 
 
 def is_compute(op: Operation) -> bool:
@@ -77,7 +86,6 @@ class Group:
     first: int = 0
     last: int = 0
     normalization: bool = False
-    has_gather: bool = False
     reduced: set[SSAValue] = field(default_factory=set)
 
     @property
@@ -205,10 +213,13 @@ class _Grouping:
                 self._view(op)
             elif isinstance(op, LIBRARY):
                 self._new("library", op)
+            elif isinstance(op, COLLECTIVES):  # a comm op: a collective segment of its own
+                self._new("collective", op)
             elif is_compute(op):
                 self._compute(op)
         if not self.eager:
             self._merge_broadcast_sources()
+            self._absorb_into_consumers()
             self._externalize_member_views()
 
     def _view(self, op: Operation) -> None:
@@ -238,15 +249,24 @@ class _Grouping:
                 continue
             for use in v.uses:
                 g = self.owner.get(use.operation.results[0]) if use.operation.results else None
-                if g is not None and g.kind == "compute" and not g.has_gather and self._fits(g, op) and self._acyclic(g, op):
+                if g is not None and g.kind == "compute" and self._fits(g, op) and self._acyclic(g, op):
                     return g
         return None
 
-    def _can_merge(self, g: Group, h: Group) -> bool:
-        """Whether two groups can become one without a cycle between groups."""
-        if g is h or g.kind != "compute" or h.kind != "compute" or g.has_gather or h.has_gather:
+    def _on_reduced_domain(self, g: Group, h: Group) -> bool:
+        """Whether h is pointwise work over g's reduced domain (RMSNorm backward's rstd**2 next
+        to the row sum it scales): it can join g, as the ops after g's reductions do."""
+        if g.rdims is None or h.rdims is not None or h.normalization:
             return False
-        if tuple(map(self.shapes.canonical, g.domain)) != tuple(map(self.shapes.canonical, h.domain)):
+        keep, drop = self._reduced_shapes(g)
+        return tuple(map(self.shapes.canonical, h.domain)) in (keep, drop)
+
+    def _can_merge(self, g: Group, h: Group, reduced: bool = False) -> bool:
+        """Whether two groups can become one without a cycle between groups (`reduced`: h is
+        pointwise work over g's reduced domain, `_on_reduced_domain`)."""
+        if g is h or g.kind != "compute" or h.kind != "compute":
+            return False
+        if not reduced and tuple(map(self.shapes.canonical, g.domain)) != tuple(map(self.shapes.canonical, h.domain)):
             return False
         if g.rdims is not None and h.rdims is not None and g.rdims != h.rdims:
             return False
@@ -284,17 +304,25 @@ class _Grouping:
                     break
             if joined is not None:
                 for h in candidates:
-                    if h is not joined and h.kind == "compute" and self._fits(h, op) and self._can_merge(joined, h):
+                    if h is joined or h.kind != "compute" or not self._fits(h, op):
+                        continue
+                    if self._can_merge(joined, h):
                         self._merge(joined, h)
+                    elif self._on_reduced_domain(h, joined) and self._can_merge(h, joined, reduced=True):
+                        self._merge(h, joined)  # pointwise work on h's reduced values joins h
+                        joined = h
             if joined is None and not candidates:
                 joined = self._sibling(op)
         if joined is None:
+            chain = self._recomputable_input(op) if isinstance(op, REDUCTIONS) and not self.eager else None
             if isinstance(op, REDUCTIONS):
                 domain = self._shape(op.operands[0])
             else:
                 domain = self._shape(op.results[0])
-            joined = self._new("compute", op, domain)
-            joined.has_gather = isinstance(op, INDEXED)
+            if chain:
+                joined = self._recompute(op, chain, domain)
+            else:
+                joined = self._new("compute", op, domain)
         else:
             self._add(joined, op)
         if isinstance(op, REDUCTIONS):
@@ -306,6 +334,67 @@ class _Grouping:
                 self.shapes.canonical(e) for e in joined.domain
             ):
                 joined.normalization = True
+
+    RECOMPUTE_MAX_OPS = 16
+    RECOMPUTE_MAX_INPUTS = 4
+
+    def _recomputable_input(self, op: Operation) -> list[Operation] | None:
+        """The ops of another group that compute a reduction's input from that group's own
+        inputs only (elementwise ops, casts and broadcast-like views: no reduced value), in
+        program order, when the reduction starts a group of its own over other dims (the
+        column sum of RMSNorm backward's dw, next to its row reductions). Recomputing them
+        reads those inputs again instead of writing and reading the input in a buffer."""
+        v = op.operands[0]
+        g = self.owner.get(v)
+        if g is None or g.kind != "compute" or v in g.reduced:
+            return None
+        chain: dict[Operation, None] = {}
+        leaves: set[SSAValue] = set()
+        stack = [v]
+        while stack:
+            x = stack.pop()
+            owner = x.owner
+            if not isinstance(x.type, TensorType) or self.owner.get(x) is not g:
+                if isinstance(x.type, TensorType):
+                    leaves.add(x)
+                continue
+            if x in g.reduced or isinstance(owner, REDUCTIONS) or not isinstance(owner, (fusion.ElementwiseOp, fusion.CastOp, *BROADCAST_VIEWS)):
+                return None
+            if owner not in chain:
+                chain[owner] = None
+                stack.extend(owner.operands)
+            if len(chain) > self.RECOMPUTE_MAX_OPS or len(leaves) > self.RECOMPUTE_MAX_INPUTS:
+                return None
+        return sorted(chain, key=lambda o: self.position[o])
+
+    def _recompute(self, op: Operation, chain: list[Operation], domain: tuple[Extent, ...]) -> Group:
+        """A new group for reduction `op` whose input chain (`_recomputable_input`) is cloned
+        into it; the originals stay where other users need them, or are erased."""
+        mapping: dict[SSAValue, SSAValue] = {}
+        clones = []
+        for k, o in enumerate(chain):
+            clone = _clone(o, mapping)
+            for old, new in zip(o.results, clone.results):
+                mapping[old] = new
+                new.name_hint = old.name_hint
+            op.parent_block().insert_op_before(clone, op)
+            self.position[clone] = self.position[op] - 1 + (k + 1) / (len(chain) + 1)
+            clones.append(clone)
+        op.operands = [mapping.get(x, x) for x in op.operands]
+        g = self._new("compute", clones[0], domain)
+        for clone in clones[1:]:
+            self._add(g, clone)
+        self._add(g, op)
+        source = self.owner[chain[-1].results[0]]
+        for o in reversed(chain):  # the originals nobody reads any more
+            if all(not r.uses for r in o.results):
+                source.ops.remove(o)
+                o.parent_block().erase_op(o)
+        if not source.ops:  # nothing left to compute: no group waits for it
+            source.kind = "merged"
+            for other in self.groups:
+                other.preds.discard(source.index)
+        return g
 
     def _externalize_member_views(self) -> None:
         """A broadcast view used outside its group becomes a view segment of its own.
@@ -338,6 +427,70 @@ class _Grouping:
                     g.ops.remove(op)
                     op.parent_block().erase_op(op)
 
+    def _absorb_into_consumers(self) -> None:
+        """Index views and pointwise producers used by one kernel only move into it.
+
+        A view segment of a computed value (slice with static steps, permute, or a
+        reshape that only inserts or removes size-1 dims) whose uses are all in one
+        compute group becomes index arithmetic in that group; so does a pointwise
+        group (no reduction, nothing returned) whose values are all used in one
+        compute group: it is recomputed at the indices that group reads it at
+        (a rotary embedding's slices, neg and cat become one kernel). Walks the
+        groups last first, so a chain of producers moves in one pass.
+        """
+        returned: set[SSAValue] = set()
+        for op in self.f.body.block.ops:
+            if isinstance(op, func.ReturnOp):
+                returned.update(op.operands)
+        group_of = {op: g for g in self.groups for op in g.ops}
+        for h in sorted((g for g in self.groups if g.ops), key=lambda g: -g.first):
+            if not h.ops or any(r in returned for op in h.ops for r in op.results):
+                continue
+            if h.kind == "view":
+                if not self._index_view(h.ops[0]):
+                    continue
+            elif h.kind != "compute" or h.has_reduction:
+                continue
+            users = {group_of.get(u.operation) for op in h.ops for r in op.results for u in r.uses}
+            users.discard(h)
+            if len(users) != 1:
+                continue
+            (g,) = users
+            if g is None or g.kind != "compute":
+                continue
+            self._merge(g, h)
+            for op in g.ops:
+                group_of[op] = g
+
+    def _index_view(self, op: Operation) -> bool:
+        """Whether a view op can be index arithmetic in its consumer's kernel: a slice with
+        static steps, a permute, or a reshape that only inserts or removes static size-1 dims,
+        of a value that is computed (a view of an argument stays a free strided view)."""
+        src = op.operands[0]
+        while isinstance(src.owner, VIEWS):
+            src = src.owner.operands[0]
+        if not isinstance(src.owner, Operation):
+            return False
+        if isinstance(op, fusion.SliceOp):
+            return all(s != DYNAMIC_INDEX for s in op.static_step.get_values())
+        if isinstance(op, fusion.PermuteOp):
+            return True
+        if isinstance(op, fusion.ReshapeOp):
+            return self._unit_reshape(op)
+        return False
+
+    def _unit_reshape(self, op: fusion.ReshapeOp) -> bool:
+        """Whether a reshape only inserts or removes static size-1 dims: the other dims pair up
+        in order with equal extents (static ones equal; one dynamic pair is equal because a
+        reshape keeps the element count; several must be equal symbolically)."""
+        def non_unit(v: SSAValue) -> list[tuple[int, Extent]]:
+            return [(t, self.shapes.canonical(e)) for e, t in zip(self._shape(v), v.type.get_shape()) if t != 1]
+        a, b = non_unit(op.input), non_unit(op.results[0])
+        if len(a) != len(b) or any((x == DYNAMIC_INDEX) != (y == DYNAMIC_INDEX) or x != y for (x, _), (y, _) in zip(a, b)):
+            return False
+        dynamic = [(p, q) for (x, p), (_, q) in zip(a, b) if x == DYNAMIC_INDEX]
+        return len(dynamic) <= 1 or all(p == q for p, q in dynamic)
+
     def _merge_broadcast_sources(self) -> None:
         """Merges pointwise groups used only through broadcast views by one group."""
         users: dict[int, set[int]] = {}
@@ -356,13 +509,13 @@ class _Grouping:
             if isinstance(op, func.ReturnOp):
                 returned.update(self.owner[v].index for v in op.operands if v in self.owner)
         for h in list(self.groups):
-            if h.kind != "compute" or h.has_reduction or h.has_gather or h.index in returned:
+            if h.kind != "compute" or h.has_reduction or h.index in returned:
                 continue
             target = users.get(h.index, set())
             if len(target) != 1 or not via_views.get(h.index, False):
                 continue
             g = self.groups[next(iter(target))]
-            if g.kind != "compute" or g.has_gather:  # a pad/cat reads only kernel inputs
+            if g.kind != "compute":
                 continue
             self._merge(g, h)
             # users of h are users of g now
@@ -372,7 +525,7 @@ class _Grouping:
                     us.add(g.index)
 
     def segment_kind(self, g: Group) -> str:
-        if g.kind in ("view", "library"):
+        if g.kind in ("view", "library", "collective"):
             return g.kind
         if g.has_reduction:
             return "normalization" if g.normalization else "reduction"

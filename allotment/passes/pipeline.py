@@ -4,7 +4,13 @@
 run these passes, in this order, so that the buffers a plan reports are the
 ones the generated program allocates:
 
-    fusion-segment, fusion-allocate, alloc-alias, alloc-plan, alloc-verify
+    fusion-propagate-sharding, fusion-insert-resharding, fusion-segment, fusion-allocate,
+    alloc-place, alloc-alias, alloc-plan, alloc-verify
+
+(the first two leave fusions without shardings alone: `docs/distributed.md`).
+
+`alloc-place` takes the capacity model of the program target (`cuda` is placed
+for the H200, `cpu` for Triton's interpreter: `analysis/capacity.py`).
 
 The same pipeline as a string, for `allot-opt -p`: `PIPELINE`.
 """
@@ -16,23 +22,31 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import DiagnosticException
 
+from allotment.analysis.capacity import PROGRAM_TARGETS
 from allotment.diagnostics import clone_located, verify_located
 from allotment.errors import CompileError, Error
 from allotment.limits import call_with_deep_stack
 from allotment.passes.alloc_alias import AllocAliasPass
+from allotment.passes.alloc_place import AllocPlacePass
 from allotment.passes.alloc_plan import AllocPlanPass
 from allotment.passes.alloc_verify import AllocVerifyPass
 from allotment.passes.fusion_allocate import FusionAllocatePass
 from allotment.passes.fusion_segment import FusionSegmentPass
+from allotment.passes.insert_resharding import InsertReshardingPass
+from allotment.passes.sharding_propagation import PropagateShardingPass
 
 
-def compile_passes() -> list[ModulePass]:
-    """Fresh instances of the compile pipeline's passes, in order."""
-    return [FusionSegmentPass(), FusionAllocatePass(), AllocAliasPass(), AllocPlanPass(), AllocVerifyPass()]
+def compile_passes(target: str = "cuda") -> list[ModulePass]:
+    """Fresh instances of the compile pipeline's passes, in order, for a program
+    target (`cuda` or `cpu`: it picks `alloc-place`'s capacity model)."""
+    place = AllocPlacePass(target=PROGRAM_TARGETS.get(target, target))
+    sharding = [PropagateShardingPass(), InsertReshardingPass()]  # no-ops on fusions without shardings
+    return [*sharding, FusionSegmentPass(), FusionAllocatePass(), place, AllocAliasPass(), AllocPlanPass(),
+            AllocVerifyPass()]
 
 
 PIPELINE = ",".join(p.name for p in compile_passes())
-"""`fusion-segment,fusion-allocate,alloc-alias,alloc-plan,alloc-verify`."""
+"""`fusion-propagate-sharding,fusion-insert-resharding,fusion-segment,fusion-allocate,alloc-place,...`."""
 
 
 def run_pipeline(module: ModuleOp, passes: list[ModulePass] | None = None) -> ModuleOp:

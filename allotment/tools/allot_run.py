@@ -2,6 +2,7 @@
 
     allot-run FILE.mlir --shapes x=8x4096,w=4096 [--scalars eps=1e-5] [--func NAME]
               [--seed N] [--device cpu|cuda] [--check] [--bench] [--dump] [--reference]
+              [--nproc N [--timeout SECONDS]]
 
 The file is parsed and verified (errors are located, `file:line:col: error:`)
 and inputs are drawn by `allotment.reference.random_inputs` on the device
@@ -27,6 +28,13 @@ Modes (each a function of (args, function, inputs) registered in `_MODES`;
   time with the Triton kernels' launches skipped (the host program's own work,
   through `allotment.backend.runtime.intercept_launches`).
 - `--dump`: prints the generated program (host code and its Triton kernels).
+- `--nproc N`: a sharded fusion on N local ranks of torch.distributed that the
+  tool starts itself (a rendezvous on a free local port; gloo on cpu, NCCL on
+  cuda), every rank on its own shards of the same random inputs; each rank's
+  lines are printed prefixed `[rank R]` (`out0: not on rank R` for an output on a
+  mesh without it); with `--check` each rank compares its shards with the
+  reference. Ranks that have not finished after `--timeout` seconds are killed
+  (exit 1). `?` extents that `--shapes` does not give are 8.
 
 On the CPU, inputs of more than 1e5 elements in all get one warning on stderr
 (Triton's interpreter is slow), and what the tool is doing (compiling, running,
@@ -122,7 +130,60 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="where inputs are made and the function runs (default: cuda if available, else cpu)",
     )
+    p.add_argument(
+        "--nproc",
+        type=int,
+        metavar="N",
+        help="run a sharded fusion on N local ranks of torch.distributed (gloo on cpu, NCCL on cuda), "
+        "each on its own shards; with --check each rank compares its shards with the reference",
+    )
+    p.add_argument(
+        "--timeout",
+        type=float,
+        default=300.0,
+        metavar="SECONDS",
+        help="with --nproc: fail if the ranks have not all finished by then (default 300)",
+    )
     return p
+
+
+NPROC_DEFAULT_EXTENT = 8
+"""With --nproc, a `?` extent that --shapes does not give (the ranks need one shape)."""
+
+
+def run_distributed(args: argparse.Namespace, fn: FuncOp, shapes: dict, scalars: dict) -> int:
+    """`--nproc N`: the fusion on N local ranks (`backend.launcher`, `tools.distributed_check`);
+    prints each rank's lines, prefixed `[rank R]`; exit status 1 if a rank's check fails."""
+    from xdsl.dialects.builtin import DYNAMIC_INDEX, TensorType
+
+    from allotment.backend.launcher import launch
+    from allotment.passes.sharding_propagation import is_sharded_function
+    from allotment.tools.distributed_check import run_rank
+
+    if args.nproc < 1:
+        raise UsageError(f"--nproc must be at least 1, got {args.nproc}")
+    if not is_sharded_function(fn):
+        raise UsageError(f"--nproc: @{fn.sym_name.data} has no sharded tensor; run it without --nproc")
+    shapes = dict(shapes)
+    for a in fn.args:
+        name = a.name_hint or ""
+        if isinstance(a.type, TensorType) and name not in shapes and DYNAMIC_INDEX in a.type.get_shape():
+            shapes[name] = tuple(NPROC_DEFAULT_EXTENT if e == DYNAMIC_INDEX else e for e in a.type.get_shape())
+            print(f"{TOOL}: {name}: shape {'x'.join(map(str, shapes[name]))} (? extents default to "
+                  f"{NPROC_DEFAULT_EXTENT}; --shapes chooses)", file=sys.stderr)
+    with open(args.file, encoding="utf-8") as f:
+        text = f.read()
+    device = args.device.type
+    backend = "nccl" if device == "cuda" else "gloo"
+    reports = launch(
+        run_rank, args.nproc, (text, fn.sym_name.data, shapes, scalars, args.seed, bool(args.check), device),
+        timeout=args.timeout, backend=backend,
+    )
+    print(f"@{fn.sym_name.data} on {args.nproc} ranks ({backend})")
+    for r in reports:
+        for line in r.lines:
+            print(f"[rank {r.rank}] {line}")
+    return 0 if all(r.passed for r in reports) else 1
 
 
 def _assignments(items: Sequence[str], option: str) -> list[tuple[str, str]]:
@@ -414,6 +475,9 @@ def run_memory_report(args: argparse.Namespace, fn: FuncOp, inputs: list) -> int
     profile = _memory_profile(args, fn)
     print(f"@{profile.function}: {len(profile.buffers)} buffers over {profile.steps} steps")
     for b in profile.buffers:
+        if b.memory.startswith(("local", "shared")):  # on chip: placed per kernel, in no figure
+            print(f"  {b.name}: {b.size} = {b.nbytes} bytes, {b.memory}")
+            continue
         end = "end" if b.returned else str(b.last_use)
         freed = "returned" if b.returned else (f"freed at {b.freed}" if b.freed is not None else "never freed")
         print(f"  {b.name}: {b.size} = {b.nbytes} bytes, {b.memory}, live {b.start}..{end}, {freed}")
@@ -466,6 +530,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         from allotment.reference import random_inputs
 
         fn = find_function(load_module(args.file), args.func)
+        if args.nproc is not None:
+            if set(modes) - {run_check, DEFAULT_MODE}:
+                print(f"{TOOL}: error: --nproc combines only with --check", file=sys.stderr)
+                return EXIT_USAGE
+            args.device = device
+            return run_distributed(args, fn, shapes, scalars)
         args.device = device
         args.parsed_shapes, args.parsed_scalars = shapes, scalars
         planning_only = set(modes) <= {run_dump, run_memory_report, run_memory_plot}

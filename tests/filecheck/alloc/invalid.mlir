@@ -372,3 +372,50 @@ func.func @f(%n: index) {
   %a = alloc.alloc(%n) {memory = #alloc.memory<global>} : memref<2305843009213693952x?xf32>
   func.return
 }
+
+// -----
+
+// A looped kernel streams its rows: it declares no on-chip buffer.
+// CHECK: error: alloc.kernel: a looped kernel streams its rows: it holds no on-chip buffer, but the body allocates row
+func.func @f(%x: memref<4x8xf32>) {
+  %r = alloc.alloc() {memory = #alloc.memory<global>} : memref<4xf32>
+  alloc.kernel "k0" reduction ins(%x : memref<4x8xf32>) outs(%r : memref<4xf32>) schedule(looped) {
+  ^bb0(%xi: tensor<4x8xf32>):
+    %row = alloc.alloc() {memory = #alloc.memory<local>} : memref<8xf32>
+    %s = fusion.sum %xi dims [1] : tensor<4x8xf32> -> tensor<4xf32>
+    alloc.yield %s : tensor<4xf32>
+  }
+  func.return
+}
+
+// -----
+
+// A pointwise kernel reduces nothing: no schedule.
+// CHECK: error: alloc.kernel: a pointwise kernel reduces nothing: it takes no schedule
+func.func @f(%x: memref<4xf32>) {
+  %r = alloc.alloc() {memory = #alloc.memory<global>} : memref<4xf32>
+  alloc.kernel "k0" pointwise ins(%x : memref<4xf32>) outs(%r : memref<4xf32>) schedule(persistent) {
+  ^bb0(%xi: tensor<4xf32>):
+    alloc.yield %xi : tensor<4xf32>
+  }
+  func.return
+}
+
+
+// -----
+
+// A lifetime must be an interval of steps.
+// CHECK: error: alloc.pack: slot #0: lifetime [3, 1] is not an interval of steps
+func.func @f(%a: index) {
+  %t, %o = alloc.pack align 256 ([3, 1] = %a)
+  func.return
+}
+
+// -----
+
+// The alignment is a power of two.
+// CHECK: error: alloc.pack: alignment 48 must be a positive power of two
+func.func @f(%a: index) {
+  %t, %o = alloc.pack align 48 ([0, 1] = %a)
+  func.return
+}

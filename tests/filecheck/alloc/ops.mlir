@@ -108,7 +108,7 @@ func.func @checks(%x: memref<?x?xf32>, %n: index) {
 // CHECK-NEXT:      %zs = fusion.mul %zi, %si : tensor<?x32xf32>, f32 -> tensor<?x32xf32>
 // CHECK-NEXT:      alloc.yield %xi, %zs : tensor<?x64xbf16>, tensor<?x32xf32>
 // CHECK-NEXT:    }
-// GENERIC:       "alloc.kernel"(%x, %s, %v, %y, %z) <{sym_name = "k0", kind = "pointwise", operandSegmentSizes = array<i32: 3, 2>}> ({
+// GENERIC:       "alloc.kernel"(%x, %s, %v, %y, %z) <{sym_name = "k0", kind = "pointwise", operandSegmentSizes = array<i32: 3, 2, 0>}> ({
 // GENERIC:         "alloc.yield"(%xi, %zs) : (tensor<?x64xbf16>, tensor<?x32xf32>) -> ()
 // GENERIC-NEXT:  }) : (memref<?x64xbf16>, f32, memref<?x32xbf16, strided<[64, 2]>>, memref<?x64xbf16>, memref<?x32xf32>) -> ()
 func.func @kernel(%x: memref<?x64xbf16>, %s: f32) -> (memref<?x64xbf16>, memref<?x32xf32>) {
@@ -167,5 +167,53 @@ func.func @kinds(%x: memref<8x4xf32>, %w: memref<4x4xf32>) {
   ^bb0(%wi: tensor<8x4xf32, #fusion.sharding<@tp, [[0], []]>>):
     alloc.yield %wi : tensor<8x4xf32, #fusion.sharding<@tp, [[0], []]>>
   }
+  func.return
+}
+
+// -----
+
+// Placement (alloc-place's decision) round-trips: static schedules and a run-time
+// condition on an `i1`.
+// CHECK-LABEL: func.func @scheduled
+// CHECK:         alloc.kernel "k0" reduction ins(%x : memref<?x?xf32>) outs(%r : memref<?xf32>) schedule(persistent if %fits else looped) {
+// CHECK:         alloc.kernel "k1" reduction ins(%x : memref<?x?xf32>) outs(%r : memref<?xf32>) schedule(looped) {
+// CHECK:         alloc.kernel "k2" reduction ins(%x : memref<?x?xf32>) outs(%r : memref<?xf32>) schedule(persistent) {
+// GENERIC:       "alloc.kernel"(%x, %r, %fits) <{sym_name = "k0", kind = "reduction", schedule = "persistent_if", operandSegmentSizes = array<i32: 1, 1, 1>}> ({
+func.func @scheduled(%x: memref<?x?xf32>) -> memref<?xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %m = memref.dim %x, %c0 : memref<?x?xf32>
+  %n = memref.dim %x, %c1 : memref<?x?xf32>
+  %cap = arith.constant 32768 : index
+  %fits = arith.cmpi ule, %n, %cap : index
+  %r = alloc.alloc(%m) {memory = #alloc.memory<global>} : memref<?xf32>
+  alloc.kernel "k0" reduction ins(%x : memref<?x?xf32>) outs(%r : memref<?xf32>) schedule(persistent if %fits else looped) {
+  ^bb0(%xi: tensor<?x?xf32>):
+    %row = alloc.alloc(%n) {memory = #alloc.memory<local>} : memref<?xf32>
+    %s = fusion.sum %xi dims [1] : tensor<?x?xf32> -> tensor<?xf32>
+    alloc.yield %s : tensor<?xf32>
+  }
+  alloc.kernel "k1" reduction ins(%x : memref<?x?xf32>) outs(%r : memref<?xf32>) schedule(looped) {
+  ^bb0(%xi: tensor<?x?xf32>):
+    %s = fusion.sum %xi dims [1] : tensor<?x?xf32> -> tensor<?xf32>
+    alloc.yield %s : tensor<?xf32>
+  }
+  alloc.kernel "k2" reduction ins(%x : memref<?x?xf32>) outs(%r : memref<?xf32>) schedule(persistent) {
+  ^bb0(%xi: tensor<?x?xf32>):
+    %row = alloc.alloc(%n) {memory = #alloc.memory<local>} : memref<?xf32>
+    %s = fusion.sum %xi dims [1] : tensor<?x?xf32> -> tensor<?xf32>
+    alloc.yield %s : tensor<?xf32>
+  }
+  func.return %r : memref<?xf32>
+}
+
+// -----
+
+// alloc.pack: slots with lifetimes and byte sizes in, the arena's size and offsets out.
+// CHECK-LABEL: func.func @pack
+// CHECK:         %total, %o0, %o1 = alloc.pack align 256 ([0, 1] = %a, [1, 3] = %b)
+// GENERIC:       %total, %o0, %o1 = "alloc.pack"(%a, %b) <{lifetimes = array<i64: 0, 1, 1, 3>, alignment = 256 : i64}> : (index, index) -> (index, index, index)
+func.func @pack(%a: index, %b: index) {
+  %total, %o0, %o1 = alloc.pack align 256 ([0, 1] = %a, [1, 3] = %b)
   func.return
 }

@@ -55,3 +55,33 @@ func.func @f(%x: memref<4xf32>) {
   }
   func.return
 }
+
+// -----
+
+// An unknown schedule name is a parse error at the name.
+// CHECK: parse_errors.mlir:{{[0-9]+}}:91
+// CHECK: schedule 'eager' is not persistent or looped
+func.func @f(%x: memref<4x8xf32>) {
+  %r = alloc.alloc() {memory = #alloc.memory<global>} : memref<4xf32>
+  alloc.kernel "k0" reduction ins(%x : memref<4x8xf32>) outs(%r : memref<4xf32>) schedule(eager) {
+  ^bb0(%xi: tensor<4x8xf32>):
+    %s = fusion.sum %xi dims [1] : tensor<4x8xf32> -> tensor<4xf32>
+    alloc.yield %s : tensor<4xf32>
+  }
+  func.return
+}
+
+// -----
+
+// The run-time condition must be an i1.
+// CHECK: parse_errors.mlir:{{[0-9]+}}
+// CHECK: index
+func.func @f(%x: memref<4x8xf32>, %c: index) {
+  %r = alloc.alloc() {memory = #alloc.memory<global>} : memref<4xf32>
+  alloc.kernel "k0" reduction ins(%x : memref<4x8xf32>) outs(%r : memref<4xf32>) schedule(persistent if %c else looped) {
+  ^bb0(%xi: tensor<4x8xf32>):
+    %s = fusion.sum %xi dims [1] : tensor<4x8xf32> -> tensor<4xf32>
+    alloc.yield %s : tensor<4xf32>
+  }
+  func.return
+}

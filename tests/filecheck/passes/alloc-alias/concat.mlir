@@ -2,9 +2,11 @@
 // cat's buffer: no cat kernel and no operand buffers (nvFuser issue 1502).
 // RUN: allot-opt %s -p fusion-segment,fusion-allocate,alloc-alias,alloc-plan,alloc-verify --split-input-file | filecheck %s
 
-func.func @cat(%x: tensor<?x4xf32>, %y: tensor<?x6xf32>) -> tensor<?x10xf32> {
-  %a = fusion.exp %x : tensor<?x4xf32>
-  %b = fusion.neg %y : tensor<?x6xf32>
+// (The operands are reductions: pointwise operands would be recomputed inside the
+// cat's own kernel by fusion-segment, with no operand buffer either.)
+func.func @cat(%x: tensor<?x4x3xf32>, %y: tensor<?x6x3xf32>) -> tensor<?x10xf32> {
+  %a = fusion.sum %x dims [2] : tensor<?x4x3xf32> -> tensor<?x4xf32>
+  %b = fusion.max %y dims [2] : tensor<?x6x3xf32> -> tensor<?x6xf32>
   %c = fusion.cat %a, %b dim 1 : tensor<?x4xf32>, tensor<?x6xf32> -> tensor<?x10xf32>
   func.return %c : tensor<?x10xf32>
 }
@@ -12,18 +14,18 @@ func.func @cat(%x: tensor<?x4xf32>, %y: tensor<?x6xf32>) -> tensor<?x10xf32> {
 // CHECK:         %c = alloc.alloc(%x_d0) {{.*}} : memref<?x10xf32>
 // CHECK-NEXT:    %a = memref.reinterpret_cast %c to offset: [0], sizes: [%x_d0, 4], strides: [10, 1]
 // CHECK-NEXT:    %b = memref.reinterpret_cast %c to offset: [4], sizes: [%x_d0, 6], strides: [10, 1]
-// CHECK:         alloc.kernel "k0" pointwise ins(%x : memref<?x4xf32>) outs(%a : memref<?x4xf32, strided<[10, 1]>>)
-// CHECK:         alloc.kernel "k1" pointwise ins(%y : memref<?x6xf32>) outs(%b : memref<?x6xf32, strided<[10, 1], offset: 4>>)
+// CHECK:         alloc.kernel "k0" reduction ins(%x : memref<?x4x3xf32>) outs(%a : memref<?x4xf32, strided<[10, 1]>>)
+// CHECK:         alloc.kernel "k1" reduction ins(%y : memref<?x6x3xf32>) outs(%b : memref<?x6xf32, strided<[10, 1], offset: 4>>)
 // CHECK-NOT:     fusion.cat
-// CHECK-NOT:     alloc.alloc
+// CHECK-NOT:     alloc.alloc({{.*}}global
 // CHECK:         func.return %c
 
 // -----
 
 // Dynamic extents along the cat dimension: the offsets are computed at run time.
-func.func @dynamic(%x: tensor<2x?x8xf32>, %y: tensor<2x?x8xf32>) -> tensor<2x?x8xf32> {
-  %a = fusion.exp %x : tensor<2x?x8xf32>
-  %b = fusion.sin %y : tensor<2x?x8xf32>
+func.func @dynamic(%x: tensor<2x?x8x3xf32>, %y: tensor<2x?x8x3xf32>) -> tensor<2x?x8xf32> {
+  %a = fusion.sum %x dims [3] : tensor<2x?x8x3xf32> -> tensor<2x?x8xf32>
+  %b = fusion.max %y dims [3] : tensor<2x?x8x3xf32> -> tensor<2x?x8xf32>
   %c = fusion.cat %a, %b dim 1 : tensor<2x?x8xf32>, tensor<2x?x8xf32> -> tensor<2x?x8xf32>
   func.return %c : tensor<2x?x8xf32>
 }
@@ -50,8 +52,9 @@ func.func @args(%x: tensor<4x4xf32>, %y: tensor<4x4xf32>) -> tensor<8x4xf32> {
 
 // -----
 
-// An operand that is also returned keeps its own buffer and is copied into its
-// slice; the other producer writes its slice directly.
+// An operand that is also returned keeps its own buffer; the other operand's
+// pointwise producer is recomputed inside the cat's kernel (fusion-segment), which
+// reads the returned buffer: two kernels, no copy kernel, nothing left to alias.
 func.func @shared(%x: tensor<4x4xf32>, %y: tensor<4x4xf32>) -> (tensor<8x4xf32>, tensor<4x4xf32>) {
   %a = fusion.exp %x : tensor<4x4xf32>
   %b = fusion.neg %y : tensor<4x4xf32>
@@ -62,17 +65,17 @@ func.func @shared(%x: tensor<4x4xf32>, %y: tensor<4x4xf32>) -> (tensor<8x4xf32>,
 // CHECK:         %a = alloc.alloc
 // CHECK:         alloc.kernel "k0" pointwise ins(%x : memref<4x4xf32>) outs(%a : memref<4x4xf32>)
 // CHECK:         %c = alloc.alloc
-// CHECK:         [[A_SLICE:%.*]] = memref.reinterpret_cast %c to offset: [0], sizes: [4, 4], strides: [4, 1]
-// CHECK:         %b = memref.reinterpret_cast %c to offset: [16], sizes: [4, 4], strides: [4, 1]
-// CHECK:         alloc.kernel "k1" pointwise ins(%y : memref<4x4xf32>) outs(%b :
-// CHECK:         alloc.kernel "k2_slice0" pointwise ins(%a : memref<4x4xf32>) outs([[A_SLICE]] :
-// CHECK-NOT:     fusion.cat
+// CHECK:         alloc.kernel "k1" pointwise ins(%y, %a : memref<4x4xf32>, memref<4x4xf32>) outs(%c : memref<8x4xf32>)
+// CHECK:           fusion.neg
+// CHECK:           fusion.cat
+// CHECK-NOT:     alloc.kernel
 // CHECK:         func.return %c, %a
 
 // -----
 
 // An operand that is a slice of an argument (a rotary embedding's halves): the
-// computed half is written in place, the other copied; no cat kernel.
+// slices are views of the argument and the neg and the cat are one kernel (the
+// neg is index arithmetic in the cat's kernel): nothing to write in place.
 func.func @rotary(%x: tensor<6x8xf32>) -> tensor<6x8xf32> {
   %x1 = fusion.slice %x [0, 0] to [6, 4] step [1, 1] : tensor<6x8xf32> -> tensor<6x4xf32>
   %x2 = fusion.slice %x [0, 4] to [6, 8] step [1, 1] : tensor<6x8xf32> -> tensor<6x4xf32>
@@ -82,9 +85,8 @@ func.func @rotary(%x: tensor<6x8xf32>) -> tensor<6x8xf32> {
 }
 // CHECK-LABEL: func.func @rotary
 // CHECK:         %r = alloc.alloc
-// CHECK:         %n = memref.reinterpret_cast %r to offset: [0], sizes: [6, 4], strides: [8, 1]
-// CHECK:         [[X1:%.*]] = memref.reinterpret_cast %r to offset: [4], sizes: [6, 4], strides: [8, 1]
-// CHECK:         alloc.kernel "k0" pointwise ins(%x2 {{.*}}) outs(%n :
-// CHECK:         alloc.kernel "k1_slice1" pointwise ins(%x1 {{.*}}) outs([[X1]] :
-// CHECK-NOT:     fusion.cat
+// CHECK:         alloc.kernel "k0" pointwise ins(%x2, %x1 : {{.*}}) outs(%r : memref<6x8xf32>)
+// CHECK:           fusion.neg
+// CHECK:           fusion.cat
+// CHECK-NOT:     alloc.kernel
 // CHECK:         func.return %r

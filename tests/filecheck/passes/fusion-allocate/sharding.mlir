@@ -1,14 +1,16 @@
-// RUN: allot-opt %s --split-input-file --verify-diagnostics -p fusion-segment,fusion-allocate | filecheck %s
+// RUN: allot-opt %s --split-input-file --verify-diagnostics -p fusion-propagate-sharding,fusion-insert-resharding,fusion-segment,fusion-allocate | filecheck %s
 
 // Sharded tensors are allocated with their local (per-device) extents; the
-// alloc carries the mesh, the sharding and the global shape.
+// alloc carries the mesh, the sharding and the global shape. A kernel computes
+// its local shard: its body's types are the local ones.
 
 // Even: local extent = global / shards (64 over 2 -> 32).
 
 // CHECK-LABEL: func.func @even(%x: memref<8x32xf32>) -> memref<8x32xf32>
 // CHECK-NEXT:    %y = alloc.alloc() {memory = #alloc.memory<global>, name = "y", mesh = @tp, sharding = #fusion.sharding<@tp, {{\[}}[], [0]]>, global_shape = array<i64: 8, 64>} : memref<8x32xf32>
 // CHECK-NEXT:    alloc.kernel "k0" pointwise ins(%x : memref<8x32xf32>) outs(%y : memref<8x32xf32>) {
-// CHECK-NEXT:    ^bb0(%x_1: tensor<8x64xf32, #fusion.sharding<@tp, {{\[}}[], [0]]>>):
+// CHECK-NEXT:    ^bb0(%x_1: tensor<8x32xf32>):
+// CHECK-NEXT:      %y_1 = fusion.exp %x_1 : tensor<8x32xf32>
 fusion.mesh @tp shape 2 devices [0, 1]
 func.func @even(%x: tensor<8x64xf32, #fusion.sharding<@tp, [[], [0]]>>) -> tensor<8x64xf32, #fusion.sharding<@tp, [[], [0]]>> {
   %y = fusion.exp %x : tensor<8x64xf32, #fusion.sharding<@tp, [[], [0]]>>
@@ -82,10 +84,14 @@ func.func @on_grid(%x: tensor<?x12xf32, #fusion.sharding<@grid, [[0], [1]]>>) ->
 // -----
 
 // A row buffer of a reduction over a sharded dim holds the local shard's
-// row: 64 over 2 devices -> 32 elements per device.
+// row: 64 over 2 devices -> 32 elements per device; the partial sums are
+// completed by a collective kernel whose buffer is sized like any other.
 
 // CHECK-LABEL: func.func @sharded_row(%x: memref<4x32xf32>) -> memref<4x1xf32>
-// CHECK:           %k0_row_m = alloc.alloc() {memory = #alloc.memory<local>, name = "k0_row_m"} : memref<32xf32>
+// CHECK:           %k0_row_m_partial = alloc.alloc() {memory = #alloc.memory<local>, name = "k0_row_m_partial"} : memref<32xf32>
+// CHECK:         %m = alloc.alloc() {memory = #alloc.memory<global>, name = "m", mesh = @tp, sharding = #fusion.sharding<@tp, {{\[}}[], []]>, global_shape = array<i64: 4, 1>} : memref<4x1xf32>
+// CHECK-NEXT:    alloc.kernel "k1" collective ins(%m_partial : memref<4x1xf32>) outs(%m : memref<4x1xf32>) {
+// CHECK:           comm.all_reduce %{{.*}} "sum" over [0]
 fusion.mesh @tp shape 2 devices [0, 1]
 func.func @sharded_row(%x: tensor<4x64xf32, #fusion.sharding<@tp, [[], [0]]>>) -> tensor<4x1xf32, #fusion.sharding<@tp, [[], []]>> {
   %m = fusion.sum %x dims [1] keepdim : tensor<4x64xf32, #fusion.sharding<@tp, [[], [0]]>> -> tensor<4x1xf32, #fusion.sharding<@tp, [[], []]>>
@@ -132,9 +138,10 @@ func.func @uneven_dynamic(%x: tensor<?x64xf32, #fusion.sharding<@tp, [[0], []], 
 
 // -----
 
-// Views of sharded tensors are not supported yet: a clear error.
+// A view of a shard is the view of the local buffer (8x32 -> 32x8), no allocation.
 
-// CHECK: fusion-allocate: fusion.permute of a sharded tensor is not supported yet
+// CHECK-LABEL: func.func @view_sharded(%x: memref<8x32xf32>) -> memref<32x8xf32, strided<[1, 32]>>
+// CHECK-NEXT:    %p = memref.reinterpret_cast %x to offset: [0], sizes: [32, 8], strides: [1, 32] : memref<8x32xf32> to memref<32x8xf32, strided<[1, 32]>>
 fusion.mesh @tp shape 2 devices [0, 1]
 func.func @view_sharded(%x: tensor<8x64xf32, #fusion.sharding<@tp, [[], [0]]>>) -> tensor<64x8xf32, #fusion.sharding<@tp, [[0], []]>> {
   %p = fusion.permute %x [1, 0] : tensor<8x64xf32, #fusion.sharding<@tp, [[], [0]]>> -> tensor<64x8xf32, #fusion.sharding<@tp, [[0], []]>>

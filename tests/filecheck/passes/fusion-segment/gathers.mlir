@@ -1,17 +1,15 @@
 // RUN: allot-opt %s --split-input-file -p fusion-segment | filecheck %s
 
-// pad and cat start their own segment and read only kernel inputs: the ops
-// computing their operands stay in other kernels; their users may join them.
+// pad and cat start a group; their operands computed in a group used only by
+// them are recomputed inside it at the pad's and cat's indices (index
+// arithmetic, no intermediate buffer), and their users join them. (These were
+// separate kernels while pad and cat read only kernel inputs.)
 
 // CHECK-LABEL: func.func @pad_computed
-// CHECK-NEXT:    %xe = fusion.segment "k0" pointwise (%x) : (tensor<?x4xf32>) -> tensor<?x4xf32> {
-// CHECK-NEXT:    ^bb0(%x_1: tensor<?x4xf32>):
-// CHECK-NEXT:      %xe_1 = fusion.exp %x_1
-// CHECK-NEXT:      fusion.yield %xe_1
-// CHECK-NEXT:    }
-// CHECK-NEXT:    %pr = fusion.segment "k1" pointwise (%xe, %s) : (tensor<?x4xf32>, f32) -> tensor<?x6xf32> {
-// CHECK-NEXT:    ^bb0(%xe_1: tensor<?x4xf32>, %s_1: f32):
-// CHECK-NEXT:      %p = fusion.pad %xe_1 low [0, 1] high [0, 1] value %s_1
+// CHECK-NEXT:    %pr = fusion.segment "k0" pointwise (%x, %s) : (tensor<?x4xf32>, f32) -> tensor<?x6xf32> {
+// CHECK-NEXT:    ^bb0(%x_1: tensor<?x4xf32>, %s_1: f32):
+// CHECK-NEXT:      %xe = fusion.exp %x_1
+// CHECK-NEXT:      %p = fusion.pad %xe low [0, 1] high [0, 1] value %s_1
 // CHECK-NEXT:      %pr_1 = fusion.relu %p
 // CHECK-NEXT:      fusion.yield %pr_1 : tensor<?x6xf32>
 // CHECK-NEXT:    }
@@ -26,13 +24,15 @@ func.func @pad_computed(%x: tensor<?x4xf32>, %s: f32) -> tensor<?x6xf32> {
 // -----
 
 // CHECK-LABEL: func.func @cat_computed
-// CHECK-NEXT:    %a = fusion.segment "k0" pointwise (%x)
-// CHECK:         %b = fusion.segment "k1" pointwise (%y)
-// CHECK:         %d = fusion.segment "k2" pointwise (%a, %b) : (tensor<?x4xf32>, tensor<?x4xf32>) -> tensor<?x4xf32> {
-// CHECK-NEXT:    ^bb0(%a_1: tensor<?x4xf32>, %b_1: tensor<?x4xf32>):
-// CHECK-NEXT:      %c = fusion.cat %a_1, %b_1 dim 0
+// CHECK-NEXT:    %d = fusion.segment "k0" pointwise (%x, %y) : (tensor<?x4xf32>, tensor<?x4xf32>) -> tensor<?x4xf32> {
+// CHECK-NEXT:    ^bb0(%x_1: tensor<?x4xf32>, %y_1: tensor<?x4xf32>):
+// CHECK-NEXT:      %a = fusion.exp %x_1
+// CHECK-NEXT:      %b = fusion.neg %y_1
+// CHECK-NEXT:      %c = fusion.cat %a, %b dim 0
 // CHECK-NEXT:      %d_1 = fusion.relu %c
 // CHECK-NEXT:      fusion.yield %d_1
+// CHECK-NEXT:    }
+// CHECK-NEXT:    func.return %d
 func.func @cat_computed(%x: tensor<?x4xf32>, %y: tensor<?x4xf32>) -> tensor<?x4xf32> {
   %a = fusion.exp %x : tensor<?x4xf32>
   %b = fusion.neg %y : tensor<?x4xf32>
@@ -43,19 +43,32 @@ func.func @cat_computed(%x: tensor<?x4xf32>, %y: tensor<?x4xf32>) -> tensor<?x4x
 
 // -----
 
-// A pad's group is never merged with another compute group: the add joins
-// the group of %e and reads the pad's output.
+// A computed operand that is also returned is materialized (the return needs
+// its buffer): the cat's kernel reads that buffer.
+
+// CHECK-LABEL: func.func @cat_of_a_returned_value
+// CHECK-NEXT:    %a = fusion.segment "k0" pointwise (%x)
+// CHECK:         %d = fusion.segment "k1" pointwise (%a, %y)
+// CHECK-NEXT:    ^bb0(%a_1: tensor<?x4xf32>, %y_1: tensor<?x4xf32>):
+// CHECK-NEXT:      %c = fusion.cat %a_1, %y_1 dim 0
+func.func @cat_of_a_returned_value(%x: tensor<?x4xf32>, %y: tensor<?x4xf32>) -> (tensor<?x4xf32>, tensor<?x4xf32>) {
+  %a = fusion.exp %x : tensor<?x4xf32>
+  %c = fusion.cat %a, %y dim 0 : tensor<?x4xf32>, tensor<?x4xf32> -> tensor<?x4xf32>
+  %d = fusion.relu %c : tensor<?x4xf32>
+  func.return %a, %d : tensor<?x4xf32>, tensor<?x4xf32>
+}
+
+// -----
+
+// A pad's group and the group of %e over the same domain are one kernel: the
+// add reads the pad at its indices. (The pad was a kernel of its own.)
 
 // CHECK-LABEL: func.func @pad_then_add
-// CHECK-NEXT:    %p = fusion.segment "k0" pointwise (%x, %s) : (tensor<?x4xf32>, f32) -> tensor<?x6xf32> {
-// CHECK-NEXT:    ^bb0(%x_1: tensor<?x4xf32>, %s_1: f32):
-// CHECK-NEXT:      %p_1 = fusion.pad %x_1
-// CHECK-NEXT:      fusion.yield %p_1
-// CHECK-NEXT:    }
-// CHECK-NEXT:    %a = fusion.segment "k1" pointwise (%y, %p) : (tensor<?x6xf32>, tensor<?x6xf32>) -> tensor<?x6xf32> {
-// CHECK-NEXT:    ^bb0(%y_1: tensor<?x6xf32>, %p_1: tensor<?x6xf32>):
+// CHECK-NEXT:    %a = fusion.segment "k0" pointwise (%x, %s, %y) : (tensor<?x4xf32>, f32, tensor<?x6xf32>) -> tensor<?x6xf32> {
+// CHECK-NEXT:    ^bb0(%x_1: tensor<?x4xf32>, %s_1: f32, %y_1: tensor<?x6xf32>):
+// CHECK-NEXT:      %p = fusion.pad %x_1
 // CHECK-NEXT:      %e = fusion.exp %y_1
-// CHECK-NEXT:      %a_1 = fusion.add %p_1, %e
+// CHECK-NEXT:      %a_1 = fusion.add %p, %e
 func.func @pad_then_add(%x: tensor<?x4xf32>, %y: tensor<?x6xf32>, %s: f32) -> tensor<?x6xf32> {
   %p = fusion.pad %x low [0, 1] high [0, 1] value %s : tensor<?x4xf32>, f32 -> tensor<?x6xf32>
   %e = fusion.exp %y : tensor<?x6xf32>

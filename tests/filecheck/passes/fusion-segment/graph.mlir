@@ -83,17 +83,18 @@ func.func @returns(%x: tensor<?x8xf32>) -> (tensor<?x8xf32>, tensor<?x8xf32>, te
 // -----
 
 // Scalars stay outside, hoisted: `tensor.dim` of an intermediate becomes the
-// argument extent it equals, and index arithmetic on it a segment input.
+// argument extent it equals, and index arithmetic on it a segment input (here
+// of the slice, which is index arithmetic in the kernel that reads it).
 
 // CHECK-LABEL: func.func @dims
 // CHECK-NEXT:    %c0 = arith.constant 0 : index
 // CHECK-NEXT:    %x_d0 = tensor.dim %x, %c0 : tensor<?x8xf32>
 // CHECK-NEXT:    %c2 = arith.constant 2 : index
 // CHECK-NEXT:    %m = arith.muli %x_d0, %c2 : index
-// CHECK-NEXT:    %e = fusion.segment "k0" pointwise (%x, %y)
-// CHECK:         %s = fusion.segment "v0" view (%e, %m) : (tensor<?x8xf32>, index) -> tensor<?x8xf32> {
-// CHECK-NEXT:    ^bb0(%e_1: tensor<?x8xf32>, %m_1: index):
-// CHECK-NEXT:      %s_1 = fusion.slice %e_1 [0, 0] to [%m_1, 8] step [1, 1]
+// CHECK-NEXT:    %z = fusion.segment "k0" pointwise (%x, %y, %m) : (tensor<?x8xf32>, tensor<?x8xf32>, index) -> tensor<?x8xf32> {
+// CHECK-NEXT:    ^bb0(%x_1: tensor<?x8xf32>, %y_1: tensor<?x8xf32>, %m_1: index):
+// CHECK-NEXT:      %e = fusion.add %x_1, %y_1
+// CHECK-NEXT:      %s = fusion.slice %e [0, 0] to [%m_1, 8] step [1, 1]
 // CHECK-NOT:     tensor.dim
 func.func @dims(%x: tensor<?x8xf32>, %y: tensor<?x8xf32>) -> tensor<?x8xf32> {
   %e = fusion.add %x, %y : tensor<?x8xf32>

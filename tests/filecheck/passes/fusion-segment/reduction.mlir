@@ -84,19 +84,21 @@ func.func @sibling(%x: tensor<?x64xf32>) -> (tensor<?xf32>, tensor<?xf32>) {
 
 // -----
 
-// Reductions over different dims are separate segments: the second reads
-// the first kernel's materialized %e.
+// Reductions over different dims are separate segments; the second recomputes
+// its pointwise input from the kernel inputs (it read the first kernel's
+// materialized %e, written and read in f32, before).
 
 // CHECK-LABEL: func.func @different_dims
-// CHECK-NEXT:    %e, %a = fusion.segment "k0" reduction (%x) : (tensor<?x64xf32>) -> (tensor<?x64xf32>, tensor<64xf32>) {
+// CHECK-NEXT:    %a = fusion.segment "k0" reduction (%x) : (tensor<?x64xf32>) -> tensor<64xf32> {
 // CHECK-NEXT:    ^bb0(%x_1: tensor<?x64xf32>):
-// CHECK-NEXT:      %e_1 = fusion.exp %x_1
-// CHECK-NEXT:      %a_1 = fusion.sum %e_1 dims [0]
-// CHECK-NEXT:      fusion.yield %e_1, %a_1 : tensor<?x64xf32>, tensor<64xf32>
+// CHECK-NEXT:      %e = fusion.exp %x_1
+// CHECK-NEXT:      %a_1 = fusion.sum %e dims [0]
+// CHECK-NEXT:      fusion.yield %a_1 : tensor<64xf32>
 // CHECK-NEXT:    }
-// CHECK-NEXT:    %b = fusion.segment "k1" reduction (%e) : (tensor<?x64xf32>) -> tensor<?xf32> {
-// CHECK-NEXT:    ^bb0(%e_1: tensor<?x64xf32>):
-// CHECK-NEXT:      %b_1 = fusion.max %e_1 dims [1]
+// CHECK-NEXT:    %b = fusion.segment "k1" reduction (%x) : (tensor<?x64xf32>) -> tensor<?xf32> {
+// CHECK-NEXT:    ^bb0(%x_1: tensor<?x64xf32>):
+// CHECK-NEXT:      %e = fusion.exp %x_1
+// CHECK-NEXT:      %b_1 = fusion.max %e dims [1]
 // CHECK-NEXT:      fusion.yield %b_1 : tensor<?xf32>
 // CHECK-NEXT:    }
 // CHECK-NEXT:    func.return %a, %b
@@ -138,4 +140,47 @@ func.func @row_then_column(%x: tensor<?x64xf32>) -> tensor<?x64xf32> {
   %m2 = fusion.max %z dims [0] keepdim : tensor<?x64xf32> -> tensor<1x64xf32>
   %y = fusion.sub %z, %m2 : tensor<?x64xf32>, tensor<1x64xf32> -> tensor<?x64xf32>
   func.return %y : tensor<?x64xf32>
+}
+
+// -----
+
+// RMSNorm backward: dx (row reductions, broadcast back) is one normalization
+// kernel, with rstd**2 (pointwise over the reduced domain) inside it; dw (a
+// column sum over the rows) is a second kernel that recomputes dy * x * rstd
+// from the inputs instead of reading an f32 intermediate.
+
+// CHECK-LABEL: func.func @rmsnorm_backward
+// CHECK:         %dx = fusion.segment "k0" normalization (%dy, %x, %w, %m, %n, %rstd)
+// CHECK:           %s = fusion.mean %gx dims [1] keepdim
+// CHECK-NEXT:      %r2 = fusion.mul %rstd_1, %rstd_1
+// CHECK:           fusion.yield %dx_1 : tensor<?x?xbf16>
+// CHECK-NEXT:    }
+// CHECK-NEXT:    %dw = fusion.segment "k1" reduction (%dy, %x, %rstd)
+// CHECK:           %dwf = fusion.sum %dwp dims [0]
+// CHECK:           fusion.yield %dw_1 : tensor<?xbf16>
+// CHECK-NEXT:    }
+// CHECK-NEXT:    func.return %dx, %dw
+func.func @rmsnorm_backward(%dy: tensor<?x?xbf16>, %x: tensor<?x?xbf16>, %w: tensor<?xbf16>, %rstd: tensor<?x1xf32>) -> (tensor<?x?xbf16>, tensor<?xbf16>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %m = tensor.dim %x, %c0 : tensor<?x?xbf16>
+  %n = tensor.dim %x, %c1 : tensor<?x?xbf16>
+  %dyf = fusion.cast %dy : tensor<?x?xbf16> to tensor<?x?xf32>
+  %xf = fusion.cast %x : tensor<?x?xbf16> to tensor<?x?xf32>
+  %wf = fusion.cast %w : tensor<?xbf16> to tensor<?xf32>
+  %wb = fusion.broadcast_in_dim %wf [%m, %n] dims [1] : tensor<?xf32> -> tensor<?x?xf32>
+  %g = fusion.mul %dyf, %wb : tensor<?x?xf32>
+  %gx = fusion.mul %g, %xf : tensor<?x?xf32>
+  %s = fusion.mean %gx dims [1] keepdim : tensor<?x?xf32> -> tensor<?x1xf32>
+  %r2 = fusion.mul %rstd, %rstd : tensor<?x1xf32>
+  %k = fusion.mul %r2, %s : tensor<?x1xf32>
+  %xk = fusion.mul %xf, %k : tensor<?x?xf32>, tensor<?x1xf32> -> tensor<?x?xf32>
+  %d = fusion.sub %g, %xk : tensor<?x?xf32>
+  %dxf = fusion.mul %d, %rstd : tensor<?x?xf32>, tensor<?x1xf32> -> tensor<?x?xf32>
+  %dx = fusion.cast %dxf : tensor<?x?xf32> to tensor<?x?xbf16>
+  %xn = fusion.mul %xf, %rstd : tensor<?x?xf32>, tensor<?x1xf32> -> tensor<?x?xf32>
+  %dwp = fusion.mul %dyf, %xn : tensor<?x?xf32>
+  %dwf = fusion.sum %dwp dims [0] : tensor<?x?xf32> -> tensor<?xf32>
+  %dw = fusion.cast %dwf : tensor<?xf32> to tensor<?xbf16>
+  func.return %dx, %dw : tensor<?x?xbf16>, tensor<?xbf16>
 }

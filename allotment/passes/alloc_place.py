@@ -1,0 +1,146 @@
+"""`alloc-place`: where every buffer lives, decided in the IR before any code generation.
+
+Runs on allocated functions (after `fusion-allocate`). Global buffers stay in
+global memory. What this pass decides is the placement of the on-chip row
+buffers that `fusion-allocate` declares in each reduction or normalization
+kernel (one `local` `alloc.alloc` per reduction, holding one reduced row in
+the accumulation type), from the capacity model of the target
+(`analysis/capacity.py`, options `target` and `on-chip-row-bytes`):
+
+- a row whose bytes are static and within the budget: the kernel is
+  `schedule(persistent)` and keeps its row buffers (registers);
+- a static row over the budget: `schedule(looped)`; the row buffers are
+  erased, since a looped kernel streams its row in tiles and holds no row;
+- a row with a `?` extent: `schedule(persistent if %fits else looped)`, with
+  `%fits = arith.cmpi ule, %row, %cap` computed right before the kernel from the
+  row buffer's symbolic size (in elements, against the budget in elements of
+  the row's type, so nothing can overflow). The host program evaluates it and
+  launches the variant it names; FileCheck sees the condition.
+
+Off-mesh devices allocate nothing: a row buffer takes the mesh of the
+kernel's outputs (when they have one), so a device outside that mesh plans no
+on-chip memory for the kernel either.
+
+Guarantees: every kernel that reduces through row buffers gets a schedule,
+exactly once (placed kernels are left alone: the pass is idempotent); the
+decision for static rows is made here, never at run time.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import arith, func
+from xdsl.dialects.builtin import DYNAMIC_INDEX, FlatSymbolRefAttr, IndexType, IntegerAttr, MemRefType, ModuleOp
+from xdsl.ir import Operation, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.utils.exceptions import PassFailedException
+
+from allotment.analysis.capacity import Capacity, capacity
+from allotment.analysis.liveness import view_root
+from allotment.dialects import alloc
+from allotment.dtypes import element_nbytes
+
+
+def row_buffers(kernel: alloc.KernelOp) -> list[alloc.AllocOp]:
+    """The on-chip buffers a kernel's body declares."""
+    return [op for op in kernel.body.block.ops if isinstance(op, alloc.AllocOp)]
+
+
+def _kernel_mesh(kernel: alloc.KernelOp) -> FlatSymbolRefAttr | None:
+    for out in kernel.outs:
+        owner = view_root(out).owner
+        if isinstance(owner, alloc.AllocOp) and owner.mesh is not None:
+            return owner.mesh
+    return None
+
+
+def _budget_elements(row: alloc.AllocOp, cap: Capacity) -> int:
+    t = row.result.type
+    assert isinstance(t, MemRefType)
+    return cap.row_bytes // max(1, element_nbytes(t.element_type))
+
+
+def place_kernel(kernel: alloc.KernelOp, cap: Capacity) -> str | None:
+    """Gives `kernel` its schedule (see the module docstring); returns it, or None
+    for a kernel with no row buffer or one already placed."""
+    rows = row_buffers(kernel)
+    if not rows or kernel.schedule is not None:
+        return None
+    mesh = _kernel_mesh(kernel)
+    if mesh is not None:
+        for row in rows:
+            if row.mesh is None:
+                row.properties["mesh"] = mesh
+    dynamic: list[tuple[SSAValue, int]] = []
+    fits_statically = True
+    for row in rows:
+        (extent,) = row.result.type.get_shape()
+        budget = _budget_elements(row, cap)
+        if extent == DYNAMIC_INDEX:
+            dynamic.append((row.sizes[0], budget))
+        elif extent > budget:
+            fits_statically = False
+    if not fits_statically:
+        for row in rows:
+            row.detach()
+            row.erase()
+        kernel.set_schedule("looped")
+        return "looped"
+    if not dynamic:
+        kernel.set_schedule("persistent")
+        return "persistent"
+    fits = _fits_condition(kernel, dynamic)
+    kernel.set_schedule("persistent_if", fits)
+    return "persistent_if"
+
+
+def _fits_condition(kernel: alloc.KernelOp, rows: list[tuple[SSAValue, int]]) -> SSAValue:
+    """`%<kernel>_fits`: every dynamic row within its budget, inserted before the kernel."""
+    block = kernel.parent_block()
+    assert block is not None
+    ops: list[Operation] = []
+    condition: SSAValue | None = None
+    seen: set[tuple[SSAValue, int]] = set()
+    for size, budget in rows:
+        if (size, budget) in seen:
+            continue
+        seen.add((size, budget))
+        cap = arith.ConstantOp(IntegerAttr(budget, IndexType()))
+        cap.result.name_hint = f"{kernel.sym_name.data}_budget"
+        cmp = arith.CmpiOp(size, cap.result, "ule")
+        ops += [cap, cmp]
+        if condition is None:
+            condition = cmp.result
+        else:
+            both = arith.AndIOp(condition, cmp.result)
+            ops.append(both)
+            condition = both.result
+    assert condition is not None
+    condition.name_hint = f"{kernel.sym_name.data}_fits"
+    block.insert_ops_before(ops, kernel)
+    return condition
+
+
+@dataclass(frozen=True)
+class AllocPlacePass(ModulePass):
+    """Places each reducing kernel's rows on chip or streams them (module docstring)."""
+
+    name = "alloc-place"
+
+    target: str = "h200"
+    """The capacity model: `h200` or `cpu` (`analysis/capacity.py`)."""
+
+    on_chip_row_bytes: int = 0
+    """Overrides the target's budget for one reduced row, in bytes (0: the target's)."""
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        try:
+            cap = capacity(self.target, self.on_chip_row_bytes)
+        except ValueError as e:
+            raise PassFailedException(f"alloc-place: {e}") from None
+        for f in list(op.walk()):
+            if isinstance(f, func.FuncOp) and not f.is_declaration:
+                for kernel in [k for k in f.body.block.ops if isinstance(k, alloc.KernelOp)]:
+                    place_kernel(kernel, cap)
