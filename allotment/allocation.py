@@ -367,12 +367,21 @@ def memory_plan(
     *,
     function: str | None = None,
     device_id: int | None = None,
+    block_bytes: int = 1,
 ) -> MemoryProfile:
     """The memory plan of a fusion for the given input shapes: every global buffer's
     size expression, bytes, placement and live range over the planned schedule,
     and the plan's figures (`planned_peak`, `lower_bound`, `without_reuse`, in bytes;
     `summary()` prints them on one line). Arguments are checked as `plan_sizes`
-    checks them; nothing is compiled, allocated or launched."""
+    checks them; nothing is compiled, allocated or launched.
+
+    `block_bytes`: the allocator's granularity; every buffer's bytes are rounded up to
+    a multiple of it in all three figures (torch's CUDA caching allocator rounds each
+    block to 512 bytes, so `block_bytes=512` gives what `torch.cuda.max_memory_allocated`
+    can measure; 1, the default, gives exact bytes)."""
+    if not isinstance(block_bytes, int) or isinstance(block_bytes, bool) or block_bytes < 1:
+        raise ArgumentError(f"memory_plan: block_bytes must be a positive int, got {block_bytes!r}")
+    rounded = (lambda n: -(-n // block_bytes) * block_bytes)
     from allotment.analysis.memory_profile import memory_profile
 
     _check_fusion_ir(fusion_ir)
@@ -387,7 +396,8 @@ def memory_plan(
         sizes = buffer_sizes(allocated, values, device_id)
         slots = slot_sizes(allocated, values)
         _, unplanned = _allocated(fusion_ir, function, planned=False)
-        without_reuse = sum(b.nbytes for b in evaluate_sizes(unplanned, local, device_id) if b.memory == "global")
-        return memory_profile(allocated, {**{b.op: b.nbytes for b in sizes}, **slots}, without_reuse)
+        without_reuse = sum(rounded(b.nbytes) for b in evaluate_sizes(unplanned, local, device_id) if b.memory == "global")
+        nbytes = {**{b.op: rounded(b.nbytes) for b in sizes}, **{op: rounded(n) for op, n in slots.items()}}
+        return memory_profile(allocated, nbytes, without_reuse)
 
     return call_with_deep_stack(plan)

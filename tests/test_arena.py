@@ -90,3 +90,12 @@ def test_memory_plan_checks_and_reports_the_arena(always_pack: None) -> None:
     assert kinds["arena"] == "global (arena)"
     assert kinds["a"].startswith("arena slot @ offset #")
     assert plan.lower_bound <= plan.planned_peak
+
+
+def test_memory_plan_in_allocator_blocks() -> None:
+    exact = allotment.memory_plan(CHAIN, {"x": (3, 64)})
+    blocks = allotment.memory_plan(CHAIN, {"x": (3, 64)}, block_bytes=512)
+    assert blocks.planned_peak % 512 == 0 and blocks.lower_bound % 512 == 0
+    assert exact.planned_peak <= blocks.planned_peak < exact.planned_peak + 512 * len(blocks.buffers)
+    with pytest.raises(allotment.ArgumentError, match="block_bytes"):
+        allotment.memory_plan(CHAIN, {"x": (3, 64)}, block_bytes=0)

@@ -69,6 +69,12 @@ GATHERS = (fusion.PadOp, fusion.CatOp, fusion.FullOp, fusion.IotaOp)
 """Pointwise ops that start their own group (their domain is not their operands')."""
 
 
+def _element_bytes(t: TensorType) -> int:
+    from allotment.dtypes import element_nbytes
+
+    return element_nbytes(t.element_type)
+
+
 def is_compute(op: Operation) -> bool:
     return isinstance(op, fusion.FusionOp) and not isinstance(op, VIEWS)
 
@@ -220,6 +226,7 @@ class _Grouping:
         if not self.eager:
             self._merge_broadcast_sources()
             self._absorb_into_consumers()
+            self._recompute_shared_inputs()
             self._externalize_member_views()
 
     def _view(self, op: Operation) -> None:
@@ -334,6 +341,91 @@ class _Grouping:
                 self.shapes.canonical(e) for e in joined.domain
             ):
                 joined.normalization = True
+
+    def _recompute_shared_inputs(self) -> None:
+        """A kernel that reads a value another kernel computes (and would write to memory
+        for it) recomputes it instead, when the value is a chain of at most
+        RECOMPUTE_MAX_OPS pointwise ops and broadcasts of function arguments whose
+        full-domain inputs take no more bytes per element than the value: the producer's
+        kernel keeps it in registers, nothing is written, and the consumer reads fewer
+        bytes (RMSNorm backward: the dw column sum computes x * rstd and dy * w, which the
+        dx normalization kernel then recomputes instead of reading two f32 buffers)."""
+        returned: set[SSAValue] = set()
+        for op in self.f.body.block.ops:
+            if isinstance(op, func.ReturnOp):
+                returned.update(op.operands)
+        group_of = {op: g for g in self.groups for op in g.ops}
+        for g in [g for g in self.groups if g.kind == "compute" and g.ops]:
+            for op in sorted(g.ops, key=lambda o: self.position[o]):
+                for v in op.results:
+                    if v in returned or not isinstance(v.type, TensorType):
+                        continue
+                    users = {group_of.get(u.operation) for u in v.uses} - {g}
+                    # only where the value then need not be written at all
+                    if not users or None in users or any(h.kind != "compute" for h in users if h is not None):
+                        continue
+                    chain = self._recomputable(v, g)
+                    if chain is None:
+                        continue
+                    for h in sorted((h for h in users if h is not None), key=lambda h: h.first):
+                        first_user = min((u.operation for u in v.uses if group_of.get(u.operation) is h),
+                                         key=lambda o: self.position[o])
+                        for clone in self._clone_into(h, chain, first_user):
+                            group_of[clone] = h
+
+    def _recomputable(self, v: SSAValue, g: Group) -> list[Operation] | None:
+        """The ops of g computing v from function arguments and constants only (pointwise
+        ops and broadcast views), in program order, if few and cheap enough; else None."""
+        chain: list[Operation] = []
+        seen: set[Operation] = set()
+        pending = [v]
+        in_bytes = 0
+        domain = self._shape(v)
+        while pending:
+            x = pending.pop()
+            owner = x.owner
+            if not isinstance(owner, Operation):
+                if isinstance(x.type, TensorType) and self._shape(x) == domain:
+                    in_bytes += _element_bytes(x.type)
+                continue
+            if isinstance(owner, arith.ConstantOp) or owner in seen or not isinstance(x.type, TensorType):
+                continue  # scalars (index sizes, constants) live outside segments
+            if self.owner.get(x) is not g or isinstance(owner, (*REDUCTIONS, *GATHERS, *LAYOUT_VIEWS, *LIBRARY)):
+                return None
+            if not isinstance(owner, fusion.FusionOp):
+                return None
+            seen.add(owner)
+            chain.append(owner)
+            if len(chain) > self.RECOMPUTE_MAX_OPS:
+                return None
+            pending.extend(owner.operands)
+        if not isinstance(v.type, TensorType) or in_bytes > _element_bytes(v.type):
+            return None
+        return sorted(chain, key=lambda o: self.position[o])
+
+    def _clone_into(self, h: Group, chain: list[Operation], first_user: Operation) -> list[Operation]:
+        """Copies `chain` into h just before `first_user`, points h's uses at the copies, and
+        returns them."""
+        mapping: dict[SSAValue, SSAValue] = {}
+        base = self.position[first_user]
+        clones: list[Operation] = []
+        for k, op in enumerate(chain):
+            clone = op.clone(value_mapper=dict(mapping))
+            for old, new in zip(op.results, clone.results):
+                mapping[old] = new
+                new.name_hint = old.name_hint
+                self.shapes.extents[new] = self.shapes.extents[old]
+                self.owner[new] = h
+            first_user.parent_block().insert_op_before(clone, first_user)
+            self.position[clone] = base - 1 + (k + 1) / (len(chain) + 1)
+            clones.append(clone)
+        members = set(h.ops)
+        for old, new in mapping.items():
+            for use in list(old.uses):
+                if use.operation in members:
+                    use.operation.operands[use.index] = new
+        h.ops = sorted(h.ops + clones, key=lambda o: self.position[o])
+        return clones
 
     RECOMPUTE_MAX_OPS = 16
     RECOMPUTE_MAX_INPUTS = 4
@@ -453,6 +545,8 @@ class _Grouping:
                 continue
             users = {group_of.get(u.operation) for op in h.ops for r in op.results for u in r.uses}
             users.discard(h)
+            if len(users) > 1 and self._recompute_per_consumer(h, users, group_of):
+                continue
             if len(users) != 1:
                 continue
             (g,) = users
@@ -461,6 +555,65 @@ class _Grouping:
             self._merge(g, h)
             for op in g.ops:
                 group_of[op] = g
+
+    def _recompute_per_consumer(self, h: Group, users: set[Group | None], group_of: dict[Operation, Group]) -> bool:
+        """A pointwise group read by several kernels, that reads only function arguments and
+        constants, with at most RECOMPUTE_MAX_OPS ops and no more input bytes per element
+        than output bytes, is recomputed in each consumer instead of written to memory and
+        read back by each: never more memory traffic, and no intermediate buffer at all
+        (RMSNorm backward's x * rstd and dy * w, read by the dx and the dw kernels).
+        Returns whether it did."""
+        if None in users or any(g.kind != "compute" for g in users if g is not None):
+            return False
+        if h.preds or len(h.ops) > self.RECOMPUTE_MAX_OPS or any(isinstance(op, GATHERS) for op in h.ops):
+            return False
+        inside = {r for op in h.ops for r in op.results}
+        domain = tuple(map(self.shapes.canonical, h.domain))
+        in_bytes = out_bytes = 0
+        for op in h.ops:
+            for v in op.operands:
+                if v in inside or not isinstance(v.type, TensorType):
+                    continue
+                if not isinstance(v.owner, Block) and isinstance(v.owner, Operation):
+                    return False  # reads a value some other op computes
+                if self._shape(v) == domain:
+                    in_bytes += _element_bytes(v.type)
+            for r in op.results:
+                if any(group_of.get(u.operation) is not h for u in r.uses):
+                    out_bytes += _element_bytes(r.type)
+        if in_bytes > out_bytes:
+            return False
+        consumers = sorted((g for g in users if g is not None), key=lambda g: g.first)
+        for g in consumers[:-1]:
+            mapping: dict[SSAValue, SSAValue] = {}
+            clones: list[Operation] = []
+            for op in h.ops:
+                clone = op.clone(value_mapper=dict(mapping))
+                for old, new in zip(op.results, clone.results):
+                    mapping[old] = new
+                    new.name_hint = old.name_hint
+                    self.shapes.extents[new] = self.shapes.extents[old]
+                op.parent_block().insert_op_before(clone, op)
+                self.position[clone] = self.position[op]
+                clones.append(clone)
+            for old, new in mapping.items():
+                for use in list(old.uses):
+                    if group_of.get(use.operation) is g:
+                        use.operation.operands[use.index] = new
+            copy = Group(len(self.groups), "compute", clones, h.domain, None, set(), h.first, h.last)
+            self.groups.append(copy)
+            for op in clones:
+                for r in op.results:
+                    self.owner[r] = copy
+            self._merge(g, copy)
+            g.preds.discard(h.index)
+            for op in g.ops:
+                group_of[op] = g
+        last = consumers[-1]
+        self._merge(last, h)
+        for op in last.ops:
+            group_of[op] = last
+        return True
 
     def _index_view(self, op: Operation) -> bool:
         """Whether a view op can be index arithmetic in its consumer's kernel: a slice with
