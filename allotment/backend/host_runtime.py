@@ -179,12 +179,23 @@ def looped_blocks(m: int, n: int) -> tuple[int, int, int]:
 
 def outer_blocks(m: int, n: int) -> tuple[int, int, int]:
     """Blocks of a reduction split across CTAs (first stage, or the whole reduction when it
-    has one split): m kept indices, contiguous in memory, by n reduced ones. Up to 128 kept
-    indices per program (256 bytes of bf16: full-width coalesced loads), and as many reduced
-    rows as fill a TILE; a full reduction (m = 1) reads TILE contiguous elements a step."""
-    bm = min(_pow2(m), 128)
+    has one split): m kept indices, contiguous in memory, by n reduced ones. Up to 64 kept
+    indices per program (128 bytes of bf16: one full cache line per row) by 64 reduced
+    rows, 4 warps; a full reduction (m = 1) reads TILE contiguous elements a step with 8
+    warps. Measured on an H200 (`benchmarks/split_sweep.sh`, BENCHMARKS.md): 64x64 with 4
+    warps moved a 32768x4096 bf16 column sum at 3.2 TB/s where 128x32 with 8 warps moved
+    2.6, at 8 programs per SM."""
+    if _OUTER is not None:
+        bm, bn, warps = _OUTER
+        return min(bm, _pow2(m)), min(bn, _pow2(n)), warps
+    if m == 1:
+        return 1, min(_pow2(n), TILE), 8
+    bm = min(_pow2(m), 64)
     bn = min(_pow2(n), max(1, TILE // bm))
-    return bm, bn, 4 if bm * bn <= 1024 else 8
+    return bm, bn, 4
+
+
+_OUTER = _env_blocks("OUTER")
 
 
 def split_final_blocks(m: int, splits: int) -> tuple[int, int, int]:

@@ -404,8 +404,11 @@ class _Grouping:
         return sorted(chain, key=lambda o: self.position[o])
 
     def _clone_into(self, h: Group, chain: list[Operation], first_user: Operation) -> list[Operation]:
-        """Copies `chain` into h just before `first_user`, points h's uses at the copies, and
-        returns them."""
+        """Copies `chain` into h before the first op of h that uses any of its values (at
+        the latest `first_user`), points h's uses at the copies, and returns them."""
+        members = set(h.ops)
+        users = [u.operation for op in chain for r in op.results for u in r.uses if u.operation in members]
+        first_user = min([first_user, *users], key=lambda o: self.position[o])
         mapping: dict[SSAValue, SSAValue] = {}
         base = self.position[first_user]
         clones: list[Operation] = []

@@ -12,7 +12,7 @@
 // CHECK:         [[BYWORK:%.*]] = arith.ceildivsi %x_d0, %c256 : index
 // CHECK:         [[TILES:%.*]] = arith.ceildivsi %x_d1, %c128 : index
 // CHECK:         [[T1:%.*]] = arith.maxsi [[TILES]], %c1 : index
-// CHECK:         [[BYPROGRAMS:%.*]] = arith.ceildivsi %c264, [[T1]] : index
+// CHECK:         [[BYPROGRAMS:%.*]] = arith.ceildivsi %c1056, [[T1]] : index
 // CHECK:         [[MIN:%.*]] = arith.minsi [[BYWORK]], [[BYPROGRAMS]] : index
 // CHECK:         [[SPLIT:%.*]] = arith.maxsi [[MIN]], %c1 : index
 // CHECK:         %s = alloc.alloc(%x_d1) {memory = #alloc.memory<global>, name = "s"} : memref<?xbf16>
