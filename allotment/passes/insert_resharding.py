@@ -191,6 +191,14 @@ class InsertReshardingPass(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         call_with_deep_stack(lambda: self._apply(op))
 
+    def applies_to(self, module: ModuleOp) -> bool:
+        """Whether any function of `module` has shardings this pass would act on (the
+        compile pipeline skips the pass, and the verification after it, otherwise)."""
+        return any(
+            isinstance(f, func.FuncOp) and not f.is_declaration and len(f.body.blocks) == 1
+            and is_sharded_function(f) for f in walk_ops(module)
+        )
+
     def _apply(self, module: ModuleOp) -> None:
         for f in [f for f in walk_ops(module) if isinstance(f, func.FuncOp)]:
             if f.is_declaration or len(f.body.blocks) != 1 or not is_sharded_function(f):

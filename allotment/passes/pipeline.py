@@ -63,6 +63,9 @@ def run_pipeline(module: ModuleOp, passes: list[ModulePass] | None = None) -> Mo
 def _run(module: ModuleOp, passes: list[ModulePass] | None) -> ModuleOp:
     result = clone_located(module)
     for p in compile_passes() if passes is None else passes:
+        applies_to = getattr(p, "applies_to", None)
+        if applies_to is not None and not applies_to(result):
+            continue  # a pass with nothing to do here (sharding passes on unsharded fusions)
         try:
             p.apply(Context(), result)
         except Error:
