@@ -138,8 +138,8 @@ def memory_profile(f: func.FuncOp, nbytes: dict[Operation, int], without_reuse: 
                 buffers.append(BufferLife(_label(op, len(buffers)), _size_text(op, names), nbytes.get(op, 0),
                                           f"{op.memory.data.value} ({placement}, kernel {kernel.sym_name.data})",
                                           index[kernel], index[kernel], None, False))
-    lower = _peak(steps, live)
-    planned = _peak(steps, held)
+    lower = peak_bytes(steps, live)
+    planned = peak_bytes(steps, held)
     total = sum(n for _, _, n in live) if without_reuse is None else without_reuse
     return MemoryProfile(f.sym_name.data, steps, tuple(buffers), planned, lower, total)
 
@@ -148,7 +148,7 @@ def _label(op: alloc.AllocOp, k: int) -> str:
     return op.buffer_name.data if op.buffer_name is not None else (op.result.name_hint or f"buffer{k}")
 
 
-def _peak(steps: int, intervals: list[tuple[int, int, int]]) -> int:
+def peak_bytes(steps: int, intervals: list[tuple[int, int, int]]) -> int:
     """The largest total of `nbytes` over intervals [start, end] covering one step."""
     delta = [0] * (steps + 2)
     for start, end, nbytes in intervals:

@@ -2,8 +2,9 @@
 
 `reify_shapes(func)` walks a fusion-level function in order and gives, for each
 tensor value, its extents as `Extent` expressions over the function's own
-arguments (their extents and `index` scalar arguments), and for each `index`
-value its expression. Where an op requires two extents to be equal at run time
+arguments (their extents, and `index` or integer scalar arguments), and for
+each `index` value (and each integer scalar argument or `arith.index_cast` of
+one) its expression. Where an op requires two extents to be equal at run time
 (an elementwise op over two `?` dims, a `?` that the type says is 4, a
 contraction), the two are unified and a `ShapeCheck` records the requirement,
 so that it can be checked once at entry. Reshape with an inferred dim records a
@@ -21,8 +22,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 from xdsl.dialects import arith, func, tensor
-from xdsl.dialects.builtin import IndexType, IntegerAttr, TensorType
-from xdsl.ir import Operation, SSAValue
+from xdsl.dialects.builtin import IndexType, IntegerAttr, IntegerType, TensorType
+from xdsl.ir import Attribute, Operation, SSAValue
 
 from allotment import errors
 from allotment.analysis import size_arith, view_extents
@@ -97,6 +98,12 @@ class ShapeAnalysis:
         return self.equivalence.union(ra, rb)
 
 
+def is_size_scalar_type(t: Attribute) -> bool:
+    """Whether a scalar of type `t` can give an extent: `index`, or a signed
+    integer of at least 2 bits (through `arith.index_cast`, which sign-extends)."""
+    return isinstance(t, IndexType) or (isinstance(t, IntegerType) and t.width.data > 1)
+
+
 def value_name(v: SSAValue) -> str:
     return f"%{v.name_hint}" if v.name_hint else "a value"
 
@@ -111,9 +118,10 @@ def reify_shapes(f: func.FuncOp) -> ShapeAnalysis:
             analysis.extents[arg] = tuple(
                 Const(e) if e != DYNAMIC else ArgDim(i, d, name) for d, e in enumerate(shape)
             )
-        elif isinstance(arg.type, IndexType):
+        elif is_size_scalar_type(arg.type):
             # No sign requirement of its own: a slice bound may be negative; an
-            # index value used as an extent is checked where it is used.
+            # index value used as an extent is checked where it is used. An
+            # integer argument becomes an extent through `arith.index_cast`.
             analysis.scalars[arg] = ArgScalar(i, name)
     for op in f.body.block.ops:
         _reify_op(analysis, op)
@@ -316,6 +324,18 @@ def _index_scalar(analysis: ShapeAnalysis, op: Operation) -> None:
             assert isinstance(value, IntegerAttr)
             analysis.scalars[op.result] = Const(value.value.data)
         return
+    if isinstance(op, arith.IndexCastOp):
+        # index_cast sign-extends to `index` (exact) or truncates from it: only a
+        # cast that cannot truncate (to index, or to a 64-bit integer) keeps the
+        # operand's value.
+        source = analysis.scalars.get(op.input)
+        result_type = op.result.type
+        if source is not None and (
+            isinstance(result_type, IndexType)
+            or (isinstance(result_type, IntegerType) and result_type.width.data >= size_arith.INDEX_BITS)
+        ):
+            analysis.scalars[op.result] = source
+            return
     if isinstance(op, tensor.DimOp):
         index = analysis.scalars.get(op.index)
         if not isinstance(index, Const):
@@ -416,7 +436,7 @@ def _negative_extent_checks(analysis: ShapeAnalysis, op: Operation) -> list[Shap
             e = analysis.scalars[v]
             if isinstance(e, Const) and e.value < 0:
                 raise ShapeError(f"{op.name}: extent {e} is negative", op)
-            if not isinstance(e, Const):
+            if not isinstance(e, Const | ArgDim):  # a tensor's extent is never negative
                 checks.append(ShapeCheck("ge", e, Const(0), f"{op.name}: extent {e} must be >= 0"))
     return checks
 

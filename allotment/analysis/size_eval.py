@@ -13,8 +13,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from xdsl.dialects import arith, func, memref
-from xdsl.dialects.builtin import DYNAMIC_INDEX, IndexType, IntegerAttr, MemRefType, i1
-from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.dialects.builtin import DYNAMIC_INDEX, IndexType, IntegerAttr, IntegerType, MemRefType, i1
+from xdsl.ir import Attribute, BlockArgument, Operation, SSAValue
 from xdsl.traits import SymbolTable
 
 from allotment.analysis import packing, size_arith
@@ -57,7 +57,9 @@ class BufferSize:
 def evaluate_index_values(
     f: func.FuncOp, arg_values: Sequence[Sequence[int] | int | float | None]
 ) -> dict[SSAValue, int]:
-    """Values of the function's top-level `index` ops (memref args give shapes)."""
+    """Values of the function's top-level `index` ops (memref args give shapes;
+    `index` and integer scalar arguments their values, an integer one reaching
+    sizes through `arith.index_cast`)."""
     block = f.body.block
     if len(arg_values) != len(block.args):
         raise SizeError(f"@{f.sym_name.data} takes {len(block.args)} arguments, got {len(arg_values)}")
@@ -67,6 +69,8 @@ def evaluate_index_values(
             if not isinstance(v, int):
                 raise SizeError(f"index argument %{arg.name_hint} needs an integer value, got {v!r}")
             values[arg] = v
+        elif isinstance(arg.type, IntegerType) and arg.type.width.data > 1 and v is not None:
+            values[arg] = _integer_argument(arg, v, arg.type.width.data)
     shapes = {arg: v for arg, v in zip(block.args, arg_values) if isinstance(arg.type, MemRefType)}
     for op in block.ops:
         if isinstance(op, arith.ConstantOp) and isinstance(op.result.type, IndexType):
@@ -84,6 +88,8 @@ def evaluate_index_values(
                 values[op.results[0]] = size_arith.apply(name, a, b)
             except size_arith.SizeArithmeticError as e:
                 raise SizeError(f"{e} while evaluating sizes", op) from None
+        elif isinstance(op, arith.IndexCastOp):
+            _index_cast(op, values)
         elif isinstance(op, alloc.CheckOp):
             _check(op, values[op.lhs], values[op.rhs])
         elif isinstance(op, arith.CmpiOp) and isinstance(op.lhs.type, IndexType):
@@ -101,6 +107,28 @@ def evaluate_index_values(
 _CMPI = {0: int.__eq__, 1: int.__ne__, 2: int.__lt__, 3: int.__le__, 4: int.__gt__, 5: int.__ge__,
          6: int.__lt__, 7: int.__le__, 8: int.__gt__, 9: int.__ge__}
 """arith.cmpi predicates on index values (non-negative sizes: signed and unsigned agree)."""
+
+
+def _integer_argument(arg: SSAValue, v: object, width: int) -> int:
+    """The value of an integer scalar argument: an int that fits its width."""
+    name = f"%{arg.name_hint}" if arg.name_hint else "an integer argument"
+    if isinstance(v, bool) or not isinstance(v, int):
+        raise SizeError(f"integer argument {name} needs an integer value, got {v!r}")
+    if not -(1 << (width - 1)) <= v < 1 << (width - 1):
+        raise SizeError(f"integer argument {name} = {v} does not fit in i{width}")
+    return v
+
+
+def _index_cast(op: arith.IndexCastOp, values: dict[SSAValue, int]) -> None:
+    """`arith.index_cast`: sign-extends to `index`, truncates to a narrower integer."""
+    source = values.get(op.input)
+    if source is None:
+        if isinstance(op.input, BlockArgument) and isinstance(op.result.type, IndexType):
+            name = f"%{op.input.name_hint}" if op.input.name_hint else "an integer argument"
+            raise SizeError(f"scalar argument {name} gives a size: it needs an integer value", op)
+        return  # not a size (a scalar the kernels read)
+    t = op.result.type
+    values[op.result] = source if isinstance(t, IndexType) else size_arith.wrapping("addi", source, 0, t.width.data)
 
 
 def placed_off_chip(op: alloc.AllocOp, values: Mapping[SSAValue, int]) -> bool:
@@ -252,10 +280,26 @@ def parse_shape_spec(spec: str) -> dict[str, tuple[int, ...] | int]:
     return out
 
 
+def parse_scalar_spec(spec: str) -> dict[str, int]:
+    """`"n=5,m=-2"` -> {"n": 5, "m": -2}: values of `index` and integer scalar arguments."""
+    out: dict[str, int] = {}
+    for item in filter(None, (p.strip() for p in spec.replace(";", ",").split(","))):
+        if "=" not in item:
+            raise SizeError(f"scalar entry '{item}' must look like name=5")
+        name, value = (s.strip() for s in item.split("=", 1))
+        try:
+            out[name] = int(value)
+        except ValueError:
+            raise SizeError(f"scalar entry '{item}': the value must be an integer") from None
+    return out
+
+
 def argument_values(
     f: func.FuncOp, shapes: Mapping[str, Sequence[int] | int], local: Callable[[int, Sequence[int]], Sequence[int]] | None = None
 ) -> list[Sequence[int] | int | None]:
-    """Orders named shapes (and index scalars) as the function's arguments."""
+    """Orders named shapes (and the values of `index` and integer scalars) as the
+    function's arguments; an integer argument not given is None (an error only
+    where it gives a size)."""
     values: list[Sequence[int] | int | None] = []
     names = [a.name_hint or f"arg{i}" for i, a in enumerate(f.body.block.args)]
     unknown = set(shapes) - set(names)
@@ -265,9 +309,14 @@ def argument_values(
         )
     for i, (arg, name) in enumerate(zip(f.body.block.args, names)):
         given = shapes.get(name)
-        if isinstance(arg.type, IndexType):
+        if isinstance(arg.type, IndexType | IntegerType) and arg.type != i1:
             if given is None:
+                if isinstance(arg.type, IntegerType):
+                    values.append(None)  # needed only where it gives a size (index_cast)
+                    continue
                 raise SizeError(f"missing a value for index argument {name}")
+            if not isinstance(given, int) and len(given) != 1:
+                raise SizeError(f"argument {name} is a scalar: give one integer, not {'x'.join(map(str, given))}")
             values.append(given[0] if not isinstance(given, int) else given)
         elif isinstance(arg.type, MemRefType):
             static = arg.type.get_shape()

@@ -73,6 +73,7 @@ from allotment.backend.kernel_plan import (
     CodegenError,
     KernelPlan,
     Map,
+    add_shift,
     entry_dim,
     identity_map,
     index_expr,
@@ -507,7 +508,7 @@ class _Emitter:
             x, a = self.guarded(operand, src_map, cond, self.axes_of((entry,)))
             axes |= a
             pieces.append((cond, x))
-            offset = _add_shift(offset, int(extent) if extent.isdigit() else extent)
+            offset = add_shift(offset, int(extent) if extent.isdigit() else extent)
         name = self.fresh()
         expr = pieces[-1][1]
         for cond, x in reversed(pieces[:-1]):
@@ -921,16 +922,6 @@ def _ir_note(op: Operation) -> str:
     """`  # %name = fusion.add`: the IR value a line computes, as a comment-safe escape."""
     hint = op.results[0].name_hint if op.results else None
     return f"  # %{comment(hint)} = {comment(op.name)}" if hint else f"  # {comment(op.name)}"
-
-
-def _add_shift(a: object, b: object) -> object:
-    if isinstance(a, int) and isinstance(b, int):
-        return a + b
-    if a in (0, "0"):
-        return b
-    if b in (0, "0"):
-        return a
-    return f"{a} + {b}"
 
 
 def _int_min(t: Attribute) -> str:

@@ -2,7 +2,8 @@
 
 Runs on allocated functions (after `fusion-allocate`). Given each argument's
 buffer shape (the local shard's, for sharded arguments) and the value of each
-`index` argument, it replaces every size computation (`memref.dim` of the
+`index` or integer scalar argument (in `shapes` as `n=5`, or in
+`scalars="n=5,m=-2"`, which takes negative values too), it replaces every size computation (`memref.dim` of the
 arguments and the `arith` on top of it) by `arith.constant`s, checks the
 `alloc.check`s (a failing one is a compile-time error naming both values, a
 passing one is erased), and leaves every `alloc.alloc` with constant sizes, so
@@ -30,6 +31,7 @@ from allotment.analysis.size_eval import (
     argument_values,
     buffer_sizes,
     evaluate_index_values,
+    parse_scalar_spec,
     parse_shape_spec,
 )
 from allotment.diagnostics import SOURCE_SPANS, located_message
@@ -44,12 +46,20 @@ class AllocEvaluatePass(ModulePass):
 
     shapes: str = ""
     function: str = ""
+    scalars: str = ""
+    """Values of `index` and integer scalar arguments, `n=5,m=-2` (negative ones
+    too, which `shapes` refuses)."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         try:
-            shapes = parse_shape_spec(self.shapes)
+            shapes: dict[str, tuple[int, ...] | int] = dict(parse_shape_spec(self.shapes))
+            scalars = parse_scalar_spec(self.scalars)
         except SizeError as e:
             raise PassFailedException(f"alloc-evaluate: {e}") from None
+        both = sorted(set(shapes) & set(scalars))
+        if both:
+            raise PassFailedException(f"alloc-evaluate: {', '.join(both)} given in both shapes and scalars")
+        shapes.update(scalars)
         funcs = [
             f for f in op.walk()
             if isinstance(f, func.FuncOp) and not f.is_declaration

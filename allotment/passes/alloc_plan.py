@@ -68,6 +68,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 
 from allotment.analysis import packing
 from allotment.analysis.liveness import VIEW_OPS, live_ranges, top_level_users
+from allotment.analysis.memory_profile import peak_bytes
 from allotment.analysis.schedule import buffer_bytes, choose_schedule, hint_index_values
 from allotment.dialects import alloc
 from allotment.dtypes import element_nbytes
@@ -250,19 +251,7 @@ def _arena_pays(f: func.FuncOp, candidates: list, lifetimes: list[tuple[int, int
     arena_total, _ = packing.pack([nbytes[r.buffer] for r in candidates], lifetimes, alignment)
     arena = [(r.start, steps if r.returned else r.end, nbytes[r.buffer]) for r in ranges if id(r) not in packed]
     arena.append((min(r.start for r in candidates), max(r.end for r in candidates), arena_total))
-    return _peak(steps, arena) <= _peak(steps, held)
-
-
-def _peak(steps: int, intervals: list[tuple[int, int, int]]) -> int:
-    delta = [0] * (steps + 2)
-    for start, end, n in intervals:
-        delta[start] += n
-        delta[end + 1] -= n
-    total = peak = 0
-    for d in delta:
-        total += d
-        peak = max(peak, total)
-    return peak
+    return peak_bytes(steps, arena) <= peak_bytes(steps, held)
 
 
 def _byte_size(b: alloc.AllocOp, out: list[Operation]) -> SSAValue:

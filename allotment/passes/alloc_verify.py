@@ -40,7 +40,7 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import arith, func, memref
-from xdsl.dialects.builtin import DYNAMIC_INDEX, IntegerAttr, MemRefType, ModuleOp
+from xdsl.dialects.builtin import DYNAMIC_INDEX, IndexType, IntegerAttr, MemRefType, ModuleOp
 from xdsl.ir import BlockArgument, Operation, SSAValue
 from xdsl.passes import ModulePass
 
@@ -204,6 +204,8 @@ class _Symbolic:
             return sym.ArgScalar(self.args[v], v.name_hint or "")
         if isinstance(op, arith.ConstantOp) and isinstance(op.value, IntegerAttr):
             return sym.Const(op.value.value.data)
+        if isinstance(op, arith.IndexCastOp) and isinstance(op.result.type, IndexType):
+            return self.of(op.input)  # an integer scalar argument giving a size
         if isinstance(op, memref.DimOp) and op.source in self.args:
             d = self.of(op.index)
             if isinstance(d, sym.Const):

@@ -37,11 +37,11 @@ from xdsl.ir import SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
-from allotment.diagnostics import SOURCE_SPANS, walk_ops
+from allotment.diagnostics import SOURCE_SPANS
 from allotment.dialects import comm, fusion
 from allotment.dialects import sharding_rules as sr
 from allotment.limits import call_with_deep_stack
-from allotment.passes.sharding_propagation import check_propagated, fail, is_sharded_function
+from allotment.passes.sharding_propagation import check_propagated, fail, functions_to_reshard
 
 NAME = "fusion-insert-resharding"
 
@@ -194,17 +194,10 @@ class InsertReshardingPass(ModulePass):
     def applies_to(self, module: ModuleOp) -> bool:
         """Whether any function of `module` has shardings this pass would act on (the
         compile pipeline skips the pass, and the verification after it, otherwise)."""
-        return any(
-            isinstance(f, func.FuncOp) and not f.is_declaration and len(f.body.blocks) == 1
-            and is_sharded_function(f) for f in walk_ops(module)
-        )
+        return bool(functions_to_reshard(module))
 
     def _apply(self, module: ModuleOp) -> None:
-        for f in [f for f in walk_ops(module) if isinstance(f, func.FuncOp)]:
-            if f.is_declaration or len(f.body.blocks) != 1 or not is_sharded_function(f):
-                continue
-            if any(o.name in ("fusion.segment", "alloc.kernel") for o in f.body.block.ops):
-                continue
+        for f in functions_to_reshard(module):
             check_propagated(f, NAME)
             _Resharding(f).run()
             check_resharded(f)

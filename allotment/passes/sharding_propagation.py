@@ -65,6 +65,17 @@ def is_sharded_module(module: ModuleOp) -> bool:
     return any(isinstance(f, func.FuncOp) and not f.is_declaration and is_sharded_function(f) for f in walk_ops(module))
 
 
+def functions_to_reshard(module: ModuleOp) -> list[func.FuncOp]:
+    """The sharded, single-block, not yet segmented functions of `module`: what the two
+    sharding passes act on (segmented functions had their shardings propagated before)."""
+    return [
+        f for f in walk_ops(module)
+        if isinstance(f, func.FuncOp) and not f.is_declaration and len(f.body.blocks) == 1
+        and is_sharded_function(f)
+        and not any(o.name in ("fusion.segment", "alloc.kernel") for o in f.body.block.ops)
+    ]
+
+
 class _Propagation:
     NAME = "fusion-propagate-sharding"
 
@@ -197,16 +208,9 @@ class PropagateShardingPass(ModulePass):
     def applies_to(self, module: ModuleOp) -> bool:
         """Whether any function of `module` has shardings this pass would act on (the
         compile pipeline skips the pass, and the verification after it, otherwise)."""
-        return any(
-            isinstance(f, func.FuncOp) and not f.is_declaration and len(f.body.blocks) == 1
-            and is_sharded_function(f) for f in walk_ops(module)
-        )
+        return bool(functions_to_reshard(module))
 
     def _apply(self, module: ModuleOp) -> None:
-        for f in [f for f in walk_ops(module) if isinstance(f, func.FuncOp)]:
-            if f.is_declaration or len(f.body.blocks) != 1 or not is_sharded_function(f):
-                continue
-            if any(o.name in ("fusion.segment", "alloc.kernel") for o in f.body.block.ops):
-                continue  # already segmented: shardings were propagated before
+        for f in functions_to_reshard(module):
             _Propagation(f).run()
             check_propagated(f, self.name)

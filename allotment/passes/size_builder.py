@@ -1,7 +1,8 @@
 """Materializes symbolic extents as `arith` IR over a function's arguments.
 
 `SizeBuilder.value(extent)` returns an `index` SSA value computing the extent
-from `memref.dim` (or `tensor.dim`) of the function's own arguments, emitting
+from `memref.dim` (or `tensor.dim`) of the function's own arguments and from its
+scalar arguments (an integer one through `arith.index_cast`), emitting
 each distinct subexpression once. The emitted ops accumulate in `ops`, to be
 inserted at the function's entry.
 """
@@ -63,9 +64,12 @@ class SizeBuilder:
                 op = arith.MuliOp(op.result, self.const(scale))
                 op.result.name_hint = f"{e.name or f'arg{e.arg}'}_d{e.dim}"
         elif isinstance(e, ArgScalar):
-            result = self.args[e.arg]
-            self._cache[e] = result
-            return result
+            arg = self.args[e.arg]
+            if isinstance(arg.type, IndexType):
+                self._cache[e] = arg
+                return arg
+            op = arith.IndexCastOp(arg, IndexType())  # an integer scalar argument
+            op.result.name_hint = f"{e.name or f'arg{e.arg}'}_index"
         else:
             assert isinstance(e, BinOp)
             lhs, rhs = self.value(e.lhs), self.value(e.rhs)
