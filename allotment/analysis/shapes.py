@@ -319,7 +319,7 @@ def _linear(analysis: ShapeAnalysis, op: fusion.LinearOp) -> None:
 def _index_scalar(analysis: ShapeAnalysis, op: Operation) -> None:
     """Expression of an `index` value computed by arith or tensor.dim."""
     if isinstance(op, arith.ConstantOp):
-        if isinstance(op.result.type, IndexType):
+        if is_size_scalar_type(op.result.type):  # an integer one may become a size through index_cast
             value = op.value
             assert isinstance(value, IntegerAttr)
             analysis.scalars[op.result] = Const(value.value.data)
