@@ -263,7 +263,7 @@ def plan_buffers(
 
 
 def argument_values_global(f: func.FuncOp, shapes: Mapping[str, Sequence[int] | int]) -> list:
-    """The arguments' global shapes (tensors) and values (index scalars), in order."""
+    """The arguments' global shapes (tensors) and values (index and integer scalars), in order."""
     names = [a.name_hint or f"arg{i}" for i, a in enumerate(f.body.block.args)]
     unknown = set(shapes) - set(names)
     if unknown:
@@ -315,8 +315,8 @@ def plan_sizes(
     into, and each tensor in it with memory `arena`, its bytes being the arena's;
     `<kernel>_partials_<x>` for a split reduction's partials). Nothing is allocated. `fusion_ir` (IR text, a
     ModuleOp or a func.FuncOp) is not modified; `input_shapes` maps argument
-    names to shapes (sequences of non-negative ints) or, for `index`
-    arguments, ints. Arguments of the wrong type or value raise ArgumentError
+    names to shapes (sequences of non-negative ints) or, for `index` and
+    integer scalar arguments, ints (`{"x": (4, 8), "n": 5}`). Arguments of the wrong type or value raise ArgumentError
     naming them; shapes that do not fit the fusion raise ShapeError.
     """
     return {

@@ -66,13 +66,15 @@ class MemoryProfile:
 
 def size_expressions(f: func.FuncOp) -> dict[SSAValue, str]:
     """A readable expression for every top-level `index` value of `f`, in terms of
-    its arguments' extents (`x.shape[0]`) and index arguments."""
+    its arguments' extents (`x.shape[0]`) and scalar arguments."""
     names: dict[SSAValue, str] = {}
     for arg in f.body.block.args:
         names[arg] = arg.name_hint or f"arg{arg.index}"
     for op in f.body.block.ops:
         if isinstance(op, arith.ConstantOp) and isinstance(op.value, IntegerAttr):
             names[op.result] = str(op.value.value.data)
+        elif isinstance(op, arith.IndexCastOp) and op.input in names:
+            names[op.result] = names[op.input]  # an integer scalar argument as a size
         elif isinstance(op, memref.DimOp) and op.source in names and op.index in names:
             names[op.result] = f"{names[op.source]}.shape[{names[op.index]}]"
         elif isinstance(op, alloc.PackOp):

@@ -23,11 +23,12 @@ from dataclasses import dataclass, field, replace
 
 from xdsl.dialects import arith, func, tensor
 from xdsl.dialects.builtin import IndexType, IntegerAttr, IntegerType, TensorType
-from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.ir import Operation, SSAValue
 
 from allotment import errors
 from allotment.analysis import size_arith, view_extents
 from allotment.analysis import symbolic as sym
+from allotment.analysis.size_eval import is_size_scalar_type
 from allotment.analysis.symbolic import ArgDim, ArgScalar, Const, Extent, ExtentEquivalence
 from allotment.dialects import fusion
 from allotment.dialects.fusion_rules import DYNAMIC
@@ -96,12 +97,6 @@ class ShapeAnalysis:
             raise ShapeError(f"{message}: {ra.value} != {rb.value}")
         self.checks.append(ShapeCheck("eq", ra, rb, message))
         return self.equivalence.union(ra, rb)
-
-
-def is_size_scalar_type(t: Attribute) -> bool:
-    """Whether a scalar of type `t` can give an extent: `index`, or a signed
-    integer of at least 2 bits (through `arith.index_cast`, which sign-extends)."""
-    return isinstance(t, IndexType) or (isinstance(t, IntegerType) and t.width.data > 1)
 
 
 def value_name(v: SSAValue) -> str:

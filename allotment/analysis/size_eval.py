@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from xdsl.dialects import arith, func, memref
-from xdsl.dialects.builtin import DYNAMIC_INDEX, IndexType, IntegerAttr, IntegerType, MemRefType, i1
+from xdsl.dialects.builtin import DYNAMIC_INDEX, IndexType, IntegerAttr, IntegerType, MemRefType, Signedness, i1
 from xdsl.ir import Attribute, BlockArgument, Operation, SSAValue
 from xdsl.traits import SymbolTable
 
@@ -31,6 +31,14 @@ class SizeError(ShapeError):
     def __init__(self, message: str, op: Operation | None = None) -> None:
         super().__init__(message)
         self.op = op
+
+
+def is_size_scalar_type(t: Attribute) -> bool:
+    """Whether a scalar of type `t` can give an extent: `index`, or a signless
+    integer of at least 2 bits (through `arith.index_cast`, which sign-extends)."""
+    return isinstance(t, IndexType) or (
+        isinstance(t, IntegerType) and t.width.data > 1 and t.signedness.data == Signedness.SIGNLESS
+    )
 
 
 def element_bytes(t: Attribute) -> int:
@@ -69,7 +77,8 @@ def evaluate_index_values(
             if not isinstance(v, int):
                 raise SizeError(f"index argument %{arg.name_hint} needs an integer value, got {v!r}")
             values[arg] = v
-        elif isinstance(arg.type, IntegerType) and arg.type.width.data > 1 and v is not None:
+        elif is_size_scalar_type(arg.type) and v is not None:
+            assert isinstance(arg.type, IntegerType)
             values[arg] = _integer_argument(arg, v, arg.type.width.data)
     shapes = {arg: v for arg, v in zip(block.args, arg_values) if isinstance(arg.type, MemRefType)}
     for op in block.ops:
@@ -309,7 +318,7 @@ def argument_values(
         )
     for i, (arg, name) in enumerate(zip(f.body.block.args, names)):
         given = shapes.get(name)
-        if isinstance(arg.type, IndexType | IntegerType) and arg.type != i1:
+        if is_size_scalar_type(arg.type):
             if given is None:
                 if isinstance(arg.type, IntegerType):
                     values.append(None)  # needed only where it gives a size (index_cast)

@@ -62,3 +62,15 @@ func.func @truncated(%n: index) -> tensor<?xf32> {
   %y = fusion.full %c [%ti] : f32 -> tensor<?xf32>
   func.return %y : tensor<?xf32>
 }
+
+// -----
+
+// Only `index` and signless integers give sizes (index_cast reads its operand
+// as signed, so an unsigned one would change value).
+func.func @unsigned(%n: ui32) -> tensor<?xf32> {
+  %c = arith.constant 1.5 : f32
+  // expected-error@+1 {{fusion-segment: arith.index_cast: cannot express this index value in terms of the inputs}}
+  %ni = arith.index_cast %n : ui32 to index
+  %y = fusion.full %c [%ni] : f32 -> tensor<?xf32>
+  func.return %y : tensor<?xf32>
+}
