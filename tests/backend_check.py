@@ -10,6 +10,7 @@ bools exactly; NaN equal to NaN), and that no input was modified.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -66,10 +67,20 @@ def check(text: str, *inputs: Any, function: str | None = None, tol: float | Non
     before = [snapshot(x) for x in inputs]
     expected = evaluate(f, list(inputs))
     assert_unchanged(inputs, before)
-    actual = allotment.compile(text, function=function)(*inputs)
+    exe = allotment.compile(text, function=function)
+    if TEST_DEVICE != "cpu":  # ALLOT_TEST_DEVICE=cuda: the same checks with the kernels on the GPU
+        on_device = [x.to(TEST_DEVICE) if isinstance(x, torch.Tensor) else x for x in inputs]
+        actual = [y.cpu() if isinstance(y, torch.Tensor) else y for y in exe(*on_device)]
+    else:
+        actual = exe(*inputs)
     assert_unchanged(inputs, before)
     compare(actual, expected, tolerance(text) if tol is None else tol)
     return list(actual)
+
+
+TEST_DEVICE = os.environ.get("ALLOT_TEST_DEVICE", "cpu")
+"""Where `check` runs compiled fusions: `cpu` (Triton's interpreter, the default) or
+`cuda` (the GPU; for runs on a GPU machine: `ALLOT_TEST_DEVICE=cuda pytest ...`)."""
 
 
 def fn1(args: str, line: str, result: str) -> str:

@@ -555,7 +555,7 @@ CUDA_LINES = {
 }
 
 
-@pytest.mark.skipif(torch.cuda.is_available(), reason="on a GPU the kernels run (tests/gpu)")
+@pytest.mark.skipif(torch.cuda.is_available(), reason="on a GPU the kernels run: ALLOT_TEST_DEVICE=cuda pytest tests/test_math_ops.py")
 @pytest.mark.parametrize("ty", ["f32", "f64", "bf16", "f16", "i32", "i64"])
 def test_cuda_kernels_compile_for_sm90(ty: str, tmp_path: object, monkeypatch: pytest.MonkeyPatch) -> None:
     import shutil
