@@ -487,7 +487,9 @@ class _Emitter:
         x, axes = self.guarded(op.input, src_map, cond, guard_axes) if conds else self.value(op.input, src_map)
         rt = op.result.type.element_type
         name = self.fresh()
-        self.line(f"{name} = tl.where({cond}, {x}, ({self.scalar(op.value)})).to({triton_dtype(rt)})")
+        # the where is taken in the compute type: Triton 3.6's interpreter has no bf16 scalars
+        ct = compute_dtype(rt)
+        self.line(f"{name} = tl.where({cond}, ({x}).to({ct}), ({self.scalar(op.value)})).to({triton_dtype(rt)})")
         return name, self.axes_of(m) | axes
 
     def cat(self, op: fusion.CatOp, m: Map) -> tuple[str, frozenset[str]]:
@@ -705,7 +707,7 @@ class _Emitter:
 
     def emit_pointwise(self) -> None:
         self.line("pid = tl.program_id(0)")
-        self.line("tiles_n = tl.cdiv(N, BLOCK_N)")
+        self.line("tiles_n = (N + BLOCK_N - 1) // BLOCK_N")
         self.emit_outer_indices("(pid // tiles_n)")
         self.emit_inner_indices("(pid % tiles_n) * BLOCK_N")
         self.store_outputs({frozenset({"m", "n"}), frozenset({"m"}), frozenset({"n"}), frozenset()})
@@ -775,21 +777,28 @@ class _Emitter:
         for BLOCK_M kept indices, and stores one partial per kept index and reduction."""
         _, split = self.partials_arg(self.plan.reductions[0])
         self.line("pid = tl.program_id(0)")
-        self.line("tiles_m = tl.cdiv(M, BLOCK_M)")
+        self.line("tiles_m = (M + BLOCK_M - 1) // BLOCK_M")
         self.emit_outer_indices("(pid % tiles_m)")
         self.line("split_id = pid // tiles_m")
         self.line("if USE_I64:")
         self.line("    split_id = split_id.to(tl.int64)")
-        self.line(f"chunk = tl.cdiv(tl.cdiv(N, {split}), BLOCK_N) * BLOCK_N")
+        # integer arithmetic, not tl.cdiv: Triton 3.6's interpreter gives tl.cdiv of scalars as
+        # a 1-element array, which range() below refuses
+        self.line(f"chunk = ((N + {split} - 1) // {split} + BLOCK_N - 1) // BLOCK_N * BLOCK_N")
         self.line("lo = split_id * chunk")
-        self.line("hi = tl.minimum(lo + chunk, N)")
         accs = []
         for r in self.plan.reductions:
             neutral, how, acc = self.reduce_spec(r)
             a = self.fresh("acc")
             self.line(f"{a} = tl.full((BLOCK_M, BLOCK_N), {neutral}, {acc})")
             accs.append((r, a, how))
-        self.line("for start in range(lo, hi, BLOCK_N):")
+        # steps through [lo, lo + chunk) with loop bounds that are not program-id values (Triton
+        # 3.6's interpreter holds those as 1-element arrays, which range() refuses); the loads
+        # are masked by `rn < N`, so the last chunk may run past N
+        self.line("for step in range(0, chunk, BLOCK_N):")
+        self.indent += 1
+        self.line("start = lo + step")
+        self.indent -= 1
         self.indent += 1
         self.scopes.append({})
         self.emit_inner_indices("start")
