@@ -487,7 +487,7 @@ class _Emitter:
         x, axes = self.guarded(op.input, src_map, cond, guard_axes) if conds else self.value(op.input, src_map)
         rt = op.result.type.element_type
         name = self.fresh()
-        # the where is taken in the compute type: Triton 3.6's interpreter has no bf16 scalars
+        # the where is taken in the compute type (Triton 3.6's interpreter has no bf16 scalars)
         ct = compute_dtype(rt)
         self.line(f"{name} = tl.where({cond}, ({x}).to({ct}), ({self.scalar(op.value)})).to({triton_dtype(rt)})")
         return name, self.axes_of(m) | axes
@@ -782,8 +782,6 @@ class _Emitter:
         self.line("split_id = pid // tiles_m")
         self.line("if USE_I64:")
         self.line("    split_id = split_id.to(tl.int64)")
-        # integer arithmetic, not tl.cdiv: Triton 3.6's interpreter gives tl.cdiv of scalars as
-        # a 1-element array, which range() below refuses
         self.line(f"chunk = ((N + {split} - 1) // {split} + BLOCK_N - 1) // BLOCK_N * BLOCK_N")
         self.line("lo = split_id * chunk")
         accs = []
@@ -792,9 +790,8 @@ class _Emitter:
             a = self.fresh("acc")
             self.line(f"{a} = tl.full((BLOCK_M, BLOCK_N), {neutral}, {acc})")
             accs.append((r, a, how))
-        # steps through [lo, lo + chunk) with loop bounds that are not program-id values (Triton
-        # 3.6's interpreter holds those as 1-element arrays, which range() refuses); the loads
-        # are masked by `rn < N`, so the last chunk may run past N
+        # steps through [lo, lo + chunk): the loads are masked by `rn < N`, so the last chunk
+        # may run past N (no tl.minimum of scalars in the loop bounds)
         self.line("for step in range(0, chunk, BLOCK_N):")
         self.indent += 1
         self.line("start = lo + step")
