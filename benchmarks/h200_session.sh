@@ -9,22 +9,9 @@ set -u
 out=${1:?usage: h200_session.sh OUT_DIR [quick]}
 quick=${2:-}
 mkdir -p "$out"
-if [ -d .whl ]; then
-  python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl || exit 1
-  export PYTHONPATH=/tmp/site:$PWD
-fi
-export PYTHONUNBUFFERED=1 ALLOT_CACHE_DIR=/tmp/allot-cache
+. benchmarks/session_common.sh
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv > "$out/gpu.txt"
 python3 -c "import torch, triton; print('torch', torch.__version__, 'triton', triton.__version__)" >> "$out/gpu.txt"
-step() {
-  local name=$1; shift
-  local start=$SECONDS
-  if "$@" > "$out/$name.log" 2>&1; then
-    echo "$name: ok ($((SECONDS - start)) s)"
-  else
-    echo "$name: FAILED ($((SECONDS - start)) s)"; tail -n 15 "$out/$name.log"
-  fi
-}
 step threads python3 tests/gpu/check_threads.py
 step planning python3 tests/gpu/check_planning.py
 step cuda python3 tests/gpu/check_cuda.py --count 20

@@ -11,23 +11,10 @@ set -u
 out=${1:?usage: h200x2_session.sh OUT_DIR [quick]}
 quick=${2:-}
 mkdir -p "$out"
-if [ -d .whl ]; then
-  python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl || exit 1
-  export PYTHONPATH=/tmp/site:$PWD
-fi
-export PYTHONUNBUFFERED=1 ALLOT_CACHE_DIR=/tmp/allot-cache
+. benchmarks/session_common.sh
 nvidia-smi --query-gpu=index,name,memory.total,driver_version --format=csv > "$out/gpu.txt"
 nvidia-smi topo -m >> "$out/gpu.txt" 2>&1
 python3 -c "import torch, triton; print('torch', torch.__version__, 'triton', triton.__version__, 'nccl', torch.cuda.nccl.version(), 'gpus', torch.cuda.device_count())" >> "$out/gpu.txt"
-step() {
-  local name=$1; shift
-  local start=$SECONDS
-  if "$@" > "$out/$name.log" 2>&1; then
-    echo "$name: ok ($((SECONDS - start)) s)"
-  else
-    echo "$name: FAILED ($((SECONDS - start)) s)"; tail -n 15 "$out/$name.log"
-  fi
-}
 # allot-run is the console script of allotment.tools.allot_run; the repository is not installed here
 step distributed timeout 900 python3 tests/gpu/check_distributed.py --timeout 90
 step allot_run_nproc timeout 300 python3 -m allotment.tools.allot_run examples/sharded_mlp.mlir --nproc 2 --device cuda --check --timeout 240

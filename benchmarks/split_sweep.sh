@@ -6,10 +6,7 @@
 set -u
 out=${1:?usage: split_sweep.sh OUT_DIR}
 mkdir -p "$out"
-if [ -d .whl ]; then
-  python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl 2>/dev/null
-  export PYTHONPATH=/tmp/site:$PWD
-fi
+. benchmarks/session_common.sh
 for programs in 264 528 1056; do
   for blocks in default 128x32x8 128x64x8 64x64x4 256x32x8; do
     name="p${programs}_${blocks}"

@@ -439,14 +439,19 @@ def launcher_scalar(v: SSAValue, args: Sequence[SSAValue]) -> str:
 
 def slice_first(op: fusion.SliceOp, j: int, args: Sequence[SSAValue]) -> str:
     """Where dim j of a slice starts in its input, for the launcher (`view_extents.slice_index_sym`'s rule)."""
-    n = launcher_extent(op.input, j, args)
-    start = _mixed_entry(op, "start", j, args)
-    if start.lstrip("-").isdigit() and n.isdigit():
-        s, e = int(start), int(n)
-        return str(min(s, e) if s >= 0 else max(e + s, 0))
-    if start.isdigit() and int(start) == 0:
+    return _slice_bound(_mixed_entry(op, "start", j, args), launcher_extent(op.input, j, args))
+
+
+def _slice_bound(bound: str, n: str) -> str:
+    """Python for where a slice bound lands in a dimension of extent `n` (counted from the
+    end if negative, clamped to [0, n]: `view_extents.slice_index_sym`'s rule), folded
+    where both are literals."""
+    if bound.lstrip("-").isdigit() and n.isdigit():
+        b, e = int(bound), int(n)
+        return str(min(b, e) if b >= 0 else max(e + b, 0))
+    if bound.isdigit() and int(bound) == 0:
         return "0"
-    return f"(min({start}, {n}) if {start} >= 0 else max({n} + {start}, 0))"
+    return f"(min({bound}, {n}) if {bound} >= 0 else max({n} + {bound}, 0))"
 
 
 def _mixed_entry(op: fusion.SliceOp, which: str, j: int, args: Sequence[SSAValue]) -> str:
@@ -525,9 +530,4 @@ def launcher_extent(v: SSAValue, j: int, args: Sequence[SSAValue]) -> str:
 
 
 def _slice_last(op: fusion.SliceOp, j: int, args: Sequence[SSAValue]) -> str:
-    n = launcher_extent(op.input, j, args)
-    stop = _mixed_entry(op, "stop", j, args)
-    if stop.lstrip("-").isdigit() and n.isdigit():
-        s, e = int(stop), int(n)
-        return str(min(s, e) if s >= 0 else max(e + s, 0))
-    return f"(min({stop}, {n}) if {stop} >= 0 else max({n} + {stop}, 0))"
+    return _slice_bound(_mixed_entry(op, "stop", j, args), launcher_extent(op.input, j, args))

@@ -30,18 +30,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp, TensorType
+from xdsl.dialects.builtin import TensorType
 from xdsl.ir import SSAValue
-from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from allotment.diagnostics import SOURCE_SPANS
 from allotment.dialects import comm, fusion
 from allotment.dialects import sharding_rules as sr
-from allotment.limits import call_with_deep_stack
-from allotment.passes.sharding_propagation import check_propagated, fail, functions_to_reshard
+from allotment.passes.sharding_propagation import ShardedFunctionPass, check_propagated, fail
 
 NAME = "fusion-insert-resharding"
 
@@ -183,22 +180,13 @@ def check_resharded(f: func.FuncOp) -> None:
 
 
 @dataclass(frozen=True)
-class InsertReshardingPass(ModulePass):
+class InsertReshardingPass(ShardedFunctionPass):
     """Turns reshardings and partial results of sharded fusions into `comm` collectives."""
 
     name = "fusion-insert-resharding"
 
-    def apply(self, ctx: Context, op: ModuleOp) -> None:
-        call_with_deep_stack(lambda: self._apply(op))
-
-    def applies_to(self, module: ModuleOp) -> bool:
-        """Whether any function of `module` has shardings this pass would act on (the
-        compile pipeline skips the pass, and the verification after it, otherwise)."""
-        return bool(functions_to_reshard(module))
-
-    def _apply(self, module: ModuleOp) -> None:
-        for f in functions_to_reshard(module):
-            check_propagated(f, NAME)
-            _Resharding(f).run()
-            check_resharded(f)
+    def run_on(self, f: func.FuncOp) -> None:
+        check_propagated(f, NAME)
+        _Resharding(f).run()
+        check_resharded(f)
 

@@ -29,6 +29,7 @@ function:
 
 from __future__ import annotations
 
+from abc import abstractmethod
 from dataclasses import dataclass
 
 from xdsl.context import Context
@@ -196,21 +197,29 @@ def check_propagated(f: func.FuncOp, pass_name: str) -> None:
             raise fail(op, pass_name, "mixes sharded and unsharded tensors; run fusion-propagate-sharding first")
 
 
-@dataclass(frozen=True)
-class PropagateShardingPass(ModulePass):
-    """Gives every tensor of sharded fusions a sharding and makes every op's shardings agree."""
-
-    name = "fusion-propagate-sharding"
+class ShardedFunctionPass(ModulePass):
+    """A pass over the sharded, unsegmented functions of a module (`functions_to_reshard`),
+    one at a time, on a deep stack; `run_on` is the work on one function."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        call_with_deep_stack(lambda: self._apply(op))
+        call_with_deep_stack(lambda: [self.run_on(f) for f in functions_to_reshard(op)])
 
     def applies_to(self, module: ModuleOp) -> bool:
         """Whether any function of `module` has shardings this pass would act on (the
         compile pipeline skips the pass, and the verification after it, otherwise)."""
         return bool(functions_to_reshard(module))
 
-    def _apply(self, module: ModuleOp) -> None:
-        for f in functions_to_reshard(module):
-            _Propagation(f).run()
-            check_propagated(f, self.name)
+    @abstractmethod
+    def run_on(self, f: func.FuncOp) -> None:
+        """The pass's work on one sharded function."""
+
+
+@dataclass(frozen=True)
+class PropagateShardingPass(ShardedFunctionPass):
+    """Gives every tensor of sharded fusions a sharding and makes every op's shardings agree."""
+
+    name = "fusion-propagate-sharding"
+
+    def run_on(self, f: func.FuncOp) -> None:
+        _Propagation(f).run()
+        check_propagated(f, self.name)
