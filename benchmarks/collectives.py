@@ -13,7 +13,11 @@ counts), it times
 
 and reports time per call, algorithm bandwidth (bytes / time) and bus bandwidth
 (algbw * (n - 1) / n, nccl-tests' convention), and Allotment's bus bandwidth
-over torch's. Rank 0 prints a table, then one JSON document.
+over torch's, twice: per call between barriers (latency: the host's time to
+issue the call is on the clock), and back to back (`b2b`: `--iters` calls
+queued after one barrier, nccl-tests' own method, where the host issues the
+next call while the GPUs communicate). Rank 0 prints a table, then one JSON
+document.
 
     torchrun --nproc-per-node 2 benchmarks/collectives.py             # NCCL, one GPU per rank
     python benchmarks/collectives.py --nproc 2                        # starts its own ranks
@@ -108,6 +112,22 @@ def _median(fn: Any, device: str, warmup: int, iters: int) -> float:
     return statistics.median(t.tolist())
 
 
+def _back_to_back(fn: Any, device: str, iters: int) -> float:
+    """Time per call of `iters` calls queued back to back after one barrier (nccl-tests'
+    method: the host enqueues while the GPU communicates), the slowest rank's."""
+    import torch
+    import torch.distributed as dist
+
+    barrier = {"device_ids": [torch.cuda.current_device()]} if device == "cuda" else {}
+    dist.barrier(**barrier)
+    timer = _timer(device)
+    t = timer(lambda: [fn() for _ in range(iters)]) / iters
+    worst = torch.tensor([t], dtype=torch.float64,
+                         device=torch.device("cuda", torch.cuda.current_device()) if device == "cuda" else "cpu")
+    dist.all_reduce(worst, op=dist.ReduceOp.MAX)
+    return float(worst.item())
+
+
 def bench_rank(sizes: list[int], device: str, warmup: int, iters: int) -> list[dict[str, Any]]:
     """Runs on every rank of an initialized process group; returns the rows (same on every rank)."""
     import torch
@@ -163,19 +183,26 @@ def _bench_size(size: int, dev: Any, world: int, device: str, warmup: int, iters
     for (op, impl), fn in cases.items():
         t = _median(fn, device, warmup, iters)
         algbw = size / t / 1e9
+        t_b2b = _back_to_back(fn, device, iters)
         out.append({"op": op, "impl": impl, "bytes": size, "ranks": world, "seconds": t,
-                    "algbw_GBps": algbw, "busbw_GBps": algbw * (world - 1) / world})
+                    "algbw_GBps": algbw, "busbw_GBps": algbw * (world - 1) / world,
+                    "seconds_b2b": t_b2b, "busbw_b2b_GBps": size / t_b2b / 1e9 * (world - 1) / world})
     return out
 
 
 def table(rows: list[dict[str, Any]]) -> str:
-    lines = [f"{'op':<15}{'bytes':>12}{'impl':>11}{'time us':>12}{'algbw GB/s':>12}{'busbw GB/s':>12}{'vs torch':>10}"]
-    torch_bw = {(r["op"], r["bytes"]): r["busbw_GBps"] for r in rows if r["impl"] == "torch"}
+    lines = [f"{'op':<15}{'bytes':>12}{'impl':>11}{'time us':>12}{'algbw GB/s':>12}{'busbw GB/s':>12}"
+             f"{'vs torch':>10}{'b2b us':>10}{'b2b busbw':>11}{'vs torch':>10}"]
+    key = ("op", "bytes")
+    torch_bw = {tuple(r[k] for k in key): r for r in rows if r["impl"] == "torch"}
     for r in sorted(rows, key=lambda r: (r["op"], r["bytes"], r["impl"])):
-        ratio = r["busbw_GBps"] / torch_bw[(r["op"], r["bytes"])] if (r["op"], r["bytes"]) in torch_bw else float("nan")
+        ref = torch_bw.get(tuple(r[k] for k in key))
+        ratio = r["busbw_GBps"] / ref["busbw_GBps"] if ref else float("nan")
+        ratio_b2b = r["busbw_b2b_GBps"] / ref["busbw_b2b_GBps"] if ref else float("nan")
         lines.append(
             f"{r['op']:<15}{r['bytes']:>12}{r['impl']:>11}{r['seconds'] * 1e6:>12.1f}"
             f"{r['algbw_GBps']:>12.2f}{r['busbw_GBps']:>12.2f}{ratio:>10.3f}"
+            f"{r['seconds_b2b'] * 1e6:>10.1f}{r['busbw_b2b_GBps']:>11.2f}{ratio_b2b:>10.3f}"
         )
     return "\n".join(lines)
 

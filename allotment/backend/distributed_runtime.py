@@ -33,6 +33,13 @@ _WORLD_ID: list[int] = []  # id of the default group the cached groups belong to
 _OPS = {"sum": "SUM", "mean": "SUM", "prod": "PRODUCT", "max": "MAX", "min": "MIN"}
 
 
+def world() -> Any:
+    """The default process group object, None when there is none. A program compares it
+    by identity with the group it was checked and set up for (`require_world`,
+    `init_groups`), so the per-call cost of that check is one attribute read."""
+    return dist.group.WORLD if dist.is_available() else None
+
+
 def require_world(world: int, rank: int, program: str) -> None:
     """Checks that the default process group is the one the program was generated for."""
     if not dist.is_available() or not dist.is_initialized():
