@@ -68,7 +68,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
-from allotment import dtypes
+from allotment import dtypes, philox
 from allotment.analysis import size_arith, view_extents
 from allotment.diagnostics import SOURCE_SPANS
 from allotment.dialects import fusion
@@ -595,6 +595,17 @@ def _iota(run: _Run, op: Operation) -> list[Value]:
     return [(index * step + start).to(torch_dtype(et))]
 
 
+@_handles(fusion.RandOp, fusion.RandnOp)
+def _random(run: _Run, op: Operation) -> list[Value]:
+    """Philox bits computed with numpy (`allotment.philox`), independently of the kernels."""
+    assert isinstance(op, fusion.RandomOp)
+    shape = run.extents(op, op.static_sizes, op.sizes, "sizes")
+    seed, offset = int(run.scalar(op.seed)), int(run.scalar(op.offset))
+    dtype = torch_dtype(op.result.type.element_type)
+    draw = philox.normal if isinstance(op, fusion.RandnOp) else philox.uniform
+    return [draw(seed, offset, prod(shape), dtype).reshape(shape).to(run.device)]
+
+
 # --------------------------------------------------------------------------- #
 # Shape ops                                                                   #
 # --------------------------------------------------------------------------- #
@@ -699,12 +710,20 @@ def _slice(run: _Run, op: Operation) -> list[Value]:
 def _pad(run: _Run, op: Operation) -> list[Value]:
     assert isinstance(op, fusion.PadOp)
     x = run.tensor(op.input)
-    low, high = _ints(op.low), _ints(op.high)
+    low = run.extents(op, op.low, op.dynamic_low, "low", minimum=None)
+    high = run.extents(op, op.high, op.dynamic_high, "high", minimum=None)
     et = op.result.type.element_type
     value = _convert(run, op, run.scalar(op.value), et, "the padding value")
     shape = [view_extents.pad_extent(e, lo, hi) for e, lo, hi in zip(x.shape, low, high)]
+    for d, (e, lo, hi, n) in enumerate(zip(x.shape, low, high, shape)):
+        if n < 0:
+            raise run.fail(op, f"dimension {d}: padded extent {lo} + {e} + {hi} = {n} is negative")
     out = torch.full(shape, value, dtype=x.dtype, device=x.device)
-    out[tuple(slice(lo, lo + e) for e, lo in zip(x.shape, low))] = x
+    # A negative width crops (torch.nn.functional.pad): copy the overlap only.
+    src = tuple(slice(max(-lo, 0), max(-lo, 0) + max(min(e, n - lo) - max(-lo, 0), 0))
+                for e, lo, n in zip(x.shape, low, shape))
+    dst = tuple(slice(s.start + lo, s.stop + lo) for s, lo in zip(src, low))
+    out[dst] = x[src]
     return [out]
 
 
@@ -725,6 +744,68 @@ def _cat(run: _Run, op: Operation) -> list[Value]:
                 f"only dimension {dim} may differ",
             )
     return [torch.cat(xs, dim)]
+
+
+# --------------------------------------------------------------------------- #
+# Indexing                                                                    #
+# --------------------------------------------------------------------------- #
+
+
+def _checked_index(run: _Run, op: fusion.IndexingOp, extent: int) -> torch.Tensor:
+    """The index operand as i64, every entry in [0, extent) (negative ones are errors, as
+    in torch.gather and torch.index_select), else an error naming the operand."""
+    idx = run.tensor(op.index_operand)
+    k = list(op.operands).index(op.index_operand)
+    s = list(op.operands).index(op.source_operand)
+    if idx.numel() and (bool((idx < 0).any()) or bool((idx >= extent).any())):
+        bad = idx[(idx < 0) | (idx >= extent)].flatten()[0].item()
+        raise run.fail(op, f"{run.operand(op, k)} holds index {bad}, outside [0, {extent}) of dimension "
+                           f"{op.indexed_dim()} of {run.operand(op, s)}")
+    return idx.to(torch.int64)
+
+
+def _require_extents(run: _Run, op: fusion.IndexingOp, a: torch.Tensor, b: torch.Tensor, what: str,
+                     skip: int | None, exact: bool) -> None:
+    """a's extents equal (exact) or at most (not exact) b's, in every dim but `skip`."""
+    for d, (x, y) in enumerate(zip(a.shape, b.shape)):
+        if d != skip and (x != y if exact else x > y):
+            raise run.fail(op, f"dimension {d}: {what} extent {x} {'must equal' if exact else 'exceeds'} {y}")
+
+
+@_handles(fusion.IndexSelectOp, fusion.GatherOp, fusion.TakeAlongAxisOp, fusion.EmbeddingOp)
+def _gather(run: _Run, op: Operation) -> list[Value]:
+    assert isinstance(op, fusion.IndexingOp)
+    x = run.tensor(op.source_operand)
+    dim = op.indexed_dim()
+    idx = _checked_index(run, op, x.shape[dim])
+    if isinstance(op, fusion.IndexSelectOp):
+        return [torch.index_select(x, dim, idx)]
+    if isinstance(op, fusion.EmbeddingOp):
+        return [torch.nn.functional.embedding(idx, x)]
+    _require_extents(run, op, idx, x, "the index", dim, isinstance(op, fusion.TakeAlongAxisOp))
+    return [torch.gather(x, dim, idx)]
+
+
+@_handles(fusion.ScatterOp)
+def _scatter(run: _Run, op: Operation) -> list[Value]:
+    assert isinstance(op, fusion.ScatterOp)
+    x, src = run.tensor(op.input), run.tensor(op.src)
+    dim = op.indexed_dim()
+    idx = _checked_index(run, op, x.shape[dim])
+    _require_extents(run, op, idx, src, "the index", None, True)
+    _require_extents(run, op, idx, x, "the index", dim, False)
+    return [torch.scatter(x, dim, idx, src)]
+
+
+@_handles(fusion.IndexPutAccumulateOp)
+def _index_put_accumulate(run: _Run, op: Operation) -> list[Value]:
+    assert isinstance(op, fusion.IndexPutAccumulateOp)
+    acc, value = run.tensor(op.acc), run.tensor(op.value)
+    idx = _checked_index(run, op, acc.shape[0])
+    if value.shape[0] != idx.shape[0]:
+        raise run.fail(op, f"dimension 0: the value extent {value.shape[0]} must equal the index length {idx.shape[0]}")
+    _require_extents(run, op, value, acc, "the value", 0, True)
+    return [acc.index_put((idx,), value, accumulate=True)]
 
 
 # --------------------------------------------------------------------------- #
@@ -772,6 +853,25 @@ def _reduction(run: _Run, op: Operation) -> list[Value]:
     return [fn(x, dims, keepdim=keepdim)]
 
 
+@_handles(fusion.WelfordOp)
+def _welford(run: _Run, op: Operation) -> list[Value]:
+    """avg, var_sum = sum((x - avg)^2) and n, computed in the result type (f32 for 16-bit inputs)."""
+    assert isinstance(op, fusion.WelfordOp)
+    x = run.tensor(op.input)
+    xc = x.to(torch_dtype(op.avg.type.element_type))
+    dims = rules.normalize_dims(_ints(op.dims), x.dim())
+    keep = op.keepdim is not None
+    n = prod(x.shape[d] for d in dims)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the mean of no elements is NaN
+        avg = xc.mean(dims, keepdim=True) if dims else xc.clone()
+    var_sum = ((xc - avg) ** 2).sum(dims, keepdim=keep) if dims else torch.zeros_like(xc)
+    if not keep and dims:
+        avg = avg.squeeze(dims)
+    count = torch.full(var_sum.shape, n, dtype=torch.int64, device=run.device)
+    return [avg, var_sum, count]
+
+
 @_handles(fusion.VarMeanOp)
 def _var_mean(run: _Run, op: Operation) -> list[Value]:
     assert isinstance(op, fusion.VarMeanOp)
@@ -784,6 +884,58 @@ def _var_mean(run: _Run, op: Operation) -> list[Value]:
         warnings.simplefilter("ignore")  # "degrees of freedom is <= 0"
         var, mean = torch.var_mean(x, dims, correction=correction, keepdim=op.keepdim is not None)
     return [var, mean]
+
+
+# --------------------------------------------------------------------------- #
+# Scans and sorts                                                             #
+# --------------------------------------------------------------------------- #
+
+
+@_handles(fusion.CumsumOp, fusion.CumprodOp)
+def _accumulating_scan(run: _Run, op: Operation) -> list[Value]:
+    """torch.cumsum / torch.cumprod; f16 and bf16 accumulate in f32 (rounded once), bool
+    and integers in i64."""
+    assert isinstance(op, fusion.AccumulatingScanOp)
+    x = run.tensor(op.input)
+    dtype = torch_dtype(op.result.type.element_type)
+    fn = torch.cumsum if isinstance(op, fusion.CumsumOp) else torch.cumprod
+    acc = torch.float32 if x.dtype in (torch.float16, torch.bfloat16) else dtype
+    return [fn(x.to(acc), op.scan_dim()).to(dtype)]
+
+
+@_handles(fusion.CummaxOp, fusion.CumminOp)
+def _selecting_scan(run: _Run, op: Operation) -> list[Value]:
+    """torch.cummax / torch.cummin (on the CPU: ties give the last index, NaN sticks)."""
+    assert isinstance(op, fusion.SelectingScanOp)
+    x = run.tensor(op.input)
+    fn = torch.cummax if isinstance(op, fusion.CummaxOp) else torch.cummin
+    values, indices = fn(x.cpu(), op.scan_dim())
+    return [values.to(x.device), indices.to(x.device)]
+
+
+def _stable_sort(x: torch.Tensor, dim: int, descending: bool) -> tuple[torch.Tensor, torch.Tensor]:
+    """A stable sort on the CPU (NaN largest, -0.0 equal to 0.0, equal elements in row order)."""
+    values, indices = torch.sort(x.cpu(), dim=dim, descending=descending, stable=True)
+    return values.to(x.device), indices.to(x.device)
+
+
+@_handles(fusion.ArgsortOp)
+def _argsort(run: _Run, op: Operation) -> list[Value]:
+    assert isinstance(op, fusion.ArgsortOp)
+    x = run.tensor(op.input)
+    return [_stable_sort(x, op.sort_dim(), op.descending is not None)[1]]
+
+
+@_handles(fusion.TopkOp)
+def _topk(run: _Run, op: Operation) -> list[Value]:
+    """The first k of a stable sort: among equal elements the earlier index comes first."""
+    assert isinstance(op, fusion.TopkOp)
+    x = run.tensor(op.input)
+    dim, k = op.sort_dim(), op.k.value.data
+    if k > x.shape[dim]:
+        raise run.fail(op, f"k = {k} exceeds dimension {dim} of the input ({_fmt(x.shape)})")
+    values, indices = _stable_sort(x, dim, op.largest is not None)
+    return [values.narrow(dim, 0, k), indices.narrow(dim, 0, k)]
 
 
 # --------------------------------------------------------------------------- #

@@ -23,7 +23,6 @@ import argparse
 import json
 import re
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -33,7 +32,8 @@ import torch.nn.functional as F
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "benchmarks")]
 
-import peak_memory  # noqa: E402 (benchmarks/peak_memory.py)
+import measure  # noqa: E402 (benchmarks/measure.py: the measurements, shared with fusion_suite.py)
+from measure import host_us, kernel_ms, peak_over_outputs  # noqa: E402, F401 (gpu_suite.kernel_ms: profile_kernels.py)
 
 import allotment  # noqa: E402
 
@@ -217,35 +217,9 @@ FUSIONS: dict[str, Callable[..., tuple[torch.Tensor, ...]]] = {
 }
 
 
-def kernel_ms(fn: Callable[[], object]) -> float:
-    import triton.testing
-
-    return float(triton.testing.do_bench(fn, warmup=25, rep=200, return_mode="median"))
-
-
-def host_us(fn: Callable[[], object], calls: int = 2000) -> float:
-    for _ in range(50):
-        fn()
-    torch.cuda.synchronize()
-    t0 = time.perf_counter()
-    for _ in range(calls):
-        fn()
-    t1 = time.perf_counter()
-    torch.cuda.synchronize()
-    return (t1 - t0) / calls * 1e6
-
-
-def peak_over_outputs(fn: Callable[[], tuple[torch.Tensor, ...]]) -> float:
-    fn()
-    peak, out_bytes = peak_memory.measured_peak(fn)
-    return peak / out_bytes
-
-
 def copy_tbps(rows: int, hidden: int) -> float:
-    x = torch.randn(rows, hidden, device="cuda", dtype=BF16)
-    y = torch.empty_like(x)
-    ms = kernel_ms(lambda: y.copy_(x))
-    return 2 * x.numel() * 2 / (ms * 1e-3) / 1e12
+    """Copy bandwidth for a bf16 [rows, hidden] tensor (read + written)."""
+    return measure.copy_tbps(2 * rows * hidden * 2)
 
 
 def main(argv: list[str] | None = None) -> int:

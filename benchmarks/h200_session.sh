@@ -19,6 +19,9 @@ step graphs python3 tests/gpu/check_graphs.py
 step memory python3 benchmarks/memory_suite.py --out "$out/memory.json"
 if [ "$quick" != quick ]; then
   step kernels python3 benchmarks/gpu_suite.py --out "$out/kernels.json"
+  # the broad suite (benchmarks/suite_fusions.py), cut at 6 minutes: partial results are kept
+  step fusion_suite python3 benchmarks/fusion_suite.py --budget-s 360 \
+    --out "$out/fusion_suite.json" --markdown "$out/fusion_suite.md"
 fi
 tail -n 20 "$out/memory.log"
 tail -n 8 "$out/graphs.log"

@@ -245,7 +245,7 @@ def step(b: Builder) -> None:
         low = [rng.randint(0, 2) for _ in dims]
         high = [rng.randint(0, 2) for _ in dims]
         out = [Dim(x.value + lo + hi, None) if x.static else b.new_dim(x.value + lo + hi) for x, lo, hi in zip(dims, low, high)]
-        b.add(build(fusion.PadOp, [v, b.scalar()], {"low": ints(low), "high": ints(high)}), [out])
+        b.add(build(fusion.PadOp, [v, b.scalar(), [], []], {"low": ints(low), "high": ints(high)}), [out])
     elif kind == "cat" and rank >= 1:
         d = rng.randrange(rank)
         other = pick(b, lambda w, wd: len(wd) == rank and w.type.element_type == v.type.element_type and all(

@@ -86,8 +86,10 @@ def simulate(f: func.FuncOp) -> None:
         roots = [view_root(v) for v in op.operands]
         assert not (set(roots) & freed), f"{op.name} touches a freed buffer"
         if isinstance(op, alloc.KernelOp):
-            # a reduction split across CTAs writes its partials buffer before reading it
-            scratch = {op.ins[i] for i in op.attributes["partials"].get_values()} if "partials" in op.attributes else set()
+            # a reduction split across CTAs (or an inner-outer kernel's column reductions) writes
+            # its partials buffer before reading it
+            scratch = {op.ins[i] for key in ("partials", "column_partials") if key in op.attributes
+                       for i in op.attributes[key].get_values()}
             for v in op.ins:
                 root = view_root(v)
                 if v in scratch:

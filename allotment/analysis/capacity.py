@@ -34,6 +34,11 @@ class Capacity:
     target: str
     row_bytes: int
 
+    def row_elements(self, element_bytes: int, rows: int = 1) -> int:
+        """The longest row of `element_bytes` elements that fits, when `rows` such rows are
+        on chip at once (an inner-outer kernel's row buffers and column accumulators)."""
+        return self.row_bytes // max(1, element_bytes) // max(1, rows)
+
 
 CAPACITIES = {"h200": Capacity("h200", 128 * 1024), "cpu": Capacity("cpu", 128 * 1024)}
 """The built-in targets of `alloc-place`."""

@@ -192,6 +192,32 @@ def _reduction(analysis: ShapeAnalysis, op: Operation, dims: Sequence[int], keep
         _set_result(analysis, op, r, out)
 
 
+def _scan_or_sort(analysis: ShapeAnalysis, op: Operation) -> None:
+    """Scans and argsort keep the input's extents; topk has `k` along its dim. A sorted row
+    must fit one program (`fusion.SORT_MAX_EXTENT`), and topk's k must not exceed it."""
+    src = analysis.extents[op.operands[0]]
+    if isinstance(op, fusion.SortOp):
+        dim = op.sort_dim()
+        name = value_name(op.operands[0])
+        limit = fusion.sort_max_extent(op.operands[0].type.element_type)
+        analysis.checks.append(ShapeCheck(
+            "ge", Const(limit), src[dim],
+            f"{op.name}: dimension {dim} of {name} ({src[dim]}) is longer than the "
+            f"{limit} elements one program sorts",
+        ))
+        if isinstance(op, fusion.TopkOp):
+            k = op.k.value.data
+            analysis.checks.append(ShapeCheck(
+                "ge", src[dim], Const(k), f"{op.name}: k = {k} exceeds dimension {dim} of {name} ({src[dim]})",
+            ))
+            out = [Const(k) if d == dim else e for d, e in enumerate(src)]
+            for r in op.results:
+                _set_result(analysis, op, r, out)
+            return
+    for r in op.results:
+        _set_result(analysis, op, r, src)
+
+
 def _reshape(analysis: ShapeAnalysis, op: fusion.ReshapeOp) -> None:
     src = analysis.extents[op.input]
     numel = sym.product(src)
@@ -233,6 +259,29 @@ def _slice(analysis: ShapeAnalysis, op: fusion.SliceOp) -> None:
             analysis.checks.append(
                 ShapeCheck("ge", v, Const(1), f"{op.name}: step of dimension {d} must be >= 1")
             )
+    _set_result(analysis, op, op.result, out)
+
+
+def _pad(analysis: ShapeAnalysis, op: fusion.PadOp) -> None:
+    """`low + extent + high` per dimension; where a width is negative or a value, the
+    result extent must be >= 0 at run time (an `alloc.check` naming the widths)."""
+    src = analysis.extents[op.input]
+    lows = _mixed(analysis, op.low.get_values(), op.dynamic_low)
+    highs = _mixed(analysis, op.high.get_values(), op.dynamic_high)
+    out = []
+    for d, (e, lo, hi) in enumerate(zip(src, lows, highs)):
+        extent = view_extents.pad_extent_sym(e, lo, hi)
+        if isinstance(extent, Const):
+            if extent.value < 0:
+                raise ShapeError(f"{op.name}: dimension {d}: padded extent {extent} is negative", op)
+        elif not all(isinstance(w, Const) and w.value >= 0 for w in (lo, hi)):
+            analysis.checks.append(
+                ShapeCheck(
+                    "ge", extent, Const(0),
+                    f"{op.name}: dimension {d}: low + extent + high = {lo} + {e} + {hi} must be >= 0",
+                )
+            )
+        out.append(extent)
     _set_result(analysis, op, op.result, out)
 
 
@@ -311,6 +360,10 @@ def _linear(analysis: ShapeAnalysis, op: fusion.LinearOp) -> None:
     _set_result(analysis, op, op.result, list(x[:-1]) + out_features)
 
 
+def _is_i64(t: object) -> bool:
+    return isinstance(t, IntegerType) and t.width.data == size_arith.INDEX_BITS
+
+
 def _index_scalar(analysis: ShapeAnalysis, op: Operation) -> None:
     """Expression of an `index` value computed by arith or tensor.dim."""
     if isinstance(op, arith.ConstantOp):
@@ -344,8 +397,69 @@ def _index_scalar(analysis: ShapeAnalysis, op: Operation) -> None:
             raise ShapeError(f"{op.name}: an index operand has no known value")
         analysis.scalars[op.results[0]] = sym.binop(name, lhs, rhs)
         return
+    if name is not None and _is_i64(op.results[0].type):
+        # 64-bit integer arithmetic that may become a size through index_cast: as a
+        # size it means what `index` arithmetic means (overflow is an error, never a
+        # wrapped extent: docs/dynamic-shapes.md). One that cannot be a size (it
+        # overflows on constants) is simply not recorded.
+        lhs, rhs = (analysis.scalars.get(v) for v in op.operands)
+        if lhs is not None and rhs is not None:
+            try:
+                analysis.scalars[op.results[0]] = sym.binop(name, lhs, rhs)
+            except size_arith.SizeArithmeticError:
+                pass
+        return
     if any(isinstance(r.type, IndexType) for r in op.results):
         raise ShapeError(f"{op.name}: cannot express this index value in terms of the inputs")
+
+
+def _indexing(analysis: ShapeAnalysis, op: fusion.IndexingOp) -> None:
+    """Result extents of the indexing ops, and the run-time checks of their extents."""
+    src = analysis.extents[op.source_operand]
+    idx = analysis.extents[op.index_operand]
+    dim = op.indexed_dim()
+    name = f"{op.name}: {value_name(op.index_operand)}"
+
+    def at_most(a: Extent, b: Extent, d: int) -> None:  # a <= b
+        ra, rb = analysis.canonical(a), analysis.canonical(b)
+        if ra == rb:
+            return
+        if isinstance(ra, Const) and isinstance(rb, Const):
+            if ra.value > rb.value:
+                raise ShapeError(f"{name} dimension {d} extent {ra.value} exceeds {rb.value}")
+            return
+        analysis.checks.append(ShapeCheck("ge", rb, ra, f"{name} dimension {d} must not exceed "
+                                                        f"{value_name(op.source_operand)}'s"))
+
+    if isinstance(op, fusion.IndexSelectOp):
+        out = list(src)
+        out[dim] = idx[0]
+    elif isinstance(op, fusion.EmbeddingOp):
+        out = [*idx, src[1]]
+    elif isinstance(op, fusion.GatherOp | fusion.TakeAlongAxisOp | fusion.ScatterOp):
+        for d in range(len(src)):
+            if d == dim:
+                continue
+            if isinstance(op, fusion.TakeAlongAxisOp):
+                analysis.require_equal(idx[d], src[d], f"{name} dimension {d} must equal {value_name(op.input)}'s")
+            else:
+                at_most(idx[d], src[d], d)
+        if isinstance(op, fusion.ScatterOp):
+            s = analysis.extents[op.src]
+            for d in range(len(src)):
+                analysis.require_equal(idx[d], s[d], f"{name} dimension {d} must equal {value_name(op.src)}'s")
+            out = list(src)
+        else:
+            out = list(idx)
+    else:
+        assert isinstance(op, fusion.IndexPutAccumulateOp)
+        v = analysis.extents[op.value]
+        analysis.require_equal(v[0], idx[0], f"{op.name}: {value_name(op.value)} dimension 0 must equal the index length")
+        for d in range(1, len(src)):
+            analysis.require_equal(v[d], src[d], f"{op.name}: {value_name(op.value)} dimension {d} must equal "
+                                                 f"{value_name(op.acc)}'s")
+        out = list(src)
+    _set_result(analysis, op, op.results[0], out)
 
 
 def _reify_op(analysis: ShapeAnalysis, op: Operation) -> None:
@@ -370,8 +484,12 @@ def _reify_op_rules(analysis: ShapeAnalysis, op: Operation) -> None:
         _set_result(analysis, op, op.results[0], analysis.extents[op.operands[0]])
     elif isinstance(op, fusion.ReductionOp):
         _reduction(analysis, op, list(op.dims.get_values()), op.keepdim is not None)
-    elif isinstance(op, fusion.VarMeanOp):
+    elif isinstance(op, fusion.VarMeanOp | fusion.WelfordOp):
         _reduction(analysis, op, list(op.dims.get_values()), op.keepdim is not None)
+    elif isinstance(op, fusion.RandomOp):  # fusion.rand, fusion.randn: sized as fusion.full
+        _set_result(analysis, op, op.result, _mixed(analysis, op.static_sizes.get_values(), op.sizes))
+    elif isinstance(op, fusion.ScanOp | fusion.SortOp):
+        _scan_or_sort(analysis, op)
     elif isinstance(op, fusion.FullOp):
         sizes = _mixed(analysis, op.static_sizes.get_values(), op.sizes)
         _set_result(analysis, op, op.result, sizes)
@@ -399,17 +517,15 @@ def _reify_op_rules(analysis: ShapeAnalysis, op: Operation) -> None:
     elif isinstance(op, fusion.SliceOp):
         _slice(analysis, op)
     elif isinstance(op, fusion.PadOp):
-        src = analysis.extents[op.input]
-        lows, highs = op.low.get_values(), op.high.get_values()
-        _set_result(
-            analysis, op, op.result, [view_extents.pad_extent_sym(e, lo, hi) for e, lo, hi in zip(src, lows, highs)]
-        )
+        _pad(analysis, op)
     elif isinstance(op, fusion.CatOp):
         _cat(analysis, op)
     elif isinstance(op, fusion.MatmulOp):
         _matmul(analysis, op)
     elif isinstance(op, fusion.LinearOp):
         _linear(analysis, op)
+    elif isinstance(op, fusion.IndexingOp):
+        _indexing(analysis, op)
     elif isinstance(op, func.ReturnOp):
         return
     elif isinstance(op, fusion.SegmentOp):
@@ -423,7 +539,7 @@ def _reify_op_rules(analysis: ShapeAnalysis, op: Operation) -> None:
 
 def _negative_extent_checks(analysis: ShapeAnalysis, op: Operation) -> list[ShapeCheck]:
     """Extents taken from index scalars (full, iota, broadcast shapes) must be >= 0."""
-    if not isinstance(op, fusion.FullOp | fusion.IotaOp | fusion.BroadcastInDimOp | fusion.ExpandOp | fusion.ReshapeOp):
+    if not isinstance(op, fusion.FullOp | fusion.RandomOp | fusion.IotaOp | fusion.BroadcastInDimOp | fusion.ExpandOp | fusion.ReshapeOp):
         return []
     checks = []
     for v in op.operands:

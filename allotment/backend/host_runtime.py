@@ -6,6 +6,7 @@ generated code stays short and the internal Triton APIs are wrapped in one place
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 from collections.abc import Sequence
@@ -108,6 +109,18 @@ def check(predicate: str, a: int, b: int, message: str) -> None:
         raise AllotmentRuntimeError(f"{message} (got {a} and {b})")
 
 
+def check_indices(index: torch.Tensor, extent: int, what: str, where: str) -> None:
+    """The bounds check of an indexing op: every entry of `index` in [0, extent) (negative
+    entries are errors, as in torch.gather), else a RunError naming the op's operand. One
+    min/max and one device-to-host copy per index tensor."""
+    if index.numel() == 0:
+        return
+    lo, hi = (int(v) for v in torch.aminmax(index))
+    if lo < 0 or hi >= extent:
+        bad = lo if lo < 0 else hi
+        raise AllotmentRuntimeError(f"{what} holds index {bad}, outside [0, {extent}) of {where}")
+
+
 # Integer arithmetic of the host program is `size_arith`'s, the one definition
 # (generated code calls `rt.size_arith.<op>(a, b)`; these are its `divsi`/`remsi`).
 from allotment.analysis import size_arith  # noqa: E402
@@ -156,6 +169,7 @@ def _env_blocks(name: str) -> tuple[int, int, int] | None:
 _PW = _env_blocks("POINTWISE")
 
 
+@functools.lru_cache(maxsize=4096)
 def pointwise_blocks(m: int, n: int) -> tuple[int, int, int]:
     if _PW is not None:
         bm, bn, warps = _PW
@@ -165,6 +179,7 @@ def pointwise_blocks(m: int, n: int) -> tuple[int, int, int]:
     return bm, bn, 4 if bm * bn <= 1024 else 8
 
 
+@functools.lru_cache(maxsize=4096)
 def persistent_blocks(m: int, n: int) -> tuple[int, int, int]:
     bn = _pow2(n)
     bm = min(_pow2(m), max(1, TILE // bn))
@@ -173,10 +188,12 @@ def persistent_blocks(m: int, n: int) -> tuple[int, int, int]:
     return bm, bn, warps
 
 
+@functools.lru_cache(maxsize=4096)
 def looped_blocks(m: int, n: int) -> tuple[int, int, int]:
     return 1, min(_pow2(n), TILE), 8
 
 
+@functools.lru_cache(maxsize=4096)
 def outer_blocks(m: int, n: int) -> tuple[int, int, int]:
     """Blocks of a reduction split across CTAs (first stage, or the whole reduction when it
     has one split): m kept indices, contiguous in memory, by n reduced ones. Up to 64 kept
@@ -198,11 +215,39 @@ def outer_blocks(m: int, n: int) -> tuple[int, int, int]:
 _OUTER = _env_blocks("OUTER")
 
 
+@functools.lru_cache(maxsize=4096)
 def split_final_blocks(m: int, splits: int) -> tuple[int, int, int]:
     """Blocks of a split reduction's second stage: m kept indices by its `splits` partials."""
     bm = min(_pow2(m), 128)
     bn = min(_pow2(splits), max(1, TILE // bm))
     return bm, bn, 4 if bm * bn <= 1024 else 8
+
+
+_IO = _env_blocks("INNER_OUTER")
+_IO_FINAL = _env_blocks("INNER_OUTER_FINAL")
+
+
+@functools.lru_cache(maxsize=4096)
+def inner_outer_blocks(m: int, n: int) -> tuple[int, int, int]:
+    """Blocks of an inner-outer kernel's row programs (`backend/inner_outer.py`): the
+    persistent normalization's (the whole row in a tile), ALLOT_INNER_OUTER_BLOCKS to tune."""
+    if _IO is not None:
+        bm, bn, warps = _IO
+        return min(bm, _pow2(m)), max(bn, _pow2(n)), warps
+    return persistent_blocks(m, n)
+
+
+@functools.lru_cache(maxsize=4096)
+def inner_outer_final_blocks(n: int, programs: int) -> tuple[int, int, int]:
+    """Blocks of an inner-outer kernel's second stage: BLOCK_N columns (64: 256 contiguous
+    bytes of f32 partials per row read, and N / 64 programs) by BLOCK_M programs' partials a
+    step; ALLOT_INNER_OUTER_FINAL_BLOCKS to tune."""
+    if _IO_FINAL is not None:
+        bm, bn, warps = _IO_FINAL
+        return min(bm, _pow2(programs)), min(bn, _pow2(n)), warps
+    bn = min(_pow2(n), 64)
+    bm = min(_pow2(programs), max(1, TILE // bn), 64)
+    return bm, bn, 4
 
 
 def launch(kernel: Any, grid: tuple[int, ...], args: tuple, bm: int, bn: int, use_i64: bool, warps: int) -> None:

@@ -37,10 +37,11 @@ A shift is an int or an expression (a string) over the kernel's scalar arguments
 is an int. Slices, pads, cats and permutes of values computed in a kernel move their
 operands' maps (`triton_codegen._Emitter.operand_maps`): index arithmetic, no buffer."""
 
-INDEX_VIEWS = (fusion.SliceOp, fusion.PermuteOp, fusion.ReshapeOp, fusion.PadOp, fusion.CatOp)
+INDEX_VIEWS = (fusion.SliceOp, fusion.PermuteOp, fusion.ReshapeOp, fusion.PadOp, fusion.CatOp,
+               *fusion.INDEXING_GATHERS)
 """Ops whose operands are read at other indices than their result (off the kernel's domain)."""
 
-REDUCTIONS = (fusion.ReductionOp, fusion.VarMeanOp)
+REDUCTIONS = (fusion.ReductionOp, fusion.VarMeanOp, fusion.WelfordOp)
 
 
 class CodegenError(CompileError):
@@ -86,6 +87,9 @@ class KernelPlan:
     partials: dict[Operation, int] = field(default_factory=dict)
     """A reduction split across CTAs -> the in holding its partials [split, kept]
     (`passes.split_reduction`; the kernel's `partials` attribute)."""
+    columns: dict[Operation, int] = field(default_factory=dict)
+    """An inner-outer kernel's column reductions -> the in holding each one's partials
+    [programs, N] (`backend/inner_outer.py`; the kernel's `column_partials` attribute)."""
 
     @property
     def name(self) -> str:
@@ -107,6 +111,19 @@ def identity_map(shape: Sequence[int], domain: Sequence[int]) -> Map:
 
 
 def plan_kernel(kernel: alloc.KernelOp) -> KernelPlan:
+    from allotment.backend import triton_indexing
+
+    scatter = triton_indexing.scatter_op(kernel)
+    if scatter is not None:  # a scatter kernel iterates over its index, not its output
+        return triton_indexing.plan_scatter(kernel, scatter)
+    if kernel.kind.data == "inner_outer":  # row and column reductions: `backend/inner_outer.py`
+        from allotment.backend.inner_outer import plan_inner_outer
+
+        return plan_inner_outer(kernel)
+    if kernel.kind.data in ("scan", "sort"):  # rows along the scan or sort dim
+        from allotment.backend.scan_codegen import plan_scan_kernel
+
+        return plan_scan_kernel(kernel)
     block = kernel.body.block
     ops = [op for op in block.ops if not isinstance(op, alloc.YieldOp)]
     reductions = [op for op in ops if isinstance(op, REDUCTIONS)]
@@ -196,8 +213,8 @@ def _split_partials(plan: KernelPlan) -> None:
         raise CodegenError(
             f"kernel {plan.name!r}: `partials` must name one unused [split, kept] input per reduction"
         )
-    if any(isinstance(r, fusion.VarMeanOp) for r in plan.reductions):
-        raise CodegenError(f"kernel {plan.name!r}: var_mean cannot be split across CTAs")
+    if any(isinstance(r, fusion.VarMeanOp | fusion.WelfordOp) for r in plan.reductions):
+        raise CodegenError(f"kernel {plan.name!r}: var_mean and welford cannot be split across CTAs")
     plan.partials = dict(zip(plan.reductions, indices))
 
 
@@ -295,7 +312,10 @@ def _gather_extent(plan: KernelPlan, args: Sequence[SSAValue], dim: int) -> Exte
             if isinstance(op, fusion.PadOp):
                 if op.input not in index:
                     return None
-                lo, hi = op.low.get_values()[j], op.high.get_values()[j]
+                lows, highs = op.widths()
+                lo, hi = lows[j], highs[j]
+                if not isinstance(lo, int) or not isinstance(hi, int):
+                    return None  # a width from a value: the launcher computes the extent
                 return ExtentSource(terms=(BufferDim("in", index[op.input], j),), offset=lo + hi)
             rank = len(_shape(op.results[0]))
             cat_dim = op.dim.value.data + (rank if op.dim.value.data < 0 else 0)
@@ -320,6 +340,10 @@ def _find_index_value(kernel: alloc.KernelOp, plan: KernelPlan, dim: int) -> SSA
                 v = next(dyn) if s == DYNAMIC_INDEX else None
                 if v is not None and m[j] is not None and m[j][0] == dim:
                     return v
+        if isinstance(op, fusion.RandomOp) and plan.natural.get(op.result) is not None:
+            v = random_size(op, plan.natural[op.result], dim)
+            if v is not None:
+                return v
         if isinstance(op, fusion.IotaOp) and plan.natural.get(op.result) and op.length:
             m = plan.natural[op.result]
             if m[0] is not None and m[0][0] == dim:
@@ -454,6 +478,12 @@ def _slice_bound(bound: str, n: str) -> str:
     return f"(min({bound}, {n}) if {bound} >= 0 else max({n} + {bound}, 0))"
 
 
+def pad_width(op: fusion.PadOp, which: str, j: int, args: Sequence[SSAValue]) -> str:
+    """A pad's low or high width of dim j for the launcher: a literal or `in{i}`."""
+    w = op.widths()[0 if which == "low" else 1][j]
+    return str(w) if isinstance(w, int) else launcher_scalar(w, args)
+
+
 def _mixed_entry(op: fusion.SliceOp, which: str, j: int, args: Sequence[SSAValue]) -> str:
     static = list(op.properties[f"static_{which}"].get_values())
     dynamic = iter(getattr(op, which))
@@ -462,6 +492,17 @@ def _mixed_entry(op: fusion.SliceOp, which: str, j: int, args: Sequence[SSAValue
         if k == j:
             return launcher_scalar(v, args) if v is not None else str(s)
     raise CodegenError("slice rank mismatch")
+
+
+def random_size(op: fusion.RandomOp, m: Map, dim: int) -> SSAValue | None:
+    """The dynamic size (an `index` value) of a `fusion.rand`/`fusion.randn` whose map m
+    puts one of its dims on domain dim `dim`, if any."""
+    dyn = iter(op.sizes)
+    for j, s in enumerate(op.static_sizes.get_values()):
+        v = next(dyn) if s == DYNAMIC_INDEX else None
+        if v is not None and m[j] is not None and m[j][0] == dim:
+            return v
+    return None
 
 
 def launcher_extent(v: SSAValue, j: int, args: Sequence[SSAValue]) -> str:
@@ -497,8 +538,7 @@ def launcher_extent(v: SSAValue, j: int, args: Sequence[SSAValue]) -> str:
                 j = [d for d in range(rank) if d not in rd][j]
             v = op.operands[0]
         elif isinstance(op, fusion.PadOp):
-            lo, hi = op.low.get_values()[j], op.high.get_values()[j]
-            return f"({launcher_extent(op.input, j, args)} + {lo + hi})"
+            return f"({launcher_extent(op.input, j, args)} + {pad_width(op, 'low', j, args)} + {pad_width(op, 'high', j, args)})"
         elif isinstance(op, fusion.CatOp):
             if j == norm_dims([op.dim.value.data], len(shape))[0]:
                 return "(" + " + ".join(launcher_extent(x, j, args) for x in op.inputs) + ")"
@@ -524,6 +564,15 @@ def launcher_extent(v: SSAValue, j: int, args: Sequence[SSAValue]) -> str:
             break
         elif isinstance(op, fusion.IotaOp) and op.length:
             return launcher_scalar(op.length[0], args)
+        elif isinstance(op, fusion.INDEXING_GATHERS):
+            from allotment.backend.triton_indexing import gather_extent
+
+            v, j = gather_extent(op, j)
+        elif isinstance(op, fusion.RandomOp):
+            x = random_size(op, tuple((k, 0) for k in range(len(shape))), j)
+            if x is None:
+                break
+            return launcher_scalar(x, args)
         else:
             break
     raise CodegenError(f"cannot find extent {j} of {v.name_hint} inside its kernel")

@@ -134,7 +134,8 @@ def _program_key(text: str, function: str, target: str) -> str:
 
     options = (f"tanh={os.environ.get('ALLOT_TANH', 'exp')} poison={poison_enabled()} "
                f"row={os.environ.get('ALLOT_ON_CHIP_ROW_BYTES', '')} "
-               f"split={os.environ.get('ALLOT_SPLIT_PROGRAMS', '')}")
+               f"split={os.environ.get('ALLOT_SPLIT_PROGRAMS', '')} "
+               f"inner_outer={os.environ.get('ALLOT_INNER_OUTER', '')}:{os.environ.get('ALLOT_INNER_OUTER_PROGRAMS', '')}")
     return hashlib.sha256(f"{CODEGEN_VERSION}\n{target}\n{options}\n{function}\n{text}".encode()).hexdigest()[:24]
 
 

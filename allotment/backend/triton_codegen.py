@@ -49,6 +49,7 @@ value names appear only in comments (`identifiers.comment`).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -66,7 +67,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Operation, SSAValue
 
-from allotment.backend import triton_math
+from allotment.backend import triton_indexing, triton_math, triton_random
 from allotment.backend.identifiers import comment
 from allotment.backend.kernel_plan import (
     REDUCTIONS,
@@ -79,6 +80,7 @@ from allotment.backend.kernel_plan import (
     index_expr,
     launcher_extent,
     norm_dims,
+    pad_width,
     permuted,
     shifted,
     slice_first,
@@ -139,6 +141,16 @@ def _int_pow(a, b):
 '''
 
 PRELUDE_INTERPRETER = '''
+@triton.jit
+def _to_bf16(x):
+    # round to nearest even (the interpreter's own cast truncates); NaN stays NaN
+    if x.dtype == tl.bfloat16:
+        return x
+    b = x.to(tl.float32).to(tl.uint32, bitcast=True)
+    r = tl.where(x != x, b | 0x400000, b + (0x7FFF + ((b >> 16) & 1)))
+    return (r >> 16).to(tl.uint16).to(tl.bfloat16, bitcast=True)
+
+
 @triton.jit
 def _tanh(x):
     return 2.0 * tl.sigmoid(2.0 * x) - 1.0
@@ -340,6 +352,8 @@ class _Emitter:
             return [(op.input, self.view_source_map(op, m))]
         if isinstance(op, fusion.CastOp | fusion.SetOp | fusion.ElementwiseOp) and not isinstance(op, REDUCTIONS):
             return [(x, self.operand_map(x, m)) for x in op.operands if isinstance(x.type, TensorType)]
+        if isinstance(op, fusion.INDEXING_GATHERS):  # the index; the gather loads its source itself
+            return triton_indexing.gather_operand_maps(op, m)
         return []
 
     def scalar(self, v: SSAValue) -> str:
@@ -443,11 +457,15 @@ class _Emitter:
             return self.pad(op, m)
         if isinstance(op, fusion.CatOp):
             return self.cat(op, m)
+        if isinstance(op, fusion.INDEXING_GATHERS):  # a load at a computed address
+            return triton_indexing.gather(self, op, m)
         if isinstance(op, fusion.FullOp):
             name = self.fresh()
             rt = op.result.type.element_type
             self.line(f"{name} = tl.full([1, 1], {self.scalar(op.value)}, {triton_dtype(rt)})")
             return name, frozenset()
+        if isinstance(op, fusion.RandomOp):  # fusion.rand, fusion.randn: backend/triton_random.py
+            return triton_random.emit(self, op, m)
         if isinstance(op, fusion.IotaOp):
             idx = index_expr(m[0])
             rt = op.result.type.element_type
@@ -478,7 +496,13 @@ class _Emitter:
 
     def pad(self, op: fusion.PadOp, m: Map) -> tuple[str, frozenset[str]]:
         """The input where the index is inside it (its loads masked there), else the padding value."""
-        lows, highs = list(op.low.get_values()), list(op.high.get_values())
+        args = list(self.block.args)
+        lows: list[object] = []
+        highs: list[object] = []
+        for j in range(len(m)):  # widths from values are kernel arguments (negative ones crop)
+            for which, out in (("low", lows), ("high", highs)):
+                w = self.launcher_value(pad_width(op, which, j, args))
+                out.append(int(w) if w.lstrip("-").isdigit() else w)
         src_map = tuple(shifted(entry, lo) for entry, lo in zip(m, lows))
         padded = [j for j, (lo, hi) in enumerate(zip(lows, highs)) if lo or hi]
         conds = [self.inside(src_map[j], self.kernel_extent(op.input, j)) for j in padded]
@@ -618,7 +642,7 @@ class _Emitter:
         for op in self.block.ops:
             d = max((depth.get(x, 0) for x in op.operands), default=0)
             if isinstance(op, REDUCTIONS):
-                level[op] = d + (2 if isinstance(op, fusion.VarMeanOp) else 1)
+                level[op] = d + (2 if isinstance(op, fusion.VarMeanOp | fusion.WelfordOp) else 1)
                 d = level[op]
             for r in op.results:
                 depth[r] = d
@@ -631,7 +655,7 @@ class _Emitter:
         """(neutral element, combine, accumulation dtype) of a reduction."""
         src = r.operands[0].type.element_type
         res = r.results[0].type.element_type
-        if isinstance(r, fusion.SumOp | fusion.MeanOp | fusion.VarMeanOp):
+        if isinstance(r, fusion.SumOp | fusion.MeanOp | fusion.VarMeanOp | fusion.WelfordOp):
             acc = compute_dtype(res) if is_float(res) else "tl.int64"
             return "0", "sum", acc
         if isinstance(r, fusion.ProdOp):
@@ -680,10 +704,11 @@ class _Emitter:
 
     # -- whole variants ------------------------------------------------------------
 
-    def store_outputs(self, axes_filter: set[frozenset[str]]) -> None:
-        """Stores the yielded values whose axes are in `axes_filter`. Every value is computed
-        (every load emitted) before the first store, so an output that overwrites an input
-        in place (`alloc-alias`, `alloc-plan`) never changes what another output reads."""
+    def store_outputs(self, axes_filter: set[frozenset[str]], only: set[int] | None = None) -> None:
+        """Stores the yielded values whose axes are in `axes_filter` (and whose out index is in
+        `only`, if given). Every value is computed (every load emitted) before the first
+        store, so an output that overwrites an input in place (`alloc-alias`, `alloc-plan`)
+        never changes what another output reads."""
         yielded = list(self.block.last_op.operands)
         shapes = {frozenset({"m", "n"}): "(BLOCK_M, BLOCK_N)", frozenset({"m"}): "(BLOCK_M, 1)",
                   frozenset({"n"}): "(1, BLOCK_N)", frozenset(): "(1, 1)"}
@@ -691,7 +716,7 @@ class _Emitter:
         for k, v in enumerate(yielded):
             m = self.plan.natural[v]
             full_axes = self.axes_of(m)
-            if full_axes in axes_filter:
+            if full_axes in axes_filter and (only is None or k in only):
                 computed.append((k, v, m, full_axes, self.value(v, m)))
         for k, v, m, full_axes, (x, axes) in computed:
             union = frozenset(axes | full_axes)
@@ -706,14 +731,23 @@ class _Emitter:
             self.line(f"tl.store(out{k}_ptr + ({offset}), ({x}).to({ot})" + (f", mask={mask})" if mask else ")"))
 
     def emit_pointwise(self) -> None:
+        if triton_indexing.scatter_op(self.plan.kernel) is not None:  # stores at computed addresses
+            triton_indexing.emit_scatter(self)
+            return
         self.line("pid = tl.program_id(0)")
         self.line("tiles_n = (N + BLOCK_N - 1) // BLOCK_N")
         self.emit_outer_indices("(pid // tiles_n)")
         self.emit_inner_indices("(pid % tiles_n) * BLOCK_N")
         self.store_outputs({frozenset({"m", "n"}), frozenset({"m"}), frozenset({"n"}), frozenset()})
 
-    def var_mean_parts(self, r: fusion.VarMeanOp, mean_name: str, total: str, acc: str) -> None:
-        """Finishes var_mean once the sum of squared deviations is known."""
+    def var_mean_parts(self, r: fusion.VarMeanOp | fusion.WelfordOp, mean_name: str, total: str, acc: str) -> None:
+        """Finishes var_mean (or welford: avg, var_sum, n) once the sum of squared deviations is known."""
+        if isinstance(r, fusion.WelfordOp):
+            for res, expr in ((r.avg, mean_name), (r.var_sum, total), (r.n, "(tl.zeros((BLOCK_M, 1), tl.int64) + N)")):
+                name = self.fresh("wf")
+                self.line(f"{name} = ({expr}).to({triton_dtype(res.type.element_type)})")
+                self.reduced[res] = name
+            return
         var, mean = r.results
         corr = r.correction.value.data
         n = self.fresh("var")
@@ -727,9 +761,14 @@ class _Emitter:
         self.line("pid = tl.program_id(0)")
         self.emit_outer_indices("pid")
         self.emit_inner_indices("0")
+        self.persistent_reductions()
+        self.store_outputs({frozenset({"m", "n"}), frozenset({"m"}), frozenset({"n"}), frozenset()})
+
+    def persistent_reductions(self) -> None:
+        """Every reduction of the tile's rows, from registers (the row is one tile)."""
         for group in self.reduction_levels():
             for r in group:
-                if isinstance(r, fusion.VarMeanOp):
+                if isinstance(r, fusion.VarMeanOp | fusion.WelfordOp):
                     tile, how, acc = self.reduction_input(r)
                     mean = self.fresh("mu")
                     self.line(f"{mean} = {self.reduce_tile(tile, how)} / N")
@@ -742,7 +781,6 @@ class _Emitter:
                 total = self.fresh("acc")
                 self.line(f"{total} = {self.reduce_tile(tile, how)}")
                 self.finish_reduction(r, total, how, acc, "N")
-        self.store_outputs({frozenset({"m", "n"}), frozenset({"m"}), frozenset({"n"}), frozenset()})
 
     def online_softmax_pairs(self) -> dict[Operation, Operation]:
         """max(a) -> sum(exp(a - max)) pairs, all in f32: the sum can be
@@ -842,6 +880,20 @@ class _Emitter:
     def emit_looped(self) -> None:
         self.line("pid = tl.program_id(0)")
         self.emit_outer_indices("pid")
+        self.looped_reductions()
+        self.store_outputs({frozenset({"m"}), frozenset()})
+        yielded = list(self.block.last_op.operands)
+        if any("n" in self.axes_of(self.plan.natural[v]) for v in yielded):
+            self.line("for start in range(0, N, BLOCK_N):")
+            self.indent += 1
+            self.scopes.append({})
+            self.emit_inner_indices("start")
+            self.store_outputs({frozenset({"m", "n"}), frozenset({"n"})})
+            self.scopes.pop()
+            self.indent -= 1
+
+    def looped_reductions(self) -> None:
+        """Every reduction of the tile's rows, one loop over the row per level."""
         online = self.online_softmax_pairs()
         done: set[Operation] = set()
         for group in self.reduction_levels():
@@ -894,7 +946,7 @@ class _Emitter:
             for r, a, how, acc in accs:
                 total = self.fresh("tot")
                 self.line(f"{total} = {self.reduce_tile(a, how)}")
-                if isinstance(r, fusion.VarMeanOp):
+                if isinstance(r, fusion.VarMeanOp | fusion.WelfordOp):
                     mean = self.fresh("mu")
                     self.line(f"{mean} = {total} / N")
                     sq = self.fresh("acc")
@@ -912,16 +964,6 @@ class _Emitter:
                     self.var_mean_parts(r, mean, total2, acc)
                 else:
                     self.finish_reduction(r, total, how, acc, "N")
-        self.store_outputs({frozenset({"m"}), frozenset()})
-        yielded = list(self.block.last_op.operands)
-        if any("n" in self.axes_of(self.plan.natural[v]) for v in yielded):
-            self.line("for start in range(0, N, BLOCK_N):")
-            self.indent += 1
-            self.scopes.append({})
-            self.emit_inner_indices("start")
-            self.store_outputs({frozenset({"m", "n"}), frozenset({"n"})})
-            self.scopes.pop()
-            self.indent -= 1
 
 
 def _ir_note(op: Operation) -> str:
@@ -943,6 +985,12 @@ def variants(plan: KernelPlan) -> list[str]:
     placement (`alloc-place`'s schedule on the kernel) names: persistent, looped, or
     both when the choice is made at run time. A reducing kernel that was never placed
     is an error: the backend follows the IR and decides nothing itself."""
+    if plan.kind in ("scan", "sort"):  # one variant: `scan_codegen`
+        return [plan.kind]
+    if plan.kind == "inner_outer":  # rows, then the columns' partials (`backend/inner_outer.py`)
+        from allotment.backend import inner_outer
+
+        return inner_outer.variants(plan)
     if not plan.reductions:
         return ["pointwise"]
     schedule = plan.kernel.schedule_name
@@ -965,6 +1013,20 @@ def generate_kernel(plan: KernelPlan, target: str, functions: dict[str, str]) ->
     bodies: dict[str, _Emitter] = {}
     derived: dict[str, str] = {}
     for variant in wanted:
+        if variant in ("scan", "sort"):
+            from allotment.backend.scan_codegen import ScanEmitter
+
+            e = ScanEmitter(plan, variant, target, derived)
+            e.emit()
+            bodies[variant] = e
+            continue
+        if plan.kind == "inner_outer":
+            from allotment.backend import inner_outer
+
+            io = inner_outer.emitter_class()(plan, variant, target, derived)
+            io.emit()
+            bodies[variant] = io
+            continue
         e = _Emitter(plan, variant, target, derived)
         {"pointwise": e.emit_pointwise, "persistent": e.emit_persistent, "looped": e.emit_looped,
          "split_partial": e.emit_split_partial, "split_final": e.emit_split_final}[variant]()
@@ -992,15 +1054,46 @@ def generate_kernel(plan: KernelPlan, target: str, functions: dict[str, str]) ->
     if any(e.scalar_args for e in bodies.values()):
         raise CodegenError(f"kernel {plan.name!r}: uses a scalar that is not a kernel input")
     helpers = triton_math.helpers_for("\n".join(line for e in bodies.values() for line in e.lines), target)
+    if plan.kind == "scan":
+        from allotment.backend.scan_codegen import scan_helpers
+
+        helpers += scan_helpers("\n".join(line for e in bodies.values() for line in e.lines))
     parts = []
     for variant, e in bodies.items():
         fname = functions[variant]
         parts.append(
             f"@triton.jit\ndef {fname}({params}, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, USE_I64: tl.constexpr):\n"
-            + "\n".join(e.lines)
+            + "\n".join(e.lines if target == "cuda" else map(round_bf16_casts, e.lines))
             + "\n"
         )
     return GeneratedKernel(plan, functions, helpers + "\n\n".join(parts), args)
+
+
+_BF16_CAST = ".to(tl.bfloat16)"
+
+
+def round_bf16_casts(line: str) -> str:
+    """`line` with each `X.to(tl.bfloat16)` of its code (not its comment) spelled
+    `_to_bf16(X)`: Triton's interpreter truncates floats to bf16 where torch and the GPU
+    round to nearest even, so the CPU target rounds with integer operations itself."""
+    code, sep, note = line.partition("  # ")
+    while (at := code.find(_BF16_CAST)) >= 0:
+        start = at
+        while start > 0:
+            c = code[start - 1]
+            if c in ")]":
+                depth, start = 0, start - 1
+                while start >= 0:
+                    depth += {")": 1, "]": 1, "(": -1, "[": -1}.get(code[start], 0)
+                    if depth == 0:
+                        break
+                    start -= 1
+            elif c.isalnum() or c in "_.":
+                start -= 1
+            else:
+                break
+        code = f"{code[:start]}_to_bf16({code[start:at]}){code[at + len(_BF16_CAST):]}"
+    return code + sep + note
 
 
 TANH_EXP = '''
@@ -1012,11 +1105,28 @@ def _tanh(x):
 '''
 
 
-def module_prelude(target: str, tanh: str = "exp") -> str:
+def module_prelude(target: str, tanh: str = "exp", kernels: str | None = None) -> str:
     """Imports and helpers of a generated module. On CUDA, tanh is one exp and one
     division (tanh="exp", the default: bias+GELU at 32768x4096 bf16 ran at 3.31
     TB/s against 2.72 with libdevice's, on an H200), or libdevice's (ALLOT_TANH=libdevice)."""
     prelude = PRELUDE_CUDA if target == "cuda" else PRELUDE_INTERPRETER
     if target == "cuda" and tanh == "exp":
         prelude = prelude.replace("def _tanh(x):\n    return libdevice.tanh(x)", TANH_EXP.strip().split("\n", 1)[1])
-    return "import triton\nimport triton.language as tl\n" + PRELUDE_COMMON + prelude
+    prelude = PRELUDE_COMMON + prelude
+    if kernels is not None:
+        prelude = _used_helpers(prelude, kernels)
+    return "import triton\nimport triton.language as tl\n" + prelude
+
+
+def _used_helpers(prelude: str, code: str) -> str:
+    """`prelude` without the `@triton.jit` helpers that `code` never names (its imports stay,
+    first)."""
+    lines = prelude.split("\n")
+    imports = [ln for ln in lines if ln.startswith(("from ", "import "))]
+    chunks = "\n".join(ln for ln in lines if not ln.startswith(("from ", "import "))).split("\n@triton.jit\n")
+    kept = ["\n".join(imports) + "\n" + chunks[0]]
+    for chunk in chunks[1:]:
+        name = chunk.split("(", 1)[0].removeprefix("def ").strip()
+        if re.search(rf"\b{re.escape(name)}\b", code):
+            kept.append(chunk)
+    return "\n@triton.jit\n".join(kept)

@@ -29,6 +29,7 @@ from collections.abc import Callable, Sequence
 from xdsl.dialects.builtin import IntegerType, TensorType
 from xdsl.ir import Attribute, Operation
 
+from allotment.backend import triton_random
 from allotment.dialects import fusion
 from allotment.dialects.fusion_rules import element_type_of, is_float
 from allotment.dtypes import triton_dtype
@@ -452,8 +453,9 @@ def _split(source: str) -> dict[str, str]:
 
 
 HELPERS: dict[str, dict[str, str]] = {
-    "interpreter": {**_split(_PORTABLE), **_split(_INTERPRETER)},
-    "cuda": {**_split(_PORTABLE), **{n: _cuda_source(n, fn) for n, fn in _LIBDEVICE.items()}},
+    "interpreter": {**_split(_PORTABLE), **_split(_INTERPRETER), **_split(triton_random.SOURCES["interpreter"])},
+    "cuda": {**_split(_PORTABLE), **{n: _cuda_source(n, fn) for n, fn in _LIBDEVICE.items()},
+             **_split(triton_random.SOURCES["cuda"])},
 }
 """Per target (`cuda`, anything else is the interpreter): helper name -> source."""
 

@@ -30,6 +30,7 @@ from xdsl.dialects.builtin import (
     ArrayAttr,
     DenseArrayBase,
     FlatSymbolRefAttr,
+    Float32Type,
     IndexType,
     IntAttr,
     IntegerAttr,
@@ -1620,7 +1621,12 @@ class SliceOp(FusionOp):
 class PadOp(FusionOp):
     """Pads each dimension with `low[d]` elements before and `high[d]` after.
 
-    Widths are static and non-negative; new elements take `value` (a scalar
+    Widths are static integers or `index` values (`low [%n, 1]`), as in
+    `fusion.slice`. A negative width crops, as torch.nn.functional.pad does:
+    the result extent is `low[d] + extent + high[d]` (`view_extents.pad_extent_sym`),
+    which must be >= 0 (a verify error when static, an `alloc.check` at run
+    time otherwise), and result element `i` is input element `i - low[d]`
+    where that lies inside the input. New elements take `value` (a scalar
     converted to the element type).
     """
 
@@ -1628,29 +1634,53 @@ class PadOp(FusionOp):
 
     input = operand_def(TensorType)
     value = operand_def()
+    dynamic_low = var_operand_def(IndexType)
+    dynamic_high = var_operand_def(IndexType)
     low = prop_def(DenseArrayBase)
     high = prop_def(DenseArrayBase)
     result = result_def(TensorType)
     traits = traits_def(Pure())
-    custom_directives = (IntList,)
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+    custom_directives = (DynamicIndexList,)
     assembly_format = (
-        "$input `low` custom<IntList>($low) `high` custom<IntList>($high) `value` $value "
+        "$input `low` custom<DynamicIndexList>($dynamic_low, $low) "
+        "`high` custom<DynamicIndexList>($dynamic_high, $high) `value` $value "
         "attr-dict `:` type($input) `,` type($value) `->` type($result)"
     )
+
+    def widths(self) -> tuple[list[int | SSAValue], list[int | SSAValue]]:
+        """(low, high): per dimension a static width or the `index` value giving it."""
+        out: list[list[int | SSAValue]] = []
+        for static, dynamic in ((self.low, self.dynamic_low), (self.high, self.dynamic_high)):
+            it = iter(dynamic)
+            out.append([next(it) if w == DYNAMIC else w for w in _ints(static)])
+        return out[0], out[1]
 
     def infer_result_types(self) -> list[Attribute]:
         t = _expect_tensor(self.input, "the input")
         rules.verify_scalar_type(self.value.type, "the padding value")
         shape = t.get_shape()
-        low, high = _ints(self.low), _ints(self.high)
-        for name, widths in (("low", low), ("high", high)):
-            if len(widths) != len(shape):
+        for name in ("low", "high"):
+            static = _ints(getattr(self, name))
+            _verify_sizes(static, getattr(self, f"dynamic_{name}"), name)
+            if len(static) != len(shape):
                 raise VerifyException(
-                    f"{name} has {len(widths)} entries for a tensor of rank {len(shape)}"
+                    f"{name} has {len(static)} entries for a tensor of rank {len(shape)}"
                 )
-            if any(w < 0 for w in widths):
-                raise VerifyException(f"{name} widths must be non-negative, got {widths}")
-        out = [e if e == DYNAMIC else view_extents.pad_extent(e, lo, hi) for e, lo, hi in zip(shape, low, high)]
+        low, high = self.widths()
+        out = []
+        for d, (e, lo, hi) in enumerate(zip(shape, low, high)):
+            lo_c = lo if isinstance(lo, int) else constant_index(lo)
+            hi_c = hi if isinstance(hi, int) else constant_index(hi)
+            if e == DYNAMIC or lo_c is None or hi_c is None:
+                out.append(DYNAMIC)
+                continue
+            extent = view_extents.pad_extent(e, lo_c, hi_c)
+            if extent < 0:
+                raise VerifyException(
+                    f"dimension {d}: padded extent {lo_c} + {e} + {hi_c} = {extent} is negative"
+                )
+            out.append(extent if isinstance(lo, int) and isinstance(hi, int) else DYNAMIC)
         return [_tensor(t.element_type, out)]
 
 
@@ -1853,6 +1883,108 @@ class VarMeanOp(FusionOp):
         return [out, out]
 
 
+@irdl_op_definition
+class WelfordOp(FusionOp):
+    """Welford's triple over `dims`, as nvFuser's `welford`: the mean `avg`, the sum
+    of squared deviations from it `var_sum` (M2: `var = var_sum / (n - correction)`)
+    and the count `n` of reduced elements (i64, the same in every element).
+
+    Floating-point inputs only; avg and var_sum are f32 for f16/bf16 inputs (computed
+    in f32, as nvFuser), else the input's type. The kernel computes them with
+    var_mean's two passes over the row (the mean, then the squared deviations), at
+    least as accurate as Welford's one-pass update. With no reduced elements avg is
+    NaN, var_sum 0 and n 0.
+    """
+
+    name = "fusion.welford"
+
+    input = operand_def(TensorType)
+    dims = prop_def(DenseArrayBase)
+    keepdim = opt_prop_def(UnitAttr)
+    avg = result_def(TensorType)
+    var_sum = result_def(TensorType)
+    n = result_def(TensorType)
+    traits = traits_def(Pure())
+    custom_directives = (IntList,)
+    assembly_format = (
+        "$input `dims` custom<IntList>($dims) (`keepdim` $keepdim^)? attr-dict "
+        "`:` type($input) `->` type($avg) `,` type($var_sum) `,` type($n)"
+    )
+
+    def infer_result_types(self) -> list[Attribute]:
+        t = _expect_tensor(self.input, "the input")
+        _require_float(t.element_type, "welford")
+        et = Float32Type() if dtypes.element_nbytes(t.element_type) == 2 else t.element_type
+        dims = rules.normalize_dims(_ints(self.dims), len(t.get_shape()))
+        shape = _reduced_shape(t.get_shape(), dims, self.keepdim is not None)
+        return [_tensor(et, shape), _tensor(et, shape), _tensor(i64, shape)]
+
+
+# --------------------------------------------------------------------------- #
+# Random numbers                                                              #
+# --------------------------------------------------------------------------- #
+
+
+class RandomOp(FusionOp, ABC):
+    """A new tensor of random numbers: a pure function of (seed, offset, the element's
+    row-major linear index, the result type), the same on every target and in every
+    kernel that computes it (blocks, segmentation and recomputation do not matter).
+
+    Each element runs Philox-4x32-10 on the counter (index low 32 bits, index high 32
+    bits, offset low, offset high) with the key (seed low, seed high); `seed` and
+    `offset` are i64 scalars (two offsets give independent streams). Extents are
+    static or `index` values, as `fusion.full`'s. The result's element type is a
+    float (f16, bf16, f32, f64); the mapping from Philox's four words to a value is
+    on each op. Syntax: `%r = fusion.rand %seed, %offset [%n, 4] : tensor<?x4xf32>`.
+    """
+
+    seed = operand_def(i64)
+    offset = operand_def(i64)
+    sizes = var_operand_def(IndexType)
+    static_sizes = prop_def(DenseArrayBase)
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+    custom_directives = (DynamicIndexList,)
+    assembly_format = (
+        "$seed `,` $offset custom<DynamicIndexList>($sizes, $static_sizes) attr-dict `:` type($result)"
+    )
+
+    def infer_result_types(self) -> list[Attribute]:
+        what = self.name.removeprefix("fusion.")
+        for v, role in ((self.seed, "seed"), (self.offset, "offset")):
+            if v.type != i64:
+                raise VerifyException(f"the {role} must be an i64 scalar, got {type_name(v.type)}")
+        et = self.result.type.element_type
+        if not rules.is_float(et):
+            raise VerifyException(f"{what} produces floating-point elements (f16, bf16, f32, f64), got {type_name(et)}")
+        static = _ints(self.static_sizes)
+        _verify_sizes(static, self.sizes, "sizes")
+        _verify_constant_extents(self.sizes, "sizes")
+        return [_tensor(et, _sizes_shape(static, "sizes"))]
+
+
+@irdl_op_definition
+class RandOp(RandomOp):
+    """Uniform random numbers in [0, 1) (`torch.rand`), exactly representable: from
+    Philox's first word w0 (and second w1 for f64), f32 is `(w0 >> 8) * 2^-24`, f64
+    `((w0 << 21) | (w1 >> 11)) * 2^-53`, f16 `(w0 >> 21) * 2^-11`, bf16 `(w0 >> 24) * 2^-8`.
+    Bit-identical on every target."""
+
+    name = "fusion.rand"
+
+
+@irdl_op_definition
+class RandnOp(RandomOp):
+    """Standard normal random numbers (`torch.randn`) by Box-Muller in f64:
+    `sqrt(-2 log u1) * cos(2 pi u2)` with u1 in (0, 1] from Philox's words 0 and 1
+    (`(53 bits + 1) * 2^-53`) and u2 in [0, 1) from words 2 and 3 (53 bits * 2^-53),
+    then rounded to the result type (16-bit types through f32). Targets differ only
+    where their f64 log and cos differ (an f64 ulp or two: for f32 and narrower
+    results, the same value except in rare double-rounding cases)."""
+
+    name = "fusion.randn"
+
+
 # --------------------------------------------------------------------------- #
 # Matrix products                                                             #
 # --------------------------------------------------------------------------- #
@@ -1969,6 +2101,300 @@ class LinearOp(FusionOp):
 
 
 # --------------------------------------------------------------------------- #
+# Indexing: gathers and scatters at computed indices                          #
+# --------------------------------------------------------------------------- #
+
+
+def _index_tensor(v: SSAValue, what: str) -> TensorType:
+    """An index operand: a tensor of i32 or i64."""
+    t = _expect_tensor(v, what)
+    if not (isinstance(t.element_type, IntegerType) and t.element_type.width.data in (32, 64)):
+        raise VerifyException(f"{what} must have element type i32 or i64, got {type_name(t)}")
+    return t
+
+
+def _static_le(a: int, b: int) -> bool:
+    """a <= b where both are static (a dynamic extent is checked at run time)."""
+    return a == DYNAMIC or b == DYNAMIC or a <= b
+
+
+def _static_eq(a: int, b: int) -> bool:
+    return a == DYNAMIC or b == DYNAMIC or a == b
+
+
+class IndexingOp(FusionOp, ABC):
+    """An op that reads or writes a tensor at indices held in another tensor.
+
+    Every index must lie in `[0, extent)` of the dimension it indexes: negative
+    indices are errors (as in torch.gather and torch.index_select), not counted
+    from the end. A kernel cannot raise, so the generated host program checks the
+    index tensor before the kernel that uses it runs (one min/max per index tensor)
+    and raises a RunError naming the op and its index operand; the reference
+    evaluator raises the same way. `source_operand` is the tensor read or written
+    at computed indices: `fusion-segment` keeps it (and the index) a buffer."""
+
+    @property
+    @abstractmethod
+    def index_operand(self) -> SSAValue:
+        """The tensor of indices."""
+
+    @property
+    @abstractmethod
+    def source_operand(self) -> SSAValue:
+        """The tensor addressed through the indices."""
+
+    def indexed_dim(self) -> int:
+        """The dimension of `source_operand` the indices address."""
+        rank = len(_expect_tensor(self.source_operand, "the source").get_shape())
+        return rules.normalize_dims([self.dim.value.data], rank, "dim")[0]
+
+
+@irdl_op_definition
+class IndexSelectOp(IndexingOp):
+    """torch.index_select: `result[..., i, ...] = input[..., index[i], ...]` along `dim`.
+
+    `index` is 1-D (i32 or i64); the result is the input with extent `dim`
+    replaced by the index's length."""
+
+    name = "fusion.index_select"
+
+    input = operand_def(TensorType)
+    index = operand_def(TensorType)
+    dim = prop_def(IntegerAttr[I64])
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+    assembly_format = "$input `,` $index `dim` $dim attr-dict `:` type($input) `,` type($index) `->` type($result)"
+
+    @property
+    def index_operand(self) -> SSAValue:
+        return self.index
+
+    @property
+    def source_operand(self) -> SSAValue:
+        return self.input
+
+    def infer_result_types(self) -> list[Attribute]:
+        x = _expect_tensor(self.input, "the input")
+        idx = _index_tensor(self.index, "the index")
+        if len(idx.get_shape()) != 1:
+            raise VerifyException(f"the index must be 1-D, got {type_name(idx)}")
+        if not x.get_shape():
+            raise VerifyException("the input must have rank >= 1")
+        dim = self.indexed_dim()
+        out = list(x.get_shape())
+        out[dim] = idx.get_shape()[0]
+        return [_tensor(x.element_type, out)]
+
+
+class _AlongDimOp(IndexingOp, ABC):
+    """gather and take_along_axis: `result[i..., j, k...] = input[i..., index[i..., j, k...], k...]`."""
+
+    input = operand_def(TensorType)
+    index = operand_def(TensorType)
+    dim = prop_def(IntegerAttr[I64])
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+    assembly_format = "$input `,` $index `dim` $dim attr-dict `:` type($input) `,` type($index) `->` type($result)"
+
+    EXACT: ClassVar[bool] = False
+    """Whether the extents other than `dim` must equal the input's (take_along_axis)."""
+
+    @property
+    def index_operand(self) -> SSAValue:
+        return self.index
+
+    @property
+    def source_operand(self) -> SSAValue:
+        return self.input
+
+    def infer_result_types(self) -> list[Attribute]:
+        x = _expect_tensor(self.input, "the input")
+        idx = _index_tensor(self.index, "the index")
+        xs, js = x.get_shape(), idx.get_shape()
+        if len(xs) != len(js) or not xs:
+            raise VerifyException(
+                f"the index must have the input's rank (>= 1): {type_name(x)} and {type_name(idx)}"
+            )
+        dim = self.indexed_dim()
+        for d, (a, b) in enumerate(zip(js, xs)):
+            if d == dim:
+                continue
+            if self.EXACT and not _static_eq(a, b):
+                raise VerifyException(f"dimension {d}: the index extent {a} must equal the input's {b}")
+            if not _static_le(a, b):
+                raise VerifyException(f"dimension {d}: the index extent {a} exceeds the input's {b}")
+        return [_tensor(x.element_type, js)]
+
+
+@irdl_op_definition
+class GatherOp(_AlongDimOp):
+    """torch.gather: the result has the index's shape; `index.size(d) <= input.size(d)`
+    for every `d != dim` (checked at run time where dynamic)."""
+
+    name = "fusion.gather"
+
+
+@irdl_op_definition
+class TakeAlongAxisOp(_AlongDimOp):
+    """numpy.take_along_axis (nvFuser's takeAlongAxis): gather whose index extents equal
+    the input's in every dimension but `dim` (checked at run time where dynamic)."""
+
+    name = "fusion.take_along_axis"
+    EXACT: ClassVar[bool] = True
+
+
+@irdl_op_definition
+class EmbeddingOp(IndexingOp):
+    """torch.nn.functional.embedding's forward: `result[i..., :] = weight[index[i...], :]`.
+
+    `weight` is 2-D [num_embeddings, embedding_dim]; the result has shape
+    `index.shape + [embedding_dim]`. (padding_idx only changes the gradient;
+    max_norm renormalization is not an op of this dialect.)"""
+
+    name = "fusion.embedding"
+
+    index = operand_def(TensorType)
+    weight = operand_def(TensorType)
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+    assembly_format = "$index `,` $weight attr-dict `:` type($index) `,` type($weight) `->` type($result)"
+
+    @property
+    def index_operand(self) -> SSAValue:
+        return self.index
+
+    @property
+    def source_operand(self) -> SSAValue:
+        return self.weight
+
+    def indexed_dim(self) -> int:
+        return 0
+
+    def infer_result_types(self) -> list[Attribute]:
+        idx = _index_tensor(self.index, "the index")
+        w = _expect_tensor(self.weight, "the weight")
+        if len(w.get_shape()) != 2:
+            raise VerifyException(f"the weight must be 2-D [num_embeddings, embedding_dim], got {type_name(w)}")
+        if not idx.get_shape():
+            raise VerifyException("the index must have rank >= 1")
+        return [_tensor(w.element_type, [*idx.get_shape(), w.get_shape()[1]])]
+
+
+@irdl_op_definition
+class ScatterOp(IndexingOp):
+    """torch.scatter without reduce, out of place: the result is `input` with
+    `result[i..., index[i..., j, k...], k...] = src[i..., j, k...]` along `dim`.
+
+    `index` and `src` have equal shapes (a restriction of torch's `<=`), of the
+    input's rank, with `index.size(d) <= input.size(d)` for `d != dim`. Where two
+    positions of `index` name the same element, which `src` value lands there is
+    unspecified (as in torch); the generated kernel's stores race."""
+
+    name = "fusion.scatter"
+
+    input = operand_def(TensorType)
+    index = operand_def(TensorType)
+    src = operand_def(TensorType)
+    dim = prop_def(IntegerAttr[I64])
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+    assembly_format = (
+        "$input `,` $index `,` $src `dim` $dim attr-dict `:` type($input) `,` type($index) `,` type($src) "
+        "`->` type($result)"
+    )
+
+    @property
+    def index_operand(self) -> SSAValue:
+        return self.index
+
+    @property
+    def source_operand(self) -> SSAValue:
+        return self.input
+
+    def infer_result_types(self) -> list[Attribute]:
+        x = _expect_tensor(self.input, "the input")
+        idx = _index_tensor(self.index, "the index")
+        src = _expect_tensor(self.src, "the source")
+        xs, js, ss = x.get_shape(), idx.get_shape(), src.get_shape()
+        if not (len(xs) == len(js) == len(ss)) or not xs:
+            raise VerifyException(
+                f"input, index and source must have one rank (>= 1): {type_name(x)}, {type_name(idx)}, {type_name(src)}"
+            )
+        if src.element_type != x.element_type:
+            raise VerifyException(f"the source's element type must be the input's: {type_name(src)} and {type_name(x)}")
+        dim = self.indexed_dim()
+        for d, (a, b, c) in enumerate(zip(js, xs, ss)):
+            if not _static_eq(a, c):
+                raise VerifyException(f"dimension {d}: the index extent {a} must equal the source's {c}")
+            if d != dim and not _static_le(a, b):
+                raise VerifyException(f"dimension {d}: the index extent {a} exceeds the input's {b}")
+        return [_tensor(x.element_type, xs)]
+
+
+@irdl_op_definition
+class IndexPutAccumulateOp(IndexingOp):
+    """torch.index_put_(acc, (index,), value, accumulate=True), out of place:
+    `result = acc` then `result[index[i], k...] += value[i, k...]` for every i.
+
+    `index` is 1-D; `value` has shape `[len(index)] + acc.shape[1:]`. Duplicate
+    indices all add. The generated kernel adds with atomics, so float sums
+    with duplicates depend on the order the adds land in (not deterministic, as
+    torch's CUDA kernel). The accumulator is a float or integer tensor (not i1)."""
+
+    name = "fusion.index_put_accumulate"
+
+    acc = operand_def(TensorType)
+    index = operand_def(TensorType)
+    value = operand_def(TensorType)
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+    assembly_format = (
+        "$acc `,` $index `,` $value attr-dict `:` type($acc) `,` type($index) `,` type($value) `->` type($result)"
+    )
+
+    @property
+    def index_operand(self) -> SSAValue:
+        return self.index
+
+    @property
+    def source_operand(self) -> SSAValue:
+        return self.acc
+
+    def indexed_dim(self) -> int:
+        return 0
+
+    def infer_result_types(self) -> list[Attribute]:
+        acc = _expect_tensor(self.acc, "the accumulator")
+        idx = _index_tensor(self.index, "the index")
+        val = _expect_tensor(self.value, "the value")
+        if acc.element_type == IntegerType(1):
+            raise VerifyException("the accumulator must be a float or integer tensor, not i1")
+        if val.element_type != acc.element_type:
+            raise VerifyException(
+                f"the value's element type must be the accumulator's: {type_name(val)} and {type_name(acc)}"
+            )
+        if len(idx.get_shape()) != 1:
+            raise VerifyException(f"the index must be 1-D, got {type_name(idx)}")
+        a, v = acc.get_shape(), val.get_shape()
+        if not a or len(v) != len(a):
+            raise VerifyException(
+                f"the value must have the accumulator's rank (>= 1): {type_name(val)} and {type_name(acc)}"
+            )
+        if not _static_eq(v[0], idx.get_shape()[0]):
+            raise VerifyException(f"dimension 0: the value extent {v[0]} must equal the index length {idx.get_shape()[0]}")
+        for d in range(1, len(a)):
+            if not _static_eq(v[d], a[d]):
+                raise VerifyException(f"dimension {d}: the value extent {v[d]} must equal the accumulator's {a[d]}")
+        return [_tensor(acc.element_type, a)]
+
+
+INDEXING_GATHERS = (IndexSelectOp, GatherOp, TakeAlongAxisOp, EmbeddingOp)
+"""Indexing ops that read at computed indices: gather loads in a pointwise kernel."""
+INDEXING_SCATTERS = (ScatterOp, IndexPutAccumulateOp)
+"""Indexing ops that write at computed indices: a kernel of their own."""
+
+
+# --------------------------------------------------------------------------- #
 # Device meshes                                                               #
 # --------------------------------------------------------------------------- #
 
@@ -2028,11 +2454,202 @@ class MeshOp(IRDLOperation):
 
 
 # --------------------------------------------------------------------------- #
+# Scans and sorts along one dimension                                         #
+# --------------------------------------------------------------------------- #
+
+
+SORT_MAX_EXTENT = 16384
+"""The longest row `argsort` and `topk` sort: one program sorts a whole row in registers
+(bitonic, padded to a power of 2). A longer static row is a verifier error; a dynamic one
+is checked at run time (`analysis.shapes` records an `alloc.check`)."""
+
+SORT_MAX_EXTENT_64 = 4096
+"""The longest row of 64-bit elements (i64, f64) `argsort` and `topk` sort: such rows
+are ranked (quadratic work), as a 64-bit value leaves no room for its index in a key."""
+
+
+def sort_max_extent(element_type: Attribute) -> int:
+    """The longest row `argsort` and `topk` sort for elements of this type."""
+    from xdsl.dialects.builtin import Float64Type
+
+    wide = isinstance(element_type, Float64Type) or (
+        isinstance(element_type, IntegerType) and element_type.width.data > 32
+    )
+    return SORT_MAX_EXTENT_64 if wide else SORT_MAX_EXTENT
+
+
+def _scan_dim(op: IRDLOperation, t: TensorType) -> int:
+    """The op's `dim`, normalized (negative counts from the end), for a tensor of rank >= 1."""
+    rank = len(t.get_shape())
+    if rank == 0:
+        raise VerifyException(f"{op.name.removeprefix('fusion.')} needs a tensor of rank >= 1, got a 0-d tensor")
+    (dim,) = rules.normalize_dims([op.dim.value.data], rank, "dim")
+    return dim
+
+
+class ScanOp(FusionOp, ABC):
+    """An inclusive scan along `dim`: element i of a row is the combination of elements
+    0..i of that row (torch.cumsum and friends). Rank >= 1; every extent may be 0."""
+
+    input = operand_def(TensorType)
+    dim = prop_def(IntegerAttr[I64])
+    traits = traits_def(Pure())
+
+    def scan_dim(self) -> int:
+        return _scan_dim(self, _expect_tensor(self.input, "the input"))
+
+
+class AccumulatingScanOp(ScanOp, ABC):
+    """cumsum, cumprod: floats keep their type (f16 and bf16 accumulate in f32 and each
+    result is rounded once, as torch does); bool and integers accumulate in i64, which is
+    the result type (torch's rule). Integer overflow wraps."""
+
+    result = result_def(TensorType)
+    assembly_format = "$input `dim` $dim attr-dict `:` type($input) `->` type($result)"
+
+    def infer_result_types(self) -> list[Attribute]:
+        t = _expect_tensor(self.input, "the input")
+        self.scan_dim()
+        et = t.element_type if rules.is_float(t.element_type) else i64
+        return [_tensor(et, t.get_shape())]
+
+
+@irdl_op_definition
+class CumsumOp(AccumulatingScanOp):
+    """Inclusive running sum along `dim` (torch.cumsum)."""
+
+    name = "fusion.cumsum"
+
+
+@irdl_op_definition
+class CumprodOp(AccumulatingScanOp):
+    """Inclusive running product along `dim` (torch.cumprod)."""
+
+    name = "fusion.cumprod"
+
+
+class SelectingScanOp(ScanOp, ABC):
+    """cummax, cummin (torch's): `values` (the input's type) and `indices` (i64): the
+    running extremum along `dim` and where in the row it was last found. As torch on
+    CPU: an element equal to the running extremum takes its place (ties give the LAST
+    index), and a NaN is larger and smaller than everything: from the first NaN on
+    the value is NaN and the index that of the latest NaN."""
+
+    values = result_def(TensorType)
+    indices = result_def(TensorType)
+    assembly_format = (
+        "$input `dim` $dim attr-dict `:` type($input) `->` type($values) `,` type($indices)"
+    )
+
+    def infer_result_types(self) -> list[Attribute]:
+        t = _expect_tensor(self.input, "the input")
+        self.scan_dim()
+        return [_tensor(t.element_type, t.get_shape()), _tensor(i64, t.get_shape())]
+
+
+@irdl_op_definition
+class CummaxOp(SelectingScanOp):
+    """Running maximum along `dim` and its index (torch.cummax)."""
+
+    name = "fusion.cummax"
+
+
+@irdl_op_definition
+class CumminOp(SelectingScanOp):
+    """Running minimum along `dim` and its index (torch.cummin)."""
+
+    name = "fusion.cummin"
+
+
+class SortOp(FusionOp, ABC):
+    """A sort of every row along `dim` (rank >= 1). The order is total: NaN is larger
+    than every number (all NaNs equal), -0.0 equals 0.0, and equal elements keep
+    their order in the row (the sort is always stable, whatever `stable` says; in
+    descending order too, as torch's stable sort). A row holds at most
+    `SORT_MAX_EXTENT` elements, `SORT_MAX_EXTENT_64` of i64 or f64 (a static longer
+    row is an error, a dynamic one a run-time check)."""
+
+    input = operand_def(TensorType)
+    dim = prop_def(IntegerAttr[I64])
+    traits = traits_def(Pure())
+
+    def sort_dim(self) -> int:
+        t = _expect_tensor(self.input, "the input")
+        dim = _scan_dim(self, t)
+        n, limit = t.get_shape()[dim], sort_max_extent(t.element_type)
+        if n != DYNAMIC and n > limit:
+            raise VerifyException(
+                f"{self.name.removeprefix('fusion.')} sorts rows of at most {limit} "
+                f"{type_name(t.element_type)} elements in one program; dimension {dim} has {n}"
+            )
+        return dim
+
+
+@irdl_op_definition
+class ArgsortOp(SortOp):
+    """The i64 indices that sort every row along `dim` (torch.argsort): ascending, or
+    descending with `descending`; `stable` is accepted (the sort is stable anyway)."""
+
+    name = "fusion.argsort"
+
+    descending = opt_prop_def(UnitAttr)
+    stable = opt_prop_def(UnitAttr)
+    result = result_def(TensorType)
+    assembly_format = (
+        "$input `dim` $dim (`descending` $descending^)? (`stable` $stable^)? attr-dict "
+        "`:` type($input) `->` type($result)"
+    )
+
+    def infer_result_types(self) -> list[Attribute]:
+        t = _expect_tensor(self.input, "the input")
+        self.sort_dim()
+        return [_tensor(i64, t.get_shape())]
+
+
+@irdl_op_definition
+class TopkOp(SortOp):
+    """The `k` largest (with `largest`) or smallest elements of every row along `dim`
+    and their i64 indices (torch.topk), best first. `k` is static, 0 <= k <= the extent
+    (a dynamic extent is checked at run time). The results are always sorted (`sorted`
+    is accepted); among equal elements the earlier index comes first; NaN is largest."""
+
+    name = "fusion.topk"
+
+    k = prop_def(IntegerAttr[I64])
+    largest = opt_prop_def(UnitAttr)
+    sorted = opt_prop_def(UnitAttr)
+    values = result_def(TensorType)
+    indices = result_def(TensorType)
+    assembly_format = (
+        "$input `k` $k `dim` $dim (`largest` $largest^)? (`sorted` $sorted^)? attr-dict "
+        "`:` type($input) `->` type($values) `,` type($indices)"
+    )
+
+    def infer_result_types(self) -> list[Attribute]:
+        t = _expect_tensor(self.input, "the input")
+        dim = self.sort_dim()
+        k = self.k.value.data
+        n = t.get_shape()[dim]
+        if k < 0:
+            raise VerifyException(f"k must be non-negative, got {k}")
+        if n != DYNAMIC and k > n:
+            raise VerifyException(f"k = {k} is larger than dimension {dim} ({n})")
+        shape = list(t.get_shape())
+        shape[dim] = k
+        return [_tensor(t.element_type, shape), _tensor(i64, shape)]
+
+
+SCAN_OPS = (CumsumOp, CumprodOp, CummaxOp, CumminOp)
+SORT_OPS = (ArgsortOp, TopkOp)
+
+
+# --------------------------------------------------------------------------- #
 # Segments (kernel regions at the tensor level)                               #
 # --------------------------------------------------------------------------- #
 
 
-SEGMENT_KINDS = ("pointwise", "reduction", "normalization", "view", "library", "collective")
+SEGMENT_KINDS = ("pointwise", "reduction", "normalization", "scan", "sort", "view", "library", "collective",
+                 "inner_outer")
 
 
 @irdl_op_definition
@@ -2072,6 +2689,20 @@ class SegmentOp(IRDLOperation):
     - `normalization`: a reduction kind whose reduced values are broadcast back
       and consumed by pointwise ops on the full domain (RMSNorm, LayerNorm,
       softmax); its reduced dims are the trailing dims of the domain.
+    - `inner_outer`: a normalization (or reduction) over the last dim of a
+      [rows..., N] domain (row reductions, keeping the rows) together with column
+      reductions of values on the same domain (sums or means of floats over every
+      row dim, keeping the last dim: RMSNorm and LayerNorm backward's dw, db),
+      made only where the row fits on chip (`passes/inner_outer.py`). The kernel
+      reads each row once: it computes the row reductions' outputs and adds the
+      row's column terms to partial sums it keeps on chip, one [programs, N]
+      partials row per program; a second small kernel reduces the partials in a
+      fixed order and computes the column reductions' outputs.
+    - `scan`: cumsum, cumprod, cummax, cummin along one dim of one domain, with
+      pointwise ops before them (recomputed at the scan's indices) and after them
+      (on the same domain); the kernel streams each row once in chunks, carrying
+      the running value from chunk to chunk.
+    - `sort`: one argsort or topk; the kernel sorts each whole row in registers.
     - `view`: one view op (reshape, permute, slice, broadcast_in_dim, expand,
       squeeze) of a value computed elsewhere; no kernel, no allocation. A view
       is a segment (its source materialized in a buffer) only where a consumer
@@ -2199,8 +2830,11 @@ Fusion = Dialect(
         CastOp, SetOp, FullOp, IotaOp,
         BroadcastInDimOp, ExpandOp, ReshapeOp, PermuteOp, SqueezeOp, SliceOp, PadOp, CatOp,
         SumOp, ProdOp, MaxOp, MinOp, MeanOp, VarMeanOp,
+        WelfordOp, RandOp, RandnOp,
         MatmulOp, LinearOp,
+        IndexSelectOp, GatherOp, TakeAlongAxisOp, EmbeddingOp, ScatterOp, IndexPutAccumulateOp,
         MeshOp,
+        CumsumOp, CumprodOp, CummaxOp, CumminOp, ArgsortOp, TopkOp,
         SegmentOp, YieldOp,
     ],
     [ShardingAttr],

@@ -210,7 +210,7 @@ def operand_dims(op: Operation) -> list[list[DimRule]] | None:
     out_shape = _shape(op.results[0]) if op.results else ()
     if isinstance(op, fusion.ElementwiseOp | fusion.CastOp):
         return [_same_dims(_shape(v), out_shape) if isinstance(v.type, TensorType) else [] for v in op.operands]
-    if isinstance(op, fusion.ReductionOp | fusion.VarMeanOp):
+    if isinstance(op, fusion.ReductionOp | fusion.VarMeanOp | fusion.WelfordOp):
         rank = len(_shape(op.operands[0]))
         return [_reduction(rank, list(op.dims.get_values()), op.keepdim is not None)]
     if isinstance(op, fusion.BroadcastInDimOp):
@@ -255,7 +255,7 @@ def operand_dims(op: Operation) -> list[list[DimRule]] | None:
         return _matmul(op)
     if isinstance(op, fusion.LinearOp):
         return _linear(op)
-    if isinstance(op, fusion.FullOp | fusion.IotaOp):
+    if isinstance(op, fusion.FullOp | fusion.IotaOp | fusion.RandomOp):
         return [[] for _ in op.operands]
     return None
 
@@ -353,6 +353,9 @@ def op_sharding_problem(op: Operation) -> str | None:
         return None
     if isinstance(op, fusion.IotaOp) and is_split(result):
         return "fusion.iota cannot produce a split tensor (every shard would count from 0); reshard its result"
+    if isinstance(op, fusion.RandomOp) and is_split(result):
+        return (f"{op.name} cannot produce a split tensor (every shard would draw the first shard's numbers); "
+                "reshard its result")
     for j, s in enumerate(declared):
         if s is not None and not equivalent(s, result):
             return f"result #{j} is sharded {show(s)} but result #0 {show(result)}"

@@ -41,6 +41,7 @@ from xdsl.dialects import arith, func
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
     ArrayAttr,
+    DenseArrayBase,
     DictionaryAttr,
     FloatAttr,
     IndexType,
@@ -48,6 +49,7 @@ from xdsl.dialects.builtin import (
     IntegerType,
     ModuleOp,
     TensorType,
+    i64,
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.printer import Printer
@@ -69,15 +71,18 @@ from allotment.frontend.inputs import (
     Input,
     ScalarInput,
     TensorInput,
+    VectorInput,
     allocation_order,
     check_stride_order,
     check_tensor,
     describe,
     scalar_value,
     tensor_descriptor,
+    vector_values,
 )
 from allotment.frontend.multidevice import DeviceMesh
 from allotment.passes.alloc_alias import ALIAS_ATTR as ALIAS_INPUT
+from allotment.passes.fusion_allocate import STRIDE_ORDER_ATTR as STRIDE_ORDER
 
 Number = bool | int | float
 _MAX_RANK = 64  # more dimensions than any tensor has (torch allows 64)
@@ -133,6 +138,8 @@ class FusionDefinition:
         self._failed = False
         self._plain_outputs = False
         self._executables: dict[str, Any] = {}
+        self._rng_seed: SSAValue | None = None  # the hidden seed argument of unseeded RNG ops
+        self._rng_draws = 0
         self.ops = Operators(self)
 
     # ------------------------------------------------------------------ #
@@ -245,6 +252,26 @@ class FusionDefinition:
             return self._constant(int(x), i64)
         return self._constant(float(x), f64)
 
+    def _rng_state(self) -> tuple[SSAValue, SSAValue]:
+        """(seed, offset) of a random op given no `rng_seed`/`rng_offset`: a hidden i64
+        argument (the function's last), which `execute` fills with a fresh seed drawn from
+        torch's default CPU generator on every call, and offset k for the fusion's k-th such
+        op (so they differ; `torch.manual_seed` makes a run reproducible)."""
+        from xdsl.dialects.builtin import i64
+
+        if self._rng_seed is None:
+            self._rng_seed = self._add_argument(i64)
+            self._rng_seed.name_hint = "rng_seed"
+        self._rng_draws += 1
+        return self._rng_seed, self._constant(self._rng_draws - 1, i64)
+
+    def _with_rng_seed(self, args: list[Any]) -> list[Any]:
+        """The arguments, with a fresh seed for the hidden RNG argument if there is one."""
+        if self._rng_seed is None:
+            return args
+        seed = int(torch.randint(0, 1 << 62, (1,), dtype=torch.int64).item())
+        return [*args, seed]
+
     def _own(self, handle: Tensor | Scalar | Vector, what: str) -> None:
         if handle._fd is not self:
             raise ArgumentError(f"{what} belongs to another FusionDefinition")
@@ -305,7 +332,9 @@ class FusionDefinition:
             if order_given == list(range(rank - 1, -1, -1)):
                 order_given = None
         contig = self._check_contiguity(contiguity, extents, order_given, what)
-        return self._tensor_input(extents, dtype, contig, order_given, is_cpu)
+        order = allocation_order(order_given, rank)
+        expanded = tuple(sorted(d for pos, d in enumerate(order) if contig[pos] is None and extents[d] != 1))
+        return self._tensor_input(extents, dtype, contig, order_given, is_cpu, expanded)
 
     def _check_shape(self, shape: Sequence[int] | int, what: str) -> list[int]:
         if isinstance(shape, bool):
@@ -358,7 +387,7 @@ class FusionDefinition:
                 f"{what}: argument 'contiguity' has {len(values)} entries for a tensor of rank {rank}"
             )
         out: list[bool | None] = []
-        for pos, (c, d) in enumerate(zip(values, order)):
+        for c, d in zip(values, order):
             if c is not None and not isinstance(c, bool):
                 raise ArgumentError(
                     f"{what}: argument 'contiguity' entries must be bool or None, got {c!r}"
@@ -366,11 +395,9 @@ class FusionDefinition:
             if extents[d] == 1:
                 out.append(None)  # a broadcast dimension has no contiguity
             elif c is None:
-                raise ArgumentError(
-                    f"{what}: argument 'contiguity' is None at position {pos} (dimension {d}), "
-                    f"which is not a broadcast dimension (its extent is "
-                    f"{'symbolic' if extents[d] < 0 else extents[d]})"
-                )
+                # nvFuser: None marks a broadcast dimension; of an extent other than 1 it is
+                # an expanded one (stride 0), which `execute` checks.
+                out.append(None)
             else:
                 out.append(c)
         return out
@@ -419,11 +446,12 @@ class FusionDefinition:
         contiguity: list[bool | None],
         stride_order: list[int] | None,
         is_cpu: bool,
+        expanded: tuple[int, ...] = (),
     ) -> Tensor:
         shape = [DYNAMIC_INDEX if e < 0 else e for e in extents]
         arg = self._add_argument(TensorType(to_element_type(dtype), shape))
         handle = self._name_tensor(arg)
-        self._inputs.append(TensorInput(handle, extents, dtype, contiguity, stride_order, is_cpu))
+        self._inputs.append(TensorInput(handle, extents, dtype, contiguity, stride_order, is_cpu, expanded))
         return handle
 
     def from_pytorch(self, tensor: torch.Tensor, static_sizes: bool = False) -> Tensor:
@@ -489,7 +517,14 @@ class FusionDefinition:
         if isinstance(values, int):
             if not 0 <= values <= _MAX_RANK:
                 raise ArgumentError(f"define_vector: a size must be in 0..{_MAX_RANK}, got {values}")
-            return Vector(self, [self.define_scalar(dtype=DataType.Int) for _ in range(values)])
+            # One input of `execute` (a list of ints), one i64 argument per entry.
+            first = len(self._inputs)
+            items = [self.define_scalar(dtype=DataType.Int) for _ in range(values)]
+            specs = self._inputs[first:]
+            del self._inputs[first:]
+            vector = Vector(self, items)
+            self._inputs.append(VectorInput(vector, specs))  # type: ignore[arg-type]
+            return vector
         if isinstance(values, (str, bytes)) or not isinstance(values, Sequence | torch.Size):
             raise ArgumentError(f"define_vector: argument 'values' must be a list or a size, got {values!r}")
         items: list[Scalar] = []
@@ -583,13 +618,16 @@ class FusionDefinition:
             self._failed = True
             raise
         values = [o.handle.value for o in self._outputs]
+        if self._rng_seed is not None:  # the hidden seed becomes the last argument
+            seed = self._add_argument(self._rng_seed.type)
+            seed.name_hint = "rng_seed"
+            self._rng_seed.replace_all_uses_with(seed)
+            self._block.erase_arg(self._rng_seed)
+            self._rng_seed = seed
         self._block.add_op(func.ReturnOp(*values))
         res_attrs = None
-        if any(o.alias_input is not None for o in self._outputs):
-            res_attrs = ArrayAttr([
-                DictionaryAttr({} if o.alias_input is None else {ALIAS_INPUT: IntegerAttr(o.alias_input, 64)})
-                for o in self._outputs
-            ])
+        if any(o.alias_input is not None or o.stride_order is not None for o in self._outputs):
+            res_attrs = ArrayAttr([DictionaryAttr(self._result_attrs(o)) for o in self._outputs])
         fn = func.FuncOp(
             self.FUNCTION_NAME,
             ([a.type for a in self._block.args], [v.type for v in values]),
@@ -612,6 +650,20 @@ class FusionDefinition:
             isinstance(o.handle, Tensor) and o.alias_input is None and o.stride_order is None
             for o in self._outputs
         )
+
+    def _result_attrs(self, o: _Output) -> dict[str, Attribute]:
+        """The function result's attributes: the aliased argument, the stride order (which
+        fusion-allocate makes the output buffer's layout)."""
+        attrs: dict[str, Attribute] = {}
+        if o.alias_input is not None:
+            attrs[ALIAS_INPUT] = IntegerAttr(self._argument_of(o.alias_input), 64)
+        if o.stride_order is not None:
+            attrs[STRIDE_ORDER] = DenseArrayBase.from_list(i64, o.stride_order)
+        return attrs
+
+    def _argument_of(self, position: int) -> int:
+        """The function argument of input `position` (a vector input has one per entry)."""
+        return sum(len(s.items) if isinstance(s, VectorInput) else 1 for s in self._inputs[:position])
 
     def _apply_shardings(self) -> list[Operation]:
         """Gives every tensor placed on a mesh its `#fusion.sharding` type."""
@@ -710,6 +762,7 @@ class FusionDefinition:
 
     def _execute(self, inputs: Sequence[Any], device: Any, run: RunFn) -> list[torch.Tensor]:
         args, target = self._prepare_inputs(inputs, device)
+        args = self._with_rng_seed(args)
         assert self._text is not None
         results = run(self._text, args, target)
         if len(results) != len(self._outputs):
@@ -734,7 +787,10 @@ class FusionDefinition:
                     with torch.no_grad():
                         target.copy_(r)
                 continue
-            if spec.stride_order is not None:
+            if spec.stride_order is not None and not _has_stride_order(r, spec.stride_order):
+                # The compiled program allocates the output in this layout (the IR's
+                # fusion.stride_order); a result that is a view of an input, or the
+                # reference evaluator's, is copied into it.
                 r = _with_stride_order(r, spec.stride_order)
             out.append(r)
         return out
@@ -757,10 +813,14 @@ class FusionDefinition:
         args = list(inputs)
         found: torch.device | None = None
         scalar_tensors: list[int] = []
+        vectors: list[tuple[int, list[int]]] = []
         for i, spec in enumerate(self._inputs):
             x = args[i]
             if spec.__class__ is ScalarInput:
                 args[i] = scalar_value(i, spec, x)  # type: ignore[arg-type]
+                continue
+            if isinstance(spec, VectorInput):
+                vectors.append((i, vector_values(i, spec, x)))
                 continue
             assert isinstance(spec, TensorInput)
             if x is None and spec.handle._sharding.mesh is not None:
@@ -788,6 +848,8 @@ class FusionDefinition:
         for i in scalar_tensors:
             if args[i].device != target:
                 args[i] = args[i].to(target)  # a CPU scalar tensor beside GPU tensors
+        for i, values in reversed(vectors):  # a vector input is one argument per entry
+            args[i : i + 1] = values
         return args, target
 
     @staticmethod
@@ -808,12 +870,15 @@ class FusionDefinition:
                 found.type != want.type or want.index not in (None, found.index)
             ):
                 raise InputTypeError(f"execute: the input tensors are on {found}, not on {want}")
+            if want.type == "cuda" and not torch.cuda.is_available():
+                raise ArgumentError(f"execute: argument 'device' is {want}, but CUDA is not available here")
             return want
         if found is not None:
             return found
-        if scalar_tensors:
-            return args[scalar_tensors[0]].device
-        return torch.device("cpu")
+        # No tensor of rank >= 1 says where to run (only scalars, or 0-d tensors, which
+        # nvFuser takes from the CPU): as nvFuser, the first GPU when there is one.
+        on_gpu = [args[i].device for i in scalar_tensors if args[i].device.type != "cpu"]
+        return on_gpu[0] if on_gpu else default_device()
 
     def _run(self, module_text: str, args: list[Any], device: torch.device) -> Sequence[Any]:
         """Runs the compiled fusion (compiled once per input signature)."""
@@ -839,7 +904,14 @@ class FusionDefinition:
         """
         self._ensure_defined()
         args, target = self._prepare_inputs(inputs, device)
+        args = self._with_rng_seed(args)
         return self._executable(self.ir(), args, target), args
+
+
+def default_device() -> torch.device:
+    """Where a fusion with no tensor inputs of rank >= 1 runs unless `execute(device=)` says:
+    `cuda:0` when CUDA is available, else the CPU."""
+    return torch.device("cuda", 0) if torch.cuda.is_available() else torch.device("cpu")
 
 
 def _signature(args: Sequence[Any], device: torch.device) -> str:
@@ -856,6 +928,17 @@ def _same_memory(a: torch.Tensor, b: torch.Tensor) -> bool:
     return (
         a.device == b.device and a.data_ptr() == b.data_ptr() and a.shape == b.shape and a.stride() == b.stride()
     )
+
+
+def _has_stride_order(x: torch.Tensor, stride_order: list[int]) -> bool:
+    """Whether `x` is laid out densely with `stride_order` (extent-1 dims anywhere)."""
+    order = allocation_order(stride_order, x.dim())
+    expected = 1
+    for d in reversed(order):
+        if x.shape[d] != 1 and x.stride(d) != expected:
+            return False
+        expected *= x.shape[d]
+    return True
 
 
 def _with_stride_order(x: torch.Tensor, stride_order: list[int]) -> torch.Tensor:

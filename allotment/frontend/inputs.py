@@ -7,7 +7,8 @@ Contiguity and stride order follow nvFuser's conventions:
 - `contiguity` is listed in allocation order (outermost first), one entry per
   dimension: True (its stride is the next inner non-broadcast dimension's
   stride times that dimension's extent, or 1 for the innermost), False (any
-  stride) or None (a broadcast dimension of extent 1).
+  stride) or None (a broadcast dimension: of extent 1, or expanded, i.e. of
+  stride 0, when its extent is another, as nvFuser's expanded broadcasts).
 
 `execute` checks the tensors it is given against these, and against the
 dtype, rank and static extents of the definition, and says which input and
@@ -96,6 +97,9 @@ class TensorInput:
     contiguity: list[bool | None] | None
     stride_order: list[int] | None
     is_cpu: bool = False
+    expanded: tuple[int, ...] = ()
+    """Dimensions whose contiguity is None at an extent other than 1: expanded
+    broadcasts (nvFuser's), every element equal along them: stride 0 (or extent <= 1)."""
     _plan: tuple[Any, ...] | None = None
 
     def plan(self) -> tuple[torch.dtype, int, list[tuple[int, int]], str]:
@@ -108,7 +112,9 @@ class TensorInput:
                 for d, e in enumerate(self.shape)
                 if e >= 0
             ]
-            if self.stride_order is None and not any(self.contiguity or []):
+            if self.expanded:
+                layout = "full"
+            elif self.stride_order is None and not any(self.contiguity or []):
                 layout = "none"
             elif self.stride_order is None and all(c is not False for c in self.contiguity or []):
                 layout = "contiguous"
@@ -126,10 +132,47 @@ class ScalarInput:
     dtype: DataType
 
 
-Input = TensorInput | ScalarInput
+@dataclass
+class VectorInput:
+    """A vector of Int scalar inputs (`define_vector(size)`): one position of `execute`'s
+    inputs (a list or tuple of ints, or a 1-D CPU integer tensor), one function argument
+    per entry."""
+
+    handle: Any  # the `Vector`
+    items: list[ScalarInput]
+
+
+Input = TensorInput | ScalarInput | VectorInput
+
+
+def vector_values(position: int, spec: VectorInput, x: object) -> list[int]:
+    """The entries of a vector input, checked: their number and that each is an int."""
+    what = f"input #{position} (a vector of {len(spec.items)} Int scalars)"
+    if isinstance(x, torch.Tensor):
+        check_dense(lambda: what, x)
+        if x.dim() != 1 or x.dtype.is_floating_point or x.dtype.is_complex or x.dtype == torch.bool:
+            raise InputTypeError(
+                f"{what}: a tensor given for it must be 1-D of an integer dtype, got shape "
+                f"{list(x.shape)} and dtype {x.dtype}"
+            )
+        values: list[object] = [int(v) for v in x.tolist()]
+    elif isinstance(x, list | tuple | torch.Size):
+        values = list(x)
+    else:
+        raise InputTypeError(f"{what}: expects a list or tuple of ints, got {type(x).__name__} {x!r}")
+    if len(values) != len(spec.items):
+        raise InputTypeError(f"{what}: expects {len(spec.items)} entries, got {len(values)} ({values!r})")
+    out = []
+    for k, (item, v) in enumerate(zip(spec.items, values)):
+        if isinstance(v, bool) or not isinstance(v, numbers.Integral):
+            raise InputTypeError(f"{what}: entry {k} must be an int, got {type(v).__name__} {v!r}")
+        out.append(int(scalar_value(position, item, v)))
+    return out
 
 
 def describe(position: int, spec: Input) -> str:
+    if isinstance(spec, VectorInput):
+        return f"input #{position} (a vector of {len(spec.items)} Int scalars)"
     v = spec.handle.value
     name = f"%{v.name_hint}: " if v.name_hint else ""
     from allotment.dialects.fusion_rules import type_name
@@ -179,6 +222,13 @@ def check_layout(what: Callable[[], str], spec: TensorInput, sizes: list[int], s
     rank = len(sizes)
     if rank == 0 or 0 in sizes:
         return
+    for d in spec.expanded:
+        if sizes[d] > 1 and strides[d] != 0:
+            raise InputTypeError(
+                f"{what()}: dimension {d} is an expanded broadcast in the definition (contiguity "
+                f"None), so its stride must be 0, but it is {strides[d]} (sizes {sizes}, strides "
+                f"{strides}); pass the tensor expanded, e.g. t.expand(...)"
+            )
     order = allocation_order(spec.stride_order, rank)
 
     def layout() -> str:

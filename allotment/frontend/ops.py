@@ -60,6 +60,8 @@ from allotment.errors import ArgumentError, Error
 from allotment.frontend.datatypes import DataType, check_dtype, to_element_type
 from allotment.frontend.fusion_definition import NotSupportedError
 from allotment.frontend.handles import Scalar, Tensor, Vector
+from allotment.frontend.random_ops import RandomOperators
+from allotment.frontend.scan_ops import ScanOperators
 
 if TYPE_CHECKING:
     from allotment.frontend.fusion_definition import FusionDefinition
@@ -70,13 +72,8 @@ DYNAMIC = DYNAMIC_INDEX
 UNSUPPORTED: tuple[str, ...] = (
     # complex numbers (no tensor here is complex)
     "isreal", "imag",
-    # random numbers
-    "rand_like", "randn_like", "normal", "uniform", "rand", "randn",
-    # indexing, sorting, scans
-    "index_select", "index_put_accumulate", "scatter", "gather", "take_along_axis",
-    "argsort", "topk", "cumsum", "embedding_fwd",
     # normalization and attention primitives, grouped and scaled matmuls
-    "batch_norm", "welford", "sdpfa_fwd", "sdpfa_bwd", "grouped_mm", "scaled_mm",
+    "batch_norm", "sdpfa_fwd", "sdpfa_bwd", "grouped_mm", "scaled_mm",
 )
 """nvFuser frontend ops with no fusion-dialect counterpart (raise "not supported: <name>")."""
 
@@ -89,6 +86,13 @@ COMPOSITES: tuple[str, ...] = (
 
 def _kind(x: object) -> str:
     return f"{type(x).__name__} {x!r}" if isinstance(x, numbers.Number | str) else type(x).__name__
+
+
+def _integer_constant(v: SSAValue) -> int | None:
+    """The value of an integer `arith.constant`, else None."""
+    if isinstance(v.owner, arith.ConstantOp) and isinstance(v.owner.value, IntegerAttr):
+        return v.owner.value.value.data
+    return None
 
 
 def _rank(v: SSAValue) -> int:
@@ -123,7 +127,7 @@ def _make(
     return op
 
 
-class Operators:
+class Operators(RandomOperators, ScanOperators):
     """The `fd.ops` namespace."""
 
     def __init__(self, fd: FusionDefinition):
@@ -360,6 +364,10 @@ class Operators:
         if src == t:
             return v
         emit = lambda op: self._scalar_op(op).value  # noqa: E731
+        if isinstance(t, IndexType) and isinstance(src, IntegerType) and src != i1:
+            known = _integer_constant(v)
+            if known is not None:  # a Python int beside an extent: an index constant
+                return self._index(known)
         if isinstance(src, IndexType):
             v, src = emit(arith.IndexCastOp(v, i64)), i64
             if src == t:
@@ -399,7 +407,12 @@ class Operators:
             return f32 if len(set(floats)) > 1 or floats[0] in HALF else floats[0]
         if to_float:
             return f64
-        if isinstance(a.type, IndexType) and isinstance(b.type, IndexType):
+        # Extent arithmetic (`size(t, 0) * 2`, `s0 * s1`): an index operand with an
+        # integer one stays in `index`, so the value is a size (docs/dynamic-shapes.md).
+        types = (a.type, b.type)
+        if any(isinstance(t, IndexType) for t in types) and all(
+            isinstance(t, IndexType) or (isinstance(t, IntegerType) and t != i1) for t in types
+        ):
             return IndexType()
         return i64
 
@@ -853,25 +866,28 @@ class Operators:
         name = "pad"
         self._open(name)
         t = self._tensor(arg, name, "arg")
-        if isinstance(pad_widths, Vector) or (
-            isinstance(pad_widths, Sequence) and any(isinstance(w, Scalar) for w in pad_widths)
-        ):
-            raise NotSupportedError("not supported: pad with Scalar widths (the dialect's widths are static)")
-        widths = self._ints(pad_widths, name, "pad_widths")
+        # Widths are ints or Scalars (a Vector too); negative ones crop, as torch's pad.
+        widths = self._extent_entries_signed(pad_widths, name, "pad_widths")
         if len(widths) % 2 or len(widths) > 2 * t.ndim:
             raise ArgumentError(
                 f"{name}: argument 'pad_widths' has {len(widths)} entries; it needs an even number, "
                 f"at most twice the input's rank {t.ndim}"
             )
-        if any(w < 0 for w in widths):
-            raise NotSupportedError(f"not supported: negative pad widths ({widths})")
-        low, high = [0] * t.ndim, [0] * t.ndim
+        low: list[int | SSAValue] = [0] * t.ndim
+        high: list[int | SSAValue] = [0] * t.ndim
         for k in range(len(widths) // 2):
             d = t.ndim - 1 - k
             low[d], high[d] = widths[2 * k], widths[2 * k + 1]
+            lo, hi, e = low[d], high[d], t._extents()[d]
+            if isinstance(lo, int) and isinstance(hi, int) and e >= 0 and lo + e + hi < 0:
+                raise ArgumentError(
+                    f"{name}: argument 'pad_widths' crops dimension {d} of extent {e} to "
+                    f"{lo} + {e} + {hi} = {lo + e + hi} elements"
+                )
         fill = self._scalar_operand(0 if value is None else value, name, "value")
-        props = {"low": fusion.int_list(low), "high": fusion.int_list(high)}
-        return self._tensor_op(name, lambda: _make(fusion.PadOp, [t.value, fill], props))
+        (s_low, d_low), (s_high, d_high) = self._split(low), self._split(high)
+        props = {"low": fusion.int_list(s_low), "high": fusion.int_list(s_high)}
+        return self._tensor_op(name, lambda: _make(fusion.PadOp, [t.value, fill, d_low, d_high], props))
 
     def cat(self, tensors: object, dim: int = 0, manual_padding: bool = False) -> Tensor:
         """Concatenates `tensors` along `dim`."""
@@ -890,6 +906,68 @@ class Operators:
         props = {"dim": IntegerAttr(d, i64)}
         values = [x.value for x in ts]
         return self._tensor_op(name, lambda: _make(fusion.CatOp, [values], props))
+
+    # ------------------------------------------------------------------ #
+    # Indexing                                                           #
+    # ------------------------------------------------------------------ #
+
+    def _indexing(self, name: str, cls: type[IRDLOperation], arg: object, index: object, dim: object,
+                  src: object = None) -> Tensor:
+        """index_select, gather, take_along_axis and scatter: `arg` indexed along `dim`."""
+        self._open(name)
+        t = self._tensor(arg, name, "arg")
+        idx = self._tensor(index, name, "index")
+        operands = [t.value, idx.value]
+        if src is not None:
+            operands.append(self._tensor(src, name, "src").value)
+        if t.ndim == 0:
+            raise ArgumentError(f"{name}: argument 'arg' must have rank >= 1, got a 0-d tensor")
+        (d,) = self._dims(self._int(dim, name, "dim"), t.ndim, name, "dim")
+        props = {"dim": IntegerAttr(d, i64)}
+        return self._tensor_op(name, lambda: _make(cls, operands, props))
+
+    def index_select(self, arg: object, index: object, dim: object) -> Tensor:
+        """torch.index_select(arg, dim, index): index is 1-D (int32 or int64)."""
+        return self._indexing("index_select", fusion.IndexSelectOp, arg, index, dim)
+
+    def gather(self, arg: object, index: object, dim: object) -> Tensor:
+        """torch.gather(arg, dim, index): the result has the index's shape."""
+        return self._indexing("gather", fusion.GatherOp, arg, index, dim)
+
+    def take_along_axis(self, arg: object, index: object, dim: object) -> Tensor:
+        """numpy.take_along_axis(arg, index, dim): gather with the index's other extents equal to arg's."""
+        return self._indexing("take_along_axis", fusion.TakeAlongAxisOp, arg, index, dim)
+
+    def scatter(self, arg: object, index: object, src: object, dim: object) -> Tensor:
+        """torch.scatter(arg, dim, index, src) out of place (no reduce); src a Tensor of the index's shape."""
+        if not isinstance(src, Tensor):
+            self._open("scatter")
+            raise NotSupportedError("not supported: scatter of a scalar src (give a Tensor of the index's shape)")
+        return self._indexing("scatter", fusion.ScatterOp, arg, index, dim, src)
+
+    def index_put_accumulate(self, acc: object, index: object, value: object) -> Tensor:
+        """torch.index_put(acc, (index,), value, accumulate=True): index 1-D, value [len(index), *acc.shape[1:]]."""
+        name = "index_put_accumulate"
+        self._open(name)
+        operands = [self._tensor(acc, name, "acc").value, self._tensor(index, name, "index").value,
+                    self._tensor(value, name, "value").value]
+        return self._tensor_op(name, lambda: _make(fusion.IndexPutAccumulateOp, operands))
+
+    def embedding_fwd(self, input: object, weight: object, padding_idx: object = None, max_norm: object = None,
+                      norm_type: object = None, scale_grad_by_freq: object = None, sparse: object = None) -> Tensor:
+        """torch.nn.functional.embedding(input, weight): padding_idx, scale_grad_by_freq and sparse
+        only change the gradient; max_norm (renormalizing weight rows) is not supported."""
+        name = "embedding_fwd"
+        self._open(name)
+        idx = self._tensor(input, name, "input")
+        w = self._tensor(weight, name, "weight")
+        for arg, x in (("padding_idx", padding_idx), ("norm_type", norm_type),
+                       ("scale_grad_by_freq", scale_grad_by_freq), ("sparse", sparse)):
+            if x is not None:
+                self._scalar_operand(x, name, arg)
+        if max_norm is not None:
+            raise NotSupportedError("not supported: embedding_fwd with max_norm (the weight renormalization)")
+        return self._tensor_op(name, lambda: _make(fusion.EmbeddingOp, [idx.value, w.value]))
 
     # ------------------------------------------------------------------ #
     # Reductions                                                         #
@@ -1188,6 +1266,9 @@ SUPPORTED: tuple[str, ...] = tuple(
             "matmul", "linear", "silu", "clamp", "threshold", "lerp", "addcmul", "add_alpha",
             "sub_alpha", "isnan", "isinf", "isposinf", "isneginf", "isfinite", "real",
         }
+        | {"rand", "randn", "uniform", "normal", "rand_like", "randn_like", "welford"}
+        | {"index_select", "gather", "take_along_axis", "embedding_fwd", "scatter", "index_put_accumulate"}
+        | {"cumsum", "cumprod", "cummax", "cummin", "argsort", "topk"}
     )
 )
 """Every `fd.ops` name that builds IR."""

@@ -11,6 +11,9 @@ the accumulation type), from the capacity model of the target
   `schedule(persistent)` and keeps its row buffers (registers);
 - a static row over the budget: `schedule(looped)`; the row buffers are
   erased, since a looped kernel streams its row in tiles and holds no row;
+- an `inner_outer` kernel (`passes/inner_outer.py`) holds its row buffers and its
+  column accumulators at once: they share the budget (each gets the budget
+  divided by their number);
 - a row with a `?` extent: `schedule(persistent if %fits else looped)`, with
   `%fits = arith.cmpi ule, %row, %cap` computed right before the kernel from the
   row buffer's symbolic size (in elements, against the budget in elements of
@@ -56,10 +59,10 @@ def _kernel_mesh(kernel: alloc.KernelOp) -> FlatSymbolRefAttr | None:
     return None
 
 
-def _budget_elements(row: alloc.AllocOp, cap: Capacity) -> int:
+def _budget_elements(row: alloc.AllocOp, cap: Capacity, rows: int = 1) -> int:
     t = row.result.type
     assert isinstance(t, MemRefType)
-    return cap.row_bytes // max(1, element_nbytes(t.element_type))
+    return cap.row_elements(element_nbytes(t.element_type), rows)
 
 
 def place_kernel(kernel: alloc.KernelOp, cap: Capacity) -> str | None:
@@ -77,7 +80,8 @@ def place_kernel(kernel: alloc.KernelOp, cap: Capacity) -> str | None:
     fits_statically = True
     for row in rows:
         (extent,) = row.result.type.get_shape()
-        budget = _budget_elements(row, cap)
+        # an inner-outer kernel holds all its rows at once (row buffers and column accumulators)
+        budget = _budget_elements(row, cap, len(rows) if kernel.kind.data == "inner_outer" else 1)
         if extent == DYNAMIC_INDEX:
             dynamic.append((row.sizes[0], budget))
         elif extent > budget:

@@ -12,7 +12,11 @@ Runs on segmented functions (`fusion-segment` first). It guarantees:
   reduction in a reduction or normalization kernel gets a local `alloc.alloc`
   of its reduced row (product of the reduced extents, accumulation type: f32
   for 16-bit floats), sized in the same terms, so the backend reads that size
-  instead of computing it.
+  instead of computing it. An `inner_outer` kernel (`passes/inner_outer.py`)
+  gets, per column reduction, a local accumulator [N] instead of a row buffer
+  and a global partials buffer [%programs, N] in the accumulation type (an
+  extra `in`, named by the kernel's `column_partials` attribute), `%programs`
+  computed at entry from the row count.
 - `view` segments become `memref.reinterpret_cast`s of an existing buffer with
   explicit offset, sizes and strides: no allocation.
 - Each run-time requirement on extents found by shape reification becomes an
@@ -53,6 +57,7 @@ from xdsl.dialects.builtin import (
     DenseArrayBase,
     Float16Type,
     IndexType,
+    MemRefType,
     ModuleOp,
     StridedLayoutAttr,
     TensorType,
@@ -71,9 +76,13 @@ from allotment.analysis.shapes import ShapeAnalysis, ShapeError, reify_shapes
 from allotment.analysis.symbolic import Const, Extent
 from allotment.diagnostics import SOURCE_SPANS, located_message
 from allotment.dialects import alloc, fusion, sharding_rules
-from allotment.passes import split_reduction
+from allotment.passes import inner_outer, split_reduction
 from allotment.passes.gc_pause import gc_paused
 from allotment.passes.size_builder import SizeBuilder
+
+STRIDE_ORDER_ATTR = "fusion.stride_order"
+"""Result attribute: nvFuser's stride order of an output (`stride_order[d]` is dim d's place
+counted from the innermost), which fusion-allocate turns into the output alloc's `order`."""
 
 
 @dataclass(frozen=True)
@@ -190,6 +199,31 @@ class _Allocator:
         self.f.function_type = func.FunctionType.from_lists(
             [a.type for a in self.block.args], [v.type for v in ret.arguments]
         )
+        self._result_layouts(ret)
+
+    def _result_layouts(self, ret: func.ReturnOp) -> None:
+        """A result with `fusion.stride_order` (nvFuser's `add_output(stride_order=)`) gets a
+        buffer allocated in that layout: its `alloc.alloc` carries `order` (dims outermost
+        first), so the kernel writes it strided and the planner sees it. A result that is
+        not a kernel's own buffer (an argument, a view) keeps its layout."""
+        if self.f.res_attrs is None:
+            return
+        for i, (attrs, v) in enumerate(zip(self.f.res_attrs.data, ret.arguments)):
+            attr = attrs.data.get(STRIDE_ORDER_ATTR)
+            if attr is None:
+                continue
+            rank = len(v.type.get_shape()) if isinstance(v.type, MemRefType) else -1
+            values = list(attr.get_values()) if isinstance(attr, DenseArrayBase) else None
+            if values is None or sorted(values) != list(range(rank)):
+                raise _fail(
+                    self.f,
+                    f"result #{i}: {STRIDE_ORDER_ATTR} must be an array<i64> permutation of 0..{rank - 1} "
+                    f"(one entry per dimension), got {attr}",
+                )
+            if isinstance(v.owner, alloc.AllocOp) and v.owner.sharding is None:
+                order = sorted(range(rank), key=lambda d: -values[d])  # outermost first
+                if order != list(range(rank)):
+                    v.owner.order = DenseArrayBase.from_list(i64, order)
 
     def _new_arguments(self) -> list[SSAValue]:
         new_args: list[SSAValue] = []
@@ -331,10 +365,14 @@ class _Allocator:
             if isinstance(op, fusion.YieldOp):
                 block.add_op(alloc.YieldOp(*[mapping[v] for v in op.values]))
                 continue
-            if seg.kind.data in ("reduction", "normalization") and split is None and isinstance(
-                op, fusion.ReductionOp | fusion.VarMeanOp
+            if seg.kind.data in ("reduction", "normalization", "inner_outer") and split is None and isinstance(
+                op, fusion.ReductionOp | fusion.VarMeanOp | fusion.WelfordOp
             ):
-                block.add_op(self._row_buffer(op, inner, seg))
+                rank = len(op.operands[0].type.get_shape())
+                if seg.kind.data == "inner_outer" and inner_outer.is_column_reduction(op, rank):
+                    block.add_op(self._column_accumulator(op, seg))
+                else:
+                    block.add_op(self._row_buffer(op, inner, seg))
             clone = op.clone(mapping)
             if local:
                 self._localize(op, clone)
@@ -342,11 +380,17 @@ class _Allocator:
             for old, new in zip(op.results, clone.results):
                 mapping[old] = new
         partials = self._partials(seg, split, block) if split else []
+        if seg.kind.data == "inner_outer":
+            partials = self._column_partials(seg, block, len(ins))
         kernel = alloc.KernelOp(
             seg.sym_name.data, seg.kind.data, ins + partials, outs, Region(block), schedule="looped" if split else None
         )
         if split:
             kernel.attributes["partials"] = DenseArrayBase.from_list(i64, list(range(len(ins), len(ins) + len(partials))))
+        if seg.kind.data == "inner_outer":
+            kernel.attributes["column_partials"] = DenseArrayBase.from_list(
+                i64, list(range(len(ins), len(ins) + len(partials)))
+            )
         self.body_ops.append(kernel)
 
     def _partials(self, seg: fusion.SegmentOp, split: list[tuple[Operation, Attribute]], block: Block) -> list[SSAValue]:
@@ -375,6 +419,49 @@ class _Allocator:
             arg.name_hint = name
             out.append(a.result)
         return out
+
+    def _column_partials(self, seg: fusion.SegmentOp, block: Block, first: int) -> list[SSAValue]:
+        """An inner-outer kernel's partials (`passes/inner_outer.py`): one global buffer
+        [%programs, N] in the accumulation type per column reduction, in body order, allocated
+        before the kernel; `%programs` from the row count (`inner_outer.program_count`)."""
+        out = []
+        for op in seg.body.block.ops:
+            if not isinstance(op, fusion.ReductionOp):
+                continue
+            extents = self.shapes.shape(op.operands[0])
+            if not inner_outer.is_column_reduction(op, len(extents)):
+                continue
+            programs = inner_outer.program_count(sym.product(list(extents[:-1])))
+            sizes = [self.shapes.canonical(programs), self.shapes.canonical(extents[-1])]
+            static = [e.value if isinstance(e, Const) else DYNAMIC_INDEX for e in sizes]
+            acc = accumulation_type(op.results[0].type.element_type)
+            name = f"{seg.sym_name.data}_partials_{op.results[0].name_hint or 'red'}"
+            a = alloc.AllocOp(
+                alloc.memref_type(acc, tuple(static)),
+                [self.sizes.value(e) for e, s in zip(sizes, static) if s == DYNAMIC_INDEX],
+                alloc.MemorySpace.GLOBAL,
+                name=name,
+            )
+            a.result.name_hint = name
+            self.body_ops.append(a)
+            arg = block.insert_arg(TensorType(acc, static), len(block.args))
+            arg.name_hint = name
+            out.append(a.result)
+        return out
+
+    def _column_accumulator(self, op: Operation, seg: fusion.SegmentOp) -> alloc.AllocOp:
+        """The on-chip accumulator [N] of a column reduction in an inner-outer kernel."""
+        src = op.operands[0]
+        n = self.local_extents(src)[-1]
+        static = self.local_static_shape(src.type)[-1]
+        sizes = [self.sizes.value(n)] if static == DYNAMIC_INDEX else []
+        name = f"{seg.sym_name.data}_acc_{op.results[0].name_hint or 'red'}"
+        a = alloc.AllocOp(
+            alloc.memref_type(accumulation_type(op.results[0].type.element_type), (static,)), sizes,
+            alloc.MemorySpace.LOCAL, name=name,
+        )
+        a.result.name_hint = name
+        return a
 
     def local_type(self, t: Attribute, op: Operation | None = None) -> Attribute:
         """A sharded tensor type as its local shard's: local static extents, no encoding."""

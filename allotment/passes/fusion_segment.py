@@ -26,6 +26,13 @@ The grouping is greedy and deterministic, in program order:
   in one compute group, recomputed at the indices read (pads and cats read
   values computed in their kernel). A rotary embedding is one kernel. What
   stays a view segment, and why, is listed on `fusion.SegmentOp`.
+- Then (`_merge_inner_outer`, `passes/inner_outer.py`) a group of column
+  reductions (float sums or means over every dim but the last) joins a group
+  of row reductions (over the last dim) of the same domain, when neither
+  needs the other's results and the rows fit on chip (the capacity model of
+  `alloc-place`, options `target` and `on-chip-row-bytes`; a `?` last dim is
+  left to `alloc-place`): an `inner_outer` segment, one read of the shared
+  inputs (RMSNorm backward's dx and dw). `inner-outer=false` keeps them apart.
 
 `one-op-per-kernel=true` gives the eager baseline: one kernel per compute op,
 every view a view segment.
@@ -46,15 +53,18 @@ from xdsl.dialects import arith, func, tensor
 from xdsl.dialects.builtin import DYNAMIC_INDEX, ModuleOp, TensorType
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
+from xdsl.transforms.common_subexpression_elimination import cse
 from xdsl.transforms.dead_code_elimination import is_trivially_dead
 from xdsl.utils.exceptions import PassFailedException
 
+from allotment.analysis.capacity import Capacity, capacity
 from allotment.analysis.shapes import ShapeAnalysis, ShapeError, reify_shapes
 from allotment.analysis.symbolic import Const, Extent
 from allotment.diagnostics import SOURCE_SPANS, located_message, message_at, walk_ops
 from allotment.dialects import fusion
 from allotment.dialects.comm import CommOp
 from allotment.limits import call_with_deep_stack
+from allotment.passes import inner_outer
 from allotment.passes.gc_pause import gc_paused
 from allotment.passes.size_builder import SizeBuilder
 
@@ -64,8 +74,15 @@ VIEWS = BROADCAST_VIEWS + LAYOUT_VIEWS
 LIBRARY = (fusion.MatmulOp, fusion.LinearOp)
 COLLECTIVES = (CommOp,)
 """Communication (`comm` dialect): one `collective` segment each."""
-REDUCTIONS = (fusion.ReductionOp, fusion.VarMeanOp)
-GATHERS = (fusion.PadOp, fusion.CatOp, fusion.FullOp, fusion.IotaOp)
+REDUCTIONS = (fusion.ReductionOp, fusion.VarMeanOp, fusion.WelfordOp)
+INDEXING = (*fusion.INDEXING_GATHERS, *fusion.INDEXING_SCATTERS)
+"""Ops that read or write a buffer at computed indices: their source and index operands
+are buffers (never computed in their kernel), and a scatter is a kernel of its own."""
+SCANS = fusion.SCAN_OPS
+"""Scans (cumsum, cumprod, cummax, cummin): their group's kernel streams rows along the scan dim."""
+SORTS = fusion.SORT_OPS
+"""argsort, topk: one `sort` segment each (the kernel sorts whole rows)."""
+GATHERS = (fusion.PadOp, fusion.CatOp, fusion.FullOp, fusion.IotaOp, *INDEXING)
 """Pointwise ops that start their own group (their domain is not their operands')."""
 
 
@@ -93,6 +110,10 @@ class Group:
     last: int = 0
     normalization: bool = False
     reduced: set[SSAValue] = field(default_factory=set)
+    scan_dim: int | None = None
+    """The dim a `scan` group's scans run along (None: the group scans nothing)."""
+    inner_outer: bool = False
+    """Row reductions with column reductions merged in (`_merge_inner_outer`)."""
 
     @property
     def has_reduction(self) -> bool:
@@ -102,10 +123,12 @@ class Group:
 class _Grouping:
     """The grouping state of one function."""
 
-    def __init__(self, f: func.FuncOp, shapes: ShapeAnalysis, eager: bool) -> None:
+    def __init__(self, f: func.FuncOp, shapes: ShapeAnalysis, eager: bool, cap: Capacity | None = None) -> None:
         self.f = f
         self.shapes = shapes
         self.eager = eager
+        self.cap = cap
+        """The on-chip budget inner-outer kernels must fit (None: no inner-outer kernels)."""
         self.groups: list[Group] = []
         self.owner: dict[SSAValue, Group] = {}
         self.position: dict[Operation, int] = {}
@@ -171,8 +194,17 @@ class _Grouping:
     def _uses_reduced(self, g: Group, op: Operation) -> bool:
         return any(v in g.reduced for v in op.operands)
 
+    def _scan_fits(self, g: Group, op: Operation) -> bool:
+        """A scan joins a group that reduces nothing and scans (if at all) along its dim; a
+        reduction never joins a group that scans (a kernel's rows run along one dim)."""
+        if isinstance(op, SCANS):
+            return g.rdims is None and g.scan_dim in (None, op.scan_dim())
+        if isinstance(op, REDUCTIONS):
+            return g.scan_dim is None
+        return True
+
     def _fits(self, g: Group, op: Operation) -> bool:
-        if g.kind != "compute":
+        if g.kind != "compute" or self._closed(g) or not self._scan_fits(g, op):
             return False
         domain = tuple(self.shapes.canonical(e) for e in g.domain)
         if isinstance(op, REDUCTIONS):
@@ -209,6 +241,22 @@ class _Grouping:
     def _acyclic(self, g: Group, op: Operation) -> bool:
         return all(h is g or not self._depends_on(h, g) for h in self._operand_groups(op))
 
+    @staticmethod
+    def _closed(g: Group) -> bool:
+        """A scatter's group: nothing joins it and it joins nothing (its result is complete
+        only once its kernel has run)."""
+        return any(isinstance(op, fusion.INDEXING_SCATTERS) for op in g.ops)
+
+    def _indexes_into(self, g: Group, h: Group) -> bool:
+        """Whether an indexing op of g reads a value of h as its source or index: h must stay
+        another kernel (a buffer), so the two never merge."""
+        return any(isinstance(op, INDEXING) and any(self.owner.get(v) is h for v in op.operands)
+                   for op in g.ops)
+
+    def _separate(self, g: Group, h: Group) -> bool:
+        """Whether g and h must stay apart (`_closed`, `_indexes_into`)."""
+        return self._closed(g) or self._closed(h) or self._indexes_into(g, h) or self._indexes_into(h, g)
+
     # -- the walk ----------------------------------------------------------
 
     def run(self, ops: Sequence[Operation]) -> None:
@@ -221,12 +269,16 @@ class _Grouping:
                 self._new("library", op)
             elif isinstance(op, COLLECTIVES):  # a comm op: a collective segment of its own
                 self._new("collective", op)
+            elif isinstance(op, SORTS):  # argsort, topk: a sort segment of its own
+                self._new("sort", op)
             elif is_compute(op):
                 self._compute(op)
         if not self.eager:
             self._merge_broadcast_sources()
             self._absorb_into_consumers()
             self._recompute_shared_inputs()
+            if self.cap is not None:
+                self._merge_inner_outer()
             self._externalize_member_views()
 
     def _view(self, op: Operation) -> None:
@@ -236,6 +288,7 @@ class _Grouping:
             and isinstance(op, BROADCAST_VIEWS)
             and src is not None
             and src.kind == "compute"
+            and not self._closed(src)
             and self._keeps_rows(src, op)
         ):
             self._add(src, op)
@@ -271,8 +324,12 @@ class _Grouping:
     def _can_merge(self, g: Group, h: Group, reduced: bool = False) -> bool:
         """Whether two groups can become one without a cycle between groups (`reduced`: h is
         pointwise work over g's reduced domain, `_on_reduced_domain`)."""
-        if g is h or g.kind != "compute" or h.kind != "compute":
+        if g is h or g.kind != "compute" or h.kind != "compute" or self._separate(g, h):
             return False
+        if (g.scan_dim is not None and (h.rdims is not None or h.scan_dim not in (None, g.scan_dim))) or (
+            h.scan_dim is not None and g.rdims is not None
+        ):
+            return False  # a kernel's rows run along one dim: its scans' or its reductions'
         if not reduced and tuple(map(self.shapes.canonical, g.domain)) != tuple(map(self.shapes.canonical, h.domain)):
             return False
         if g.rdims is not None and h.rdims is not None and g.rdims != h.rdims:
@@ -291,6 +348,7 @@ class _Grouping:
         g.rdims = g.rdims if g.rdims is not None else h.rdims
         g.normalization |= h.normalization
         g.reduced |= h.reduced
+        g.scan_dim = g.scan_dim if g.scan_dim is not None else h.scan_dim
         for op in h.ops:
             for r in op.results:
                 self.owner[r] = g
@@ -332,6 +390,8 @@ class _Grouping:
                 joined = self._new("compute", op, domain)
         else:
             self._add(joined, op)
+        if isinstance(op, SCANS):
+            joined.scan_dim = op.scan_dim()
         if isinstance(op, REDUCTIONS):
             joined.rdims = tuple(sorted(_reduction_dims(op)))
             joined.reduced.update(op.results)
@@ -360,6 +420,8 @@ class _Grouping:
                 for v in op.results:
                     if v in returned or not isinstance(v.type, TensorType):
                         continue
+                    if any(isinstance(u.operation, INDEXING) for u in v.uses):
+                        continue  # an indexing op reads it from a buffer
                     users = {group_of.get(u.operation) for u in v.uses} - {g}
                     # only where the value then need not be written at all
                     if not users or None in users or any(h.kind != "compute" for h in users if h is not None):
@@ -390,7 +452,9 @@ class _Grouping:
                 continue
             if isinstance(owner, arith.ConstantOp) or owner in seen or not isinstance(x.type, TensorType):
                 continue  # scalars (index sizes, constants) live outside segments
-            if self.owner.get(x) is not g or isinstance(owner, (*REDUCTIONS, *GATHERS, *LAYOUT_VIEWS, *LIBRARY)):
+            if self.owner.get(x) is not g or isinstance(
+                owner, (*REDUCTIONS, *GATHERS, *LAYOUT_VIEWS, *LIBRARY, *SCANS, *SORTS)
+            ):
                 return None
             if not isinstance(owner, fusion.FusionOp):
                 return None
@@ -544,8 +608,8 @@ class _Grouping:
             if h.kind == "view":
                 if not self._index_view(h.ops[0]):
                     continue
-            elif h.kind != "compute" or h.has_reduction:
-                continue
+            elif h.kind != "compute" or h.has_reduction or h.scan_dim is not None:
+                continue  # a scan's rows are computed once, in its own kernel
             users = {group_of.get(u.operation) for op in h.ops for r in op.results for u in r.uses}
             users.discard(h)
             if len(users) > 1 and self._recompute_per_consumer(h, users, group_of):
@@ -553,7 +617,7 @@ class _Grouping:
             if len(users) != 1:
                 continue
             (g,) = users
-            if g is None or g.kind != "compute":
+            if g is None or g.kind != "compute" or self._separate(g, h):
                 continue
             self._merge(g, h)
             for op in g.ops:
@@ -569,6 +633,8 @@ class _Grouping:
         if None in users or any(g.kind != "compute" for g in users if g is not None):
             return False
         if h.preds or len(h.ops) > self.RECOMPUTE_MAX_OPS or any(isinstance(op, GATHERS) for op in h.ops):
+            return False
+        if any(self._indexes_into(g, h) for g in users if g is not None):
             return False
         inside = {r for op in h.ops for r in op.results}
         domain = tuple(map(self.shapes.canonical, h.domain))
@@ -665,13 +731,13 @@ class _Grouping:
             if isinstance(op, func.ReturnOp):
                 returned.update(self.owner[v].index for v in op.operands if v in self.owner)
         for h in list(self.groups):
-            if h.kind != "compute" or h.has_reduction or h.index in returned:
+            if h.kind != "compute" or h.has_reduction or h.scan_dim is not None or h.index in returned:
                 continue
             target = users.get(h.index, set())
             if len(target) != 1 or not via_views.get(h.index, False):
                 continue
             g = self.groups[next(iter(target))]
-            if g.kind != "compute":
+            if g.kind != "compute" or self._separate(g, h):
                 continue
             self._merge(g, h)
             # users of h are users of g now
@@ -680,9 +746,82 @@ class _Grouping:
                     us.discard(h.index)
                     us.add(g.index)
 
+    # -- inner-outer kernels (`passes/inner_outer.py`) ---------------------------
+
+    def _merge_inner_outer(self) -> None:
+        """Merges each column-reduction group into a row-reduction group of the same
+        [rows..., N] domain when the merged kernel's rows fit on chip (a `?` N: alloc-place
+        decides at run time): the kernel then reads the shared inputs once."""
+        rows = [g for g in self.groups if self._row_group(g)]
+        for h in [h for h in self.groups if self._column_group(h)]:
+            for g in rows:
+                if g.ops and self._inner_outer_ok(g, h):
+                    self._merge(g, h)
+                    g.rdims = tuple(sorted(_reduction_dims(next(op for op in g.ops if isinstance(op, REDUCTIONS)))))
+                    g.inner_outer = True
+                    break
+
+    def _row_group(self, g: Group) -> bool:
+        rank = len(g.domain)
+        return (g.kind == "compute" and g.rdims == (rank - 1,) and rank >= 2 and g.scan_dim is None
+                and not self._closed(g)
+                and all(inner_outer.is_row_reduction(op, rank) for op in g.ops if isinstance(op, REDUCTIONS)))
+
+    def _column_group(self, h: Group) -> bool:
+        """Sums and means of floats over every dim but the last, whose values used outside
+        the group are all computed from those sums (the partials add up to them)."""
+        rank = len(h.domain)
+        if h.kind != "compute" or h.rdims != tuple(range(rank - 1)) or rank < 2 or h.scan_dim is not None:
+            return False
+        if any(isinstance(op, (*GATHERS, *SCANS)) for op in h.ops):
+            return False
+        reductions = [op for op in h.ops if isinstance(op, REDUCTIONS)]
+        if not reductions or not all(inner_outer.is_column_reduction(op, rank) for op in reductions):
+            return False
+        members = set(h.ops)
+        returned: set[SSAValue] = set()
+        for op in self.f.body.block.ops:
+            if isinstance(op, func.ReturnOp):
+                returned.update(op.operands)
+        reduced = set(h.reduced)
+        for op in h.ops:
+            if any(x in reduced for x in op.operands if op in reductions):
+                return False  # a reduction of another's result: two levels
+            for r in op.results:
+                used_outside = r in returned or any(u.operation not in members for u in r.uses)
+                if used_outside and r not in reduced:
+                    return False
+        return True
+
+    def _inner_outer_ok(self, g: Group, h: Group) -> bool:
+        """Same domain, no path between the two through a third group, h does not feed g,
+        and the rows fit on chip (static N) or are left to alloc-place (a `?` N)."""
+        assert self.cap is not None
+        if tuple(map(self.shapes.canonical, g.domain)) != tuple(map(self.shapes.canonical, h.domain)):
+            return False
+        if h.index in g.preds or self._separate(g, h):
+            return False
+        for a, b in ((g, h), (h, g)):
+            for p in a.preds:
+                if p != b.index and self._depends_on(self.groups[p], b):
+                    return False
+        if any(isinstance(v.type, TensorType) and isinstance(v.type.encoding, fusion.ShardingAttr)
+               for op in g.ops + h.ops for v in (*op.operands, *op.results)):
+            return False
+        n = self.shapes.canonical(g.domain[-1])
+        if not isinstance(n, Const):
+            return True  # alloc-place: persistent if the row fits at run time, else looped
+        acc = [inner_outer.accumulation_bytes(op.operands[0].type.element_type)
+               for op in g.ops + h.ops if isinstance(op, REDUCTIONS)]
+        return inner_outer.fits_on_chip(n.value, acc, self.cap)
+
     def segment_kind(self, g: Group) -> str:
-        if g.kind in ("view", "library", "collective"):
+        if g.kind in ("view", "library", "collective", "sort"):
             return g.kind
+        if g.inner_outer:
+            return "inner_outer"
+        if g.scan_dim is not None:
+            return "scan"
         if g.has_reduction:
             return "normalization" if g.normalization else "reduction"
         return "pointwise"
@@ -751,8 +890,9 @@ def _check_flat(f: func.FuncOp) -> None:
             )
 
 
-def segment_function(f: func.FuncOp, eager: bool = False) -> None:
-    """Replaces the body of `f` by scalars, segments and the return.
+def segment_function(f: func.FuncOp, eager: bool = False, cap: Capacity | None = None) -> None:
+    """Replaces the body of `f` by scalars, segments and the return; `cap`: the on-chip
+    budget of inner-outer kernels (None: none are made).
 
     Raises PassFailedException (located) for a body that is not one block of ops
     without regions."""
@@ -765,7 +905,7 @@ def segment_function(f: func.FuncOp, eager: bool = False) -> None:
         if is_trivially_dead(op):
             block.erase_op(op)
     ops = list(block.ops)
-    grouping = _Grouping(f, shapes, eager)
+    grouping = _Grouping(f, shapes, eager, cap)
     grouping.run(ops)
     ops = list(block.ops)  # grouping may have split views off
 
@@ -791,6 +931,8 @@ def segment_function(f: func.FuncOp, eager: bool = False) -> None:
         name = f"{prefix}{counters[key]}"
         counters[key] += 1
         new_ops.append(_build_segment(name, kind, g, grouping, mapping, ops))
+        if kind == "inner_outer":  # the two groups' copies of the shared casts and loads become one
+            cse(new_ops[-1].body)
     ret = block.last_op
     assert isinstance(ret, func.ReturnOp)
     new_ops.append(_clone(ret, mapping))
@@ -889,12 +1031,28 @@ class FusionSegmentPass(ModulePass):
 
     one_op_per_kernel: bool = False
 
+    inner_outer: bool = True
+    """Merge column reductions into row-reduction kernels of the same domain where the rows
+    fit on chip (`passes/inner_outer.py`); false keeps them separate kernels."""
+
+    target: str = "h200"
+    """The capacity model inner-outer kernels must fit (`analysis/capacity.py`), as `alloc-place`'s."""
+
+    on_chip_row_bytes: int = 0
+    """Overrides the target's budget for one reduced row, in bytes (0: the target's)."""
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         """Segments every function with a body; runs on a deep stack (`allotment.limits`),
         as xDSL's cloning and erasing recurse per nested region."""
         call_with_deep_stack(lambda: self._apply(op))
 
     def _apply(self, op: ModuleOp) -> None:
+        cap: Capacity | None = None
+        if self.inner_outer and not self.one_op_per_kernel:
+            try:
+                cap = capacity(self.target, self.on_chip_row_bytes)
+            except ValueError as e:
+                raise PassFailedException(f"fusion-segment: {e}") from None
         with gc_paused():
             for f in [f for f in walk_ops(op) if isinstance(f, func.FuncOp)]:
                 if not f.is_declaration:
@@ -905,6 +1063,6 @@ class FusionSegmentPass(ModulePass):
                     if any(o.name in ("fusion.segment", "alloc.kernel") for o in f.body.block.ops):
                         continue  # already segmented (or allocated)
                     try:
-                        segment_function(f, eager=self.one_op_per_kernel)
+                        segment_function(f, eager=self.one_op_per_kernel, cap=cap)
                     except ShapeError as e:
                         raise PassFailedException(message_at(e.op, f"fusion-segment: {e}")) from None

@@ -121,8 +121,9 @@ class _Resharding:
         users = [u.operation for r in op.results for u in r.uses]
         if users and all(isinstance(u, comm.AllReduceOp | comm.ReduceScatterOp) for u in users):
             return  # already completed (the pass ran before, or the IR says so)
-        if isinstance(op, fusion.VarMeanOp):
-            raise fail(op, NAME, "var_mean over a split dim is not supported: reshard its input whole first")
+        if isinstance(op, fusion.VarMeanOp | fusion.WelfordOp):
+            what = op.name.removeprefix("fusion.")
+            raise fail(op, NAME, f"{what} over a split dim is not supported: reshard its input whole first")
         if isinstance(op, fusion.LinearOp) and op.bias is not None:
             raise fail(op, NAME, "a linear with a bias over a split contraction dim would add the bias once per "
                                  "device: drop the bias from the linear and add it after")

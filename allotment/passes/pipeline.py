@@ -17,6 +17,8 @@ The same pipeline as a string, for `allot-opt -p`: `PIPELINE`.
 
 from __future__ import annotations
 
+import os
+
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
@@ -41,7 +43,9 @@ def compile_passes(target: str = "cuda") -> list[ModulePass]:
     target (`cuda` or `cpu`: it picks `alloc-place`'s capacity model)."""
     place = AllocPlacePass(target=PROGRAM_TARGETS.get(target, target))
     sharding = [PropagateShardingPass(), InsertReshardingPass()]  # no-ops on fusions without shardings
-    return [*sharding, FusionSegmentPass(), FusionAllocatePass(), place, AllocAliasPass(), AllocPlanPass(),
+    # ALLOT_INNER_OUTER=0: no inner-outer kernels (`passes/inner_outer.py`), for comparisons
+    segment = FusionSegmentPass(inner_outer=os.environ.get("ALLOT_INNER_OUTER", "1") != "0", target=place.target)
+    return [*sharding, segment, FusionAllocatePass(), place, AllocAliasPass(), AllocPlanPass(),
             AllocVerifyPass()]
 
 

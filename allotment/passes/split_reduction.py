@@ -75,7 +75,7 @@ def split_plan(seg: fusion.SegmentOp) -> list[tuple[Operation, Attribute]] | Non
     values = [*block.args, *(r for op in block.ops for r in op.results)]
     if any(isinstance(v.type, TensorType) and isinstance(v.type.encoding, fusion.ShardingAttr) for v in values):
         return None
-    reductions = [op for op in block.ops if isinstance(op, fusion.ReductionOp | fusion.VarMeanOp)]
+    reductions = [op for op in block.ops if isinstance(op, fusion.ReductionOp | fusion.VarMeanOp | fusion.WelfordOp)]
     if not reductions or not all(isinstance(r, _SPLITTABLE) for r in reductions):
         return None
     rank = len(reductions[0].operands[0].type.get_shape())

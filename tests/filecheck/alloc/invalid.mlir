@@ -174,7 +174,7 @@ func.func @f(%n: index) {
 // -----
 
 // alloc.kernel: an unknown kind.
-// CHECK: error: alloc.kernel: kernel kind 'fancy' is not one of pointwise, reduction, normalization, view, library
+// CHECK: error: alloc.kernel: kernel kind 'fancy' is not one of pointwise, reduction, normalization, scan, sort, view, library, collective, inner_outer
 func.func @f(%x: memref<4xf32>) {
   alloc.kernel "k0" fancy ins(%x : memref<4xf32>) outs() {
   ^bb0(%xi: tensor<4xf32>):

@@ -398,17 +398,29 @@ func.func @f(%x: tensor<?x4xf32>, %s: f32) {
 
 // -----
 
-// CHECK: error: fusion.pad: low widths must be non-negative, got [0, -1]
+// Negative widths crop (torch.nn.functional.pad), down to an empty dimension, not below.
+// CHECK: error: fusion.pad: dimension 1: padded extent -3 + 4 + -2 = -1 is negative
 func.func @f(%x: tensor<?x4xf32>, %s: f32) {
-  %a = fusion.pad %x low [0, -1] high [0, 0] value %s : tensor<?x4xf32>, f32 -> tensor<?x3xf32>
+  %a = fusion.pad %x low [0, -3] high [0, -2] value %s : tensor<?x4xf32>, f32 -> tensor<?x3xf32>
   func.return
 }
 
 // -----
 
-// CHECK: error: fusion.pad: high widths must be non-negative, got [0, -1]
+// A constant width given as a value is checked the same way.
+// CHECK: error: fusion.pad: dimension 1: padded extent 1 + 4 + -6 = -1 is negative
 func.func @f(%x: tensor<?x4xf32>, %s: f32) {
-  %a = fusion.pad %x low [0, 1] high [0, -1] value %s : tensor<?x4xf32>, f32 -> tensor<?x4xf32>
+  %c = arith.constant -6 : index
+  %a = fusion.pad %x low [0, 1] high [0, %c] value %s : tensor<?x4xf32>, f32 -> tensor<?x?xf32>
+  func.return
+}
+
+// -----
+
+// A cropping pad's result type says the cropped extent.
+// CHECK: error: fusion.pad: result #0 has type tensor<?x4xf32>, but the operands imply tensor<?x3xf32>
+func.func @f(%x: tensor<?x4xf32>, %s: f32) {
+  %a = fusion.pad %x low [0, 1] high [0, -2] value %s : tensor<?x4xf32>, f32 -> tensor<?x4xf32>
   func.return
 }
 

@@ -1,4 +1,5 @@
 // RUN: allot-opt %s --split-input-file -p fusion-segment | filecheck %s
+// RUN: allot-opt %s --split-input-file -p 'fusion-segment{inner-outer=false}' | filecheck %s --check-prefix=OFF
 
 // A reduction with pointwise ops before it (on its input's domain) and after
 // it (on the reduced domain): one reduction kernel.
@@ -84,22 +85,17 @@ func.func @sibling(%x: tensor<?x64xf32>) -> (tensor<?xf32>, tensor<?xf32>) {
 
 // -----
 
-// Reductions over different dims are separate segments; the second recomputes
-// its pointwise input from the kernel inputs (it read the first kernel's
-// materialized %e, written and read in f32, before).
+// A column sum and a row max of one [rows, 64] domain are one `inner_outer`
+// segment (`passes/inner_outer.py`): one read of %x for both, the column sum
+// accumulated in partials (tests/filecheck/passes/fusion-segment/inner_outer.mlir).
 
 // CHECK-LABEL: func.func @different_dims
-// CHECK-NEXT:    %a = fusion.segment "k0" reduction (%x) : (tensor<?x64xf32>) -> tensor<64xf32> {
+// CHECK-NEXT:    %a, %b = fusion.segment "k0" inner_outer (%x) : (tensor<?x64xf32>) -> (tensor<64xf32>, tensor<?xf32>) {
 // CHECK-NEXT:    ^bb0(%x_1: tensor<?x64xf32>):
 // CHECK-NEXT:      %e = fusion.exp %x_1
 // CHECK-NEXT:      %a_1 = fusion.sum %e dims [0]
-// CHECK-NEXT:      fusion.yield %a_1 : tensor<64xf32>
-// CHECK-NEXT:    }
-// CHECK-NEXT:    %b = fusion.segment "k1" reduction (%x) : (tensor<?x64xf32>) -> tensor<?xf32> {
-// CHECK-NEXT:    ^bb0(%x_1: tensor<?x64xf32>):
-// CHECK-NEXT:      %e = fusion.exp %x_1
 // CHECK-NEXT:      %b_1 = fusion.max %e dims [1]
-// CHECK-NEXT:      fusion.yield %b_1 : tensor<?xf32>
+// CHECK-NEXT:      fusion.yield %a_1, %b_1 : tensor<64xf32>, tensor<?xf32>
 // CHECK-NEXT:    }
 // CHECK-NEXT:    func.return %a, %b
 func.func @different_dims(%x: tensor<?x64xf32>) -> (tensor<64xf32>, tensor<?xf32>) {
@@ -144,22 +140,33 @@ func.func @row_then_column(%x: tensor<?x64xf32>) -> tensor<?x64xf32> {
 
 // -----
 
-// RMSNorm backward: dx (row reductions, broadcast back) is one normalization
-// kernel, with rstd**2 (pointwise over the reduced domain) inside it; dw (a
-// column sum over the rows) is a second kernel that recomputes dy * x * rstd
-// from the inputs instead of reading an f32 intermediate.
+// RMSNorm backward: by default dx (row reductions) and dw (a column sum) are one
+// `inner_outer` kernel (`passes/inner_outer.py`). Without inner-outer kernels, dx
+// (row reductions, broadcast back) is one normalization kernel, with rstd**2
+// (pointwise over the reduced domain) inside it; dw (a column sum over the rows) is
+// a second kernel that recomputes dy * x * rstd from the inputs instead of reading
+// an f32 intermediate.
 
 // CHECK-LABEL: func.func @rmsnorm_backward
-// CHECK:         %dx = fusion.segment "k0" normalization (%dy, %x, %w, %m, %n, %rstd)
+// CHECK:         %dx, %dw = fusion.segment "k0" inner_outer (%dy, %x, %w, %m, %n, %rstd)
 // CHECK:           %s = fusion.mean %gx dims [1] keepdim
 // CHECK-NEXT:      %r2 = fusion.mul %rstd_1, %rstd_1
-// CHECK:           fusion.yield %dx_1 : tensor<?x?xbf16>
-// CHECK-NEXT:    }
-// CHECK-NEXT:    %dw = fusion.segment "k1" reduction (%dy, %x, %rstd)
 // CHECK:           %dwf = fusion.sum %dwp dims [0]
-// CHECK:           fusion.yield %dw_1 : tensor<?xbf16>
+// CHECK:           fusion.yield %dx_1, %dw_1 : tensor<?x?xbf16>, tensor<?xbf16>
 // CHECK-NEXT:    }
 // CHECK-NEXT:    func.return %dx, %dw
+
+// OFF-LABEL: func.func @rmsnorm_backward
+// OFF:         %dx = fusion.segment "k0" normalization (%dy, %x, %w, %m, %n, %rstd)
+// OFF:           %s = fusion.mean %gx dims [1] keepdim
+// OFF-NEXT:      %r2 = fusion.mul %rstd_1, %rstd_1
+// OFF:           fusion.yield %dx_1 : tensor<?x?xbf16>
+// OFF-NEXT:    }
+// OFF-NEXT:    %dw = fusion.segment "k1" reduction (%dy, %x, %rstd)
+// OFF:           %dwf = fusion.sum %dwp dims [0]
+// OFF:           fusion.yield %dw_1 : tensor<?xbf16>
+// OFF-NEXT:    }
+// OFF-NEXT:    func.return %dx, %dw
 func.func @rmsnorm_backward(%dy: tensor<?x?xbf16>, %x: tensor<?x?xbf16>, %w: tensor<?xbf16>, %rstd: tensor<?x1xf32>) -> (tensor<?x?xbf16>, tensor<?xbf16>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index

@@ -1,0 +1,295 @@
+"""Plans, Triton code and launches of `inner_outer` kernels (`passes/inner_outer.py`).
+
+An inner-outer kernel's domain is [rows..., N]: its row reductions reduce the
+last dim (the plan's `reductions`, the tile's columns as in a normalization
+kernel), its column reductions reduce every row dim (`KernelPlan.columns`: each
+one's partials buffer [programs, N], an in of the kernel). Three Triton
+functions:
+
+- `persistent` (the whole row in one tile, BLOCK_N >= N): program p walks the
+  row blocks p, p + programs, ... (grid-stride); per block it computes the row
+  reductions and the outputs from registers, as the persistent normalization
+  kernel does, and adds the block's column terms (summed over its rows) to one
+  [1, BLOCK_N] accumulator per column reduction; at the end it stores the
+  accumulators in its row p of the partials. Every input a block reads is
+  loaded before its first store (an output may overwrite an input in place).
+- `looped` (the row streamed in BLOCK_N tiles, for a `?` N over the budget at
+  run time): the same walk over rows with the looped normalization's passes; the
+  last pass over the row adds the column terms tile by tile to the program's
+  own partials row in global memory (zeroed first), with a barrier between row
+  blocks so that every thread of the program sees the previous block's sums.
+- `column_final`: one program per BLOCK_N columns sums the partials over the
+  programs in BLOCK_M chunks in a fixed order (deterministic: no atomics),
+  divides a mean by the row count M and computes and stores the column
+  reductions' outputs (the cast of dw).
+
+The launcher runs the first (the variant the kernel's schedule names, or that
+`fits` picks) on `programs` programs, then `column_final`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from xdsl.dialects.builtin import DenseArrayBase, TensorType
+from xdsl.ir import Operation, SSAValue
+
+from allotment.backend.kernel_plan import (
+    REDUCTIONS,
+    CodegenError,
+    KernelPlan,
+    _extent_sources,
+    _natural_maps,
+    _shape,
+)
+from allotment.dialects import alloc, fusion
+from allotment.dtypes import triton_dtype
+from allotment.passes.inner_outer import is_column_reduction, is_row_reduction
+
+if TYPE_CHECKING:
+    from allotment.backend.triton_codegen import _Emitter
+
+ALL_AXES = {frozenset({"m", "n"}), frozenset({"m"}), frozenset({"n"}), frozenset()}
+
+
+def plan_inner_outer(kernel: alloc.KernelOp) -> KernelPlan:
+    """The plan of an inner-outer kernel: outer dims the row dims, inner the last dim,
+    `reductions` its row reductions, `columns` its column reductions -> partials in-index."""
+    name = kernel.sym_name.data
+    block = kernel.body.block
+    ops = [op for op in block.ops if not isinstance(op, alloc.YieldOp)]
+    reductions = [op for op in ops if isinstance(op, REDUCTIONS)]
+    if not reductions:
+        raise CodegenError(f"kernel {name!r}: an inner_outer kernel reduces")
+    domain = _shape(reductions[0].operands[0])
+    rank = len(domain)
+    rows = [r for r in reductions if is_row_reduction(r, rank)]
+    cols = [r for r in reductions if r not in rows]
+    if not rows or any(_shape(r.operands[0]) != domain for r in reductions) or any(
+        not is_column_reduction(c, rank) for c in cols
+    ):
+        raise CodegenError(
+            f"kernel {name!r}: an inner_outer kernel has row reductions over its last dim and float sums "
+            "or means over its other dims, all of one domain"
+        )
+    plan = KernelPlan(kernel, "inner_outer", tuple(domain), list(range(rank - 1)), [rank - 1], rows + cols)
+    attr = kernel.attributes.get("column_partials")
+    indices = [int(i) for i in attr.get_values()] if isinstance(attr, DenseArrayBase) else []
+    args = block.args
+    if len(indices) != len(cols) or any(
+        not 0 <= i < len(args) or len(_shape(args[i])) != 2 or args[i].uses for i in indices
+    ):
+        raise CodegenError(
+            f"kernel {name!r}: `column_partials` must name one unused [programs, N] input per column reduction"
+        )
+    plan.columns = dict(zip(cols, indices))
+    _natural_maps(plan, args, ops)  # with every reduction, so the column inputs are on the domain
+    plan.reductions = rows
+    for v in column_values(plan):  # on the kept (last) dim only
+        shape = _shape(v)
+        plan.natural[v] = tuple(None if j < len(shape) - 1 else (rank - 1, 0) for j in range(len(shape)))
+    yielded = list(block.last_op.operands)
+    for v in yielded:
+        if v not in plan.natural:
+            raise CodegenError(f"kernel {name}: cannot place output {v.name_hint} in the iteration domain")
+    for op in ops:
+        if isinstance(op, alloc.AllocOp):
+            nxt = op.next_op
+            while nxt is not None and not isinstance(nxt, REDUCTIONS):
+                nxt = nxt.next_op
+            if nxt is not None:
+                plan.row_buffers[nxt] = op
+    plan.extents = _extent_sources(plan, kernel, args, yielded)
+    return plan
+
+
+def column_values(plan: KernelPlan) -> set[SSAValue]:
+    """The column reductions' results and the values computed from them."""
+    out: set[SSAValue] = set()
+    for op in plan.kernel.body.block.ops:
+        if op in plan.columns or any(x in out for x in op.operands):
+            out.update(r for r in op.results if isinstance(r.type, TensorType))
+    return out
+
+
+def variants(plan: KernelPlan) -> list[str]:
+    schedule = plan.kernel.schedule_name
+    if schedule is None:
+        raise CodegenError(f"kernel {plan.name!r} reduces but has no schedule: run alloc-place first")
+    first = ["persistent", "looped"] if schedule == "persistent_if" else [schedule]
+    return [*first, "column_final"]
+
+
+def emitter_class() -> type[_Emitter]:
+    """`InnerOuterEmitter` (defined on first use: it extends triton_codegen's emitter)."""
+    global _EMITTER
+    if _EMITTER is None:
+        _EMITTER = _make_emitter()
+    return _EMITTER
+
+
+_EMITTER: type | None = None
+
+
+def _make_emitter() -> type:
+    from allotment.backend.triton_codegen import _Emitter
+
+    class InnerOuterEmitter(_Emitter):
+        """Emits the three functions of an inner-outer kernel (module docstring)."""
+
+        def __init__(self, *args: object, **kwargs: object) -> None:
+            super().__init__(*args, **kwargs)
+            self.column_reduced: dict[SSAValue, str] = {}
+            self.columns = column_values(self.plan)
+            self.storing: Callable[[SSAValue], bool] = lambda v: True
+
+        def emit(self) -> None:
+            {"persistent": self.emit_rows_persistent, "looped": self.emit_rows_looped,
+             "column_final": self.emit_column_final}[self.variant]()
+
+        def _known(self, v: SSAValue, m: tuple) -> tuple[str, frozenset[str]] | None:
+            if v in self.column_reduced:  # a (1, BLOCK_N) tile of the final kernel
+                return self.column_reduced[v], frozenset({"n"})
+            return super()._known(v, m)
+
+        def store_outputs(self, axes_filter: set[frozenset[str]], only: set[int] | None = None) -> None:
+            """The base class's stores of the outputs that `self.storing` selects."""
+            chosen = {k for k, v in enumerate(self.block.last_op.operands) if self.storing(v)}
+            super().store_outputs(axes_filter, chosen if only is None else chosen & only)
+
+        def _grid_stride(self) -> None:
+            self.line("pid = tl.program_id(0)")
+            self.line("programs = tl.num_programs(0)")
+            self.line("tiles_m = (M + BLOCK_M - 1) // BLOCK_M")
+
+        def _partials_ptr(self, c: Operation, row: str) -> str:
+            i = self.plan.columns[c]
+            return f"in{i}_ptr + ({row} * in{i}_s0 + rn[None, :] * in{i}_s1)"
+
+        def _accumulate_in_registers(self) -> list[tuple[Operation, str, str]]:
+            accs = []
+            for c in self.plan.columns:
+                _, _, acc = self.reduce_spec(c)
+                a = self.fresh("col")
+                self.line(f"{a} = tl.zeros((1, BLOCK_N), {acc})")
+                accs.append((c, a, acc))
+            return accs
+
+        def emit_rows_persistent(self) -> None:
+            self.storing = lambda v: v not in self.columns
+            self._grid_stride()
+            self.emit_inner_indices("0")
+            accs = self._accumulate_in_registers()
+            self.line("for tile in range(pid, tiles_m, programs):")
+            self.indent += 1
+            self.scopes.append({})
+            self.emit_outer_indices("tile")
+            self.persistent_reductions()
+            for c, a, _ in accs:  # every load of the block before its first store
+                tile, _, _ = self.reduction_input(c)
+                self.line(f"{a} = {a} + tl.sum({tile}, 0)[None, :]")
+            self.store_outputs(ALL_AXES)
+            self.scopes.pop()
+            self.indent -= 1
+            for c, a, _ in accs:
+                i = self.plan.columns[c]
+                pt = triton_dtype(self.block.args[i].type.element_type)
+                self.line(f"tl.store({self._partials_ptr(c, 'pid')}, {a}.to({pt}), mask=mask_n)")
+
+        def emit_rows_looped(self) -> None:
+            self.storing = lambda v: v not in self.columns
+            self._grid_stride()
+            self.line("for start in range(0, N, BLOCK_N):")  # this program's partials row: zeros
+            self.indent += 1
+            self.scopes.append({})
+            self.emit_inner_indices("start")
+            for c in self.plan.columns:
+                i = self.plan.columns[c]
+                pt = triton_dtype(self.block.args[i].type.element_type)
+                self.line(f"tl.store({self._partials_ptr(c, 'pid')}, tl.zeros((1, BLOCK_N), {pt}), mask=mask_n)")
+            self.scopes.pop()
+            self.indent -= 1
+            self.line("tl.debug_barrier()")
+            self.line("for tile in range(pid, tiles_m, programs):")
+            self.indent += 1
+            self.scopes.append({})
+            self.emit_outer_indices("tile")
+            self.looped_reductions()
+            self.store_outputs({frozenset({"m"}), frozenset()})
+            self.line("for start in range(0, N, BLOCK_N):")
+            self.indent += 1
+            self.scopes.append({})
+            self.emit_inner_indices("start")
+            sums = []
+            for c in self.plan.columns:
+                i = self.plan.columns[c]
+                tile, _, acc = self.reduction_input(c)
+                old = self.fresh("old")
+                self.line(f"{old} = tl.load({self._partials_ptr(c, 'pid')}, mask=mask_n, other=0)")
+                new = self.fresh("col")
+                pt = triton_dtype(self.block.args[i].type.element_type)
+                self.line(f"{new} = ({old}.to({acc}) + tl.sum({tile}, 0)[None, :]).to({pt})")
+                sums.append((c, new))
+            self.store_outputs({frozenset({"m", "n"}), frozenset({"n"})})
+            for c, new in sums:
+                self.line(f"tl.store({self._partials_ptr(c, 'pid')}, {new}, mask=mask_n)")
+            self.scopes.pop()
+            self.indent -= 1
+            self.line("tl.debug_barrier()")  # the next block reads what this one stored
+            self.scopes.pop()
+            self.indent -= 1
+
+        def emit_column_final(self) -> None:
+            self.storing = lambda v: v in self.columns
+            self.line("pid = tl.program_id(0)")
+            self.emit_inner_indices("pid * BLOCK_N")
+            for c in self.plan.columns:
+                _, _, acc = self.reduce_spec(c)
+                i = self.plan.columns[c]
+                programs = self.kernel_extent(self.block.args[i], 0)
+                a = self.fresh("acc")
+                self.line(f"{a} = tl.zeros((BLOCK_M, BLOCK_N), {acc})")
+                self.line(f"for start in range(0, {programs}, BLOCK_M):")
+                self.indent += 1
+                self.line("rs = start + tl.arange(0, BLOCK_M)")
+                part = self.fresh("ld")
+                self.line(
+                    f"{part} = tl.load(in{i}_ptr + (rs[:, None] * in{i}_s0 + rn[None, :] * in{i}_s1), "
+                    f"mask=(rs < {programs})[:, None] & mask_n, other=0)"
+                )
+                self.line(f"{a} = {a} + {part}.to({acc})")
+                self.indent -= 1
+                total = self.fresh("tot")
+                self.line(f"{total} = tl.sum({a}, 0)[None, :]")
+                res = c.results[0]
+                name = self.fresh("red")
+                rt = triton_dtype(res.type.element_type)
+                if isinstance(c, fusion.MeanOp):
+                    self.line(f"{name} = ({total} / M).to({rt})")
+                else:
+                    self.line(f"{name} = {total}.to({rt})")
+                self.column_reduced[res] = name
+            self.store_outputs({frozenset({"n"}), frozenset()})
+
+    return InnerOuterEmitter
+
+
+def launch_lines(plan: KernelPlan, fn: dict[str, str], args: str, programs: str) -> list[str]:
+    """The launcher's body after M, N and use_i64: the row kernel on `programs` programs
+    (the variant the schedule names, or that `fits` picks), then `column_final`."""
+    schedule = plan.kernel.schedule_name
+    persistent = f"{fn['persistent']}, rt.inner_outer_blocks(M, N)" if "persistent" in fn else ""
+    looped = f"{fn['looped']}, rt.looped_blocks(M, N)" if "looped" in fn else ""
+    lines = ["    if N == 0:", "        return"]
+    if schedule == "persistent_if":
+        lines += ["    if fits:", f"        kernel, (bm, bn, warps) = {persistent}", "    else:",
+                  f"        kernel, (bm, bn, warps) = {looped}"]
+    else:
+        lines.append(f"    kernel, (bm, bn, warps) = {persistent or looped}")
+    lines += [
+        f"    rt.launch(kernel, ({programs},), ({args}), bm, bn, use_i64, warps)",
+        f"    bm, bn, warps = rt.inner_outer_final_blocks(N, {programs})",
+        f"    rt.launch({fn['column_final']}, (-(-N // bn),), ({args}), bm, bn, use_i64, warps)",
+    ]
+    return lines

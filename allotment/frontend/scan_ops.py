@@ -1,0 +1,105 @@
+"""`fd.ops` scans and sorts (`cumsum`, `cumprod`, `cummax`, `cummin`, `argsort`, `topk`):
+a mixin of `allotment.frontend.ops.Operators`.
+
+nvFuser's frontend has `cumsum(arg, dim)`, `argsort(arg, dim, descending, stable)` and
+`topk(arg, k, dim, largest, sorted)`; `cumprod`, `cummax` and `cummin` are Allotment
+extensions with torch's signatures. Results follow torch: cumsum and cumprod of bool
+and integers are Int (i64), cummax and cummin return (values, Int indices), argsort
+Int indices, topk (values, Int indices). The sorts are always stable and topk always
+sorted (see `fusion.SortOp`). `k` is an int or a constant integer Scalar.
+"""
+
+from __future__ import annotations
+
+import numbers
+from typing import TYPE_CHECKING, Any
+
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import IntegerAttr, TensorType, UnitAttr, i1, i64
+from xdsl.ir import Attribute
+
+from allotment.dialects import fusion
+from allotment.errors import ArgumentError
+from allotment.frontend.handles import Scalar, Tensor
+
+if TYPE_CHECKING:
+    from allotment.frontend.ops import Operators
+
+    _Base = Operators
+else:
+    _Base = object
+
+
+class ScanOperators(_Base):
+    """The scans and sorts of `fd.ops` (mixed into `Operators`)."""
+
+    def _row_op(
+        self, name: str, cls: type, arg: object, dim: object, props: dict[str, Attribute], results: int
+    ) -> tuple[Tensor, ...]:
+        self._open(name)
+        t = self._tensor(arg, name, "arg")
+        if t.ndim == 0:
+            raise ArgumentError(f"{name}: argument 'arg' must have rank >= 1, got a 0-d tensor")
+        (d,) = self._dims(dim, t.ndim, name, "dim")
+        from allotment.frontend.ops import _make
+
+        props = {"dim": IntegerAttr(d, i64), **props}
+        ph = TensorType(i1, [])
+        op = self._build(name, lambda: _make(cls, [t.value], props, [ph] * results))
+        return tuple(self._fd._tensor_result(op, i) for i in range(results))
+
+    def cumsum(self, arg: object, dim: object) -> Tensor:
+        """Inclusive running sum along `dim` (torch.cumsum; bool and integers give Int)."""
+        return self._row_op("cumsum", fusion.CumsumOp, arg, dim, {}, 1)[0]
+
+    def cumprod(self, arg: object, dim: object) -> Tensor:
+        """Inclusive running product along `dim` (an Allotment extension; torch.cumprod)."""
+        return self._row_op("cumprod", fusion.CumprodOp, arg, dim, {}, 1)[0]
+
+    def cummax(self, arg: object, dim: object) -> tuple[Tensor, Tensor]:
+        """(running maximum, its Int index) along `dim` (an Allotment extension; torch.cummax:
+        ties give the last index, NaN propagates)."""
+        values, indices = self._row_op("cummax", fusion.CummaxOp, arg, dim, {}, 2)
+        return values, indices
+
+    def cummin(self, arg: object, dim: object) -> tuple[Tensor, Tensor]:
+        """(running minimum, its Int index) along `dim` (an Allotment extension; torch.cummin)."""
+        values, indices = self._row_op("cummin", fusion.CumminOp, arg, dim, {}, 2)
+        return values, indices
+
+    def argsort(self, arg: object, dim: object = -1, descending: object = False, stable: object = False) -> Tensor:
+        """Int indices that sort `arg` along `dim` (stable whatever `stable` says)."""
+        props: dict[str, Attribute] = {}
+        if self._bool(descending, "argsort", "descending"):
+            props["descending"] = UnitAttr()
+        if self._bool(stable, "argsort", "stable"):
+            props["stable"] = UnitAttr()
+        return self._row_op("argsort", fusion.ArgsortOp, arg, dim, props, 1)[0]
+
+    def topk(
+        self, arg: object, k: object, dim: object = -1, largest: object = True, sorted: object = False
+    ) -> tuple[Tensor, Tensor]:
+        """(the k largest or smallest values along `dim`, their Int indices), best first."""
+        name = "topk"
+        props: dict[str, Attribute] = {"k": IntegerAttr(self._static_k(k), i64)}
+        if self._bool(largest, name, "largest"):
+            props["largest"] = UnitAttr()
+        if self._bool(sorted, name, "sorted"):
+            props["sorted"] = UnitAttr()
+        values, indices = self._row_op(name, fusion.TopkOp, arg, dim, props, 2)
+        return values, indices
+
+    def _static_k(self, k: Any) -> int:
+        """topk's k: an int, or an integer Scalar defined by a constant."""
+        if isinstance(k, Scalar):
+            self._fd._own(k, "topk: argument 'k'")
+            owner = k.value.owner
+            if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr):
+                k = owner.value.value.data
+            else:
+                raise ArgumentError("topk: argument 'k' must be an int or a constant Scalar (k is static here)")
+        if isinstance(k, bool) or not isinstance(k, numbers.Integral):
+            raise ArgumentError(f"topk: argument 'k' must be an int, got {type(k).__name__} {k!r}")
+        if k < 0:
+            raise ArgumentError(f"topk: argument 'k' must be non-negative, got {k}")
+        return self._int(k, "topk", "k")
