@@ -96,7 +96,7 @@ class _HostEmitter:
             first, first_name = tensor_args[0]
             self.line(f"device = rt.device_of({first_name}, {literal(first.name_hint or 'arg0')})")
         else:
-            self.line("device = rt.default_device()")
+            self.line(f"device = rt.default_device({self.target!r})")
         self.entry_checks(args, params)
         tensors = [p for a, p in zip(args, params) if isinstance(a.type, MemRefType)]
         self.line(f"huge = rt.huge_storage({', '.join(tensors)})")
@@ -309,7 +309,7 @@ class _HostEmitter:
         self.kernels.append(gen)
         extents = [self.extent(op, src) for src in plan.extents if src.static is None and src.expr is None]
         sizes = [self.dim(op.ins[i], j) for i, j in _dynamic_input_dims(op)]
-        fits = [self.v(op.fits)] if op.fits is not None and plan.reductions else []
+        fits = [self.v(op.fits)] if op.fits is not None and (plan.reductions or plan.columns) else []
         call_args = ins + outs + extents + sizes + fits + ["huge"]
         launch = self.ns.name(f"launch_{kname}")
         self.line(f"{launch}({', '.join(call_args)})")
@@ -405,7 +405,7 @@ def _launcher(gen: GeneratedKernel, launch: str, n_in: int, n_out: int) -> str:
     in_dims = _dynamic_input_dims(plan.kernel)
     params = [f"in{i}" for i in range(n_in)] + [f"out{k}" for k in range(n_out)]
     params += [f"D{d}" for d in dynamic] + [f"n{i}_{j}" for i, j in in_dims]
-    schedule = plan.kernel.schedule_name if plan.reductions else None
+    schedule = plan.kernel.schedule_name if plan.reductions or plan.columns else None
     if schedule == "persistent_if":
         params.append("fits")
     params.append("huge")

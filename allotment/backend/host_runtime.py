@@ -36,8 +36,14 @@ def check_arity(function: str, names: Sequence[str], inputs: Sequence[Any]) -> N
 _KIND = {"float": (float, int), "int": (int,), "bool": (bool, int)}
 
 
-def default_device() -> torch.device:
-    return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+def default_device(target: str | None = None) -> torch.device:
+    """Where a program without tensor inputs runs: its target's device (for cuda, the
+    current one), else cuda when there is one."""
+    if target == "cpu":
+        return torch.device("cpu")
+    if target == "cuda" or torch.cuda.is_available():
+        return torch.device("cuda", torch.cuda.current_device())
+    return torch.device("cpu")
 
 
 def device_of(x: Any, name: str) -> torch.device:

@@ -66,7 +66,7 @@ def plan_inner_outer(kernel: alloc.KernelOp) -> KernelPlan:
     rank = len(domain)
     rows = [r for r in reductions if is_row_reduction(r, rank)]
     cols = [r for r in reductions if r not in rows]
-    if not rows or any(_shape(r.operands[0]) != domain for r in reductions) or any(
+    if not cols or any(_shape(r.operands[0]) != domain for r in reductions) or any(
         not is_column_reduction(c, rank) for c in cols
     ):
         raise CodegenError(

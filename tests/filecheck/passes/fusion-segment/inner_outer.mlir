@@ -120,3 +120,36 @@ func.func @column_of_a_row_result(%x: tensor<?x64xf32>) -> (tensor<?x64xf32>, te
   %c = fusion.sum %y dims [0] : tensor<?x64xf32> -> tensor<64xf32>
   func.return %y, %c : tensor<?x64xf32>, tensor<64xf32>
 }
+
+// -----
+
+// A column reduction beside an output of its own domain, with no row reduction
+// (the bias gradient beside dx in a pointwise backward): one pass over the rows
+// writes %dx and accumulates the column partials; without inner-outer kernels the
+// column reduction is a reduction segment that cannot split across CTAs (it has an
+// output that is not reduced). A max over the columns does not add up by partial
+// sums: it stays a reduction.
+
+// CHECK-LABEL: func.func @bias_gradient_beside_dx
+// CHECK:         %dx, %db = fusion.segment "k0" inner_outer (%x, %dy)
+// CHECK:           %db_1 = fusion.sum %dx_1 dims [0]
+// CHECK-NEXT:      fusion.yield %dx_1, %db_1
+
+// OFF-LABEL: func.func @bias_gradient_beside_dx
+// OFF:         %dx, %db = fusion.segment "k0" reduction (%x, %dy)
+
+func.func @bias_gradient_beside_dx(%dy: tensor<?x64xf32>, %x: tensor<?x64xf32>) -> (tensor<?x64xf32>, tensor<64xf32>) {
+  %t = fusion.tanh %x : tensor<?x64xf32>
+  %dx = fusion.mul %dy, %t : tensor<?x64xf32>
+  %db = fusion.sum %dx dims [0] : tensor<?x64xf32> -> tensor<64xf32>
+  func.return %dx, %db : tensor<?x64xf32>, tensor<64xf32>
+}
+
+// CHECK-LABEL: func.func @column_max_beside_dx
+// CHECK:         %dx, %m = fusion.segment "k0" reduction (%dy, %x)
+
+func.func @column_max_beside_dx(%dy: tensor<?x64xf32>, %x: tensor<?x64xf32>) -> (tensor<?x64xf32>, tensor<64xf32>) {
+  %dx = fusion.mul %dy, %x : tensor<?x64xf32>
+  %m = fusion.max %dx dims [0] : tensor<?x64xf32> -> tensor<64xf32>
+  func.return %dx, %m : tensor<?x64xf32>, tensor<64xf32>
+}
