@@ -203,18 +203,21 @@ def looped_blocks(m: int, n: int) -> tuple[int, int, int]:
 def outer_blocks(m: int, n: int) -> tuple[int, int, int]:
     """Blocks of a reduction split across CTAs (first stage, or the whole reduction when it
     has one split): m kept indices, contiguous in memory, by n reduced ones. Up to 64 kept
-    indices per program (128 bytes of bf16: one full cache line per row) by 64 reduced
-    rows, 4 warps; a full reduction (m = 1) reads TILE contiguous elements a step with 8
-    warps. Measured on an H200 (`benchmarks/split_sweep.sh`, BENCHMARKS.md): 64x64 with 4
-    warps moved a 32768x4096 bf16 column sum at 3.2 TB/s where 128x32 with 8 warps moved
-    2.6, at 8 programs per SM."""
+    indices per program (128 bytes of bf16: one full cache line per row; the pass's
+    `split_reduction.SPLIT_KEPT_TILE`) by 32 reduced rows, 4 warps; a full reduction
+    (m = 1) reads TILE contiguous elements a step with 8 warps. Measured on an H200
+    (`benchmarks/split_sweep.sh`, BENCHMARKS.md, 19:4x UTC 2026-11-30), 32768x4096 bf16
+    with about 1088 first-stage programs: 64x32 moved a column sum at 3.40 TB/s and a
+    middle-axis mean at 3.47, against 2.82 and 2.37 with 64x64 (a [64, 64] f32
+    accumulator is 32 registers a thread: fewer programs resident) and 2.87 and 3.31
+    with 64x16."""
     if _OUTER is not None:
         bm, bn, warps = _OUTER
         return min(bm, _pow2(m)), min(bn, _pow2(n)), warps
     if m == 1:
         return 1, min(_pow2(n), TILE), 8
     bm = min(_pow2(m), 64)
-    bn = min(_pow2(n), max(1, TILE // bm))
+    bn = min(_pow2(n), 32)
     return bm, bn, 4
 
 

@@ -47,8 +47,12 @@ SPLIT_TARGET_PROGRAMS = int(os.environ.get("ALLOT_SPLIT_PROGRAMS", "1056"))
 """Programs the first stage aims for: eight per SM of an H200 (132 SMs). Measured
 (`benchmarks/split_sweep.sh`): a full sum of 16384x4096 bf16 at 3.4 TB/s with 1056
 programs, 2.0 with 264; column sums gain 10 to 25%."""
-SPLIT_KEPT_TILE = 128
-"""Kept indices per program of the first stage at large kept extents (`host_runtime.outer_blocks`)."""
+SPLIT_KEPT_TILE = 64
+"""Kept indices per program of the first stage at large kept extents: the BLOCK_M of
+`host_runtime.outer_blocks`, so that `SPLIT_TARGET_PROGRAMS` counts the programs launched.
+(It was 128 against 64-wide blocks, which launched twice the target: a 32768x4096 column sum
+ran 2112 programs of 55 registers, 1.8 waves at 49% occupancy by Nsight Compute, where
+torch.compile's one wave moved 89% of DRAM bandwidth.)"""
 SPLIT_MIN_REDUCED = 256
 """At least this many reduced indices per split: fewer would spend more on partials than they save."""
 

@@ -3,14 +3,14 @@
 // An outer (column) reduction is split across CTAs: fusion-allocate declares
 // its partials buffer [%split, kept] in the accumulation type (f32 for bf16),
 // sized at entry from the arguments' extents (two programs per SM of an H200
-// over the kept tiles of 128, at least 256 reduced rows a split), passes it to
+// over the kept tiles of 64, at least 256 reduced rows a split), passes it to
 // the kernel as an extra input named by the kernel's `partials` attribute, and
 // schedules the kernel `looped` (it streams the rows, holding none on chip).
 
 // CHECK-LABEL: func.func @column_sum
 // CHECK:         %x_d0 = memref.dim %x, %c0 : memref<?x?xbf16>
 // CHECK:         [[BYWORK:%.*]] = arith.ceildivsi %x_d0, %c256 : index
-// CHECK:         [[TILES:%.*]] = arith.ceildivsi %x_d1, %c128 : index
+// CHECK:         [[TILES:%.*]] = arith.ceildivsi %x_d1, %c64 : index
 // CHECK:         [[T1:%.*]] = arith.maxsi [[TILES]], %c1 : index
 // CHECK:         [[BYPROGRAMS:%.*]] = arith.ceildivsi %c1056, [[T1]] : index
 // CHECK:         [[MIN:%.*]] = arith.minsi [[BYWORK]], [[BYPROGRAMS]] : index
