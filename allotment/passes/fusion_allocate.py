@@ -403,22 +403,27 @@ class _Allocator:
         kept = sym.product([e for d, e in enumerate(extents) if d not in dims])
         count = split_reduction.split_count(sym.product([extents[d] for d in dims]), kept)
         sizes = [self.shapes.canonical(count), self.shapes.canonical(kept)]
+        return [self._partials_buffer(seg, r, acc, sizes, block) for r, acc in split]
+
+    def _partials_buffer(
+        self, seg: fusion.SegmentOp, r: Operation, acc: Attribute, sizes: list[Extent], block: Block
+    ) -> SSAValue:
+        """One global buffer of partial results of reduction `r` (`sizes` in the fusion's
+        extents, elements `acc`), allocated before the kernel, and the kernel body's
+        argument for it (appended): a split reduction's or an inner-outer kernel's."""
         static = [e.value if isinstance(e, Const) else DYNAMIC_INDEX for e in sizes]
-        out = []
-        for r, acc in split:
-            name = f"{seg.sym_name.data}_partials_{r.results[0].name_hint or 'red'}"
-            a = alloc.AllocOp(
-                alloc.memref_type(acc, tuple(static)),
-                [self.sizes.value(e) for e, s in zip(sizes, static) if s == DYNAMIC_INDEX],
-                alloc.MemorySpace.GLOBAL,
-                name=name,
-            )
-            a.result.name_hint = name
-            self.body_ops.append(a)
-            arg = block.insert_arg(TensorType(acc, static), len(block.args))
-            arg.name_hint = name
-            out.append(a.result)
-        return out
+        name = f"{seg.sym_name.data}_partials_{r.results[0].name_hint or 'red'}"
+        a = alloc.AllocOp(
+            alloc.memref_type(acc, tuple(static)),
+            [self.sizes.value(e) for e, s in zip(sizes, static) if s == DYNAMIC_INDEX],
+            alloc.MemorySpace.GLOBAL,
+            name=name,
+        )
+        a.result.name_hint = name
+        self.body_ops.append(a)
+        arg = block.insert_arg(TensorType(acc, static), len(block.args))
+        arg.name_hint = name
+        return a.result
 
     def _column_partials(self, seg: fusion.SegmentOp, block: Block, first: int) -> list[SSAValue]:
         """An inner-outer kernel's partials (`passes/inner_outer.py`): one global buffer
@@ -433,20 +438,8 @@ class _Allocator:
                 continue
             programs = inner_outer.program_count(sym.product(list(extents[:-1])))
             sizes = [self.shapes.canonical(programs), self.shapes.canonical(extents[-1])]
-            static = [e.value if isinstance(e, Const) else DYNAMIC_INDEX for e in sizes]
             acc = accumulation_type(op.results[0].type.element_type)
-            name = f"{seg.sym_name.data}_partials_{op.results[0].name_hint or 'red'}"
-            a = alloc.AllocOp(
-                alloc.memref_type(acc, tuple(static)),
-                [self.sizes.value(e) for e, s in zip(sizes, static) if s == DYNAMIC_INDEX],
-                alloc.MemorySpace.GLOBAL,
-                name=name,
-            )
-            a.result.name_hint = name
-            self.body_ops.append(a)
-            arg = block.insert_arg(TensorType(acc, static), len(block.args))
-            arg.name_hint = name
-            out.append(a.result)
+            out.append(self._partials_buffer(seg, op, acc, sizes, block))
         return out
 
     def _column_accumulator(self, op: Operation, seg: fusion.SegmentOp) -> alloc.AllocOp:
