@@ -250,8 +250,11 @@ def _slice(analysis: ShapeAnalysis, op: fusion.SliceOp) -> None:
     starts = _mixed(analysis, op.static_start.get_values(), op.start)
     stops = _mixed(analysis, op.static_stop.get_values(), op.stop)
     steps = _mixed(analysis, op.static_step.get_values(), op.step)
+    # a run-time step is clamped to 1 in the extent's arithmetic: the extent may be computed
+    # before the check below runs, and must not divide by zero first (it is used only once
+    # the check has passed, where the clamp changes nothing)
     out = [
-        view_extents.slice_sym(size, start, stop, step)[1]
+        view_extents.slice_sym(size, start, stop, step if isinstance(step, Const) else sym.maximum(step, Const(1)))[1]
         for size, start, stop, step in zip(src, starts, stops, steps)
     ]
     for d, v in enumerate(steps):

@@ -213,7 +213,6 @@ def test_slice_bounds_past_the_end_are_clamped_as_torch(run_fusion: RunFusion) -
         check(out, x[a:b])
 
 
-@pytest.mark.backend_bug("the slice extent's ceildiv by the step runs before the step >= 1 check")
 def test_slice_with_a_non_positive_step_value_is_refused(run_fusion: RunFusion) -> None:
     with FusionDefinition() as fd:
         t = fd.define_tensor([-1])
