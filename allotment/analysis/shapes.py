@@ -228,7 +228,10 @@ def _reshape(analysis: ShapeAnalysis, op: fusion.ReshapeOp) -> None:
     out = list(entries)
     if -1 in static:
         idx = static.index(-1)
-        out[idx] = view_extents.reshape_inferred_sym(numel, known_numel)
+        # a run-time divisor is clamped to 1, as a slice's step: the quotient may be computed
+        # before the `divisible` check below (false for 0) reports a product of 0
+        divisor = known_numel if isinstance(known_numel, Const) else sym.maximum(known_numel, Const(1))
+        out[idx] = view_extents.reshape_inferred_sym(numel, divisor)
         if not (isinstance(numel, Const) and isinstance(known_numel, Const)):
             analysis.checks.append(
                 ShapeCheck(

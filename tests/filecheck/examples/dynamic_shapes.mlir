@@ -10,4 +10,4 @@
 // CHECK-NEXT:    alloc.check divisible %1, %rows_index, "fusion.reshape: the input's ((x.shape[0] + lo) + hi) elements must be divisible by rows to infer the -1 extent"
 // CHECK:         %p = alloc.alloc(%1) {memory = #alloc.memory<global>, name = "p"} : memref<?xf32>
 // CHECK:         fusion.pad %x_1 low [%loi] high [%hii]
-// CHECK:         %y = alloc.alloc(%rows_index, %2)
+// CHECK:         %y = alloc.alloc(%rows_index, %3)

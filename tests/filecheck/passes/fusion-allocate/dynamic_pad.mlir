@@ -56,9 +56,12 @@ func.func @static_crop(%x: tensor<2x4xf32>) -> tensor<2x1xf32> {
 // CHECK-NEXT:    %n_index = arith.index_cast %n : i64 to index
 // CHECK-NEXT:    %m_index = arith.index_cast %m : i64 to index
 // CHECK-NEXT:    %0 = arith.muli %n_index, %m_index : index
-// CHECK:         alloc.check ge %0, %c0, "fusion.reshape: extent (n * m) must be >= 0"
+// The quotient divides by max(n * m, 1): the check, not a division by zero, reports 0
+// CHECK:         %2 = arith.maxsi %0, %c1 : index
+// CHECK-NEXT:    %3 = arith.floordivsi %1, %2 : index
+// CHECK-NEXT:    alloc.check ge %0, %c0, "fusion.reshape: extent (n * m) must be >= 0"
 // CHECK-NEXT:    alloc.check divisible %1, %0, "fusion.reshape: the input's (x.shape[0] * x.shape[1]) elements must be divisible by (n * m) to infer the -1 extent"
-// CHECK:         memref.reinterpret_cast %x to offset: [0], sizes: [%0, %2], strides: [%2, 1]
+// CHECK:         memref.reinterpret_cast %x to offset: [0], sizes: [%0, %3], strides: [%3, 1]
 func.func @reshape_by_i64_product(%x: tensor<?x?xf32>, %n: i64, %m: i64) -> tensor<?x?xf32> {
   %nm = arith.muli %n, %m : i64
   %k = arith.index_cast %nm : i64 to index
