@@ -24,7 +24,7 @@ from xdsl.dialects.builtin import i8
 from allotment.allocation import plan_buffers
 from allotment.analysis.symbolic import Const
 from allotment.ir import find_function, parse_module
-from allotment.passes import split_reduction
+from allotment.passes import inner_outer, split_reduction
 from allotment.reference import evaluate, random_inputs
 
 EXAMPLES = int(os.environ.get("ALLOT_PROPERTY_EXAMPLES", "500"))
@@ -61,7 +61,18 @@ def check_fusion(seed: int) -> None:
             dims = set(split_reduction.reduced_dims(op))
             kept = math.prod(e for d, e in enumerate(src_shape) if d not in dims)
             count = split_reduction.split_count(Const(math.prod(src_shape[d] for d in dims)), Const(kept))
-            assert b.shape == (count.value, kept), f"seed {seed}: partials {b.name} planned {b.shape}\n{text}"
+            shapes_ok = {(count.value, kept)}  # a reduction split across CTAs: [split, kept]
+            if inner_outer.is_column_reduction(op, len(src_shape)):  # an inner-outer kernel's: [programs, N]
+                shapes_ok.add((inner_outer.program_count(Const(math.prod(src_shape[:-1]))).value, src_shape[-1]))
+            assert b.shape in shapes_ok, f"seed {seed}: partials {b.name} planned {b.shape}\n{text}"
+        elif "_acc_" in b.name:
+            # <kernel>_acc_<column reduction result>: an inner-outer kernel's on-chip accumulator [N]
+            reduction = b.name.split("_acc_", 1)[1]
+            op = next(o for o in parse_module(text).walk() if any(r.name_hint == reduction for r in o.results))
+            src_shape = expected.get(op.operands[0].name_hint) or shapes[op.operands[0].name_hint]
+            assert b.memory == "local" and b.shape == (src_shape[-1],), (
+                f"seed {seed}: accumulator {b.name} planned {b.memory} {b.shape}\n{text}"
+            )
         elif b.memory == "global" and b.element_type == i8:
             continue  # an arena (alloc-plan): its slots are checked as the buffers below
         elif b.memory in ("global", "arena"):
