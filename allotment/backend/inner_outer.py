@@ -39,8 +39,8 @@ from allotment.backend.kernel_plan import (
     REDUCTIONS,
     CodegenError,
     KernelPlan,
-    _extent_sources,
     _natural_maps,
+    _place_outputs_and_rows,
     _shape,
 )
 from allotment.dialects import alloc, fusion
@@ -89,19 +89,7 @@ def plan_inner_outer(kernel: alloc.KernelOp) -> KernelPlan:
     for v in column_values(plan):  # on the kept (last) dim only
         shape = _shape(v)
         plan.natural[v] = tuple(None if j < len(shape) - 1 else (rank - 1, 0) for j in range(len(shape)))
-    yielded = list(block.last_op.operands)
-    for v in yielded:
-        if v not in plan.natural:
-            raise CodegenError(f"kernel {name}: cannot place output {v.name_hint} in the iteration domain")
-    for op in ops:
-        if isinstance(op, alloc.AllocOp):
-            nxt = op.next_op
-            while nxt is not None and not isinstance(nxt, REDUCTIONS):
-                nxt = nxt.next_op
-            if nxt is not None:
-                plan.row_buffers[nxt] = op
-    plan.extents = _extent_sources(plan, kernel, args, yielded)
-    return plan
+    return _place_outputs_and_rows(plan, kernel, args, ops, list(block.last_op.operands))
 
 
 def column_values(plan: KernelPlan) -> set[SSAValue]:

@@ -144,6 +144,14 @@ def plan_kernel(kernel: alloc.KernelOp) -> KernelPlan:
     plan = KernelPlan(kernel, kernel.kind.data, tuple(domain), outer, inner, reductions)
     _split_partials(plan)
     _natural_maps(plan, block.args, ops)
+    return _place_outputs_and_rows(plan, kernel, block.args, ops, yielded)
+
+
+def _place_outputs_and_rows(
+    plan: KernelPlan, kernel: alloc.KernelOp, args: Sequence[SSAValue], ops: list[Operation], yielded: list[SSAValue]
+) -> KernelPlan:
+    """The end of every plan: each output placed in the iteration domain (else a
+    CodegenError), each row buffer tied to the reduction after it, the extents' sources."""
     for v in yielded:
         if v not in plan.natural:
             raise CodegenError(f"kernel {plan.name}: cannot place output {v.name_hint} in the iteration domain")
@@ -154,7 +162,7 @@ def plan_kernel(kernel: alloc.KernelOp) -> KernelPlan:
                 nxt = nxt.next_op
             if nxt is not None:
                 plan.row_buffers[nxt] = op
-    plan.extents = _extent_sources(plan, kernel, block.args, yielded)
+    plan.extents = _extent_sources(plan, kernel, args, yielded)
     return plan
 
 
