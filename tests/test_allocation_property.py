@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 import os
 import random
+import re
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -55,13 +56,15 @@ def check_fusion(seed: int) -> None:
     for b in buffers:
         if b.memory in ("global", "arena") and "_partials_" in b.name:
             # <kernel>_partials_<reduction result>: [split, kept] partials of a reduction split across CTAs
+            # (a var_mean's two are named after its mean and its var)
             reduction = b.name.split("_partials_", 1)[1]
             op = next(o for o in parse_module(text).walk() if any(r.name_hint == reduction for r in o.results))
             src_shape = expected.get(op.operands[0].name_hint) or shapes[op.operands[0].name_hint]
             dims = set(split_reduction.reduced_dims(op))
             kept = math.prod(e for d, e in enumerate(src_shape) if d not in dims)
-            count = split_reduction.split_count(Const(math.prod(src_shape[d] for d in dims)), Const(kept))
-            shapes_ok = {(count.value, kept)}  # a reduction split across CTAs: [split, kept]
+            count = split_reduction.count_for(op, Const(math.prod(src_shape[d] for d in dims)), Const(kept))
+            # a reduction split across CTAs: [split, kept] ([1, 0] for an inner split's unused partials)
+            shapes_ok = {(count.value, split_reduction.partials_kept(op, count, Const(kept)).value)}
             if inner_outer.is_column_reduction(op, len(src_shape)):  # an inner-outer kernel's: [programs, N]
                 shapes_ok.add((inner_outer.program_count(Const(math.prod(src_shape[:-1]))).value, src_shape[-1]))
             assert b.shape in shapes_ok, f"seed {seed}: partials {b.name} planned {b.shape}\n{text}"
@@ -76,8 +79,9 @@ def check_fusion(seed: int) -> None:
         elif b.memory == "global" and b.element_type == i8:
             continue  # an arena (alloc-plan): its slots are checked as the buffers below
         elif b.memory in ("global", "arena"):
-            if b.name.endswith("_contiguous"):  # the copy fusion-segment makes before a reshape
-                b = type(b)(b.name.removesuffix("_contiguous"), *list(b.__dict__.values())[1:])
+            copied = re.fullmatch(r"(.*)_contiguous(_\d+)?", b.name)
+            if copied:  # the copy fusion-segment makes before a reshape (one per reshape: `_contiguous_1`, ...)
+                b = type(b)(copied.group(1), *list(b.__dict__.values())[1:])
             assert b.name in expected, f"seed {seed}: buffer {b.name} holds no named tensor\n{text}"
             assert b.shape == expected[b.name], (
                 f"seed {seed}: buffer {b.name} planned {b.shape}, reference {expected[b.name]}\n{text}"

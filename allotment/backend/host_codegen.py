@@ -74,6 +74,7 @@ class _HostEmitter:
         self.lines: list[str] = []
         self.kernels: list[GeneratedKernel] = []
         self.launchers: list[str] = []
+        self.layouts: list[str] = []  # one `(functions, tensors, loose, count)` per kernel (`_argument_layout`)
 
     def line(self, text: str) -> None:
         self.lines.append("    " + text)
@@ -99,7 +100,7 @@ class _HostEmitter:
             self.line(f"device = rt.default_device({self.target!r})")
         self.entry_checks(args, params)
         tensors = [p for a, p in zip(args, params) if isinstance(a.type, MemRefType)]
-        self.line(f"huge = rt.huge_storage({', '.join(tensors)})")
+        self.line(f"huge = rt.offsets_need_i64({', '.join(tensors)})")
         for op in self.f.body.block.ops:
             self.op(op)
         if not self.launchers:  # no kernel reads `huge`: no per-call storage scan
@@ -107,8 +108,12 @@ class _HostEmitter:
         return "\n".join(self.lines)
 
     def entry_checks(self, args: list[SSAValue], params: list[str]) -> None:
-        """One `rt.check_tensor`/`rt.check_scalar` per argument; errors name it by its IR name."""
+        """One check per argument; errors name it by its IR name. A tensor gets one inline
+        condition (`_fast_tensor_check`) that holds exactly when `rt.check_tensor` would
+        accept it unchanged, and `rt.check_tensor` (the exact error, or a contiguous copy)
+        only when it fails; a scalar gets `rt.check_scalar`."""
         view_roots = self._view_roots()
+        first_tensor = next((a for a in args if isinstance(a.type, MemRefType)), None)
         for i, (a, p) in enumerate(zip(args, params)):
             t = a.type
             shown = literal(a.name_hint or f"arg{i}")
@@ -119,8 +124,9 @@ class _HostEmitter:
                     # check_tensor may return a contiguous copy: keep the caller's tensor to write back
                     self.user_tensors[a] = self.ns.name(f"{a.name_hint or f'arg{i}'}.caller")
                     self.line(f"{self.user_tensors[a]} = {p}")
+                self.line(f"if not ({_fast_tensor_check(p, t, contig, a is first_tensor)}):")
                 self.line(
-                    f"{p} = rt.check_tensor({p}, {shown}, {torch_dtype_source(t.element_type)}, {shape!r}, "
+                    f"    {p} = rt.check_tensor({p}, {shown}, {torch_dtype_source(t.element_type)}, {shape!r}, "
                     f"device, {contig})"
                 )
             else:
@@ -163,7 +169,13 @@ class _HostEmitter:
             self.line(f"{self.v(op.results[0])} = {_arith_expr(op, [self.v(x) for x in op.operands])}")
         elif isinstance(op, alloc.CheckOp):
             a, b = self.v(op.lhs), self.v(op.rhs)
-            self.line(f"rt.check({literal(op.predicate.data)}, {a}, {b}, {literal(op.message.data)})")
+            call = f"rt.check({literal(op.predicate.data)}, {a}, {b}, {literal(op.message.data)})"
+            fails = {"eq": f"{a} != {b}", "ge": f"{a} < {b}"}.get(op.predicate.data)
+            if fails is None:
+                self.line(call)
+            else:  # the common case costs one comparison; rt.check raises the error
+                self.line(f"if {fails}:")
+                self.line(f"    {call}")
         elif isinstance(op, alloc.AllocOp):
             t = op.result.type
             dyn = iter(op.sizes)
@@ -314,6 +326,7 @@ class _HostEmitter:
         launch = self.ns.name(f"launch_{kname}")
         self.line(f"{launch}({', '.join(call_args)})")
         self.launchers.append(_launcher(gen, launch, len(ins), len(outs)))
+        self.layouts.append(_argument_layout(gen))
 
     def library(self, op: alloc.KernelOp, ins: list[str], outs: list[str]) -> None:
         body = [o for o in op.body.block.ops if not isinstance(o, alloc.YieldOp | arith.ConstantOp)]
@@ -329,6 +342,26 @@ class _HostEmitter:
             self.line(f"rt.linear({args[lib.input]}, {args[lib.weight]}, {bias}, {out})")
         else:
             raise CodegenError(f"library kernel {op.sym_name.data!r}: {lib.name} is not a library op")
+
+
+def _fast_tensor_check(p: str, t: MemRefType, contiguous: bool, first: bool) -> str:
+    """A Python condition that holds exactly when `rt.check_tensor` accepts tensor `p` as
+    it is (type, dtype, device, dense layout, rank, static extents, and contiguity when
+    the program views it). The first tensor argument has passed `rt.device_of` (a dense
+    tensor, whose device is `device`): its device and layout are not compared again."""
+    shape = t.get_shape()
+    parts = [f"isinstance({p}, torch.Tensor)", f"{p}.dtype is {torch_dtype_source(t.element_type)}"]
+    if not first:
+        parts += [f"{p}.device == device", f"{p}.layout is torch.strided"]
+    static = [(d, e) for d, e in enumerate(shape) if e != DYNAMIC_INDEX]
+    if len(static) == len(shape):
+        parts.append(f"{p}.shape == {tuple(shape)!r}")  # rank and every extent
+    else:
+        parts.append(f"{p}.dim() == {len(shape)}")
+        parts += [f"{p}.shape[{d}] == {e}" for d, e in static]
+    if contiguous:
+        parts.append(f"{p}.is_contiguous()")
+    return " and ".join(parts)
 
 
 def _storage(value: SSAValue) -> SSAValue:
@@ -423,15 +456,21 @@ def _launcher(gen: GeneratedKernel, launch: str, n_in: int, n_out: int) -> str:
         return f"n{i}_{d}" if e == DYNAMIC_INDEX else str(e)
 
     spelling = {
-        "in": "in{i}", "scalar": "in{i}", "in_stride": "in{i}.stride({d})",
-        "out": "out{i}", "out_stride": "out{i}.stride({d})", "extent": "D{i}",
+        "in": "in{i}", "scalar": "in{i}", "in_stride": "in{i}_s[{d}]",
+        "out": "out{i}", "out_stride": "out{i}_s[{d}]", "extent": "D{i}",
     }
-    args = ", ".join(
+    strided = dict.fromkeys(  # in0, out1, ...: each tensor whose strides the kernel takes
+        f"{a.kind.split('_')[0]}{a.index}" for a in gen.args if a.kind in ("in_stride", "out_stride")
+    )
+    if strided:  # one `stride()` per tensor (half the cost of one `stride(d)` per dim)
+        lines.append(f"    {', '.join(f'{t}_s' for t in strided)} = {', '.join(f'{t}.stride()' for t in strided)}")
+    lines.append("    args = " + _tuple([
         in_size(a.index, a.dim) if a.kind == "in_size"
         else f"({a.expr})" if a.kind == "derived"
         else spelling.get(a.kind, a.kind).format(i=a.index, d=a.dim)
         for a in gen.args
-    )
+    ]))
+    args = "args"  # the launches below pass the one tuple
     if plan.kind in ("scan", "sort"):  # one program per BLOCK_M rows (`scan_codegen`)
         from allotment.backend.scan_codegen import launch_lines
 
@@ -441,7 +480,7 @@ def _launcher(gen: GeneratedKernel, launch: str, n_in: int, n_out: int) -> str:
 
         programs = in_size(next(iter(plan.columns.values())), 0) if plan.columns else "1"
         lines += inner_outer_lines(plan, gen.functions, args, programs)
-    elif plan.partials:  # split across CTAs (`passes.split_reduction`): one kernel, or two stages
+    elif plan.partials and not plan.inner_split:  # split across CTAs (`passes.split_reduction`): one kernel, or two stages
         split = in_size(next(iter(plan.partials.values())), 0)
         fn = gen.functions
         lines += [
@@ -458,6 +497,17 @@ def _launcher(gen: GeneratedKernel, launch: str, n_in: int, n_out: int) -> str:
     elif plan.reductions:
         lines.append("    if M == 0:")
         lines.append("        return")
+        if plan.partials:  # an inner split (`passes.split_reduction`): two stages when %split > 1, else the row kernel
+            split = in_size(next(iter(plan.partials.values())), 0)
+            fn = gen.functions
+            lines += [
+                f"    if {split} > 1:",
+                "        bm, bn, warps = rt.inner_split_blocks(M, N)",
+                f"        rt.launch({fn['split_partial']}, (-(-M // bm) * {split},), ({args}), bm, bn, use_i64, warps)",
+                f"        bm, bn, warps = rt.split_final_blocks(M, {split})",
+                f"        rt.launch({fn['split_final']}, (-(-M // bm),), ({args}), bm, bn, use_i64, warps)",
+                "        return",
+            ]
         persistent = f"{gen.functions['persistent']}, rt.persistent_blocks(M, N)" if "persistent" in gen.functions else ""
         looped = f"{gen.functions['looped']}, rt.looped_blocks(M, N)" if "looped" in gen.functions else ""
         if schedule == "persistent_if":  # alloc-place's run-time condition, evaluated by the host program
@@ -471,11 +521,28 @@ def _launcher(gen: GeneratedKernel, launch: str, n_in: int, n_out: int) -> str:
     else:
         lines.append("    if M * N == 0:")
         lines.append("        return")
-        lines.append("    bm, bn, warps = rt.pointwise_blocks(M, N)")
+        lines.append(f"    bm, bn, warps = rt.{'transpose' if gen.transposed else 'pointwise'}_blocks(M, N)")
         lines.append(
             f"    rt.launch({gen.functions['pointwise']}, (-(-M // bm) * -(-N // bn),), ({args}), bm, bn, use_i64, warps)"
         )
     return "\n".join(lines)
+
+
+def _argument_layout(gen: GeneratedKernel) -> str:
+    """`((functions...), tensors, loose, count)`, an entry of the module's `kernel_layouts()`:
+    which of the kernel's arguments are tensors and which scalars may hold a non-int (float
+    and bool scalars), for every variant of the kernel (they share one argument list);
+    every other argument is an int (strides, sizes, extents, integer scalars). The direct
+    GPU launch (`launch.launch_kernel`) builds its cache key and alignment check from it."""
+    block_args = gen.plan.kernel.body.block.args
+    tensors = [k for k, a in enumerate(gen.args) if a.kind in ("in", "out")]
+    loose = [
+        k for k, a in enumerate(gen.args) if a.kind == "scalar"
+        and not isinstance(block_args[a.index].type, IndexType)
+        and not (isinstance(block_args[a.index].type, IntegerType) and block_args[a.index].type.width.data > 1)
+    ]
+    functions = _tuple(list(gen.functions.values()))
+    return f"({functions}, {_tuple([str(k) for k in tensors])}, {_tuple([str(k) for k in loose])}, {len(gen.args)})"
 
 
 def _kernel_comment(gen: GeneratedKernel) -> str:
@@ -483,6 +550,14 @@ def _kernel_comment(gen: GeneratedKernel) -> str:
     counts = Counter(o.name for o in gen.plan.kernel.body.block.ops if not isinstance(o, alloc.YieldOp))
     ops = ", ".join(f"{n} {name}" for name, n in counts.items())
     return f"# alloc.kernel {comment(gen.plan.name)} {comment(gen.plan.kind)}: {comment(ops)}"
+
+
+def _layouts_function(layouts: list[str]) -> str:
+    return "\n".join([
+        f"def {generated('kernel_layouts')}():",
+        "    'Per kernel: (its functions, positions of tensor arguments, of float/bool scalars, argument count).'",
+        "    return " + _tuple(layouts),
+    ])
 
 
 def poison_enabled() -> bool:
@@ -510,4 +585,6 @@ def emit_program(
     ]
     parts += [_kernel_comment(k) + "\n" + k.source for k in h.kernels]
     parts += [""] + h.launchers + ["", run, ""]
+    if h.layouts:  # read by `launch.bind_kernels` when the module is loaded
+        parts[-1:] = [_layouts_function(h.layouts), ""]
     return HostProgram("\n\n".join(parts), h.kernels, f.sym_name.data)

@@ -146,13 +146,39 @@ def round_float(x: float) -> float:
     return float(torch.tensor(x, dtype=torch.float32))
 
 
-def huge_storage(*tensors: torch.Tensor) -> bool:
-    """Whether a storage has 2^31 elements or more: kernels then index in 64 bits
-    (a view of it can point anywhere in it)."""
+def offsets_need_i64(*tensors: torch.Tensor) -> bool:
+    """Whether a kernel reading these tensors needs 64-bit indices (`USE_I64`): whether one
+    of them spans 2^31 elements or more (`element_span`).
+
+    Why the span is enough: a kernel indexes every tensor argument from its `data_ptr()`
+    (storage offset included) through the tensor's own strides, at indices within its own
+    extents: slices, pads, permutes, cats and broadcasts inside a kernel move the *domain*
+    indices (`kernel_plan`'s index maps), and an input is loaded only where its indices are
+    in range (masked loads; gather/scatter indices are bounds-checked before the launch).
+    So the largest offset a kernel forms from a tensor's pointer is
+    sum((size - 1) * stride), what the tensor's storage holds around it does not matter (a
+    view of a huge storage whose elements span less than 2^31 needs no 64-bit index). Views
+    the host program takes of an argument (`torch.as_strided`) lie within that argument,
+    made contiguous first; buffers it allocates are checked by their element count, and
+    the launcher adds the kernel's domain (`M * N >= 2**31`). Masked-off lanes may form
+    larger offsets that wrap in 32 bits; they are never dereferenced."""
     for t in tensors:
-        if t.untyped_storage().nbytes() // t.element_size() >= 2**31:
+        if t.is_contiguous():
+            if t.numel() >= 2**31:
+                return True
+        elif element_span(t) >= 2**31:
             return True
     return False
+
+
+def element_span(t: torch.Tensor) -> int:
+    """1 + the largest element offset from `t.data_ptr()` that indexing `t` within its
+    extents reaches: sum((size - 1) * stride) + 1 (torch strides are never negative), 0 for
+    an empty tensor. `numel()` for a contiguous tensor; less for a broadcast (stride 0),
+    more for a strided slice."""
+    if t.numel() == 0:
+        return 0
+    return 1 + sum((n - 1) * s for n, s in zip(t.shape, t.stride()))
 
 
 def _pow2(n: int) -> int:
@@ -177,16 +203,46 @@ _PW = _env_blocks("POINTWISE")
 
 @functools.lru_cache(maxsize=4096)
 def pointwise_blocks(m: int, n: int) -> tuple[int, int, int]:
+    """Blocks of a pointwise kernel over [m, n]: up to 1024 columns (narrower, down to 128,
+    while a row's last tile would leave more than 15% of the row's lanes idle), TILE
+    elements a program, 8 warps above 1024 elements (ALLOT_POINTWISE_BLOCKS to tune)."""
     if _PW is not None:
         bm, bn, warps = _PW
         return min(bm, _pow2(m)), min(bn, _pow2(n)), warps
     bn = min(_pow2(n), 1024)
+    while bn > 128 and n < TILE and n / (-(-n // bn) * bn) < 0.85:
+        bn //= 2  # rows of 1111: 256-wide tiles use 87% of their lanes, 1024-wide ones 54%
     bm = min(_pow2(m), max(1, TILE // bn))
     return bm, bn, 4 if bm * bn <= 1024 else 8
 
 
 @functools.lru_cache(maxsize=4096)
+def transpose_blocks(m: int, n: int) -> tuple[int, int, int]:
+    """Blocks of a pointwise kernel that reads or writes some operand along the outer (m)
+    axis of its domain (a transpose: `kernel_plan`'s operand maps put that operand's last,
+    contiguous dim on an outer domain dim). Square tiles, so that both the operands that are
+    contiguous along n and those contiguous along m are read in whole cache lines; Triton
+    converts the layout between them through shared memory. 64 x 64 with 8 warps unless
+    ALLOT_TRANSPOSE_BLOCKS says otherwise. Measured on an H200 (`benchmarks/block_sweep.sh`,
+    `benchmarks/results/block_sweep_h200_2026-11-30_2207.txt`), x.T + z in bf16: 8192x8192
+    at 95% of the copy bandwidth (the 4 x 1024 tiles of `pointwise_blocks` 60%), 5003x3001
+    36 us (48); [16, 2048, 2048] transposed in its last two dims 97% (61%)."""
+    if _TR is not None:
+        bm, bn, warps = _TR
+        return min(bm, _pow2(m)), min(bn, _pow2(n)), warps
+    return min(_pow2(m), 64), min(_pow2(n), 64), 8
+
+
+_TR = _env_blocks("TRANSPOSE")
+_PERSISTENT = _env_blocks("PERSISTENT")
+_LOOPED = _env_blocks("LOOPED")
+
+
+@functools.lru_cache(maxsize=4096)
 def persistent_blocks(m: int, n: int) -> tuple[int, int, int]:
+    if _PERSISTENT is not None:
+        bm, bn, warps = _PERSISTENT
+        return min(bm, _pow2(m)), max(bn, _pow2(n)), warps
     bn = _pow2(n)
     bm = min(_pow2(m), max(1, TILE // bn))
     elems = bm * bn
@@ -196,7 +252,15 @@ def persistent_blocks(m: int, n: int) -> tuple[int, int, int]:
 
 @functools.lru_cache(maxsize=4096)
 def looped_blocks(m: int, n: int) -> tuple[int, int, int]:
-    return 1, min(_pow2(n), TILE), 8
+    """Blocks of a looped row reduction: one row per program, 2048 columns a step, 8 warps
+    (ALLOT_LOOPED_BLOCKS to tune). Measured on an H200 (`benchmarks/block_sweep.sh`,
+    `benchmarks/results/block_sweep_h200_2026-11-30_2207.txt`): cross-entropy over
+    1234x50257 bf16 (one pass, online softmax) 116 us, against 169 with 4096 a step
+    (fewer registers per thread: more programs resident), 125 with 1024 and 4 warps."""
+    if _LOOPED is not None:
+        bm, bn, warps = _LOOPED
+        return min(bm, _pow2(m)), min(bn, _pow2(n)), warps
+    return 1, min(_pow2(n), 2048), 8
 
 
 @functools.lru_cache(maxsize=4096)
@@ -216,12 +280,36 @@ def outer_blocks(m: int, n: int) -> tuple[int, int, int]:
         return min(bm, _pow2(m)), min(bn, _pow2(n)), warps
     if m == 1:
         return 1, min(_pow2(n), TILE), 8
+    if n < SHORT_REDUCED:
+        return short_outer_blocks(m, n)
     bm = min(_pow2(m), 64)
     bn = min(_pow2(n), 32)
     return bm, bn, 4
 
 
+SHORT_REDUCED = 256
+"""Below this many reduced indices a split reduction always has one split
+(`passes.split_reduction.SPLIT_MIN_REDUCED`): one program reduces the whole short axis."""
+
+
+@functools.lru_cache(maxsize=4096)
+def short_outer_blocks(m: int, n: int) -> tuple[int, int, int]:
+    """Blocks of an outer reduction over a short axis (n < SHORT_REDUCED, one split: a sum
+    over the 16 rows of [16, 1024, 4096]): nothing is split, so a program should own many
+    kept indices: 1024 by 4 reduced a step, 4 warps (ALLOT_SHORT_OUTER_BLOCKS to tune).
+    Measured on an H200 (`benchmarks/block_sweep.sh`,
+    `benchmarks/results/block_sweep_h200_2026-11-30_2207.txt`), the sum over dim 0 of
+    [16, 1024, 4096] bf16: 46 us (78% of the copy bandwidth), against 182 us with [64, 16]
+    tiles (65536 programs), 75 with [512, 8] and 164 with [256, 16]."""
+    if _SHORT is not None:
+        bm, bn, warps = _SHORT
+        return min(bm, _pow2(m)), min(bn, _pow2(n)), warps
+    bm = min(_pow2(m), 1024)
+    return bm, min(_pow2(n), max(1, TILE // bm)), 4
+
+
 _OUTER = _env_blocks("OUTER")
+_SHORT = _env_blocks("SHORT_OUTER")
 
 
 @functools.lru_cache(maxsize=4096)
@@ -230,6 +318,24 @@ def split_final_blocks(m: int, splits: int) -> tuple[int, int, int]:
     bm = min(_pow2(m), 128)
     bn = min(_pow2(splits), max(1, TILE // bm))
     return bm, bn, 4 if bm * bn <= 1024 else 8
+
+
+_INNER_SPLIT = _env_blocks("INNER_SPLIT")
+
+
+@functools.lru_cache(maxsize=4096)
+def inner_split_blocks(m: int, n: int) -> tuple[int, int, int]:
+    """Blocks of an inner split's first stage (`passes.split_reduction`: a row reduction
+    or BatchNorm statistics with few kept rows, each split into chunks of at least 4096
+    reduced elements): one kept row by 2048 contiguous reduced elements a step, 8 warps
+    (eight elements, 16 bytes of bf16, per thread and load), m kept rows and n reduced
+    elements in all. Not yet tuned on a GPU; ALLOT_INNER_SPLIT_BLOCKS=BMxBNxWARPS to tune
+    (BLOCK_M > 1 works: a program then reduces that many rows' chunks)."""
+    if _INNER_SPLIT is not None:
+        bm, bn, warps = _INNER_SPLIT
+        return min(bm, _pow2(m)), min(bn, _pow2(n)), warps
+    bn = min(_pow2(n), 2048)
+    return 1, bn, 8 if bn >= 2048 else 4
 
 
 _IO = _env_blocks("INNER_OUTER")
@@ -259,10 +365,9 @@ def inner_outer_final_blocks(n: int, programs: int) -> tuple[int, int, int]:
     return bm, bn, 4
 
 
-def launch(kernel: Any, grid: tuple[int, ...], args: tuple, bm: int, bn: int, use_i64: bool, warps: int) -> None:
-    from allotment.backend.launch import launch as _launch
-
-    _launch(kernel, grid, args, {"BLOCK_M": bm, "BLOCK_N": bn, "USE_I64": use_i64}, warps)
+# `rt.launch(kernel, grid, args, bm, bn, use_i64, warps)`: `launch.py`, the one place that
+# touches Triton's launches.
+from allotment.backend.launch import launch_kernel as launch  # noqa: E402, F401 (rt.launch)
 
 
 def matmul(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor) -> None:

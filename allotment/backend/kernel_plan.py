@@ -86,7 +86,17 @@ class KernelPlan:
     row_buffers: dict[Operation, alloc.AllocOp] = field(default_factory=dict)
     partials: dict[Operation, int] = field(default_factory=dict)
     """A reduction split across CTAs -> the in holding its partials [split, kept]
-    (`passes.split_reduction`; the kernel's `partials` attribute)."""
+    (`passes.split_reduction`; the kernel's `partials` attribute); a var_mean's or
+    welford's: its sum partials."""
+    partials_m2: dict[Operation, int] = field(default_factory=dict)
+    """A var_mean or welford split across CTAs -> the in holding its partial sums of squared
+    deviations about each chunk's mean (M2) [split, kept]."""
+
+    @property
+    def inner_split(self) -> bool:
+        """A reduction split across CTAs that reduces the innermost domain dim and keeps
+        another (`passes.split_reduction`'s inner split: rows of few kept indices)."""
+        return bool(self.partials) and bool(self.outer) and len(self.domain) - 1 in self.inner
     columns: dict[Operation, int] = field(default_factory=dict)
     """An inner-outer kernel's column reductions -> the in holding each one's partials
     [programs, N] (`backend/inner_outer.py`; the kernel's `column_partials` attribute)."""
@@ -206,7 +216,8 @@ def _natural_maps(plan: KernelPlan, args: Sequence[SSAValue], ops: Sequence[Oper
 
 
 def _split_partials(plan: KernelPlan) -> None:
-    """Reads the kernel's `partials` attribute: one in-index per reduction, in body order."""
+    """Reads the kernel's `partials` attribute: in body order, one in-index per reduction, two
+    (its sum's, then its M2's) per var_mean or welford, which only an inner split has."""
     attr = plan.kernel.attributes.get("partials")
     if attr is None:
         return
@@ -214,16 +225,22 @@ def _split_partials(plan: KernelPlan) -> None:
         raise CodegenError(f"kernel {plan.name!r}: `partials` must be an array of in-indices")
     indices = [int(i) for i in attr.get_values()]
     args = plan.kernel.body.block.args
-    if len(indices) != len(plan.reductions) or any(
+    two = [isinstance(r, fusion.VarMeanOp | fusion.WelfordOp) for r in plan.reductions]
+    if len(indices) != len(plan.reductions) + sum(two) or any(
         not 0 <= i < len(args) or not isinstance(args[i].type, TensorType) or len(_shape(args[i])) != 2 or args[i].uses
         for i in indices
     ):
         raise CodegenError(
-            f"kernel {plan.name!r}: `partials` must name one unused [split, kept] input per reduction"
+            f"kernel {plan.name!r}: `partials` must name one unused [split, kept] input per reduction "
+            "(two per var_mean or welford)"
         )
-    if any(isinstance(r, fusion.VarMeanOp | fusion.WelfordOp) for r in plan.reductions):
-        raise CodegenError(f"kernel {plan.name!r}: var_mean and welford cannot be split across CTAs")
-    plan.partials = dict(zip(plan.reductions, indices))
+    at = iter(indices)
+    for r, pair in zip(plan.reductions, two):
+        plan.partials[r] = next(at)
+        if pair:
+            plan.partials_m2[r] = next(at)
+    if plan.partials_m2 and not plan.inner_split:
+        raise CodegenError(f"kernel {plan.name!r}: var_mean and welford are split across CTAs only along rows")
 
 
 def _on_domain(plan: KernelPlan, ops: Sequence[Operation]) -> set[SSAValue]:

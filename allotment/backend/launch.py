@@ -31,12 +31,20 @@ The key holds every integer argument itself (a superset of what Triton
 specializes on); launches with a pointer that is not 16-byte aligned always
 take the JIT path.
 
+`launch_kernel` (a generated program's `rt.launch`) does the same for kernels
+whose argument layout the program registered (`kernel_args`, from its
+`kernel_layouts()` when `bind_kernels` loads it): the alignment check reads only
+the tensor arguments and the key is built from the int arguments without a pass
+over all of them; kernels are found by `id`, never hashed (a `JITFunction`'s hash
+runs Python under a lock).
+
 `intercepted(hook)`: within this context, in this thread only, launches call
 `hook` instead (a context variable, so other threads are unaffected).
 """
 
 from __future__ import annotations
 
+import operator
 import os
 import sys
 import threading
@@ -83,6 +91,10 @@ def bind_kernels(namespace: dict[str, Any], target: str) -> None:
             for value in list(namespace.values()):
                 if isinstance(value, InterpretedFunction):
                     value.rewrite()
+    layouts = namespace.get("kernel_layouts")
+    if callable(layouts):  # the generated module's argument layouts (host_codegen._argument_layout)
+        for functions, tensors, loose, count in layouts():
+            kernel_args(functions, tensors, loose, count)
 
 
 _INTERPRETED_TYPE: type | None = None
@@ -218,7 +230,8 @@ def _import_lazy_triton_modules() -> None:
 
 
 def _gpu_launch(kernel: Any, grid: tuple[int, ...], args: tuple, constexprs: dict[str, Any], num_warps: int) -> None:
-    global _direct_ok
+    """The direct launch of a kernel without an `ArgLayout`: the key and the alignment
+    check from one pass over all arguments."""
     cvals = tuple(constexprs.values())
     aligned = True
     ints = []
@@ -235,14 +248,32 @@ def _gpu_launch(kernel: Any, grid: tuple[int, ...], args: tuple, constexprs: dic
     key = (kernel, num_warps, cvals, *ints)
     entry = _DIRECT.get(key)
     if entry is None:
-        with INTERPRETER_LOCK:
-            compiled = kernel[grid](*args, **constexprs, num_warps=num_warps)
-            try:
-                compiled._init_handles()
-                _DIRECT[key] = (compiled.run, compiled.function, compiled.packed_metadata)
-            except Exception:  # an internal API that moved: keep the public path
-                _direct_ok = False
-        return
+        _first_launch(_DIRECT, key, kernel, grid, args, constexprs, num_warps)
+    elif not _run_direct(entry, grid, args, cvals):
+        _jit_launch(kernel, grid, args, constexprs, num_warps)
+
+
+def _first_launch(
+    table: dict[tuple, tuple], key: tuple, kernel: Any, grid: tuple[int, ...], args: tuple,
+    constexprs: dict[str, Any], num_warps: int,
+) -> None:
+    """The first launch of a specialization: the JIT path (which compiles), then its
+    compiled launcher is remembered under `key` (internal API: if that fails, every later
+    launch takes the JIT path)."""
+    global _direct_ok
+    with INTERPRETER_LOCK:
+        compiled = kernel[grid](*args, **constexprs, num_warps=num_warps)
+        try:
+            compiled._init_handles()
+            table[key] = (compiled.run, compiled.function, compiled.packed_metadata)
+        except Exception:  # an internal API that moved: keep the public path
+            _direct_ok = False
+
+
+def _run_direct(entry: tuple, grid: tuple[int, ...], args: tuple, cvals: tuple) -> bool:
+    """Calls a compiled kernel's launcher (`CompiledKernel.run`) on the current stream;
+    False (and every later launch takes the JIT path) if that internal API failed."""
+    global _direct_ok
     run, function, metadata = entry
     g1 = grid[1] if len(grid) > 1 else 1
     g2 = grid[2] if len(grid) > 2 else 1
@@ -251,4 +282,85 @@ def _gpu_launch(kernel: Any, grid: tuple[int, ...], args: tuple, constexprs: dic
         run(grid[0], g1, g2, stream, function, metadata, None, None, None, *args, *cvals)
     except Exception:
         _direct_ok = False
-        _jit_launch(kernel, grid, args, constexprs, num_warps)
+        return False
+    return True
+
+
+@dataclass(frozen=True)
+class ArgLayout:
+    """What a generated kernel's arguments are, in its parameter order (the same for every
+    variant of one kernel): `count` arguments, tensors at positions `tensors`, scalars that
+    may hold a non-int (float and bool scalars: Triton does not specialize on their values)
+    at `loose`, ints everywhere else (strides, sizes, extents, integer scalars)."""
+
+    tensors: tuple[int, ...]
+    loose: tuple[int, ...]
+    count: int
+    ints: Callable[[tuple], Any]
+    """The int arguments of an argument tuple (an `operator.itemgetter`)."""
+
+
+@dataclass(frozen=True)
+class _Registered:
+    """A kernel with an `ArgLayout`, and the compiled launchers of its specializations."""
+
+    kernel: Any
+    """Held, so that its `id` (the key of `_KERNELS`) is never reused while it is registered."""
+    layout: ArgLayout
+    direct: dict[tuple, tuple]
+    """(run, function, metadata) by (warps, BLOCK_M, BLOCK_N, USE_I64, the ints[, the loose])."""
+
+
+_KERNELS: dict[int, _Registered] = {}
+"""By `id` of the kernel (the `JITFunction` or `InterpretedFunction` a loaded program
+launches): hashing a `JITFunction` takes its lock and runs Python, an `id` does not."""
+
+
+def kernel_args(functions: tuple[Any, ...], tensors: tuple[int, ...], loose: tuple[int, ...], count: int) -> None:
+    """Records the `ArgLayout` of a generated kernel's variants (from the program module's
+    `kernel_layouts()`, when `bind_kernels` has bound them)."""
+    positions = tuple(k for k in range(count) if k not in tensors and k not in loose)
+    ints: Callable[[tuple], Any] = (
+        operator.itemgetter(*positions) if len(positions) > 1 else lambda a: tuple(a[k] for k in positions)
+    )
+    layout = ArgLayout(tuple(tensors), tuple(loose), count, ints)
+    for f in functions:
+        _KERNELS[id(f)] = _Registered(f, layout, {})
+
+
+def launch_kernel(kernel: Any, grid: tuple[int, ...], args: tuple, bm: int, bn: int, use_i64: bool, warps: int) -> None:
+    """`rt.launch`: runs a generated kernel with its constexprs BLOCK_M, BLOCK_N, USE_I64.
+
+    A kernel with an `ArgLayout` (every generated one) on the GPU takes the direct path
+    without a pass over all its arguments: the alignment check reads the tensors' pointers
+    only, and the kernel's cache of compiled launchers is keyed on (warps, constexprs, the
+    int arguments, and the type of each loose scalar unless it is an int): with the kernel,
+    the same information as `_gpu_launch`'s key, so both specialize alike. Everything else
+    (a launch hook, an interpreted kernel, an unaligned pointer, the direct path switched
+    off, an argument count that does not match the layout) goes through `launch`."""
+    reg = _KERNELS.get(id(kernel))
+    if reg is None or reg.kernel is not kernel or _HOOK.get() is not None or not _direct_ok:
+        launch(kernel, grid, args, {"BLOCK_M": bm, "BLOCK_N": bn, "USE_I64": use_i64}, warps)
+        return
+    layout = reg.layout
+    if len(args) != layout.count:
+        launch(kernel, grid, args, {"BLOCK_M": bm, "BLOCK_N": bn, "USE_I64": use_i64}, warps)
+        return
+    for k in layout.tensors:
+        if args[k].data_ptr() % 16:  # Triton specializes on each pointer's alignment: let it decide
+            launch(kernel, grid, args, {"BLOCK_M": bm, "BLOCK_N": bn, "USE_I64": use_i64}, warps)
+            return
+    if layout.loose:
+        loose = tuple(a if type(a) is int else type(a) for a in (args[k] for k in layout.loose))
+        key = (warps, bm, bn, use_i64, layout.ints(args), loose)
+    else:
+        key = (warps, bm, bn, use_i64, layout.ints(args))
+    entry = reg.direct.get(key)
+    if entry is None:
+        constexprs = {"BLOCK_M": bm, "BLOCK_N": bn, "USE_I64": use_i64}
+        if _interpreted(kernel):
+            _jit_launch(kernel, grid, args, constexprs, warps)
+        else:
+            _first_launch(reg.direct, key, kernel, grid, args, constexprs, warps)
+    elif not _run_direct(entry, grid, args, (bm, bn, use_i64)):
+        _jit_launch(kernel, grid, args, {"BLOCK_M": bm, "BLOCK_N": bn, "USE_I64": use_i64}, warps)

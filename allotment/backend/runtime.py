@@ -131,10 +131,12 @@ def _key_lock(key: str) -> threading.Lock:
 
 def _program_key(text: str, function: str, target: str) -> str:
     from allotment.backend.host_codegen import poison_enabled
+    from allotment.passes.split_reduction import INNER_SPLIT_ENV
 
     options = (f"tanh={os.environ.get('ALLOT_TANH', 'exp')} poison={poison_enabled()} "
                f"row={os.environ.get('ALLOT_ON_CHIP_ROW_BYTES', '')} "
                f"split={os.environ.get('ALLOT_SPLIT_PROGRAMS', '')} "
+               f"inner_split={':'.join(os.environ.get(k, '') for k in INNER_SPLIT_ENV)} "
                f"inner_outer={os.environ.get('ALLOT_INNER_OUTER', '')}:{os.environ.get('ALLOT_INNER_OUTER_PROGRAMS', '')}")
     return hashlib.sha256(f"{CODEGEN_VERSION}\n{target}\n{options}\n{function}\n{text}".encode()).hexdigest()[:24]
 
@@ -206,7 +208,8 @@ class Executable:
             if first is None:
                 first = x
         if self.device is None and first is not None and not self.cuda_graphs:  # the hot path: no pinned device
-            return self.program("cuda" if first.is_cuda else "cpu")(*inputs)
+            target = "cuda" if first.is_cuda else "cpu"
+            return (self.programs.get(target) or self.program(target))(*inputs)
         target = self.target_for(inputs)
         if target == "cuda" and not torch.cuda.is_available():
             raise RunError(f"@{self.function}: CUDA is not available on this machine (device {self.device})")

@@ -25,7 +25,12 @@ to its IR type, as torch does op by op.
   combines the partials of BLOCK_M kept indices in split order (deterministic)
   and computes the outputs. With one split the `looped` variant does it all.
   Kept indices are the tile's rows: where they are contiguous in memory,
-  Triton's coalescing follows them.
+  Triton's coalescing follows them. An inner split (few long rows: the
+  reduced dims include the innermost) has its own first stage
+  (`emit_inner_split_partial`: chunks of `INNER_SPLIT_ALIGN` multiples, read
+  BLOCK_N contiguous elements a step; a var_mean or welford stores each chunk's
+  sum and M2, which `merge_m2` combines with Chan's formula) and, with one
+  split, the row kernel (`persistent` or `looped`) alloc-place chose.
 
 Values read at other indices than their own (the operands of slices, pads,
 cats, permutes and unit reshapes of values computed in the kernel) are
@@ -203,6 +208,8 @@ class GeneratedKernel:
     functions: dict[str, str]  # variant ("pointwise", "persistent", "looped") -> Triton function name
     source: str
     args: list[KernelArg]
+    transposed: bool = False
+    """A pointwise kernel that reads some operand along its outer axis (`_Emitter.transposed`)."""
 
 
 class _Emitter:
@@ -222,6 +229,9 @@ class _Emitter:
         self.arg_index = {a: i for i, a in enumerate(self.block.args)}
         self.reduced: dict[SSAValue, str] = {}
         self.scalar_args: dict[SSAValue, str] = {}
+        self.transposed = False
+        """Some load reads a 2-D tile whose operand's last (contiguous) dim runs along the
+        outer axis m: the launcher then picks square tiles (`host_runtime.transpose_blocks`)."""
 
     # -- helpers ---------------------------------------------------------------
 
@@ -382,6 +392,8 @@ class _Emitter:
             offset = f"{offset} + tl.zeros({TILE_SHAPES[axes]}, tl.int32)"
         name = self.fresh("ld")
         self.line(f"{name} = tl.load(in{i}_ptr + ({offset})" + (f", mask={mask}, other=0)" if mask else ")"))
+        if m and m[-1] is not None and self.axes_of(m) == {"m", "n"} and self.axes_of((m[-1],)) == {"m"}:
+            self.transposed = True
         return name, axes
 
     def kernel_extent(self, v: SSAValue, j: int) -> str:
@@ -820,6 +832,9 @@ class _Emitter:
         self.line("split_id = pid // tiles_m")
         self.line("if USE_I64:")
         self.line("    split_id = split_id.to(tl.int64)")
+        if self.plan.inner_split:  # chunks of INNER_SPLIT_ALIGN multiples, the same in both stages
+            self.emit_inner_split_partial(split)
+            return
         self.line(f"chunk = ((N + {split} - 1) // {split} + BLOCK_N - 1) // BLOCK_N * BLOCK_N")
         self.line("lo = split_id * chunk")
         accs = []
@@ -851,10 +866,74 @@ class _Emitter:
                 f"tl.store(in{i}_ptr + (split_id * in{i}_s0 + rm[:, None] * in{i}_s1), {total}.to({pt}), mask=mask_m)"
             )
 
+    def inner_chunk(self, split: str) -> str:
+        """The line computing `chunk`, the reduced indices of one split of an inner split (a
+        multiple of `split_reduction.inner_split_align()`; both stages compute it alike)."""
+        from allotment.passes.split_reduction import inner_split_align
+
+        align = inner_split_align()
+        return f"chunk = ((N + {split} - 1) // {split} + {align - 1}) // {align} * {align}"
+
+    def inner_split_loop(self) -> None:
+        """Opens the loop over this program's chunk [lo, min(lo + chunk, N)) in BLOCK_N steps
+        (the caller emits the body and closes it: `self.indent -= 1; self.scopes.pop()`)."""
+        self.line("for step in range(0, chunk, BLOCK_N):")
+        self.indent += 1
+        self.scopes.append({})
+        self.emit_inner_indices("lo + step")
+        self.line("mask_n = mask_n & (rn < lo + chunk)[None, :]")
+
+    def emit_inner_split_partial(self, split: str) -> None:
+        """First stage of an inner split: program (kept tile, split) reduces the chunk
+        [lo, min(lo + chunk, N)) of its kept rows, BLOCK_N contiguous reduced indices a step,
+        and stores one partial per kept row and reduction. A var_mean or welford stores the
+        chunk's sum and, from a second loop over the same chunk (in L2), its sum of squared
+        deviations about the chunk's mean (M2); an empty chunk stores 0 and 0."""
+        self.line(self.inner_chunk(split))
+        self.line("lo = split_id * chunk")
+        if self.plan.partials_m2:  # the chunk's element count (0 for an empty chunk)
+            self.line("count = tl.minimum(tl.maximum(N - lo, 0), chunk)")
+        accs = []
+        for r in self.plan.reductions:
+            neutral, how, acc = self.reduce_spec(r)
+            a = self.fresh("acc")
+            self.line(f"{a} = tl.full((BLOCK_M, BLOCK_N), {neutral}, {acc})")
+            accs.append((r, a, how, acc))
+        self.inner_split_loop()
+        for r, a, how, _ in accs:
+            tile, _, _ = self.reduction_input(r)
+            self.line(f"{a} = {self.combine(a, tile, how)}")
+        self.scopes.pop()
+        self.indent -= 1
+        for r, a, how, acc in accs:
+            total = self.fresh("part")
+            self.line(f"{total} = {self.reduce_tile(a, how)}")
+            self.store_partial(self.plan.partials[r], total)
+            if r not in self.plan.partials_m2:
+                continue
+            mean = self.fresh("mu")
+            self.line(f"{mean} = {total} / tl.maximum(count, 1).to({acc})")
+            sq = self.fresh("acc")
+            self.line(f"{sq} = tl.full((BLOCK_M, BLOCK_N), 0, {acc})")
+            self.inner_split_loop()
+            tile2, _, _ = self.reduction_input(r, mean_of=mean)
+            self.line(f"{sq} = {sq} + {tile2}")
+            self.scopes.pop()
+            self.indent -= 1
+            m2 = self.fresh("part")
+            self.line(f"{m2} = tl.sum({sq}, 1)[:, None]")
+            self.store_partial(self.plan.partials_m2[r], m2)
+
+    def store_partial(self, i: int, total: str) -> None:
+        """Stores a (BLOCK_M, 1) tile of partials at [split_id, rm] of partials input i."""
+        pt = triton_dtype(self.block.args[i].type.element_type)
+        self.line(f"tl.store(in{i}_ptr + (split_id * in{i}_s0 + rm[:, None] * in{i}_s1), {total}.to({pt}), mask=mask_m)")
+
     def emit_split_final(self) -> None:
         """Second stage: each program combines the partials of BLOCK_M kept indices in split
         order (deterministic), finishes the reductions (a mean divides by the whole reduced
-        extent N) and computes and stores the outputs, all on the reduced domain."""
+        extent N) and computes and stores the outputs, all on the reduced domain. A var_mean
+        or welford (inner splits) merges its chunks' sums and M2s with Chan's formula."""
         self.line("pid = tl.program_id(0)")
         self.emit_outer_indices("pid")
         for r in self.plan.reductions:
@@ -874,8 +953,44 @@ class _Emitter:
             self.indent -= 1
             total = self.fresh("tot")
             self.line(f"{total} = {self.reduce_tile(a, how)}")
-            self.finish_reduction(r, total, how, acc, "N")
+            if r in self.plan.partials_m2:
+                self.merge_m2(r, total, acc, split)
+            else:
+                self.finish_reduction(r, total, how, acc, "N")
         self.store_outputs({frozenset({"m"}), frozenset()})
+
+    def merge_m2(self, r: Operation, total: str, acc: str, split: str) -> None:
+        """Chan's parallel formula over the splits of a var_mean or welford, in split order:
+        mean = total / N; M2 = sum_i (M2_i + n_i * (mean_i - mean)^2), n_i the count of chunk
+        i (`inner_chunk`: as the first stage computed it; 0 for an empty chunk) and mean_i
+        = sum_i / n_i; then finished as the unsplit kernel finishes it (`var_mean_parts`)."""
+        mean = self.fresh("mu")
+        self.line(f"{mean} = {total} / N")
+        s_in, m2_in = self.plan.partials[r], self.plan.partials_m2[r]
+        self.line(self.inner_chunk(split))
+        q = self.fresh("acc")
+        self.line(f"{q} = tl.full((BLOCK_M, BLOCK_N), 0, {acc})")
+        self.line(f"for start in range(0, {split}, BLOCK_N):")
+        self.indent += 1
+        self.line("rs = start + tl.arange(0, BLOCK_N)")
+        self.line("if USE_I64:")
+        self.line("    rs = rs.to(tl.int64)")
+        self.line(f"mask_s = mask_m & (rs < {split})[None, :]")
+        names = []
+        for i in (s_in, m2_in):
+            x = self.fresh("ld")
+            self.line(f"{x} = tl.load(in{i}_ptr + (rs[None, :] * in{i}_s0 + rm[:, None] * in{i}_s1), "
+                      f"mask=mask_s, other=0).to({acc})")
+            names.append(x)
+        n_i = self.fresh("cnt")
+        self.line(f"{n_i} = tl.minimum(tl.maximum(N - rs * chunk, 0), chunk).to({acc})[None, :]")
+        d = self.fresh("dev")
+        self.line(f"{d} = {names[0]} / tl.maximum({n_i}, 1) - {mean}")
+        self.line(f"{q} = {q} + tl.where(mask_s, {names[1]} + {n_i} * {d} * {d}, 0)")
+        self.indent -= 1
+        m2 = self.fresh("tot")
+        self.line(f"{m2} = tl.sum({q}, 1)[:, None]")
+        self.var_mean_parts(r, mean, m2, acc)
 
     def emit_looped(self) -> None:
         self.line("pid = tl.program_id(0)")
@@ -996,6 +1111,9 @@ def variants(plan: KernelPlan) -> list[str]:
     schedule = plan.kernel.schedule_name
     if schedule is None:
         raise CodegenError(f"kernel {plan.name!r} reduces but has no schedule: run alloc-place first")
+    if plan.partials and plan.inner_split:  # the row kernel alloc-place chose when %split is 1
+        row = ["persistent", "looped"] if schedule == "persistent_if" else [schedule]
+        return [*row, "split_partial", "split_final"]
     if plan.partials:  # split across CTAs (`passes.split_reduction`): one kernel when %split is 1
         return ["looped", "split_partial", "split_final"]
     return ["persistent", "looped"] if schedule == "persistent_if" else [schedule]
@@ -1066,7 +1184,8 @@ def generate_kernel(plan: KernelPlan, target: str, functions: dict[str, str]) ->
             + "\n".join(e.lines if target == "cuda" else map(round_bf16_casts, e.lines))
             + "\n"
         )
-    return GeneratedKernel(plan, functions, helpers + "\n\n".join(parts), args)
+    transposed = plan.kind == "pointwise" and any(e.transposed for e in bodies.values() if isinstance(e, _Emitter))
+    return GeneratedKernel(plan, functions, helpers + "\n\n".join(parts), args, transposed)
 
 
 _BF16_CAST = ".to(tl.bfloat16)"

@@ -762,7 +762,8 @@ class FusionDefinition:
 
     def _execute(self, inputs: Sequence[Any], device: Any, run: RunFn) -> list[torch.Tensor]:
         args, target = self._prepare_inputs(inputs, device)
-        args = self._with_rng_seed(args)
+        if self._rng_seed is not None:
+            args = self._with_rng_seed(args)
         assert self._text is not None
         results = run(self._text, args, target)
         if len(results) != len(self._outputs):
@@ -816,13 +817,13 @@ class FusionDefinition:
         vectors: list[tuple[int, list[int]]] = []
         for i, spec in enumerate(self._inputs):
             x = args[i]
-            if spec.__class__ is ScalarInput:
-                args[i] = scalar_value(i, spec, x)  # type: ignore[arg-type]
+            if spec.__class__ is not TensorInput:  # (tensors first: the common case)
+                if spec.__class__ is ScalarInput:
+                    args[i] = scalar_value(i, spec, x)  # type: ignore[arg-type]
+                else:
+                    assert isinstance(spec, VectorInput)
+                    vectors.append((i, vector_values(i, spec, x)))
                 continue
-            if isinstance(spec, VectorInput):
-                vectors.append((i, vector_values(i, spec, x)))
-                continue
-            assert isinstance(spec, TensorInput)
             if x is None and spec.handle._sharding.mesh is not None:
                 continue  # multidevice: a rank outside the input's mesh holds none of it
             if not isinstance(x, torch.Tensor):
@@ -844,7 +845,10 @@ class FusionDefinition:
                     if isinstance(t, torch.Tensor) and t.dim() > 0
                 )
                 raise InputTypeError(f"execute: the input tensors are on different devices: {listed}")
-        target = self._target_device(found, device, args, scalar_tensors)
+        if device is None and found is not None:  # the common case: where the input tensors are
+            target = found
+        else:
+            target = self._target_device(found, device, args, scalar_tensors)
         for i in scalar_tensors:
             if args[i].device != target:
                 args[i] = args[i].to(target)  # a CPU scalar tensor beside GPU tensors

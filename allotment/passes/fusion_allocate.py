@@ -17,6 +17,12 @@ Runs on segmented functions (`fusion-segment` first). It guarantees:
   and a global partials buffer [%programs, N] in the accumulation type (an
   extra `in`, named by the kernel's `column_partials` attribute), `%programs`
   computed at entry from the row count.
+- A reduction segment split across CTAs (`passes/split_reduction.py`) gets global
+  partials buffers `[%split, kept]` (an extra `in` each, named by the kernel's
+  `partials` attribute): a column or full split's kernel is `schedule(looped)`
+  and has no row buffer; an inner split (few long rows) keeps its row buffers and
+  gets its schedule from `alloc-place`, and is not split at all where static
+  extents make `%split` 1.
 - `view` segments become `memref.reinterpret_cast`s of an existing buffer with
   explicit offset, sizes and strides: no allocation.
 - Each run-time requirement on extents found by shape reification becomes an
@@ -356,7 +362,10 @@ class _Allocator:
             _sharding(v.type) is not None for v in (*seg.inputs, *seg.outputs)
         )
         block = Block(arg_types=[self.local_type(a.type) if local else a.type for a in inner.args])
-        split = None if local else split_reduction.split_plan(seg)  # outer and full reductions
+        split = None if local else split_reduction.split_plan(seg)  # outer, full and inner splits
+        inner_split = bool(split) and split_reduction.is_inner_reduction(split[0][0])
+        if inner_split and self._split_count(split) == Const(1):
+            split, inner_split = None, False  # static extents with one split: the row kernel alone
         mapping: dict[SSAValue, SSAValue] = {}
         for old, new in zip(inner.args, block.args):
             mapping[old] = new
@@ -365,9 +374,9 @@ class _Allocator:
             if isinstance(op, fusion.YieldOp):
                 block.add_op(alloc.YieldOp(*[mapping[v] for v in op.values]))
                 continue
-            if seg.kind.data in ("reduction", "normalization", "inner_outer") and split is None and isinstance(
-                op, fusion.ReductionOp | fusion.VarMeanOp | fusion.WelfordOp
-            ):
+            if seg.kind.data in ("reduction", "normalization", "inner_outer") and (
+                split is None or inner_split
+            ) and isinstance(op, fusion.ReductionOp | fusion.VarMeanOp | fusion.WelfordOp):
                 rank = len(op.operands[0].type.get_shape())
                 if seg.kind.data == "inner_outer" and inner_outer.is_column_reduction(op, rank):
                     block.add_op(self._column_accumulator(op, seg))
@@ -383,7 +392,8 @@ class _Allocator:
         if seg.kind.data == "inner_outer":
             partials = self._column_partials(seg, block, len(ins))
         kernel = alloc.KernelOp(
-            seg.sym_name.data, seg.kind.data, ins + partials, outs, Region(block), schedule="looped" if split else None
+            seg.sym_name.data, seg.kind.data, ins + partials, outs, Region(block),
+            schedule="looped" if split and not inner_split else None,  # an inner split: alloc-place's
         )
         if split:
             kernel.attributes["partials"] = DenseArrayBase.from_list(i64, list(range(len(ins), len(ins) + len(partials))))
@@ -395,24 +405,41 @@ class _Allocator:
 
     def _partials(self, seg: fusion.SegmentOp, split: list[tuple[Operation, Attribute]], block: Block) -> list[SSAValue]:
         """One global buffer of partial results [%split, kept] per reduction of a kernel split
-        across CTAs (`split_reduction`), allocated before it; the kernel's body gets an
-        argument for each."""
+        across CTAs (`split_reduction`), two for a var_mean or welford (its sum and M2
+        partials, `split_reduction.partials_results`), allocated before it; the kernel's body
+        gets an argument for each."""
         src = split[0][0].operands[0]
         extents = self.shapes.shape(src)
         dims = split_reduction.reduced_dims(split[0][0])
         kept = sym.product([e for d, e in enumerate(extents) if d not in dims])
-        count = split_reduction.split_count(sym.product([extents[d] for d in dims]), kept)
-        sizes = [self.shapes.canonical(count), self.shapes.canonical(kept)]
-        return [self._partials_buffer(seg, r, acc, sizes, block) for r, acc in split]
+        count = self._split_count(split)
+        sizes = [self.shapes.canonical(count), self.shapes.canonical(split_reduction.partials_kept(split[0][0], count, kept))]
+        return [
+            self._partials_buffer(seg, r, acc, sizes, block, named=res)
+            for r, acc in split
+            for res in split_reduction.partials_results(r)
+        ]
+
+    def _split_count(self, split: list[tuple[Operation, Attribute]]) -> Extent:
+        """The split count of a split segment in the fusion's extents (`split_reduction.count_for`)."""
+        r = split[0][0]
+        extents = self.shapes.shape(r.operands[0])
+        dims = split_reduction.reduced_dims(r)
+        kept = sym.product([e for d, e in enumerate(extents) if d not in dims])
+        return split_reduction.count_for(r, sym.product([extents[d] for d in dims]), kept)
 
     def _partials_buffer(
-        self, seg: fusion.SegmentOp, r: Operation, acc: Attribute, sizes: list[Extent], block: Block
+        self, seg: fusion.SegmentOp, r: Operation, acc: Attribute, sizes: list[Extent], block: Block,
+        named: SSAValue | None = None,
     ) -> SSAValue:
         """One global buffer of partial results of reduction `r` (`sizes` in the fusion's
         extents, elements `acc`), allocated before the kernel, and the kernel body's
-        argument for it (appended): a split reduction's or an inner-outer kernel's."""
+        argument for it (appended): a split reduction's or an inner-outer kernel's. It is
+        named after `named` (a result of `r`; its first by default)."""
         static = [e.value if isinstance(e, Const) else DYNAMIC_INDEX for e in sizes]
-        name = f"{seg.sym_name.data}_partials_{r.results[0].name_hint or 'red'}"
+        result = named or r.results[0]
+        k = list(r.results).index(result)
+        name = f"{seg.sym_name.data}_partials_{result.name_hint or ('red' if k == 0 else f'red{k}')}"
         a = alloc.AllocOp(
             alloc.memref_type(acc, tuple(static)),
             [self.sizes.value(e) for e, s in zip(sizes, static) if s == DYNAMIC_INDEX],

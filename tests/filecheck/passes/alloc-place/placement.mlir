@@ -23,13 +23,14 @@ func.func @static_row(%x: tensor<?x64xf32>) -> tensor<?x1xf32> {
 
 // -----
 
-// A static row of 65536 f32 (256 KiB) does not fit: looped, no row buffer.
+// A static row of 65536 f32 (256 KiB) does not fit: looped, no row buffer (it
+// is an inner split too: its partials, split_reduction.py, are another input).
 func.func @long_row(%x: tensor<?x65536xf32>) -> tensor<?x1xf32> {
   %s = fusion.sum %x dims [1] keepdim : tensor<?x65536xf32> -> tensor<?x1xf32>
   func.return %s : tensor<?x1xf32>
 }
 // CHECK-LABEL: func.func @long_row
-// CHECK:         alloc.kernel "k0" reduction {{.*}} schedule(looped) {
+// CHECK:         alloc.kernel "k0" reduction {{.*}} schedule(looped) attributes {partials = array<i64: 1>} {
 // CHECK-NOT:       alloc.alloc
 // CHECK:         func.return
 
