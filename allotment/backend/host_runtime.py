@@ -224,7 +224,7 @@ def transpose_blocks(m: int, n: int) -> tuple[int, int, int]:
     contiguous along n and those contiguous along m are read in whole cache lines; Triton
     converts the layout between them through shared memory. 64 x 64 with 8 warps unless
     ALLOT_TRANSPOSE_BLOCKS says otherwise. Measured on an H200 (`benchmarks/block_sweep.sh`,
-    `benchmarks/results/block_sweep_h200_2026-11-30_2207.txt`), x.T + z in bf16: 8192x8192
+    `benchmarks/results/block_sweep_h200_2026-11-30_2136.txt`), x.T + z in bf16: 8192x8192
     at 95% of the copy bandwidth (the 4 x 1024 tiles of `pointwise_blocks` 60%), 5003x3001
     36 us (48); [16, 2048, 2048] transposed in its last two dims 97% (61%)."""
     if _TR is not None:
@@ -254,7 +254,7 @@ def persistent_blocks(m: int, n: int) -> tuple[int, int, int]:
 def looped_blocks(m: int, n: int) -> tuple[int, int, int]:
     """Blocks of a looped row reduction: one row per program, 2048 columns a step, 8 warps
     (ALLOT_LOOPED_BLOCKS to tune). Measured on an H200 (`benchmarks/block_sweep.sh`,
-    `benchmarks/results/block_sweep_h200_2026-11-30_2207.txt`): cross-entropy over
+    `benchmarks/results/block_sweep_h200_2026-11-30_2136.txt`): cross-entropy over
     1234x50257 bf16 (one pass, online softmax) 116 us, against 169 with 4096 a step
     (fewer registers per thread: more programs resident), 125 with 1024 and 4 warps."""
     if _LOOPED is not None:
@@ -296,14 +296,18 @@ SHORT_REDUCED = 256
 def short_outer_blocks(m: int, n: int) -> tuple[int, int, int]:
     """Blocks of an outer reduction over a short axis (n < SHORT_REDUCED, one split: a sum
     over the 16 rows of [16, 1024, 4096]): nothing is split, so a program should own many
-    kept indices: 1024 by 4 reduced a step, 4 warps (ALLOT_SHORT_OUTER_BLOCKS to tune).
-    Measured on an H200 (`benchmarks/block_sweep.sh`,
-    `benchmarks/results/block_sweep_h200_2026-11-30_2207.txt`), the sum over dim 0 of
-    [16, 1024, 4096] bf16: 46 us (78% of the copy bandwidth), against 182 us with [64, 16]
-    tiles (65536 programs), 75 with [512, 8] and 164 with [256, 16]."""
+    kept indices. An axis of at most 8 is read in one step, 256 kept by the whole axis with
+    8 warps; a longer one 1024 kept by 4 reduced a step, 4 warps (ALLOT_SHORT_OUTER_BLOCKS
+    to tune). Measured on an H200 (`benchmarks/block_sweep.sh`,
+    `benchmarks/results/block_sweep_h200_2026-11-30_2136.txt`), sums over dim 0 in bf16: of
+    [16, 1024, 4096] 46 us (78% of the copy bandwidth) with [1024, 4], against 182 us with
+    [64, 16] tiles (65536 programs), 75 with [512, 8] and 305 with [256, 16] and 8 warps;
+    of [7, 1999, 1111] 20 us with [256, 8] and 8 warps, against 31 with [1024, 4]."""
     if _SHORT is not None:
         bm, bn, warps = _SHORT
         return min(bm, _pow2(m)), min(bn, _pow2(n)), warps
+    if _pow2(n) <= 8:
+        return min(_pow2(m), 256), _pow2(n), 8
     bm = min(_pow2(m), 1024)
     return bm, min(_pow2(n), max(1, TILE // bm)), 4
 

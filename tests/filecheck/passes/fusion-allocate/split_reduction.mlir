@@ -2,9 +2,10 @@
 
 // An outer (column) reduction is split across CTAs: fusion-allocate declares
 // its partials buffer [%split, kept] in the accumulation type (f32 for bf16),
-// sized at entry from the arguments' extents (two programs per SM of an H200
-// over the kept tiles of 64, at least 256 reduced rows a split; with one split
-// its kept extent is 0: the one kernel never touches it), passes it to
+// sized at entry from the arguments' extents (1056 programs over the kept tiles
+// of 64, rounded to nearest: (2 * 1056 + tiles) floordiv (2 * tiles); at least
+// 256 reduced rows a split; with one split its kept extent is 0: the one
+// kernel never touches it), passes it to
 // the kernel as an extra input named by the kernel's `partials` attribute, and
 // schedules the kernel `looped` (it streams the rows, holding none on chip).
 
@@ -13,7 +14,9 @@
 // CHECK:         [[BYWORK:%.*]] = arith.ceildivsi %x_d0, %c256 : index
 // CHECK:         [[TILES:%.*]] = arith.ceildivsi %x_d1, %c64 : index
 // CHECK:         [[T1:%.*]] = arith.maxsi [[TILES]], %c1 : index
-// CHECK:         [[BYPROGRAMS:%.*]] = arith.ceildivsi %c1056, [[T1]] : index
+// CHECK:         [[TWICE:%.*]] = arith.addi [[T1]], %c2112 : index
+// CHECK:         [[DEN:%.*]] = arith.muli [[T1]], %c2 : index
+// CHECK:         [[BYPROGRAMS:%.*]] = arith.floordivsi [[TWICE]], [[DEN]] : index
 // CHECK:         [[MIN:%.*]] = arith.minsi [[BYWORK]], [[BYPROGRAMS]] : index
 // CHECK:         [[SPLIT:%.*]] = arith.maxsi [[MIN]], %c1 : index
 // CHECK:         [[USED:%.*]] = arith.subi [[SPLIT]], %c1 : index
