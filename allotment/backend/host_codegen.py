@@ -391,6 +391,13 @@ _CMPI = {0: "==", 1: "!=", 2: "<", 3: "<=", 4: ">", 5: ">=", 6: "<", 7: "<=", 8:
 values, which the host program holds as non-negative Python ints."""
 
 
+def _positive_constant(v: SSAValue) -> bool:
+    """Whether v is an `arith.constant` integer above 0."""
+    c = v.owner
+    return (isinstance(c, arith.ConstantOp) and isinstance(c.value, IntegerAttr)
+            and c.value.value.data > 0)
+
+
 def _arith_expr(op: Operation, xs: list[str]) -> str:
     """Python for one host-level `arith` op. Integer ops call `analysis.size_arith`
     (as `rt.size_arith`): `index` ops as `rt.size_arith.divsi(a, b)` (an error on a
@@ -410,6 +417,12 @@ def _arith_expr(op: Operation, xs: list[str]) -> str:
         t = op.results[0].type
         if isinstance(t, IntegerType):
             return f"rt.size_arith.wrapping({name!r}, {xs[0]}, {xs[1]}, {t.width.data})"
+        # `index` ops that can neither overflow nor divide by zero are plain Python (no call):
+        # min and max of in-range values, floor and ceiling division by a positive constant
+        if name in ("minsi", "maxsi"):
+            return f"{name[:3]}({xs[0]}, {xs[1]})"
+        if name in ("floordivsi", "ceildivsi") and _positive_constant(op.operands[1]):
+            return f"({xs[0]} // {xs[1]})" if name == "floordivsi" else f"(-(-{xs[0]} // {xs[1]}))"
         return f"rt.size_arith.{name}({xs[0]}, {xs[1]})"
     binary = {
         "addf": "{0} + {1}", "subf": "{0} - {1}", "mulf": "{0} * {1}", "divf": "rt.float_div({0}, {1})",
