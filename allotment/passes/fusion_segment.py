@@ -132,6 +132,12 @@ class _Grouping:
         self.groups: list[Group] = []
         self.owner: dict[SSAValue, Group] = {}
         self.position: dict[Operation, int] = {}
+        body = f.body.block.ops if f.body.blocks else ()
+        self.scatters = any(isinstance(op, fusion.INDEXING_SCATTERS) for op in body)
+        self.indexing = any(isinstance(op, INDEXING) for op in body)
+        """Whether the function has scatters (`_closed`) or indexing ops (`_indexes_into`) at
+        all: without them neither needs to look at a group's ops (a linear walk, not a
+        quadratic one, on a chain of 10,000 pointwise ops)."""
 
     # -- dependencies ------------------------------------------------------
 
@@ -241,17 +247,16 @@ class _Grouping:
     def _acyclic(self, g: Group, op: Operation) -> bool:
         return all(h is g or not self._depends_on(h, g) for h in self._operand_groups(op))
 
-    @staticmethod
-    def _closed(g: Group) -> bool:
+    def _closed(self, g: Group) -> bool:
         """A scatter's group: nothing joins it and it joins nothing (its result is complete
         only once its kernel has run)."""
-        return any(isinstance(op, fusion.INDEXING_SCATTERS) for op in g.ops)
+        return self.scatters and any(isinstance(op, fusion.INDEXING_SCATTERS) for op in g.ops)
 
     def _indexes_into(self, g: Group, h: Group) -> bool:
         """Whether an indexing op of g reads a value of h as its source or index: h must stay
         another kernel (a buffer), so the two never merge."""
-        return any(isinstance(op, INDEXING) and any(self.owner.get(v) is h for v in op.operands)
-                   for op in g.ops)
+        return self.indexing and any(isinstance(op, INDEXING) and any(self.owner.get(v) is h for v in op.operands)
+                                     for op in g.ops)
 
     def _separate(self, g: Group, h: Group) -> bool:
         """Whether g and h must stay apart (`_closed`, `_indexes_into`)."""
