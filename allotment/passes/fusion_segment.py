@@ -879,14 +879,19 @@ def _may_be_strided(v: SSAValue, memo: dict[SSAValue, bool]) -> bool:
 
 
 def _insert_reshape_copies(block: Block) -> None:
-    """A reshape of a possibly strided value reads a contiguous copy instead."""
+    """A reshape of a possibly strided value reads a contiguous copy instead: one copy per
+    value, shared by every reshape of it (inserted before the first, which precedes the rest)."""
     memo: dict[SSAValue, bool] = {}
+    copies: dict[SSAValue, SSAValue] = {}
     for op in list(block.ops):
         if isinstance(op, fusion.ReshapeOp) and _may_be_strided(op.input, memo):
-            copy = fusion.SetOp(op.input)
-            copy.result.name_hint = f"{op.input.name_hint or 'view'}_contiguous"
-            block.insert_op_before(copy, op)
-            op.operands = (copy.result, *op.operands[1:])
+            copied = copies.get(op.input)
+            if copied is None:
+                copy = fusion.SetOp(op.input)
+                copy.result.name_hint = f"{op.input.name_hint or 'view'}_contiguous"
+                block.insert_op_before(copy, op)
+                copied = copies[op.input] = copy.result
+            op.operands = (copied, *op.operands[1:])
 
 
 def _rewrite_intermediate_dims(f: func.FuncOp, shapes: ShapeAnalysis) -> None:

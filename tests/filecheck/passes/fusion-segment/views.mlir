@@ -67,6 +67,27 @@ func.func @reshape_of_permute(%x: tensor<?x4x8xf32>) -> tensor<?x32xf32> {
 
 // -----
 
+// Two reshapes of one permuted value share one contiguous copy.
+
+// CHECK-LABEL: func.func @two_reshapes_of_permute
+// CHECK:         %p_contiguous = fusion.segment "k0" pointwise (%p)
+// CHECK-NEXT:    ^bb0
+// CHECK-NEXT:      fusion.set
+// CHECK-NOT:     fusion.set
+// CHECK:         %r = fusion.segment "v1" view (%p_contiguous)
+// CHECK-NOT:     fusion.set
+// CHECK:         %s = fusion.segment "v2" view (%p_contiguous)
+// CHECK-NOT:     fusion.set
+// CHECK:         func.return
+func.func @two_reshapes_of_permute(%x: tensor<?x4x8xf32>) -> (tensor<?x32xf32>, tensor<?x2x16xf32>) {
+  %p = fusion.permute %x [0, 2, 1] : tensor<?x4x8xf32> -> tensor<?x8x4xf32>
+  %r = fusion.reshape %p [-1, 32] : tensor<?x8x4xf32> -> tensor<?x32xf32>
+  %s = fusion.reshape %p [-1, 2, 16] : tensor<?x8x4xf32> -> tensor<?x2x16xf32>
+  func.return %r, %s : tensor<?x32xf32>, tensor<?x2x16xf32>
+}
+
+// -----
+
 // So does a reshape of a slice, and a reshape of a squeezed slice.
 
 // CHECK-LABEL: func.func @reshape_of_slice
