@@ -845,10 +845,7 @@ class FusionDefinition:
                     if isinstance(t, torch.Tensor) and t.dim() > 0
                 )
                 raise InputTypeError(f"execute: the input tensors are on different devices: {listed}")
-        if device is None and found is not None:  # the common case: where the input tensors are
-            target = found
-        else:
-            target = self._target_device(found, device, args, scalar_tensors)
+        target = self._target_device(found, device, args, scalar_tensors)
         for i in scalar_tensors:
             if args[i].device != target:
                 args[i] = args[i].to(target)  # a CPU scalar tensor beside GPU tensors

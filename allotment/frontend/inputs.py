@@ -194,7 +194,7 @@ def check_dense(what: Callable[[], str], x: torch.Tensor) -> None:
 def check_tensor(position: int, spec: TensorInput, x: torch.Tensor) -> None:
     """Raises InputTypeError (or RunError for a meta or sparse tensor) when `x` does not
     match the defined tensor input."""
-    dtype, rank, static, layout = spec._plan or spec.plan()
+    dtype, rank, static, layout = spec.plan()
     if (  # the common case, accepted without building a message: what the checks below accept
         x.dtype is dtype and x.dim() == rank and x.layout is torch.strided and not x.is_meta
         and not x.is_nested and (layout == "none" or layout == "contiguous" and x.is_contiguous())
