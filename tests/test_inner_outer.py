@@ -418,39 +418,3 @@ def test_layernorm_backward_through_the_frontend(ty: str) -> None:
     expected = layernorm_torch(*inputs)
     compare_torch(fd.execute(list(inputs)), expected, ty)
     compare_torch(reference(fd, inputs), expected, ty)
-
-
-def _bias_gradient(hidden: str, ty: str) -> str:
-    t, f = f"tensor<?x{hidden}x{ty}>", f"tensor<?x{hidden}xf32>"
-    v, vf = f"tensor<{hidden}x{ty}>", f"tensor<{hidden}xf32>"
-    return f"""func.func @f(%dy: {t}, %x: {t}) -> ({t}, {v}) {{
-  %dyf = fusion.cast %dy : {t} to {f}
-  %xf = fusion.cast %x : {t} to {f}
-  %th = fusion.tanh %xf : {f}
-  %dxf = fusion.mul %dyf, %th : {f}
-  %dx = fusion.cast %dxf : {f} to {t}
-  %dbf = fusion.sum %dxf dims [0] : {f} -> {vf}
-  %db = fusion.cast %dbf : {vf} to {v}
-  func.return %dx, %db : {t}, {v}
-}}
-"""
-
-
-@pytest.mark.parametrize("ty", ["f32", "bf16"])
-@pytest.mark.parametrize("hidden", ["7", "?"])
-@pytest.mark.parametrize("rows", [1, 11])
-def test_bias_gradient_beside_dx_is_one_pass(
-    ty: str, hidden: str, rows: int, many_tiles: list[tuple[int, int]]
-) -> None:
-    """A column sum beside an output of its own domain and no row reduction (a pointwise
-    backward with its bias gradient): one inner_outer kernel whose programs walk several
-    row blocks, against the reference and torch."""
-    text = _bias_gradient(hidden, ty)
-    assert 'alloc.kernel "k0" inner_outer' in planned(text)
-    dy, x = randn(rows, 7, dtype=ty, seed=1), randn(rows, 7, dtype=ty, seed=2)
-    dx, db = check(text, dy, x)
-    dxf = dy.float() * x.float().tanh()
-    tol = {"rtol": 1e-2, "atol": 1e-2} if ty == "bf16" else {"rtol": 1e-5, "atol": 1e-5}
-    torch.testing.assert_close(dx.float(), dxf.to(DTYPES[ty]).float(), **tol)
-    torch.testing.assert_close(db.float(), dxf.sum(0).to(DTYPES[ty]).float(), **tol)
-    assert launches(text, dy, x) == ["k0_persistent", "k0_column_final"]

@@ -21,9 +21,11 @@ to its IR type, as torch does op by op.
   and full reductions; the kernel's `partials` attribute names one partials
   buffer [split, kept] per reduction): `split_partial`, one program per (tile of
   BLOCK_M kept indices, split), loops over its split's whole BLOCK_N tiles of
-  the reduced axis and stores one partial per kept index; `split_final`
-  combines the partials of BLOCK_M kept indices in split order (deterministic)
-  and computes the outputs. With one split the `looped` variant does it all.
+  the reduced axis and stores one partial per kept index, and the outputs of
+  the whole domain that need no reduction (dx beside its bias gradient) from
+  the tiles it reads; `split_final` combines the partials of BLOCK_M kept
+  indices in split order (deterministic) and computes the reduced outputs.
+  With one split the `looped` variant does it all.
   Kept indices are the tile's rows: where they are contiguous in memory,
   Triton's coalescing follows them. An inner split (few long rows: the
   reduced dims include the innermost) has its own first stage
@@ -855,6 +857,9 @@ class _Emitter:
         for r, a, how in accs:
             tile, _, _ = self.reduction_input(r)
             self.line(f"{a} = {self.combine(a, tile, how)}")
+        # outputs on the whole domain (dx beside its bias gradient), written as the split's
+        # share of the reduced axis streams by, from the values the reductions computed
+        self.store_outputs({frozenset({"m", "n"}), frozenset({"n"})})
         self.scopes.pop()
         self.indent -= 1
         for r, a, how in accs:
@@ -932,7 +937,7 @@ class _Emitter:
     def emit_split_final(self) -> None:
         """Second stage: each program combines the partials of BLOCK_M kept indices in split
         order (deterministic), finishes the reductions (a mean divides by the whole reduced
-        extent N) and computes and stores the outputs, all on the reduced domain. A var_mean
+        extent N) and computes and stores the outputs on the reduced domain. A var_mean
         or welford (inner splits) merges its chunks' sums and M2s with Chan's formula."""
         self.line("pid = tl.program_id(0)")
         self.emit_outer_indices("pid")

@@ -765,12 +765,9 @@ class _Grouping:
                     g.rdims = tuple(sorted(_reduction_dims(next(op for op in g.ops if isinstance(op, REDUCTIONS)))))
                     g.inner_outer = True
                     break
-        # column reductions next to outputs on their own domain (a bias gradient beside dx):
-        # one pass over the rows writes the outputs and accumulates the column partials
-        for h in self.groups:
-            if h.ops and not h.inner_outer and not self._column_group(h) \
-                    and self._column_group(h, domain_outputs=True) and self._columns_fit(h):
-                h.inner_outer = True
+        # A column reduction beside outputs of its own domain and no row reduction (a bias
+        # gradient beside dx) stays a `reduction` segment: `split_reduction` splits it across
+        # CTAs, its first stage writing the outputs as it streams the rows.
 
     def _row_group(self, g: Group) -> bool:
         rank = len(g.domain)
@@ -778,14 +775,11 @@ class _Grouping:
                 and not self._closed(g)
                 and all(inner_outer.is_row_reduction(op, rank) for op in g.ops if isinstance(op, REDUCTIONS)))
 
-    def _column_group(self, h: Group, domain_outputs: bool = False) -> bool:
+    def _column_group(self, h: Group) -> bool:
         """Sums and means of floats over every dim but the last, whose values used outside
-        the group are all computed from those sums (the partials add up to them), or, with
-        `domain_outputs`, are values of the group's whole domain (computed per row)."""
+        the group are all computed from those sums (the partials add up to them)."""
         rank = len(h.domain)
         if h.kind != "compute" or h.rdims != tuple(range(rank - 1)) or rank < 2 or h.scan_dim is not None:
-            return False
-        if domain_outputs and self._closed(h):
             return False
         if any(isinstance(op, (*GATHERS, *SCANS)) for op in h.ops):
             return False
@@ -803,28 +797,9 @@ class _Grouping:
                 return False  # a reduction of another's result: two levels
             for r in op.results:
                 used_outside = r in returned or any(u.operation not in members for u in r.uses)
-                if used_outside and r not in reduced and not (domain_outputs and self._on_domain(r, h)):
+                if used_outside and r not in reduced:
                     return False
         return True
-
-    def _on_domain(self, v: SSAValue, h: Group) -> bool:
-        """Whether `v` is a tensor of `h`'s whole domain (not reduced, not broadcast)."""
-        return isinstance(v.type, TensorType) and tuple(map(self.shapes.canonical, self.shapes.shape(v))) == tuple(
-            map(self.shapes.canonical, h.domain))
-
-    def _columns_fit(self, h: Group) -> bool:
-        """Whether the column accumulators of a group's static row fit on chip (a `?` row:
-        alloc-place decides at run time); no sharded value."""
-        assert self.cap is not None
-        if any(isinstance(v.type, TensorType) and isinstance(v.type.encoding, fusion.ShardingAttr)
-               for op in h.ops for v in (*op.operands, *op.results)):
-            return False
-        n = self.shapes.canonical(h.domain[-1])
-        if not isinstance(n, Const):
-            return True
-        acc = [inner_outer.accumulation_bytes(op.operands[0].type.element_type)
-               for op in h.ops if isinstance(op, REDUCTIONS)]
-        return inner_outer.fits_on_chip(n.value, acc, self.cap)
 
     def _inner_outer_ok(self, g: Group, h: Group) -> bool:
         """Same domain, no path between the two through a third group, h does not feed g,

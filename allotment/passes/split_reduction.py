@@ -12,7 +12,11 @@ leave the GPU idle, and two stages do better (Inductor's split reductions and
 - every reduction is a sum, mean, prod, max or min of floats (an inner split
   also takes var_mean and welford, all over the same dims), none reads
   another's result, and every output is computed from the reduced values (a
-  `reduction` segment whose outputs are all on the reduced domain);
+  `reduction` segment whose outputs are all on the reduced domain) or, but for
+  an inner split, is a value of the reductions' whole input domain computed
+  without them (dx beside its bias gradient `sum(dx, 0)`): the first stage
+  stores those from the tiles it streams (with one split the looped kernel
+  stores them in a second pass over the reduced axis);
 - no tensor is sharded.
 
 For such a kernel `fusion-allocate` declares, per reduction, a global
@@ -66,7 +70,7 @@ from __future__ import annotations
 import os
 
 from xdsl.dialects.builtin import BFloat16Type, Float16Type, Float32Type, Float64Type, TensorType, f32
-from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.ir import Attribute, Operation, OpResult, SSAValue
 
 from allotment.analysis import symbolic as sym
 from allotment.analysis.symbolic import Const, Extent
@@ -160,10 +164,12 @@ def split_plan(seg: fusion.SegmentOp) -> list[tuple[Operation, Attribute]] | Non
             return None
     elif not all(isinstance(r, _SPLITTABLE) for r in reductions):
         return None
+    inner = is_inner(rank, dims)
+    domain = reductions[0].operands[0].type
     reduced: set[SSAValue] = set()
     for op in block.ops:
         if isinstance(op, fusion.YieldOp):
-            if not all(v in reduced for v in op.values):
+            if not all(v in reduced or (not inner and _on_domain(v, domain)) for v in op.values):
                 return None
         elif op in reductions:
             if any(x in reduced for x in op.operands):
@@ -179,6 +185,14 @@ def split_plan(seg: fusion.SegmentOp) -> list[tuple[Operation, Attribute]] | Non
             return None
         out.append((r, _acc(src if isinstance(r, fusion.MaxOp | fusion.MinOp) else res)))
     return out
+
+
+def _on_domain(v: SSAValue, domain: Attribute) -> bool:
+    """Whether `v` (not computed from a reduced value) is a tensor of the reductions' whole
+    input domain: an output the first stage of a column, middle or full split writes as
+    it streams its share of the reduced axis."""
+    return isinstance(v, OpResult) and isinstance(v.type, TensorType) and isinstance(domain, TensorType) and \
+        v.type.get_shape() == domain.get_shape()
 
 
 def is_inner(rank: int, dims: list[int]) -> bool:

@@ -42,8 +42,8 @@ func.func @reordered(%x: tensor<?x4xf32>, %w: tensor<4x4xf32>) -> (tensor<?x4xf3
 
 // -----
 
-// The writer also reduces the input over its columns (its kernel, one pass with
-// column partials, reads
+// The writer also reduces the input over its columns (its kernel, a column
+// reduction split across CTAs that writes %y as it streams the rows, reads
 // other elements than the one it writes): the result keeps its buffer and a
 // final kernel copies it into the input.
 func.func @copied(%x: tensor<8x4xf32>) -> (tensor<8x4xf32> {fusion.alias_input = 0 : i64}, tensor<4xf32>) {
@@ -55,7 +55,7 @@ func.func @copied(%x: tensor<8x4xf32>) -> (tensor<8x4xf32> {fusion.alias_input =
 // CHECK-LABEL: func.func @copied
 // CHECK-SAME:    alloc.alias = "copy"
 // CHECK:         %y = alloc.alloc
-// CHECK:         alloc.kernel "k0" inner_outer ins(%x, %k0_partials_s : memref<8x4xf32>, memref<1x4xf32>) outs(%y, %s
+// CHECK:         alloc.kernel "k0" reduction ins(%x, %k0_partials_s : memref<8x4xf32>, memref<1x0xf32>) outs(%y, %s
 // CHECK:         alloc.kernel "k1_inplace" pointwise ins(%y : memref<8x4xf32>) outs(%x : memref<8x4xf32>)
 // CHECK:         alloc.dealloc %y
 // CHECK:         func.return %x, %s

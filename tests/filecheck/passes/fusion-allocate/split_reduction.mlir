@@ -132,3 +132,41 @@ func.func @many_rows(%x: tensor<512x70000xbf16>) -> tensor<512xbf16> {
   %s = fusion.sum %x dims [1] : tensor<512x70000xbf16> -> tensor<512xbf16>
   func.return %s : tensor<512xbf16>
 }
+
+// -----
+
+// A bias gradient beside dx (a pointwise backward): the column sum's segment
+// also yields dx, a value of the whole [12345, 1111] domain computed before the
+// reduction. It splits across CTAs all the same: 18 tiles of 64 kept columns,
+// min(ceildiv(12345, 256) = 49, round(1056 / 18) = 59) = 49 splits of the rows;
+// the first stage stores dx as it streams its rows.
+
+// CHECK-LABEL: func.func @bias_grad_beside_dx
+// CHECK:         %k0_partials_dbf = alloc.alloc() {memory = #alloc.memory<global>, name = "k0_partials_dbf"} : memref<49x1111xf32>
+// CHECK-NEXT:    alloc.kernel "k0" reduction ins(%dy, %x, %k0_partials_dbf : {{.*}}) outs(%dx, %db : memref<12345x1111xbf16>, memref<1111xbf16>) schedule(looped) attributes {partials = array<i64: 2>}
+func.func @bias_grad_beside_dx(%dy: tensor<12345x1111xbf16>, %x: tensor<12345x1111xbf16>) -> (tensor<12345x1111xbf16>, tensor<1111xbf16>) {
+  %dyf = fusion.cast %dy : tensor<12345x1111xbf16> to tensor<12345x1111xf32>
+  %xf = fusion.cast %x : tensor<12345x1111xbf16> to tensor<12345x1111xf32>
+  %t = fusion.tanh %xf : tensor<12345x1111xf32>
+  %dxf = fusion.mul %dyf, %t : tensor<12345x1111xf32>
+  %dx = fusion.cast %dxf : tensor<12345x1111xf32> to tensor<12345x1111xbf16>
+  %dbf = fusion.sum %dxf dims [0] : tensor<12345x1111xf32> -> tensor<1111xf32>
+  %db = fusion.cast %dbf : tensor<1111xf32> to tensor<1111xbf16>
+  func.return %dx, %db : tensor<12345x1111xbf16>, tensor<1111xbf16>
+}
+
+// -----
+
+// A centered output (x minus its column mean) needs the reduction's result on
+// the whole domain: two levels, not split; the segmenter gives it a kernel of
+// its own after the reduction.
+
+// CHECK-LABEL: func.func @centered
+// CHECK:         alloc.kernel "k0" reduction ins(%x, %k0_partials_m
+// CHECK:         alloc.kernel "k1" pointwise
+func.func @centered(%x: tensor<4096x512xf32>) -> (tensor<4096x512xf32>, tensor<512xf32>) {
+  %m = fusion.mean %x dims [0] : tensor<4096x512xf32> -> tensor<512xf32>
+  %mb = fusion.broadcast_in_dim %m [4096, 512] dims [1] : tensor<512xf32> -> tensor<4096x512xf32>
+  %c = fusion.sub %x, %mb : tensor<4096x512xf32>
+  func.return %c, %m : tensor<4096x512xf32>, tensor<512xf32>
+}

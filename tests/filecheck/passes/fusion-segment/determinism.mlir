@@ -23,7 +23,7 @@
 // CHECK-LABEL: func.func @tangle
 // CHECK-NEXT:    %a, %c = fusion.segment "k0" pointwise (%x, %y)
 // CHECK:         %m = fusion.segment "k1" library (%a, %w)
-// CHECK:         %d, %r0 = fusion.segment "k2" inner_outer (%c, %m)
+// CHECK:         %d, %r0 = fusion.segment "k2" reduction (%c, %m)
 // CHECK:         %n = fusion.segment "k3" normalization (%c, %m, %d)
 // CHECK:         %p = fusion.segment "k4" pointwise (%n, %s)
 // The permute of a computed value is index arithmetic in its consumer's kernel:

@@ -124,14 +124,13 @@ func.func @column_of_a_row_result(%x: tensor<?x64xf32>) -> (tensor<?x64xf32>, te
 // -----
 
 // A column reduction beside an output of its own domain, with no row reduction
-// (the bias gradient beside dx in a pointwise backward): one pass over the rows
-// writes %dx and accumulates the column partials; without inner-outer kernels the
-// column reduction is a reduction segment that cannot split across CTAs (it has an
-// output that is not reduced). A max over the columns does not add up by partial
-// sums: it stays a reduction.
+// (the bias gradient beside dx in a pointwise backward) is no inner-outer kernel:
+// it stays a reduction segment, which `fusion-allocate` splits across CTAs (its
+// first stage writes %dx as it streams the rows: `split_reduction`). So does a max
+// over the columns.
 
 // CHECK-LABEL: func.func @bias_gradient_beside_dx
-// CHECK:         %dx, %db = fusion.segment "k0" inner_outer (%x, %dy)
+// CHECK:         %dx, %db = fusion.segment "k0" reduction (%x, %dy)
 // CHECK:           %db_1 = fusion.sum %dx_1 dims [0]
 // CHECK-NEXT:      fusion.yield %dx_1, %db_1
 
