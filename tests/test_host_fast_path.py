@@ -240,7 +240,9 @@ def test_direct_launch_keys_on_ints_and_loose_scalar_types(gpu: None) -> None:
     assert _kinds(k.log) == ["jit", "direct"]
     direct = k.log[1][1]
     assert direct[:9] == (4, 1, 1, 1234, "cu_function", "metadata", None, None, None)
-    assert direct[9:] == (x, 1, 0.25, y, 8, 64, 16, 64, False)  # the arguments, then the constexprs
+    # the arguments (each tensor as its data pointer), then the constexprs
+    assert direct[9:] == (x.data_ptr(), 1, 0.25, y.data_ptr(), 8, 64, 16, 64, False)
+    assert k.log[0][1] == (x, 1, 0.5, y, 8, 64)  # the JIT path (which compiles) gets the tensors
     rt.launch(k, (4,), (x, 1, 2, y, 8, 64), 16, 64, False, 4)  # an int where a float was: its own key
     rt.launch(k, (4,), (x, 1, 0.5, y, 9, 64), 16, 64, False, 4)  # another M
     rt.launch(k, (4,), (x, 1, 0.5, y, 8, 64), 16, 64, True, 4)  # another constexpr
@@ -310,3 +312,123 @@ func.func @scaled(%x: tensor<?x8xf32>, %s: f32) -> tensor<?x8xf32> {
     assert [args[k] for k in layout.loose] == [2.0], line
     (r,) = check(text, x, 2.0)
     torch.testing.assert_close(r, x * 2.0)
+
+
+def test_direct_launch_passes_pointers_and_other_paths_pass_tensors(gpu: None) -> None:
+    """The direct launch hands Triton each tensor's `data_ptr()` int; the JIT path (first
+    launch, unaligned pointer) and a hook get the tensors themselves."""
+    k = _FakeKernel()
+    L.kernel_args((k,), tensors=(0, 2), loose=(), count=4)  # (x, n, y, m)
+    x, y = torch.zeros(64), torch.zeros(64)
+    rt.launch(k, (2, 3), (x, 8, y, 64), 16, 64, False, 4)
+    rt.launch(k, (2, 3), (x, 8, y, 64), 16, 64, False, 4)
+    assert _kinds(k.log) == ["jit", "direct"]
+    assert k.log[0][1] == (x, 8, y, 64)
+    assert k.log[1][1] == (2, 3, 1, 1234, "cu_function", "metadata", None, None, None,
+                           x.data_ptr(), 8, y.data_ptr(), 64, 16, 64, False)
+    assert all(type(a) is int for a in k.log[1][1][9:13])
+    rt.launch(k, (2,), (x, 8, y[2:], 64), 16, 64, False, 4)  # 8 bytes off: the JIT path, with tensors
+    assert k.log[-1][0] == "jit" and k.log[-1][1][2] is not None and isinstance(k.log[-1][1][2], torch.Tensor)
+    seen: list[tuple] = []
+    with intercept_launches(lambda kernel, grid, args, c, warps: seen.append(args)):
+        rt.launch(k, (2,), (x, 8, y, 64), 16, 64, False, 4)
+    assert seen == [(x, 8, y, 64)] and len(k.log) == 3
+
+
+def test_cuda_programs_take_only_cuda_tensors() -> None:
+    """Kernels get raw pointers on the GPU, so a CUDA program that launches kernels checks
+    that its first tensor (whose device every other tensor input must share) is a CUDA one."""
+    exe = allotment.compile(RMSNORM)
+    assert "device = rt.device_of(x_, 'x', True)" in exe.source("cuda")
+    assert "device = rt.device_of(x_, 'x')" in exe.source("cpu")
+    with pytest.raises(RunError, match=r"^input x is on cpu, but this program runs its kernels on CUDA$"):
+        rt.device_of(torch.zeros(3), "x", True)
+    assert rt.device_of(torch.zeros(3), "x") == torch.device("cpu")
+
+
+# -- empty partials: no arena, no allocation ---------------------------------------------------
+
+BN_STATS = """
+func.func @f(%x: tensor<?x?x?xbf16>) -> (tensor<?xf32>, tensor<?xf32>) {
+  %xf = fusion.cast %x : tensor<?x?x?xbf16> to tensor<?x?x?xf32>
+  %v, %m = fusion.var_mean %xf dims [0, 2] correction 0 : tensor<?x?x?xf32> -> tensor<?xf32>, tensor<?xf32>
+  func.return %v, %m : tensor<?xf32>, tensor<?xf32>
+}
+"""
+
+
+def _partials_args(exe: allotment.Executable, x: torch.Tensor) -> list[torch.Tensor]:
+    """The partials tensors of one call's first launch (its tensors: x, the two partials, ...)."""
+    got: list[tuple] = []
+    with intercept_launches(lambda kernel, grid, args, c, warps: got.append(args)):
+        exe(x)
+    return [a for a in got[0] if isinstance(a, torch.Tensor)][1:3]
+
+
+def test_empty_partials_take_no_arena(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An inner split's partials (`passes.split_reduction`) packed in one arena: with one
+    split they are [1, 0], and the program neither packs nor allocates: both are the one
+    cached empty tensor of that shape (`rt.no_elements`); with more splits they are slots of
+    a real arena. Results against torch and the reference evaluator, both ways."""
+    monkeypatch.setenv("ALLOT_INNER_SPLIT_MIN_REDUCED", "32")
+    monkeypatch.setenv("ALLOT_INNER_SPLIT_MAX_KEPT", "8")
+    monkeypatch.setenv("ALLOT_INNER_SPLIT_ALIGN", "64")
+    exe = allotment.compile(BN_STATS)
+    src = exe.source("cpu")
+    assert "rt.pack(" in src and "rt.no_elements(" in src
+    one = torch.randn(2, 9, 5).to(torch.bfloat16)  # 9 channels: one split
+    p1, p2 = _partials_args(exe, one)
+    assert p1.shape == (1, 0) and p1.numel() == 0 and p1.data_ptr() == 0
+    q1, q2 = _partials_args(exe, torch.randn(2, 9, 7).to(torch.bfloat16))
+    assert p1 is p2 is q1 is q2 is rt.no_elements((1, 0), torch.float32, one.device)
+    assert p1.stride() == torch.empty(1, 0).stride()  # as a fresh one: kernels specialize alike
+    many = torch.randn(3, 4, 50).to(torch.bfloat16)  # 150 reduced elements, 4 channels: split
+    s1, s2 = _partials_args(exe, many)
+    assert s1.numel() > 0 and s1.untyped_storage().data_ptr() == s2.untyped_storage().data_ptr()  # one arena
+    for x in (one, many, torch.randn(1, 2, 1).to(torch.bfloat16)):
+        var, mean = check(BN_STATS, x)
+        ev, em = torch.var_mean(x.float(), dim=(0, 2), correction=0)
+        torch.testing.assert_close(mean, em, rtol=1e-5, atol=1e-5)
+        torch.testing.assert_close(var, ev, rtol=1e-4, atol=1e-4)
+
+
+def test_empty_results_are_never_shared() -> None:
+    """A result that is empty at run time is a fresh tensor on every call (only buffers that
+    no caller sees are the shared empty ones)."""
+    exe = allotment.compile(ADD)
+    a, b = torch.randn(0, 4), torch.randn(0, 4)
+    (r1,), (r2,) = exe(a, b), exe(a, b)
+    assert r1.shape == (0, 4) and r1 is not r2
+
+
+# -- index arithmetic as plain Python ------------------------------------------------------
+
+SIZES = """
+func.func @f(%x: tensor<?xf32>, %k: index, %s: f32) -> tensor<?xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %n = tensor.dim %x, %c0 : tensor<?xf32>
+  %m = arith.muli %k, %n : index
+  %d = arith.subi %m, %n : index
+  %p = arith.maxsi %n, %c1 : index
+  %q = arith.ceildivsi %d, %p : index
+  %e = arith.addi %d, %q : index
+  %o = fusion.full %s [%e] : f32 -> tensor<?xf32>
+  func.return %o : tensor<?xf32>
+}
+"""
+
+
+def test_index_arithmetic_is_inline_and_overflow_still_raises() -> None:
+    """`index` add, sub, mul and a ceiling division by `max(n, 1)` are plain Python in the
+    generated program; a result past 64 bits still raises `rt.size_arith`'s error, naming
+    the op and its operands (as the reference evaluator does)."""
+    exe = allotment.compile(SIZES)
+    run = exe.source("cpu").split("def run(", 1)[1]
+    assert "= rt.size_arith." not in run and re.search(r"= \(-\(-\w+ // \w+\)\)\n", run)
+    (out,) = check(SIZES, torch.randn(4), 3, 1.5)  # d = 12 - 4 = 8, e = 8 + 2
+    torch.testing.assert_close(out, torch.full((10,), 1.5))
+    with pytest.raises(RunError, match=r"^arith\.muli: 4611686018427387904 \* 4 = 18446744073709551616 overflows 64-bit index$"):
+        exe(torch.randn(4), 2**62, 1.5)
+    with pytest.raises(RunError, match=r"^arith\.subi: -9223372036854775808 - 1 = -9223372036854775809 overflows"):
+        exe(torch.randn(1), -(2**63), 1.5)

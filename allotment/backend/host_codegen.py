@@ -22,6 +22,7 @@ argument, or a sum of those for pads and cats).
 
 from __future__ import annotations
 
+import functools
 import os
 from collections import Counter
 from collections.abc import Callable
@@ -71,6 +72,8 @@ class _HostEmitter:
         self.ns = Namespace()
         self.names: dict[SSAValue, str] = {}
         self.dims: dict[tuple[SSAValue, int], str] = {}  # (memref value, dim) -> host index value
+        self.shapes: dict[SSAValue, str] = {}  # memref value -> the name holding its `.shape`
+        self.huge_counts: set[str] = set()  # element counts already compared with 2**31
         self.lines: list[str] = []
         self.kernels: list[GeneratedKernel] = []
         self.launchers: list[str] = []
@@ -96,6 +99,7 @@ class _HostEmitter:
         if tensor_args:
             first, first_name = tensor_args[0]
             self.line(f"device = rt.device_of({first_name}, {literal(first.name_hint or 'arg0')})")
+            device_line = len(self.lines) - 1
         else:
             self.line(f"device = rt.default_device({self.target!r})")
         self.entry_checks(args, params)
@@ -103,6 +107,11 @@ class _HostEmitter:
         self.line(f"huge = rt.offsets_need_i64({', '.join(tensors)})")
         for op in self.f.body.block.ops:
             self.op(op)
+        if tensor_args and self.launchers and self.target == "cuda":
+            # Triton kernels get raw pointers (`launch.launch_kernel`): the first tensor must be
+            # a CUDA one (the entry checks put every other tensor on its device)
+            first, first_name = tensor_args[0]
+            self.lines[device_line] = f"    device = rt.device_of({first_name}, {literal(first.name_hint or 'arg0')}, True)"
         if not self.launchers:  # no kernel reads `huge`: no per-call storage scan
             self.lines = [ln for ln in self.lines if not ln.lstrip().startswith("huge = ")]
         return "\n".join(self.lines)
@@ -161,12 +170,19 @@ class _HostEmitter:
                 raise CodegenError(f"unsupported constant {attr}")
             self.line(f"{self.v(op.result)} = {float_literal(val) if isinstance(val, float) else repr(val)}")
         elif isinstance(op, memref.DimOp):
-            self.line(f"{self.v(op.result)} = {self.v(op.source)}.shape[{self.v(op.index)}]")
             index = op.index.owner
             if isinstance(index, arith.ConstantOp) and isinstance(index.value, IntegerAttr):
-                self.dims.setdefault((op.source, index.value.value.data), self.v(op.result))
+                d = index.value.value.data
+                self.line(f"{self.v(op.result)} = {self.shape(op.source)}[{d}]")
+                self.dims.setdefault((op.source, d), self.v(op.result))
+            else:
+                self.line(f"{self.v(op.result)} = {self.v(op.source)}.shape[{self.v(op.index)}]")
         elif op.dialect_name() == "arith":
             self.line(f"{self.v(op.results[0])} = {_arith_expr(op, [self.v(x) for x in op.operands])}")
+            guard = _overflow_guard(op, self.v(op.results[0]), [self.v(x) for x in op.operands])
+            if guard is not None:
+                self.line(guard[0])
+                self.line(guard[1])
         elif isinstance(op, alloc.CheckOp):
             a, b = self.v(op.lhs), self.v(op.rhs)
             call = f"rt.check({literal(op.predicate.data)}, {a}, {b}, {literal(op.message.data)})"
@@ -190,10 +206,19 @@ class _HostEmitter:
                     f"{self.v(op.result)} = torch.empty({_tuple([shape[d] for d in order])}, dtype={dtype}, "
                     f"device=device).permute({_tuple([str(d) for d in inverse])})"
                 )
+            elif any(e == DYNAMIC_INDEX for e in t.get_shape()) and op.result not in self.escaping:
+                # may be empty at run time (a split's partials when it has one split): then the
+                # cached empty tensor of its shape (`rt.no_elements`), no allocation
+                self.line(
+                    f"{self.v(op.result)} = torch.empty({_tuple(shape)}, dtype={dtype}, device=device) "
+                    f"if {' * '.join(shape)} else rt.no_elements({_tuple(shape)}, {dtype}, device)"
+                )
             else:
                 self.line(f"{self.v(op.result)} = torch.empty({_tuple(shape)}, dtype={dtype}, device=device)")
-            if any(e == DYNAMIC_INDEX for e in t.get_shape()):
-                self.line(f"huge = huge or {self.v(op.result)}.numel() >= 2**31")
+            count = " * ".join(shape)  # its element count, without asking the tensor
+            if any(e == DYNAMIC_INDEX for e in t.get_shape()) and count not in self.huge_counts:
+                self.huge_counts.add(count)  # once per count (buffers of one shape)
+                self.line(f"huge = huge or {count} >= 2**31")
         elif isinstance(op, memref.ReinterpretCastOp):
             self.view(op)
         elif isinstance(op, alloc.PackOp):
@@ -201,7 +226,10 @@ class _HostEmitter:
             results = ", ".join(self.v(r) for r in op.results)
             lifetimes = _tuple([f"({a}, {b})" for a, b in op.lifetime_pairs()])
             self.line(f"# alloc.pack: {len(op.sizes)} slots in one arena")
-            self.line(f"{results}, = rt.pack({sizes}, {lifetimes}, {op.alignment.value.data})")
+            self.line(f"if {' or '.join(self.v(v) for v in op.sizes) or 'False'}:")
+            self.line(f"    {results}, = rt.pack({sizes}, {lifetimes}, {op.alignment.value.data})")
+            self.line("else:  # every slot empty: what rt.pack gives, no bytes and every offset 0")
+            self.line(f"    {results}, = {_tuple(['0'] * len(op.results))}")
         elif isinstance(op, memref.ViewOp):
             self.slot(op)
         elif isinstance(op, alloc.KernelOp):
@@ -218,6 +246,39 @@ class _HostEmitter:
             self.line("return " + _tuple(results))
         else:
             raise CodegenError(f"the host program cannot execute {op.name}")
+
+    @functools.cached_property
+    def escaping(self) -> set[SSAValue]:
+        """Buffers whose tensor reaches code other than this program's Triton kernels: the
+        results (and every buffer and arena they view), and the operands of library and
+        collective kernels (torch calls that may resize an `out=`). Only the others may be
+        the shared empty tensors of `rt.no_elements`."""
+        out: set[SSAValue] = set()
+        for op in self.f.body.block.ops:
+            if isinstance(op, func.ReturnOp):
+                values = list(op.arguments)
+            elif isinstance(op, alloc.KernelOp) and op.kind.data in ("library", "collective"):
+                values = [*op.ins, *op.outs]
+            else:
+                continue
+            for v in values:
+                while True:
+                    out.add(v)
+                    owner = v.owner
+                    if not isinstance(owner, memref.ReinterpretCastOp | memref.SubviewOp | memref.CastOp | memref.ViewOp):
+                        break
+                    v = owner.operands[0]
+        return out
+
+    def shape(self, buffer: SSAValue) -> str:
+        """The name of `buffer.shape`, read once per tensor (a `torch.Size` is built on every
+        `.shape`): at its first use, in the straight-line body of `run`, after the entry checks
+        (the last assignment of an argument's name)."""
+        name = self.shapes.get(buffer)
+        if name is None:
+            name = self.shapes[buffer] = self.ns.name(f"{buffer.name_hint or 'arg'}_shape")
+            self.line(f"{name} = {self.v(buffer)}.shape")
+        return name
 
     def _mixed(self, static, dynamic) -> list[str]:  # noqa: ANN001 (xDSL's dense array and operand range)
         it = iter(dynamic)
@@ -239,10 +300,12 @@ class _HostEmitter:
         dyn = iter(op.sizes)
         shape = [self.v(next(dyn)) if e == DYNAMIC_INDEX else str(e) for e in t.get_shape()]
         self.views.setdefault(_storage(op.source), []).append(self.v(op.result))
-        self.line(
-            f"{self.v(op.result)} = rt.slot({self.v(op.source)}, {self.v(op.byte_shift)}, "
-            f"{torch_dtype_source(t.element_type)}, {_tuple(shape)})"
-        )
+        call = (f"rt.slot({self.v(op.source)}, {self.v(op.byte_shift)}, "
+                f"{torch_dtype_source(t.element_type)}, {_tuple(shape)})")
+        if any(e == DYNAMIC_INDEX for e in t.get_shape()) and op.result not in self.escaping:
+            # an empty slot (a split's partials when it has one split): the cached empty tensor
+            call += f" if {' * '.join(shape)} else rt.no_elements({_tuple(shape)}, {torch_dtype_source(t.element_type)}, device)"
+        self.line(f"{self.v(op.result)} = {call}")
 
     def view(self, op: memref.ReinterpretCastOp) -> None:
         root = _storage(op.source)
@@ -279,7 +342,7 @@ class _HostEmitter:
             name = self.v(owner.sizes[sum(1 for e in shape[:j] if e == DYNAMIC_INDEX)])
         else:
             name = self.ns.name(f"{buffer.name_hint or 'arg'}_d{j}")
-            self.line(f"{name} = {self.v(buffer)}.shape[{j}]")
+            self.line(f"{name} = {self.shape(buffer)}[{j}]")
         self.dims[(buffer, j)] = name
         return name
 
@@ -398,10 +461,37 @@ def _positive_constant(v: SSAValue) -> bool:
             and c.value.value.data > 0)
 
 
+def _known_positive(v: SSAValue) -> bool:
+    """Whether the `index` value v is above 0 whatever the inputs: a positive constant, or
+    the `arith.maxsi` of something and a known positive value (`max(n, 1)`, the guard that
+    size builders put on divisors)."""
+    if _positive_constant(v):
+        return True
+    m = v.owner
+    return isinstance(m, arith.MaxSIOp) and (_known_positive(m.lhs) or _known_positive(m.rhs))
+
+
+_INLINE_INDEX_OPS = {"addi": "+", "subi": "-", "muli": "*"}
+"""`index` ops the host program computes as plain Python, with `_overflow_guard` after them."""
+
+
+def _overflow_guard(op: Operation, result: str, xs: list[str]) -> tuple[str, str] | None:
+    """For an `index` add, sub or mul computed as plain Python (`_arith_expr`): the two lines
+    that call `rt.size_arith.<op>` (which raises its overflow error) when the exact result
+    does not fit 64 signed bits; None for every other op."""
+    name = op.name.split(".", 1)[1]
+    if name not in _INLINE_INDEX_OPS or not isinstance(op.results[0].type, IndexType):
+        return None
+    return f"if not -2**63 <= {result} < 2**63:", f"    rt.size_arith.{name}({xs[0]}, {xs[1]})"
+
+
 def _arith_expr(op: Operation, xs: list[str]) -> str:
     """Python for one host-level `arith` op. Integer ops call `analysis.size_arith`
     (as `rt.size_arith`): `index` ops as `rt.size_arith.divsi(a, b)` (an error on a
-    zero divisor or overflow), `iN` ops wrapping at N bits."""
+    zero divisor or overflow), `iN` ops wrapping at N bits; except the `index` ops that
+    plain Python computes exactly: min and max, floor and ceiling division by a value known
+    positive (no zero divisor, no overflow), and add, sub and mul (exact Python ints, which
+    `_overflow_guard`'s check after them sends to `rt.size_arith` when they overflow)."""
     from allotment.analysis import size_arith
 
     name = op.name.split(".", 1)[1]
@@ -421,8 +511,10 @@ def _arith_expr(op: Operation, xs: list[str]) -> str:
         # min and max of in-range values, floor and ceiling division by a positive constant
         if name in ("minsi", "maxsi"):
             return f"{name[:3]}({xs[0]}, {xs[1]})"
-        if name in ("floordivsi", "ceildivsi") and _positive_constant(op.operands[1]):
+        if name in ("floordivsi", "ceildivsi") and _known_positive(op.operands[1]):
             return f"({xs[0]} // {xs[1]})" if name == "floordivsi" else f"(-(-{xs[0]} // {xs[1]}))"
+        if name in _INLINE_INDEX_OPS:  # exact in Python; `_overflow_guard` raises past 64 bits
+            return f"{xs[0]} {_INLINE_INDEX_OPS[name]} {xs[1]}"
         return f"rt.size_arith.{name}({xs[0]}, {xs[1]})"
     binary = {
         "addf": "{0} + {1}", "subf": "{0} - {1}", "mulf": "{0} * {1}", "divf": "rt.float_div({0}, {1})",
@@ -499,7 +591,7 @@ def _launcher(gen: GeneratedKernel, launch: str, n_in: int, n_out: int) -> str:
         lines += [
             "    if M == 0:",
             "        return",
-            "    bm, bn, warps = rt.outer_blocks(M, N)",
+            f"    bm, bn, warps = rt.outer_blocks(M, N, {split})",
             f"    if {split} <= 1:",
             f"        rt.launch({fn['looped']}, (-(-M // bm),), ({args}), bm, bn, use_i64, warps)",
             "        return",
@@ -534,10 +626,14 @@ def _launcher(gen: GeneratedKernel, launch: str, n_in: int, n_out: int) -> str:
     else:
         lines.append("    if M * N == 0:")
         lines.append("        return")
-        lines.append(f"    bm, bn, warps = rt.{'transpose' if gen.transposed else 'pointwise'}_blocks(M, N)")
-        lines.append(
-            f"    rt.launch({gen.functions['pointwise']}, (-(-M // bm) * -(-N // bn),), ({args}), bm, bn, use_i64, warps)"
-        )
+        if gen.flat:  # one program per BLOCK_N linear indices (`triton_codegen.flat_pointwise`)
+            lines.append("    bm, bn, warps = rt.flat_blocks(M, N)")
+            lines.append(f"    rt.launch({gen.functions['pointwise']}, (-(-(M * N) // bn),), ({args}), bm, bn, use_i64, warps)")
+        else:
+            lines.append(f"    bm, bn, warps = rt.{'transpose' if gen.transposed else 'pointwise'}_blocks(M, N)")
+            lines.append(
+                f"    rt.launch({gen.functions['pointwise']}, (-(-M // bm) * -(-N // bn),), ({args}), bm, bn, use_i64, warps)"
+            )
     return "\n".join(lines)
 
 

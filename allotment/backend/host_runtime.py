@@ -46,15 +46,19 @@ def default_device(target: str | None = None) -> torch.device:
     return torch.device("cpu")
 
 
-def device_of(x: Any, name: str) -> torch.device:
+def device_of(x: Any, name: str, cuda: bool = False) -> torch.device:
     """The device of the first tensor input (where the program runs), checking it is a
-    dense tensor with memory (not sparse, not on the meta device)."""
+    dense tensor with memory (not sparse, not on the meta device) and, with `cuda` (a CUDA
+    program that launches kernels), a CUDA tensor: the direct launch hands Triton raw
+    device pointers (`launch.launch_kernel`), so a CPU tensor must be stopped here."""
     if not isinstance(x, torch.Tensor):
         raise InputTypeError(f"input {name}: expected a tensor, got {type(x).__name__}")
     if x.layout is not torch.strided or x.is_meta:
         raise AllotmentRuntimeError(
             f"input {name}: a {'meta' if x.is_meta else str(x.layout)} tensor has no dense memory to run on"
         )
+    if cuda and not x.is_cuda:
+        raise AllotmentRuntimeError(f"input {name} is on {x.device}, but this program runs its kernels on CUDA")
     return x.device
 
 
@@ -199,6 +203,7 @@ def _env_blocks(name: str) -> tuple[int, int, int] | None:
 
 
 _PW = _env_blocks("POINTWISE")
+_FLAT = _env_blocks("FLAT")
 
 
 @functools.lru_cache(maxsize=4096)
@@ -214,6 +219,29 @@ def pointwise_blocks(m: int, n: int) -> tuple[int, int, int]:
         bn //= 2  # rows of 1111: 256-wide tiles use 87% of their lanes, 1024-wide ones 54%
     bm = min(_pow2(m), max(1, TILE // bn))
     return bm, bn, 4 if bm * bn <= 1024 else 8
+
+
+def flat_rows(n: int) -> bool:
+    """Whether a pointwise kernel over rows of a static `n` elements indexes its domain
+    flat (one linear index a lane, row and column by division: `triton_codegen`'s flat
+    pointwise kernels, Inductor's pointwise scheme) rather than in [BLOCK_M, BLOCK_N] tiles:
+    where the widest power-of-two tile that `pointwise_blocks` allows would still leave more
+    than 15% of each row's lanes idle (rows of 96: a 128-wide tile, 25% idle; rows of 3)."""
+    if n <= 1:
+        return False
+    bm, bn, _ = pointwise_blocks(1 << 20, n)
+    return n / (-(-n // bn) * bn) < 0.85
+
+
+@functools.lru_cache(maxsize=4096)
+def flat_blocks(m: int, n: int) -> tuple[int, int, int]:
+    """Blocks of a flat pointwise kernel over m rows of n: BLOCK_N linear indices a
+    program (BLOCK_M 1), 1024 with 4 warps (eight 16-bit elements a thread: one 16-byte
+    access), fewer for a small domain; ALLOT_FLAT_BLOCKS to tune (its BM is ignored)."""
+    if _FLAT is not None:
+        _, bn, warps = _FLAT
+        return 1, min(bn, _pow2(m * n)), warps
+    return 1, min(_pow2(m * n), 1024), 4
 
 
 @functools.lru_cache(maxsize=4096)
@@ -264,17 +292,21 @@ def looped_blocks(m: int, n: int) -> tuple[int, int, int]:
 
 
 @functools.lru_cache(maxsize=4096)
-def outer_blocks(m: int, n: int) -> tuple[int, int, int]:
+def outer_blocks(m: int, n: int, splits: int = 1) -> tuple[int, int, int]:
     """Blocks of a reduction split across CTAs (first stage, or the whole reduction when it
-    has one split): m kept indices, contiguous in memory, by n reduced ones. Up to 64 kept
-    indices per program (128 bytes of bf16: one full cache line per row; the pass's
-    `split_reduction.SPLIT_KEPT_TILE`) by 32 reduced rows, 4 warps; a full reduction
-    (m = 1) reads TILE contiguous elements a step with 8 warps. Measured on an H200
-    (`benchmarks/split_sweep.sh`, BENCHMARKS.md, 19:4x UTC 2026-11-30), 32768x4096 bf16
-    with about 1088 first-stage programs: 64x32 moved a column sum at 3.40 TB/s and a
+    has one split): m kept indices, contiguous in memory, by n reduced ones in `splits`
+    chunks. Up to 64 kept indices per program (128 bytes of bf16: one full cache line per
+    row; the pass's `split_reduction.SPLIT_KEPT_TILE`) by 32 reduced rows, 4 warps, or 8
+    warps where each program's chunk is at most SHORT_CHUNK reduced indices (a few steps: a
+    program's fixed cost weighs more, and more warps keep more loads in flight); a full
+    reduction (m = 1) reads TILE contiguous elements a step with 8 warps. Measured on an
+    H200 (`benchmarks/split_sweep.sh`, BENCHMARKS.md, 19:4x UTC 2026-11-30), 32768x4096
+    bf16 with about 1088 first-stage programs: 64x32 moved a column sum at 3.40 TB/s and a
     middle-axis mean at 3.47, against 2.82 and 2.37 with 64x64 (a [64, 64] f32
     accumulator is 32 registers a thread: fewer programs resident) and 2.87 and 3.31
-    with 64x16."""
+    with 64x16. With dx stored beside its bias gradient (`block_sweep.sh`, KNOB=OUTER,
+    23:5x UTC 2026-11-30), gelu_bwd at 12345x1111 (49 chunks of 252 rows) took 68 us with
+    8 warps against 105 with 4; at 16384x4096 (chunks of 1024 rows) 155 against 145."""
     if _OUTER is not None:
         bm, bn, warps = _OUTER
         return min(bm, _pow2(m)), min(bn, _pow2(n)), warps
@@ -284,7 +316,12 @@ def outer_blocks(m: int, n: int) -> tuple[int, int, int]:
         return short_outer_blocks(m, n)
     bm = min(_pow2(m), 64)
     bn = min(_pow2(n), 32)
-    return bm, bn, 4
+    short = splits > 1 and -(-n // splits) <= SHORT_CHUNK
+    return bm, bn, 8 if short else 4
+
+
+SHORT_CHUNK = 256
+"""A split's chunk of at most this many reduced indices (8 steps of 32) gets 8 warps."""
 
 
 SHORT_REDUCED = 256
@@ -348,11 +385,18 @@ _IO_FINAL = _env_blocks("INNER_OUTER_FINAL")
 
 @functools.lru_cache(maxsize=4096)
 def inner_outer_blocks(m: int, n: int) -> tuple[int, int, int]:
-    """Blocks of an inner-outer kernel's row programs (`backend/inner_outer.py`): the
-    persistent normalization's (the whole row in a tile), ALLOT_INNER_OUTER_BLOCKS to tune."""
+    """Blocks of an inner-outer kernel's row programs (`backend/inner_outer.py`): the whole
+    row in a tile; rows of 2048 and more one at a time with 16 warps, shorter ones as the
+    persistent normalization's; ALLOT_INNER_OUTER_BLOCKS to tune. Measured on an H200
+    (`block_sweep.sh`, KNOB=INNER_OUTER, 23:5x UTC 2026-11-30), bf16 static: at 12345x1111
+    LayerNorm backward 113 us and RMSNorm backward 84 with 1 x 2048 and 16 warps, against
+    135 and 123 with the persistent normalization's 2 x 2048 and 8 warps (207 registers a
+    thread: one program an SM); at 16384x4096 the same (175 and 140 against 174 and 141)."""
     if _IO is not None:
         bm, bn, warps = _IO
         return min(bm, _pow2(m)), max(bn, _pow2(n)), warps
+    if _pow2(n) >= 2048:  # one row a block, 16 warps: half the registers a thread of 8 warps
+        return 1, _pow2(n), 16
     return persistent_blocks(m, n)
 
 
@@ -422,6 +466,31 @@ def pack(sizes: tuple[int, ...], lifetimes: tuple[tuple[int, int], ...], alignme
 
     total, offsets = _pack(sizes, lifetimes, alignment)
     return (total, *offsets)
+
+
+_NO_ELEMENTS: dict[tuple[tuple[int, ...], torch.dtype, torch.device], torch.Tensor] = {}
+"""`no_elements`'s tensors, by (shape, dtype, device)."""
+_NO_ELEMENTS_KEPT = 1024
+"""At most this many of them (a run-time extent can make any number of empty shapes)."""
+
+
+def no_elements(shape: tuple[int, ...], dtype: torch.dtype, device: torch.device) -> torch.Tensor:
+    """An empty tensor (`shape` has a 0 extent) of `dtype` on `device`, the same object on
+    every call: a generated program takes it for a buffer or arena slot that is empty at run
+    time (a split reduction's partials when it has one split), instead of allocating. It
+    holds no memory, and the program hands it only to its own Triton kernels, which write
+    no element of it (`host_codegen`'s `escaping`: never a result nor a torch call's
+    `out=`); its strides are `torch.empty`'s, so kernels specialize as on a fresh one."""
+    key = (shape, dtype, device)
+    t = _NO_ELEMENTS.get(key)
+    if t is None:
+        t = torch.empty(shape, dtype=dtype, device=device)
+        if t.numel():
+            raise ValueError(f"no_elements: shape {shape} has elements")
+        if len(_NO_ELEMENTS) >= _NO_ELEMENTS_KEPT:
+            _NO_ELEMENTS.clear()
+        _NO_ELEMENTS[key] = t
+    return t
 
 
 def slot(arena: torch.Tensor, offset: int, dtype: torch.dtype, shape: tuple[int, ...]) -> torch.Tensor:

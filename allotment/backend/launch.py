@@ -36,7 +36,10 @@ whose argument layout the program registered (`kernel_args`, from its
 `kernel_layouts()` when `bind_kernels` loads it): the alignment check reads only
 the tensor arguments and the key is built from the int arguments without a pass
 over all of them; kernels are found by `id`, never hashed (a `JITFunction`'s hash
-runs Python under a lock).
+runs Python under a lock). Its direct launches pass each tensor's `data_ptr()` int
+(read for the alignment check) instead of the tensor, which spares Triton's C
+launcher a `data_ptr()` call and a driver query per tensor (see `launch_kernel`
+for why no tensor of another device can get there).
 
 `intercepted(hook)`: within this context, in this thread only, launches call
 `hook` instead (a context variable, so other threads are unaffected).
@@ -61,6 +64,7 @@ INTERPRETER_LOCK = threading.Lock()
 _DIRECT: dict[tuple, tuple] = {}
 _direct_ok = os.environ.get("ALLOT_JIT_LAUNCH", "0") in ("", "0")
 _HOOK: ContextVar[Callable[..., None] | None] = ContextVar("allotment_launch_hook", default=None)
+_C = torch._C
 
 
 @contextmanager
@@ -270,9 +274,10 @@ def _first_launch(
             _direct_ok = False
 
 
-def _run_direct(entry: tuple, grid: tuple[int, ...], args: tuple, cvals: tuple) -> bool:
-    """Calls a compiled kernel's launcher (`CompiledKernel.run`) on the current stream;
-    False (and every later launch takes the JIT path) if that internal API failed."""
+def _run_direct(entry: tuple, grid: tuple[int, ...], args: tuple | list, cvals: tuple) -> bool:
+    """Calls a compiled kernel's launcher (`CompiledKernel.run`) on the current stream with
+    `args` (tensors, or their `data_ptr()` ints) then `cvals`; False (and every later launch
+    takes the JIT path) if that internal API failed."""
     global _direct_ok
     run, function, metadata = entry
     g1 = grid[1] if len(grid) > 1 else 1
@@ -332,35 +337,63 @@ def launch_kernel(kernel: Any, grid: tuple[int, ...], args: tuple, bm: int, bn: 
     """`rt.launch`: runs a generated kernel with its constexprs BLOCK_M, BLOCK_N, USE_I64.
 
     A kernel with an `ArgLayout` (every generated one) on the GPU takes the direct path
-    without a pass over all its arguments: the alignment check reads the tensors' pointers
-    only, and the kernel's cache of compiled launchers is keyed on (warps, constexprs, the
-    int arguments, and the type of each loose scalar unless it is an int): with the kernel,
-    the same information as `_gpu_launch`'s key, so both specialize alike. Everything else
-    (a launch hook, an interpreted kernel, an unaligned pointer, the direct path switched
-    off, an argument count that does not match the layout) goes through `launch`."""
-    reg = _KERNELS.get(id(kernel))
-    if reg is None or reg.kernel is not kernel or _HOOK.get() is not None or not _direct_ok:
+    without a pass over all its arguments: the kernel's cache of compiled launchers is keyed
+    on (warps, constexprs, the int arguments, and the type of each loose scalar unless it is
+    an int): with the kernel, the same information as `_gpu_launch`'s key, so both
+    specialize alike. The alignment check reads each tensor argument's `data_ptr()` once,
+    and the launcher gets that int in the tensor's place: Triton's C launcher takes an int
+    as the device pointer as it is, where for a tensor it calls `data_ptr()` again and asks
+    the driver (`cuPointerGetAttribute`) whether the pointer is device memory.
+
+    Skipping that driver query is safe because no tensor of another device reaches a
+    launch of a generated program: every tensor argument of a kernel is an input of the
+    program, a buffer it allocates (`torch.empty(..., device=device)`: outputs,
+    intermediates, arenas), or a view of one of those (`torch.as_strided`, arena slots);
+    the program's entry checks put every tensor input on `device`, the first tensor input's
+    device (`rt.device_of`, which for a CUDA program also requires a CUDA tensor), before
+    any launch. So every pointer is device memory of one CUDA device.
+
+    Everything else (a launch hook, an interpreted kernel, an unaligned pointer, the direct
+    path switched off, an argument count that does not match the layout) goes through
+    `launch` with the arguments as they are (tensors, never ints), as does the first launch
+    of each specialization (the JIT path compiles it; its launcher is then remembered)."""
+    global _direct_ok
+    reg = _KERNELS.get(id(kernel))  # the registered kernel is held: its id is not reused
+    if reg is None or _HOOK.get() is not None or not _direct_ok or len(args) != reg.layout.count:
         launch(kernel, grid, args, {"BLOCK_M": bm, "BLOCK_N": bn, "USE_I64": use_i64}, warps)
         return
     layout = reg.layout
-    if len(args) != layout.count:
-        launch(kernel, grid, args, {"BLOCK_M": bm, "BLOCK_N": bn, "USE_I64": use_i64}, warps)
-        return
-    for k in layout.tensors:
-        if args[k].data_ptr() % 16:  # Triton specializes on each pointer's alignment: let it decide
-            launch(kernel, grid, args, {"BLOCK_M": bm, "BLOCK_N": bn, "USE_I64": use_i64}, warps)
-            return
     if layout.loose:
-        loose = tuple(a if type(a) is int else type(a) for a in (args[k] for k in layout.loose))
-        key = (warps, bm, bn, use_i64, layout.ints(args), loose)
+        key = (warps, bm, bn, use_i64, layout.ints(args),
+               tuple(a if type(a) is int else type(a) for a in (args[k] for k in layout.loose)))
     else:
         key = (warps, bm, bn, use_i64, layout.ints(args))
     entry = reg.direct.get(key)
+    # the launcher's arguments: grid, stream, function, metadata, 3 hook slots, then the kernel's
+    call = [0, 1, 1, 0, None, None, None, None, None, *args, bm, bn, use_i64]
+    misaligned = 0
+    for k in layout.tensors:
+        call[k + 9] = p = args[k].data_ptr()
+        misaligned |= p & 15
+    if misaligned:  # Triton specializes on each pointer's 16-byte alignment: let it decide
+        launch(kernel, grid, args, {"BLOCK_M": bm, "BLOCK_N": bn, "USE_I64": use_i64}, warps)
+        return
     if entry is None:
         constexprs = {"BLOCK_M": bm, "BLOCK_N": bn, "USE_I64": use_i64}
         if _interpreted(kernel):
             _jit_launch(kernel, grid, args, constexprs, warps)
         else:
             _first_launch(reg.direct, key, kernel, grid, args, constexprs, warps)
-    elif not _run_direct(entry, grid, args, (bm, bn, use_i64)):
+        return
+    run, call[4], call[5] = entry  # `_run_direct`, inline (one Python call less per launch)
+    call[0] = grid[0]
+    if len(grid) > 1:
+        call[1] = grid[1]
+        if len(grid) > 2:
+            call[2] = grid[2]
+    call[3] = _C._cuda_getCurrentRawStream(_C._cuda_getDevice())
+    try:
+        run(*call)
+    except Exception:  # an internal API that moved: this and every later launch take the JIT path
+        _direct_ok = False
         _jit_launch(kernel, grid, args, {"BLOCK_M": bm, "BLOCK_N": bn, "USE_I64": use_i64}, warps)

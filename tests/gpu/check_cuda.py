@@ -51,7 +51,35 @@ def check(text: str, shapes: dict, seed: int) -> None:
             torch.testing.assert_close(o, r, equal_nan=True, **tolerance(text))
 
 
+BN_STATS = """func.func @f(%x: tensor<?x?x?xbf16>) -> (tensor<?xf32>, tensor<?xf32>) {
+  %xf = fusion.cast %x : tensor<?x?x?xbf16> to tensor<?x?x?xf32>
+  %v, %m = fusion.var_mean %xf dims [0, 2] correction 0 : tensor<?x?x?xf32> -> tensor<?xf32>, tensor<?xf32>
+  func.return %v, %m : tensor<?xf32>, tensor<?xf32>
+}
+"""
+
+
+def check_launch_path() -> None:
+    """The direct launch hands Triton data pointers (`launch.launch_kernel`): a CUDA program
+    refuses a CPU first input before any launch; an inner split with one split (empty
+    partials, no arena) and with several (an arena) matches the reference, twice each."""
+    from allotment.errors import RunError
+
+    exe = allotment.compile((ROOT / "examples" / "rmsnorm.mlir").read_text())
+    x, w = torch.randn(8, 64, dtype=torch.bfloat16), torch.randn(64, dtype=torch.bfloat16)
+    try:
+        exe.program("cuda")(x, w)
+    except RunError as e:
+        assert "runs its kernels on CUDA" in str(e), e
+    else:
+        raise AssertionError("a CUDA program ran on CPU tensors")
+    for shape in ((4, 8, 32), (2, 3, 20000)):  # 8 channels of 128: one split; 3 of 40000: splits
+        check(BN_STATS, {"x": shape}, 0)
+
+
 def main() -> int:
+    check_launch_path()
+    print("launch path: passed", flush=True)
     p = argparse.ArgumentParser()
     p.add_argument("--count", type=int, default=100)
     args = p.parse_args()

@@ -41,8 +41,13 @@ func.func @chain(%x: tensor<?x64xf32>, %w: tensor<64x64xf32>) -> tensor<?x64xf32
 
 // PY:      def run(x_, w_):
 // PY:          # alloc.pack: 2 slots in one arena
-// PY-NEXT:     arena_bytes_, a_offset_, c_offset_, = rt.pack((a_bytes_, c_bytes_), ((0, 2), (2, 4)), 256)
+// PY-NEXT:     if a_bytes_ or c_bytes_:
+// PY-NEXT:         arena_bytes_, a_offset_, c_offset_, = rt.pack((a_bytes_, c_bytes_), ((0, 2), (2, 4)), 256)
+// PY-NEXT:     else:  # every slot empty: what rt.pack gives, no bytes and every offset 0
+// PY-NEXT:         arena_bytes_, a_offset_, c_offset_, = (0, 0, 0)
+// The slots are matmul outputs (torch calls): never the shared empty tensors of rt.no_elements.
 // PY:          arena_ = torch.empty((arena_bytes_,), dtype=torch.uint8, device=device)
+// PY-NEXT:     huge = huge or arena_bytes_ >= 2**31
 // PY:          a_ = rt.slot(arena_, a_offset_, torch.float32, (x_d0_, 64))
 // PY:          c_ = rt.slot(arena_, c_offset_, torch.float32, (x_d0_, 64))
 // PY:          del a_
