@@ -137,3 +137,26 @@ def test_full_sum_beside_its_input(shape: tuple[int, int], kernels: list[str]) -
     torch.testing.assert_close(y, 2 * x)
     torch.testing.assert_close(s, (2 * x).sum(), rtol=1e-5, atol=1e-4)
     assert launches(FULL, x) == kernels
+
+
+KEEPDIM = """func.func @f(%x: tensor<1x600xf32>) -> tensor<1x1xf32> {
+  %c = arith.constant 1.5 : f32
+  %m = fusion.max %x dims [0, 1] keepdim : tensor<1x600xf32> -> tensor<1x1xf32>
+  %y = fusion.mul %m, %c : tensor<1x1xf32>, f32 -> tensor<1x1xf32>
+  func.return %y : tensor<1x1xf32>
+}
+"""
+
+
+def test_a_kept_size_one_dim_is_no_domain_output() -> None:
+    """A full max with keepdim over [1, 600], times 1.5: its [1, 1] result matches the
+    domain's size-1 dim, yet it is computed from the max (`kernel_plan._natural_maps` gives
+    it no domain index there): the second stage stores it and the first never does. Before,
+    the result was taken for a value along the reduced axis: no stage stored it (a wrong
+    result, garbage from an uninitialized buffer), and with outputs of the domain stored by
+    the first stage, it read the max before computing it (the random-fusion test, seed
+    1634054)."""
+    x = randn(1, 600, seed=7)
+    (y,) = check(KEEPDIM, x)
+    torch.testing.assert_close(y, x.amax().reshape(1, 1) * 1.5)
+    assert launches(KEEPDIM, x) == ["k0_split_partial", "k0_split_final"]

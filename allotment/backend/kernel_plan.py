@@ -189,6 +189,10 @@ def _natural_maps(plan: KernelPlan, args: Sequence[SSAValue], ops: Sequence[Oper
         return None
 
     on = _on_domain(plan, ops)
+    derived: set[SSAValue] = set()
+    """Values computed from a reduction's result: their size-1 extents at reduced dims are
+    the kept dims of a keepdim reduction, never an index of the domain (a full max with
+    keepdim over [1, 600], times 1.5: its [1, 1] result is stored with the reduction's)."""
     for a in args:
         if isinstance(a.type, TensorType) and a in on:
             m = by_shape(_shape(a))
@@ -210,8 +214,13 @@ def _natural_maps(plan: KernelPlan, args: Sequence[SSAValue], ops: Sequence[Oper
                 m = tuple(e for i, e in enumerate(src) if i not in drop)
             else:
                 m = by_shape(_shape(r))
+                shape = _shape(r)
+                if m is not None and len(shape) == len(d) and any(x in derived for x in op.operands):
+                    m = tuple(None if i in plan.inner and shape[i] == 1 else e for i, e in enumerate(m))
             if m is not None:
                 plan.natural[r] = m
+        if isinstance(op, REDUCTIONS) or any(x in derived for x in op.operands):
+            derived.update(op.results)
     _squeezed_maps(plan, ops)
 
 

@@ -97,6 +97,7 @@ from allotment.backend.kernel_plan import (
 from allotment.dialects import fusion
 from allotment.dialects.fusion_rules import element_type_of, promote
 from allotment.dtypes import triton_dtype
+from allotment.passes.split_reduction import unreduced_outputs
 
 
 def float_literal(v: float) -> str:
@@ -212,12 +213,17 @@ class GeneratedKernel:
     args: list[KernelArg]
     transposed: bool = False
     """A pointwise kernel that reads some operand along its outer axis (`_Emitter.transposed`)."""
+    flat: bool = False
+    """A pointwise kernel with flat indexing (`flat_pointwise`): one program per BLOCK_N
+    linear indices of the domain."""
 
 
 class _Emitter:
     """Emits one Triton function for a kernel plan (one variant)."""
 
-    def __init__(self, plan: KernelPlan, variant: str, target: str, derived: dict[str, str] | None = None) -> None:
+    def __init__(
+        self, plan: KernelPlan, variant: str, target: str, derived: dict[str, str] | None = None, flat: bool = False
+    ) -> None:
         self.plan = plan
         self.derived = {} if derived is None else derived  # launcher expression -> kernel argument
         self.guards: list[tuple[str, frozenset[str]]] = []  # in-range conditions of pad/cat pieces
@@ -234,6 +240,9 @@ class _Emitter:
         self.transposed = False
         """Some load reads a 2-D tile whose operand's last (contiguous) dim runs along the
         outer axis m: the launcher then picks square tiles (`host_runtime.transpose_blocks`)."""
+        self.flat = flat and variant == "pointwise"
+        """Flat indexing (`emit_flat_indices`): `generate_kernel` asks for it where
+        `flat_pointwise` says so."""
 
     # -- helpers ---------------------------------------------------------------
 
@@ -749,10 +758,39 @@ class _Emitter:
             triton_indexing.emit_scatter(self)
             return
         self.line("pid = tl.program_id(0)")
-        self.line("tiles_n = (N + BLOCK_N - 1) // BLOCK_N")
-        self.emit_outer_indices("(pid // tiles_n)")
-        self.emit_inner_indices("(pid % tiles_n) * BLOCK_N")
+        if self.flat:
+            self.emit_flat_indices()
+        else:
+            self.line("tiles_n = (N + BLOCK_N - 1) // BLOCK_N")
+            self.emit_outer_indices("(pid // tiles_n)")
+            self.emit_inner_indices("(pid % tiles_n) * BLOCK_N")
         self.store_outputs({frozenset({"m", "n"}), frozenset({"m"}), frozenset({"n"}), frozenset()})
+
+    def emit_flat_indices(self) -> None:
+        """A flat pointwise kernel's indices (`flat_pointwise`): lane k of program p holds the
+        linear index p * BLOCK_N + k of the [M, N] domain; its row rm and column rn come by
+        division by the static N, and every index and mask is a [1, BLOCK_N] tile (BLOCK_M
+        is 1), so no lane idles but past the domain's end."""
+        n = self.static_n()
+        self.line("lin = pid * BLOCK_N + tl.arange(0, BLOCK_N)")
+        self.line("if USE_I64:")
+        self.line("    lin = lin.to(tl.int64)")
+        self.line(f"rm = lin // {n}")
+        self.line(f"rn = lin % {n}")
+        self.line("mask_m = (rm < M)[None, :]")
+        self.line("mask_n = mask_m")
+        self._decompose("rm", self.plan.outer, "[None, :]")
+        self._decompose("rn", self.plan.inner, "[None, :]")
+
+    def static_n(self) -> int | None:
+        """The product of the inner dims' extents where all are static, else None."""
+        n = 1
+        for d in self.plan.inner:
+            src = self.plan.extents[d]
+            if src.static is None:
+                return None
+            n *= src.static
+        return n
 
     def var_mean_parts(self, r: fusion.VarMeanOp | fusion.WelfordOp, mean_name: str, total: str, acc: str) -> None:
         """Finishes var_mean (or welford: avg, var_sum, n) once the sum of squared deviations is known."""
@@ -770,6 +808,81 @@ class _Emitter:
         mn = self.fresh("mean")
         self.line(f"{mn} = {mean_name}.to({triton_dtype(mean.type.element_type)})")
         self.reduced[mean] = mn
+
+    # -- one-pass var_mean / welford (looped rows, inner-split chunks) ------------------
+
+    def welford_init(self, r: fusion.VarMeanOp | fusion.WelfordOp, acc: str, first: str) -> tuple[str, str, str]:
+        """Emits the state of a one-pass var_mean or welford before the loop over its rows:
+        (K, S, M2). K ([BLOCK_M, 1]) is each row's shift, the value at reduced index `first`
+        (the loop's first index) when it is finite, else 0: the tile at `first` with every
+        lane but that one masked, so one element a row is read. S and M2 are per-lane zeros
+        ([BLOCK_M, BLOCK_N] of the accumulation dtype; a lane is a column of the tile, one
+        row's reduced indices BLOCK_N apart): the sum of the lane's values minus K and its
+        M2. `welford_step` updates them, `welford_finish` combines the lanes."""
+        self.scopes.append({})
+        self.emit_inner_indices(first)
+        self.line(f"mask_n = mask_n & (rn == {first})[None, :]")
+        tile, _, _ = self.reduction_input(r)
+        self.scopes.pop()
+        shift, s, q = self.fresh("wk"), self.fresh("wsy"), self.fresh("wm2")
+        self.line(f"{shift} = tl.sum({tile}, 1)[:, None]")
+        self.line(f'{shift} = tl.where(tl.abs({shift}) < float("inf"), {shift}, 0)')
+        for name in (s, q):
+            self.line(f"{name} = tl.full((BLOCK_M, BLOCK_N), 0, {acc})")
+        return shift, s, q
+
+    def welford_step(self, r: fusion.VarMeanOp | fusion.WelfordOp, state: tuple[str, str, str], offset: str) -> None:
+        """Emits one loop step's update of the per-lane accumulators (in the loop's scope).
+
+        `offset` is the step's distance from the loop's first index (a multiple of BLOCK_N):
+        this is step k = offset // BLOCK_N. The masks only bound the reduced index from above
+        (`rn < N`, `rn < lo + chunk`) and a lane's index grows each step, so a lane's valid
+        steps are a prefix of the loop: a valid lane of step k has seen exactly k values,
+        and its count is a scalar. The update is Youngs and Cramer's form of Welford's on the
+        shifted values y = x - K: with the lane's sum S of its k earlier values,
+        M2 += (y - S / k)^2 * k / (k + 1), then S += y; one reciprocal per step, no division
+        per element (Inductor's `welford_reduce` divides by a per-lane weight). The shift
+        keeps the running means near 0 where the values share a large offset (1e4 + 0.01
+        randn in f32: y is exact and S / k rounds at the scale of the deviations, not of
+        1e4). Masked lanes change nothing."""
+        shift, s, q = state
+        tile, _, acc = self.reduction_input(r)  # masked lanes read 0
+        k, rk, fk = self.fresh("wn"), self.fresh("wr"), self.fresh("wf")
+        self.line(f"{k} = tl.cast({offset} // BLOCK_N, {acc})")
+        self.line(f"{rk} = 1.0 / tl.maximum({k}, 1.0)")
+        self.line(f"{fk} = {k} / ({k} + 1.0)")
+        y, d = self.fresh("wy"), self.fresh("dev")
+        self.line(f"{y} = tl.where(mask_m & mask_n, {tile} - {shift}, 0)")
+        self.line(f"{d} = {y} - {s} * {rk}")
+        self.line(f"{q} = {q} + tl.where(mask_m & mask_n, {d} * {d} * {fk}, 0)")
+        self.line(f"{s} = {s} + {y}")
+
+    def welford_finish(self, state: tuple[str, str, str], extent: str) -> tuple[str, str]:
+        """Emits the deterministic cross-lane merge after the loop: (sum, M2), [BLOCK_M, 1]
+        each, of the `extent` values (reduced indices from the loop's first) the lanes saw.
+
+        Lane j saw n_j = ceil((extent - j) / BLOCK_N) values (its valid steps are a prefix:
+        `welford_step`); with S_j the sum of its values minus K, the row's mean relative to K
+        is mu = sum_j S_j / extent, and Chan's formula gives M2 = sum_j (M2_j + n_j (S_j / n_j
+        - mu)^2), two `tl.sum`s over the lanes (fixed trees: the same on every run, as the
+        second stage of an inner split merges its chunks: `merge_m2`). An error in mu changes
+        M2 only in second order (sum_j n_j (S_j / n_j - mu) is 0), where a sequential merge
+        (`tl.reduce` with a Welford combine; Triton's interpreter reduces in order) rounds
+        each step: 6e-6 against 8e-8 over 2048 lanes of 1e4 + 0.01 randn in f32. The sum is
+        sum_j S_j + K extent. Where it is not finite (an infinite or NaN value, or an
+        overflow) M2 is NaN, as the sum of squared deviations about an infinite or NaN mean
+        is, and as torch gives for an infinite value."""
+        shift, s, q = state
+        n = f"tl.maximum({extent}, 0)"
+        rel, total, cnt, dev, m2 = (self.fresh(p) for p in ("wsum", "tot", "wc", "wd", "wq"))
+        self.line(f"{rel} = tl.sum({s}, 1)[:, None]")
+        self.line(f"{total} = {rel} + {shift} * {n}")
+        # n - j + BLOCK_N - 1 >= 0 for every lane j < BLOCK_N: no negative division
+        self.line(f"{cnt} = (({n} - tl.arange(0, BLOCK_N) + BLOCK_N - 1) // BLOCK_N).to({s}.dtype)[None, :]")
+        self.line(f"{dev} = {s} / tl.maximum({cnt}, 1) - {rel} / tl.maximum({extent}, 1)")
+        self.line(f"{m2} = tl.sum({q} + {cnt} * {dev} * {dev}, 1)[:, None]")
+        self.line(f'{m2} = tl.where(tl.abs({total}) < float("inf"), {m2}, float("nan"))')
+        return total, m2
 
     def emit_persistent(self) -> None:
         self.line("pid = tl.program_id(0)")
@@ -859,7 +972,7 @@ class _Emitter:
             self.line(f"{a} = {self.combine(a, tile, how)}")
         # outputs on the whole domain (dx beside its bias gradient), written as the split's
         # share of the reduced axis streams by, from the values the reductions computed
-        self.store_outputs({frozenset({"m", "n"}), frozenset({"n"})})
+        self.store_outputs({frozenset({"m", "n"}), frozenset({"n"})}, only=unreduced_outputs(self.block))
         self.scopes.pop()
         self.indent -= 1
         for r, a, how in accs:
@@ -891,43 +1004,41 @@ class _Emitter:
     def emit_inner_split_partial(self, split: str) -> None:
         """First stage of an inner split: program (kept tile, split) reduces the chunk
         [lo, min(lo + chunk, N)) of its kept rows, BLOCK_N contiguous reduced indices a step,
-        and stores one partial per kept row and reduction. A var_mean or welford stores the
-        chunk's sum and, from a second loop over the same chunk (in L2), its sum of squared
-        deviations about the chunk's mean (M2); an empty chunk stores 0 and 0."""
+        and stores one partial per kept row and reduction, reading the chunk once. A var_mean
+        or welford reads the chunk's first element before the loop (the shift K:
+        `welford_init`), keeps per-lane accumulators of the shifted values (`welford_step`) and
+        stores the chunk's sum (K count + the lanes' sums) and its sum of squared deviations
+        about the chunk's own mean (M2, Chan's merge of the lanes: `welford_finish`), the
+        partials `emit_split_final` merges; an empty chunk stores 0 and 0."""
         self.line(self.inner_chunk(split))
         self.line("lo = split_id * chunk")
-        if self.plan.partials_m2:  # the chunk's element count (0 for an empty chunk)
-            self.line("count = tl.minimum(tl.maximum(N - lo, 0), chunk)")
-        accs = []
+        accs: list[tuple[Operation, str | tuple[str, str, str], str]] = []
         for r in self.plan.reductions:
             neutral, how, acc = self.reduce_spec(r)
+            if r in self.plan.partials_m2:
+                accs.append((r, self.welford_init(r, acc, "lo"), how))
+                continue
             a = self.fresh("acc")
             self.line(f"{a} = tl.full((BLOCK_M, BLOCK_N), {neutral}, {acc})")
-            accs.append((r, a, how, acc))
+            accs.append((r, a, how))
         self.inner_split_loop()
-        for r, a, how, _ in accs:
+        for r, a, how in accs:
+            if isinstance(a, tuple):
+                self.welford_step(r, a, "step")
+                continue
             tile, _, _ = self.reduction_input(r)
             self.line(f"{a} = {self.combine(a, tile, how)}")
         self.scopes.pop()
         self.indent -= 1
-        for r, a, how, acc in accs:
+        for r, a, how in accs:
+            if isinstance(a, tuple):
+                total, m2 = self.welford_finish(a, "tl.minimum(N - lo, chunk)")
+                self.store_partial(self.plan.partials[r], total)
+                self.store_partial(self.plan.partials_m2[r], m2)
+                continue
             total = self.fresh("part")
             self.line(f"{total} = {self.reduce_tile(a, how)}")
             self.store_partial(self.plan.partials[r], total)
-            if r not in self.plan.partials_m2:
-                continue
-            mean = self.fresh("mu")
-            self.line(f"{mean} = {total} / tl.maximum(count, 1).to({acc})")
-            sq = self.fresh("acc")
-            self.line(f"{sq} = tl.full((BLOCK_M, BLOCK_N), 0, {acc})")
-            self.inner_split_loop()
-            tile2, _, _ = self.reduction_input(r, mean_of=mean)
-            self.line(f"{sq} = {sq} + {tile2}")
-            self.scopes.pop()
-            self.indent -= 1
-            m2 = self.fresh("part")
-            self.line(f"{m2} = tl.sum({sq}, 1)[:, None]")
-            self.store_partial(self.plan.partials_m2[r], m2)
 
     def store_partial(self, i: int, total: str) -> None:
         """Stores a (BLOCK_M, 1) tile of partials at [split_id, rm] of partials input i."""
@@ -1013,16 +1124,24 @@ class _Emitter:
             self.indent -= 1
 
     def looped_reductions(self) -> None:
-        """Every reduction of the tile's rows, one loop over the row per level."""
+        """Every reduction of the tile's rows, one loop over the row per level. A max and the
+        sum of exp(x - max) share the loop (online softmax); a var_mean or welford is one pass
+        too, after reading the row's first element (the shift K: `welford_init`): per-lane
+        accumulators of the shifted values (`welford_step`), Chan's merge of the lanes after
+        the loop (`welford_finish`), and the mean the row's sum (K N + the lanes' sums) / N,
+        before `var_mean_parts` finishes the outputs as for the persistent kernel."""
         online = self.online_softmax_pairs()
         done: set[Operation] = set()
         for group in self.reduction_levels():
-            accs = []
+            accs: list[tuple[Operation, str | tuple[str, str, str], str, str]] = []
             pairs = []
             for r in group:
                 if r in done:
                     continue
                 neutral, how, acc = self.reduce_spec(r)
+                if isinstance(r, fusion.VarMeanOp | fusion.WelfordOp):
+                    accs.append((r, self.welford_init(r, acc, "0"), how, acc))
+                    continue
                 a = self.fresh("acc")
                 self.line(f"{a} = tl.full((BLOCK_M, BLOCK_N), {neutral}, {acc})")
                 accs.append((r, a, how, acc))
@@ -1038,6 +1157,9 @@ class _Emitter:
             self.scopes.append({})
             self.emit_inner_indices("start")
             for r, a, how, _acc in accs:
+                if isinstance(a, tuple):
+                    self.welford_step(r, a, "start")
+                    continue
                 tile, _, _ = self.reduction_input(r)
                 pair = next((p for p in pairs if p[0] is r), None)
                 if pair is None:
@@ -1064,26 +1186,15 @@ class _Emitter:
                 self.finish_reduction(r2, total, "sum", "tl.float32", "N")
             accs = [x for x in accs if x[0] not in online]
             for r, a, how, acc in accs:
-                total = self.fresh("tot")
-                self.line(f"{total} = {self.reduce_tile(a, how)}")
-                if isinstance(r, fusion.VarMeanOp | fusion.WelfordOp):
+                if isinstance(a, tuple):
+                    total, m2 = self.welford_finish(a, "N")
                     mean = self.fresh("mu")
                     self.line(f"{mean} = {total} / N")
-                    sq = self.fresh("acc")
-                    self.line(f"{sq} = tl.full((BLOCK_M, BLOCK_N), 0, {acc})")
-                    self.line("for start in range(0, N, BLOCK_N):")
-                    self.indent += 1
-                    self.scopes.append({})
-                    self.emit_inner_indices("start")
-                    tile2, _, _ = self.reduction_input(r, mean_of=mean)
-                    self.line(f"{sq} = {sq} + {tile2}")
-                    self.scopes.pop()
-                    self.indent -= 1
-                    total2 = self.fresh("tot")
-                    self.line(f"{total2} = tl.sum({sq}, 1)[:, None]")
-                    self.var_mean_parts(r, mean, total2, acc)
-                else:
-                    self.finish_reduction(r, total, how, acc, "N")
+                    self.var_mean_parts(r, mean, m2, acc)
+                    continue
+                total = self.fresh("tot")
+                self.line(f"{total} = {self.reduce_tile(a, how)}")
+                self.finish_reduction(r, total, how, acc, "N")
 
 
 def _ir_note(op: Operation) -> str:
@@ -1150,9 +1261,12 @@ def generate_kernel(plan: KernelPlan, target: str, functions: dict[str, str]) ->
             io.emit()
             bodies[variant] = io
             continue
-        e = _Emitter(plan, variant, target, derived)
+        e = _Emitter(plan, variant, target, derived, flat=variant == "pointwise" and flat_pointwise(plan))
         {"pointwise": e.emit_pointwise, "persistent": e.emit_persistent, "looped": e.emit_looped,
          "split_partial": e.emit_split_partial, "split_final": e.emit_split_final}[variant]()
+        if e.flat and e.transposed:  # an operand read along the outer axis: square tiles instead
+            e = _Emitter(plan, variant, target, derived)
+            e.emit_pointwise()
         bodies[variant] = e
     kernel = plan.kernel
     block = kernel.body.block
@@ -1190,7 +1304,26 @@ def generate_kernel(plan: KernelPlan, target: str, functions: dict[str, str]) ->
             + "\n"
         )
     transposed = plan.kind == "pointwise" and any(e.transposed for e in bodies.values() if isinstance(e, _Emitter))
-    return GeneratedKernel(plan, functions, helpers + "\n\n".join(parts), args, transposed)
+    flat = any(e.flat for e in bodies.values() if isinstance(e, _Emitter))
+    return GeneratedKernel(plan, functions, helpers + "\n\n".join(parts), args, transposed, flat)
+
+
+def flat_pointwise(plan: KernelPlan) -> bool:
+    """Whether a pointwise kernel indexes its domain flat (`_Emitter.emit_flat_indices`):
+    its inner extent N is static, `host_runtime.flat_rows(N)` (power-of-two tiles would
+    idle more than 15% of a row's lanes), and it stores at its own indices (no scatter).
+    A kernel that turns out to read an operand along its outer axis is emitted in tiles
+    after all (a transpose needs square tiles)."""
+    from allotment.backend.host_runtime import flat_rows
+
+    if plan.kind != "pointwise" or not plan.inner or triton_indexing.scatter_op(plan.kernel) is not None:
+        return False
+    n = 1
+    for d in plan.inner:
+        if plan.extents[d].static is None:
+            return False
+        n *= plan.extents[d].static
+    return flat_rows(n)
 
 
 _BF16_CAST = ".to(tl.bfloat16)"

@@ -70,7 +70,7 @@ from __future__ import annotations
 import os
 
 from xdsl.dialects.builtin import BFloat16Type, Float16Type, Float32Type, Float64Type, TensorType, f32
-from xdsl.ir import Attribute, Operation, OpResult, SSAValue
+from xdsl.ir import Attribute, Block, Operation, OpResult, SSAValue
 
 from allotment.analysis import symbolic as sym
 from allotment.analysis.symbolic import Const, Extent
@@ -185,6 +185,17 @@ def split_plan(seg: fusion.SegmentOp) -> list[tuple[Operation, Attribute]] | Non
             return None
         out.append((r, _acc(src if isinstance(r, fusion.MaxOp | fusion.MinOp) else res)))
     return out
+
+
+def unreduced_outputs(block: Block) -> set[int]:
+    """The positions, among the values a split kernel's body yields, of those computed
+    without any reduction's result: the outputs of the whole domain that its first stage
+    stores (`split_plan` admits no others beside the reduced ones)."""
+    reduced: set[SSAValue] = set()
+    for op in block.ops:
+        if isinstance(op, fusion.ReductionOp | fusion.VarMeanOp | fusion.WelfordOp) or any(x in reduced for x in op.operands):
+            reduced.update(op.results)
+    return {k for k, v in enumerate(block.last_op.operands) if v not in reduced} if block.last_op else set()
 
 
 def _on_domain(v: SSAValue, domain: Attribute) -> bool:
