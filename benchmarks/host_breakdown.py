@@ -23,8 +23,6 @@ import argparse
 import cProfile
 import pstats
 import sys
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 import torch
@@ -33,21 +31,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "benchmarks")]
 
 import suite_fusions  # noqa: E402
+from measure import host_us as per_call_us  # noqa: E402
 
 import allotment  # noqa: E402
 from allotment.backend import launch  # noqa: E402
-
-
-def per_call_us(fn: Callable[[], object], calls: int) -> float:
-    for _ in range(50):
-        fn()
-    torch.cuda.synchronize()
-    t0 = time.perf_counter()
-    for _ in range(calls):
-        fn()
-    t1 = time.perf_counter()
-    torch.cuda.synchronize()
-    return (t1 - t0) / calls * 1e6
 
 
 def _kernel_parts(kernel, grid, a, cx, warps, n: int, show_launcher: bool) -> None:  # noqa: ANN001

@@ -24,10 +24,7 @@ import suite_fusions  # noqa: E402
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("fusion", choices=sorted(suite_fusions.FUSIONS))
-    p.add_argument("dtype", choices=sorted(suite_fusions.DTYPES))
-    p.add_argument("extents", choices=("static", "dynamic"))
-    p.add_argument("size")
+    suite_fusions.add_case_arguments(p)
     args = p.parse_args(argv)
     f = suite_fusions.FUSIONS[args.fusion]
     xs = f.make_inputs(args.size, args.dtype, "cuda")

@@ -31,10 +31,7 @@ import allotment  # noqa: E402
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("fusion", choices=sorted(suite_fusions.FUSIONS))
-    p.add_argument("dtype", choices=sorted(suite_fusions.DTYPES))
-    p.add_argument("extents", choices=("static", "dynamic"))
-    p.add_argument("size", help="a size name of the fusion (small, large, odd)")
+    suite_fusions.add_case_arguments(p)
     p.add_argument("--calls", type=int, default=1)
     args = p.parse_args(argv)
     f = suite_fusions.FUSIONS[args.fusion]

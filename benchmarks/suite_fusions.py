@@ -25,6 +25,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import torch
 import torch.nn.functional as F
@@ -1027,6 +1028,15 @@ FUSIONS: dict[str, SuiteFusion] = {
     ]
 }
 """The suite, in the order the tables list it."""
+
+
+def add_case_arguments(parser: Any) -> None:
+    """The positional arguments that name one case of the suite on a command line:
+    FUSION DTYPE {static,dynamic} SIZE (`profile_kernels.py`, `inductor_code.py`)."""
+    parser.add_argument("fusion", choices=sorted(FUSIONS))
+    parser.add_argument("dtype", choices=sorted(DTYPES))
+    parser.add_argument("extents", choices=("static", "dynamic"))
+    parser.add_argument("size", help="a size name of the fusion (small, large, odd)")
 
 
 def tolerance(dtype: str) -> float:

@@ -83,6 +83,24 @@ TEST_DEVICE = os.environ.get("ALLOT_TEST_DEVICE", "cpu")
 `cuda` (the GPU; for runs on a GPU machine: `ALLOT_TEST_DEVICE=cuda pytest ...`)."""
 
 
+def launches(text: str, *inputs: Any, strip: bool = True) -> list[str]:
+    """The Triton functions one compiled run of `text` launches, in order (launches
+    intercepted: nothing runs). Generated names end in `_`, stripped unless `strip` is false."""
+    from allotment.backend import launch
+
+    names: list[str] = []
+    with launch.intercepted(lambda kernel, grid, args, constexprs, warps: names.append(kernel.fn.__name__)):
+        allotment.compile(text)(*inputs)
+    return [n.rstrip("_") for n in names] if strip else names
+
+
+def planned(text: str) -> str:
+    """The IR of `text` after the CPU target's compile pipeline (passes only)."""
+    from allotment.passes.pipeline import compile_passes, run_pipeline
+
+    return str(run_pipeline(parse_module(text), compile_passes("cpu")))
+
+
 def fn1(args: str, line: str, result: str) -> str:
     """A function of `args` computing `%res = <line>` and returning `%res : result`."""
     return f"func.func @f({args}) -> {result} {{\n  %res = {line}\n  func.return %res : {result}\n}}\n"

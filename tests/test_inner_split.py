@@ -17,11 +17,9 @@ warnings.filterwarnings("ignore", message="Failed to initialize NumPy")
 
 import pytest  # noqa: E402
 import torch  # noqa: E402
-from backend_check import check  # noqa: E402
+from backend_check import check, launches, planned  # noqa: E402
 
-import allotment  # noqa: E402
 from allotment.analysis.symbolic import Const  # noqa: E402
-from allotment.backend import launch  # noqa: E402
 from allotment.passes import split_reduction  # noqa: E402
 
 pytestmark = pytest.mark.filterwarnings("ignore:.*encountered in:RuntimeWarning")
@@ -31,22 +29,6 @@ DTYPES = {"f32": torch.float32, "bf16": torch.bfloat16}
 
 def randn(*shape: int, dtype: str = "f32", seed: int = 0) -> torch.Tensor:
     return (torch.randn(*shape, generator=torch.Generator().manual_seed(seed)) + 2).to(DTYPES[dtype])
-
-
-def launches(text: str, *inputs: torch.Tensor) -> list[str]:
-    """The Triton functions one run launches, in order."""
-    names: list[str] = []
-    with launch.intercepted(lambda kernel, grid, args, constexprs, warps: names.append(kernel.fn.__name__)):
-        allotment.compile(text)(*inputs)
-    return names
-
-
-def planned(text: str) -> str:
-    """The IR after the compile pipeline (allocations and schedules)."""
-    from allotment.ir import parse_module  # noqa: PLC0415
-    from allotment.passes.pipeline import compile_passes, run_pipeline  # noqa: PLC0415
-
-    return str(run_pipeline(parse_module(text), compile_passes("cpu")))
 
 
 def partials(text: str) -> list[str]:
@@ -86,15 +68,15 @@ def test_row_reductions_of_few_long_rows(small_splits: pytest.MonkeyPatch, ty: s
     x[2, 3] = -40.0  # in the first: min finds it
     # 700 // 32 = 21 splits: chunks of ceildiv(700, 21) = 34, rounded up to 64: 10 full ones,
     # one of 60 and ten empty
-    assert launches(text, x) == SPLIT
+    assert launches(text, x, strip=False) == SPLIT
     (out,) = check(text, x)
     expected = getattr(torch, name)(x.float(), 1)
     expected = expected.values if name in ("max", "min") else expected
     tol = 2e-2 if ty == "bf16" else 1e-5
     torch.testing.assert_close(out.float(), expected.to(x.dtype).float(), rtol=tol, atol=tol)
     if extents[0] == "?":
-        assert launches(text, randn(9, 700, dtype=ty)) == ["k0_persistent_"]  # 9 kept rows: one split, the row kernel
-        assert launches(text, randn(3, 40, dtype=ty)) == ["k0_persistent_"]  # 40 < 2 * 32: one split
+        assert launches(text, randn(9, 700, dtype=ty), strip=False) == ["k0_persistent_"]  # 9 kept rows: one split, the row kernel
+        assert launches(text, randn(3, 40, dtype=ty), strip=False) == ["k0_persistent_"]  # 40 < 2 * 32: one split
         for shape in ((9, 700), (3, 40), (1, 65), (2, 0), (0, 5)):
             if name in ("max", "min") and shape[1] == 0:
                 continue
@@ -124,7 +106,7 @@ def test_var_mean_over_non_adjacent_dims(small_splits: pytest.MonkeyPatch, ty: s
     text = var_mean(ty, "3x4x50", correction)
     x = randn(3, 4, 50, dtype=ty, seed=correction)
     x[:, 2] += 100.0  # a large mean: the M2 merge must not lose the variance
-    assert launches(text, x) == SPLIT
+    assert launches(text, x, strip=False) == SPLIT
     var, mean = check(text, x, tol=1e-4)
     ev, em = torch.var_mean(x.float(), dim=(0, 2), correction=correction)
     torch.testing.assert_close(mean, em, rtol=1e-5, atol=1e-5)
@@ -150,12 +132,12 @@ def test_batchnorm_statistics(small_splits: pytest.MonkeyPatch) -> None:
 }}
 """
     x = randn(5, 3, 37, dtype="bf16")
-    assert launches(text, x) == SPLIT
+    assert launches(text, x, strip=False) == SPLIT
     mean, invstd = check(text, x)
     ev, em = torch.var_mean(x.float(), dim=(0, 2), correction=0, keepdim=True)
     torch.testing.assert_close(mean, em, rtol=1e-5, atol=1e-5)
     torch.testing.assert_close(invstd, torch.rsqrt(ev + 1e-5), rtol=1e-4, atol=1e-4)
-    assert launches(text, randn(2, 9, 37, dtype="bf16")) == ["k0_persistent_"]  # 9 channels: one split
+    assert launches(text, randn(2, 9, 37, dtype="bf16"), strip=False) == ["k0_persistent_"]  # 9 channels: one split
     check(text, randn(2, 9, 37, dtype="bf16"))
     check(text, randn(1, 2, 1, dtype="bf16"))
 
@@ -169,7 +151,7 @@ def test_welford_rows(small_splits: pytest.MonkeyPatch) -> None:
 """
     x = randn(2, 300)
     assert partials(text) == [("k0_partials_a", "9x2xf32"), ("k0_partials_q", "9x2xf32")]
-    assert launches(text, x) == SPLIT
+    assert launches(text, x, strip=False) == SPLIT
     avg, m2, n = check(text, x)
     torch.testing.assert_close(avg, x.mean(1))
     torch.testing.assert_close(m2, ((x - x.mean(1, keepdim=True)) ** 2).sum(1), rtol=1e-4, atol=1e-4)

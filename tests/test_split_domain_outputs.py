@@ -17,30 +17,13 @@ warnings.filterwarnings("ignore", message="Failed to initialize NumPy")
 
 import pytest  # noqa: E402
 import torch  # noqa: E402
-from backend_check import check  # noqa: E402
-
-import allotment  # noqa: E402
-from allotment.backend import launch  # noqa: E402
-from allotment.ir import parse_module  # noqa: E402
-from allotment.passes.pipeline import compile_passes, run_pipeline  # noqa: E402
+from backend_check import check, launches, planned  # noqa: E402
 
 DTYPES = {"f32": torch.float32, "bf16": torch.bfloat16}
 
 
 def randn(*shape: int, dtype: str = "f32", seed: int = 0) -> torch.Tensor:
     return torch.randn(*shape, generator=torch.Generator().manual_seed(seed)).to(DTYPES[dtype])
-
-
-def launches(text: str, *inputs: torch.Tensor) -> list[str]:
-    """The Triton functions one run launches, in order (generated names end in `_`)."""
-    names: list[str] = []
-    with launch.intercepted(lambda kernel, grid, args, constexprs, warps: names.append(kernel.fn.__name__)):
-        allotment.compile(text)(*inputs)
-    return [n.rstrip("_") for n in names]
-
-
-def planned(text: str) -> str:
-    return str(run_pipeline(parse_module(text), compile_passes("cpu")))
 
 
 def _bias_gradient(rows: str, hidden: str, ty: str) -> str:
