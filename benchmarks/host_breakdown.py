@@ -63,6 +63,32 @@ def _kernel_parts(kernel, grid, a, cx, warps, n: int, show_launcher: bool) -> No
         print(inspect.getsource(type(run).__call__))
 
 
+def _floor(n: int) -> None:
+    """What any launch and allocation costs on this machine, without Allotment: an empty
+    Triton kernel through its compiled launcher, torch's smallest eager ops."""
+    import triton
+
+    @triton.jit
+    def _empty(p):
+        pass
+
+    x = torch.zeros(16, device="cuda")
+    y = torch.empty_like(x)
+    k = _empty[(1,)](x)
+    stream = torch._C._cuda_getCurrentRawStream(torch._C._cuda_getDevice())
+    run, fn, md = k.run, k.function, k.packed_metadata
+    ptr = x.data_ptr()
+    print("  floor (no Allotment):")
+    print(f"    empty Triton kernel, launcher  {per_call_us(lambda: run(1, 1, 1, stream, fn, md, None, None, None, ptr), n):6.2f}")
+    print(f"    torch.empty((16,))             {per_call_us(lambda: torch.empty((16,), device='cuda'), n):6.2f}")
+    print(f"    torch.neg(x, out=y)            {per_call_us(lambda: torch.neg(x, out=y), n):6.2f}")
+    from allotment.backend import host_runtime as rt
+
+    arena = torch.empty(4096, dtype=torch.int8, device="cuda")
+    print(f"    rt.slot of an arena (a view)   {per_call_us(lambda: rt.slot(arena, 512, torch.float32, (8, 64)), n):6.2f}")
+    print(f"    torch.neg(x)                   {per_call_us(lambda: torch.neg(x), n):6.2f}")
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--fusion", default="rmsnorm_fwd")
@@ -96,13 +122,14 @@ def main() -> int:
     print(f"  torch.empty of the output        {per_call_us(lambda: empty(shape, dtype=dt, device=dev), n):6.2f}")
     raw, getdev = torch._C._cuda_getCurrentRawStream, torch._C._cuda_getDevice
     print(f"  current raw stream               {per_call_us(lambda: raw(getdev()), n):6.2f}")
+    _floor(n)
     prof = cProfile.Profile()
     prof.enable()
     for _ in range(n):
         exe(*xs)
     prof.disable()
     torch.cuda.synchronize()
-    pstats.Stats(prof).sort_stats("tottime").print_stats(16)
+    pstats.Stats(prof).sort_stats("tottime").print_stats(25)
     return 0
 
 

@@ -11,6 +11,7 @@ about a thousand times slower than a GPU: shapes stay tiny.
 
 from __future__ import annotations
 
+import re
 import warnings
 from pathlib import Path
 
@@ -1006,6 +1007,55 @@ def test_looped_softmax_is_two_passes_with_online_rescaling(looped: list[int]) -
     x[1, :] = -float("inf")  # a row of -inf: NaN, as in torch
     x[2, 7] = 80.0  # a large maximum found after the first block
     check(text, x)
+    assert looped
+
+
+def test_looped_online_softmax_keeps_the_rows_running_max(looped: list[int]) -> None:
+    """Cross-entropy rows streamed with the row's running max (one exp per element): rows
+    of -inf, with +inf or NaN, with the max in the last (partial) tile or the first, the
+    label (a per-row value read in the loop) loaded once before the loop, against the
+    reference."""
+    text = """func.func @f(%x: tensor<?x?xbf16>, %labels: tensor<?xi64>) -> tensor<?x1xf32> {
+  %f = fusion.cast %x : tensor<?x?xbf16> to tensor<?x?xf32>
+  %m = fusion.max %f dims [1] keepdim : tensor<?x?xf32> -> tensor<?x1xf32>
+  %d = fusion.sub %f, %m : tensor<?x?xf32>, tensor<?x1xf32> -> tensor<?x?xf32>
+  %e = fusion.exp %d : tensor<?x?xf32>
+  %s = fusion.sum %e dims [1] keepdim : tensor<?x?xf32> -> tensor<?x1xf32>
+  %l = fusion.log %s : tensor<?x1xf32>
+  %lse = fusion.add %l, %m : tensor<?x1xf32>, tensor<?x1xf32> -> tensor<?x1xf32>
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %rows = tensor.dim %x, %c0 : tensor<?x?xbf16>
+  %n = tensor.dim %x, %c1 : tensor<?x?xbf16>
+  %z = arith.constant 0 : i64
+  %one = arith.constant 1 : i64
+  %i = fusion.iota [%n] start %z step %one : i64, i64 -> tensor<?xi64>
+  %cols = fusion.broadcast_in_dim %i [%rows, %n] dims [1] : tensor<?xi64> -> tensor<?x?xi64>
+  %lb = fusion.broadcast_in_dim %labels [%rows, 1] dims [0] : tensor<?xi64> -> tensor<?x1xi64>
+  %hit = fusion.eq %cols, %lb : tensor<?x?xi64>, tensor<?x1xi64> -> tensor<?x?xi1>
+  %zero = arith.constant 0.0 : f32
+  %w = fusion.where %hit, %f, %zero : tensor<?x?xi1>, tensor<?x?xf32>, f32 -> tensor<?x?xf32>
+  %p = fusion.sum %w dims [1] keepdim : tensor<?x?xf32> -> tensor<?x1xf32>
+  %r = fusion.sub %lse, %p : tensor<?x1xf32>, tensor<?x1xf32> -> tensor<?x1xf32>
+  func.return %r : tensor<?x1xf32>
+}
+"""
+    source = allotment.compile(text).source("cpu")
+    kernel = source[source.index("def k0_looped"):source.index("def launch_k0")]
+    loop = kernel.index("for start in range(0, N, BLOCK_N):")
+    assert kernel.count("for start in range(0, N, BLOCK_N):") == 1  # one pass over the row
+    assert kernel.count("tl.exp(") == 2  # exp(x - max) a lane, exp(old - new max) a row
+    label = re.search(r"(ld\d+) = tl.load\((in\d+)_ptr \+ \(i0 \* in\d+_s0\), mask=mask_m, other=0\)", kernel)
+    assert label and label.start() < loop and f"{label.group(2)}_ptr" not in kernel[loop:]  # the label, once
+    x = randn(7, 37, dtype="bf16")
+    x[1, :] = -INF  # all -inf: NaN, as in torch
+    x[2, 3] = INF  # +inf: NaN
+    x[3, 5] = NAN
+    x[4, 36] = 90.0  # the max in the last, partial tile
+    x[5, 0] = 90.0  # in the first tile
+    x[6, 20:] = -INF  # a tail of -inf after finite values
+    labels = torch.tensor([0, 36, 3, 5, -100, 0, 21], dtype=torch.int64)  # -100: no logit picked
+    check(text, x, labels)
     assert looped
 
 

@@ -280,15 +280,17 @@ def persistent_blocks(m: int, n: int) -> tuple[int, int, int]:
 
 @functools.lru_cache(maxsize=4096)
 def looped_blocks(m: int, n: int) -> tuple[int, int, int]:
-    """Blocks of a looped row reduction: one row per program, 2048 columns a step, 8 warps
+    """Blocks of a looped row reduction: one row per program, 1024 columns a step, 4 warps
     (ALLOT_LOOPED_BLOCKS to tune). Measured on an H200 (`benchmarks/block_sweep.sh`,
-    `benchmarks/results/block_sweep_h200_2026-11-30_2136.txt`): cross-entropy over
-    1234x50257 bf16 (one pass, online softmax) 116 us, against 169 with 4096 a step
-    (fewer registers per thread: more programs resident), 125 with 1024 and 4 warps."""
+    `benchmarks/results/block_sweep_looped_h200_2026-12-01_0150.txt`), bf16 static, with the
+    row's running max (online softmax): cross-entropy over 4096x32000 142 us with 1024 x 4,
+    145 with 2048 x 8, 154 with 2048 x 4, 179 with 1024 x 8; over 1234x50257 116, 115, 203
+    and 134; log-softmax over 1234x50257 164, 175, 215 and 226 (over 4096x32000 it holds
+    its row)."""
     if _LOOPED is not None:
         bm, bn, warps = _LOOPED
         return min(bm, _pow2(m)), min(bn, _pow2(n)), warps
-    return 1, min(_pow2(n), 2048), 8
+    return 1, min(_pow2(n), 1024), 4
 
 
 @functools.lru_cache(maxsize=4096)

@@ -134,7 +134,7 @@ def _program_key(text: str, function: str, target: str) -> str:
     from allotment.passes.split_reduction import INNER_SPLIT_ENV
 
     options = (f"tanh={os.environ.get('ALLOT_TANH', 'exp')} poison={poison_enabled()} "
-               f"row={os.environ.get('ALLOT_ON_CHIP_ROW_BYTES', '')} "
+               f"row={os.environ.get('ALLOT_ON_CHIP_ROW_BYTES', '')}:{os.environ.get('ALLOT_STREAM_ELEMENTS', '')} "
                f"split={os.environ.get('ALLOT_SPLIT_PROGRAMS', '')} "
                f"inner_split={':'.join(os.environ.get(k, '') for k in INNER_SPLIT_ENV)} "
                f"inner_outer={os.environ.get('ALLOT_INNER_OUTER', '')}:{os.environ.get('ALLOT_INNER_OUTER_PROGRAMS', '')}")

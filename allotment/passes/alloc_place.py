@@ -14,6 +14,10 @@ the accumulation type), from the capacity model of the target
 - an `inner_outer` kernel (`passes/inner_outer.py`) holds its row buffers and its
   column accumulators at once: they share the budget (each gets the budget
   divided by their number);
+- a kernel that reads its row once when streamed (`analysis/row_passes.py`:
+  one loop for all its reductions, online softmax included, and no row-shaped
+  output) keeps at most `stream_elements - 1` elements on chip, the target's
+  point past which streaming such a row is faster (`analysis/capacity.py`);
 - a row with a `?` extent: `schedule(persistent if %fits else looped)`, with
   `%fits = arith.cmpi ule, %row, %cap` computed right before the kernel from the
   row buffer's symbolic size (in elements, against the budget in elements of
@@ -42,6 +46,7 @@ from xdsl.utils.exceptions import PassFailedException
 
 from allotment.analysis.capacity import Capacity, capacity
 from allotment.analysis.liveness import view_root
+from allotment.analysis.row_passes import REDUCTIONS, streamed_passes
 from allotment.dialects import alloc
 from allotment.dtypes import element_nbytes
 
@@ -78,10 +83,13 @@ def place_kernel(kernel: alloc.KernelOp, cap: Capacity) -> str | None:
                 row.properties["mesh"] = mesh
     dynamic: list[tuple[SSAValue, int]] = []
     fits_statically = True
+    one_pass = kernel.kind.data != "inner_outer" and cap.stream_elements > 0 and reads_row_once(kernel)
     for row in rows:
         (extent,) = row.result.type.get_shape()
         # an inner-outer kernel holds all its rows at once (row buffers and column accumulators)
         budget = _budget_elements(row, cap, len(rows) if kernel.kind.data == "inner_outer" else 1)
+        if one_pass:
+            budget = min(budget, cap.stream_elements - 1)
         if extent == DYNAMIC_INDEX:
             dynamic.append((row.sizes[0], budget))
         elif extent > budget:
@@ -98,6 +106,13 @@ def place_kernel(kernel: alloc.KernelOp, cap: Capacity) -> str | None:
     fits = _fits_condition(kernel, dynamic)
     kernel.set_schedule("persistent_if", fits)
     return "persistent_if"
+
+
+def reads_row_once(kernel: alloc.KernelOp) -> bool:
+    """Whether `kernel`, streamed, reads its row once (`analysis/row_passes.py`)."""
+    block = kernel.body.block
+    reductions = [op for op in block.ops if isinstance(op, REDUCTIONS)]
+    return bool(reductions) and streamed_passes(block, reductions) == 1
 
 
 def _fits_condition(kernel: alloc.KernelOp, rows: list[tuple[SSAValue, int]]) -> SSAValue:
