@@ -44,19 +44,22 @@ def _kernel_parts(kernel, grid, a, cx, warps, n: int, show_launcher: bool) -> No
     print(f"  {name}: grid {grid}, warps {warps}, {len(a)} arguments")
     print(f"    launch.launch_kernel           {per_call_us(lambda: launch.launch_kernel(kernel, grid, a, bm, bn, i64, warps), n):6.2f}")
     reg = launch._KERNELS.get(id(kernel))
-    entry = next(iter(reg.direct.values())) if reg is not None and reg.direct else None
-    if entry is None:
+    plan = next(iter(reg.direct.values())) if reg is not None and reg.direct else None
+    if plan is None:
         print("    (no direct entry: compiled launcher not recorded)")
         return
-    run, function, metadata = entry
+    run = plan.launcher
+    function, metadata = (plan.head[4], plan.head[5]) if plan.fn is run else (None, None)
     stream = torch._C._cuda_getCurrentRawStream(torch._C._cuda_getDevice())
     cv = (bm, bn, i64)
     g = (grid[0], grid[1] if len(grid) > 1 else 1, grid[2] if len(grid) > 2 else 1)
-    ptrs = tuple(x.data_ptr() if isinstance(x, torch.Tensor) else x for x in a)
-    print(f"    CompiledKernel.run, tensors    {per_call_us(lambda: run(*g, stream, function, metadata, None, None, None, *a, *cv), n):6.2f}")
-    print(f"    CompiledKernel.run, int ptrs   {per_call_us(lambda: run(*g, stream, function, metadata, None, None, None, *ptrs, *cv), n):6.2f}")
-    inner = getattr(run, "launch", None)
-    print(f"    launcher type {type(run).__name__}, C entry {type(inner).__name__ if inner else None}")
+    ptrs = [x.data_ptr() if isinstance(x, torch.Tensor) else x for x in a]
+    kind = "Triton's C launch function (raw_launcher)" if plan.fn is not run else "the launcher object"
+    print(f"    direct call through {kind}")
+    print(f"    CallPlan.call, int ptrs        {per_call_us(lambda: plan.call(g, stream, [*ptrs, *cv]), n):6.2f}")
+    if plan.fn is run:
+        print(f"    CompiledKernel.run, tensors    {per_call_us(lambda: run(*g, stream, function, metadata, None, None, None, *a, *cv), n):6.2f}")
+    print(f"    launcher type {type(run).__name__}")
     if show_launcher:
         import inspect
 
@@ -80,6 +83,11 @@ def _floor(n: int) -> None:
     ptr = x.data_ptr()
     print("  floor (no Allotment):")
     print(f"    empty Triton kernel, launcher  {per_call_us(lambda: run(1, 1, 1, stream, fn, md, None, None, None, ptr), n):6.2f}")
+    from allotment.backend import raw_launcher
+
+    raw = raw_launcher.plan(run, fn, md)
+    print(f"    same, raw_launcher plan        {per_call_us(lambda: raw.call((1,), stream, [ptr]), n):6.2f}"
+          f" ({'C function' if raw.fn is not run else 'launcher object'})")
     print(f"    torch.empty((16,))             {per_call_us(lambda: torch.empty((16,), device='cuda'), n):6.2f}")
     print(f"    torch.neg(x, out=y)            {per_call_us(lambda: torch.neg(x, out=y), n):6.2f}")
     from allotment.backend import host_runtime as rt

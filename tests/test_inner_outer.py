@@ -25,6 +25,7 @@ from backend_check import check, launches, planned  # noqa: E402
 import allotment  # noqa: E402
 from allotment import DataType, FusionDefinition  # noqa: E402
 from allotment.backend import host_runtime, runtime  # noqa: E402
+from allotment.backend import inner_outer as inner_outer_backend  # noqa: E402
 from allotment.ir import find_function, parse_module  # noqa: E402
 from allotment.passes import inner_outer  # noqa: E402
 from allotment.passes.pipeline import compile_passes, run_pipeline  # noqa: E402
@@ -216,6 +217,17 @@ def test_inner_outer_can_be_turned_off(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ALLOT_INNER_OUTER", "0")
     ir = planned(rmsnorm_backward("bf16", "7"))
     assert "inner_outer" not in ir and len(re.findall(r"alloc\.kernel ", ir)) == 2
+
+
+@pytest.mark.parametrize("hidden", ["7", "4096", "?"])
+def test_static_rows_pipeline_their_row_loop(hidden: str) -> None:
+    """A static row's persistent loop is software-pipelined (`tl.range(..., num_stages=2)`)
+    where its stages fit `ROW_STAGE_BYTES`; a `?` row (tile chosen at launch) is not."""
+    source = allotment.compile(rmsnorm_backward("bf16", hidden)).source("cpu")
+    kernel = source[source.index("def k0_persistent"):source.index("def k0_column_final")]
+    pipelined = f"tl.range(pid, tiles_m, programs, num_stages={inner_outer_backend.ROW_STAGES})" in kernel
+    assert pipelined == (hidden != "?")
+    assert pipelined or "for tile in range(pid, tiles_m, programs):" in kernel
 
 
 def test_program_count() -> None:

@@ -59,9 +59,11 @@ from typing import Any
 
 import torch
 
+from allotment.backend import raw_launcher
+
 INTERPRETER_LOCK = threading.Lock()
 """Held while Triton's interpreter runs or prepares a kernel, and around JIT-path GPU launches."""
-_DIRECT: dict[tuple, tuple] = {}
+_DIRECT: dict[tuple, "raw_launcher.CallPlan"] = {}
 _direct_ok = os.environ.get("ALLOT_JIT_LAUNCH", "0") in ("", "0")
 _HOOK: ContextVar[Callable[..., None] | None] = ContextVar("allotment_launch_hook", default=None)
 _C = torch._C
@@ -258,7 +260,7 @@ def _gpu_launch(kernel: Any, grid: tuple[int, ...], args: tuple, constexprs: dic
 
 
 def _first_launch(
-    table: dict[tuple, tuple], key: tuple, kernel: Any, grid: tuple[int, ...], args: tuple,
+    table: dict[tuple, raw_launcher.CallPlan], key: tuple, kernel: Any, grid: tuple[int, ...], args: tuple,
     constexprs: dict[str, Any], num_warps: int,
 ) -> None:
     """The first launch of a specialization: the JIT path (which compiles), then its
@@ -269,22 +271,19 @@ def _first_launch(
         compiled = kernel[grid](*args, **constexprs, num_warps=num_warps)
         try:
             compiled._init_handles()
-            table[key] = (compiled.run, compiled.function, compiled.packed_metadata)
+            table[key] = raw_launcher.plan(compiled.run, compiled.function, compiled.packed_metadata)
         except Exception:  # an internal API that moved: keep the public path
             _direct_ok = False
 
 
-def _run_direct(entry: tuple, grid: tuple[int, ...], args: tuple | list, cvals: tuple) -> bool:
-    """Calls a compiled kernel's launcher (`CompiledKernel.run`) on the current stream with
-    `args` (tensors, or their `data_ptr()` ints) then `cvals`; False (and every later launch
+def _run_direct(entry: raw_launcher.CallPlan, grid: tuple[int, ...], args: tuple | list, cvals: tuple) -> bool:
+    """Calls a compiled kernel's launcher (`raw_launcher`) on the current stream with `args`
+    (tensors, or their `data_ptr()` ints) then `cvals`; False (and every later launch
     takes the JIT path) if that internal API failed."""
     global _direct_ok
-    run, function, metadata = entry
-    g1 = grid[1] if len(grid) > 1 else 1
-    g2 = grid[2] if len(grid) > 2 else 1
     stream = torch._C._cuda_getCurrentRawStream(torch._C._cuda_getDevice())
     try:
-        run(grid[0], g1, g2, stream, function, metadata, None, None, None, *args, *cvals)
+        entry.call(grid, stream, [*args, *cvals])
     except Exception:
         _direct_ok = False
         return False
@@ -312,8 +311,9 @@ class _Registered:
     kernel: Any
     """Held, so that its `id` (the key of `_KERNELS`) is never reused while it is registered."""
     layout: ArgLayout
-    direct: dict[tuple, tuple]
-    """(run, function, metadata) by (warps, BLOCK_M, BLOCK_N, USE_I64, the ints[, the loose])."""
+    direct: dict[tuple, raw_launcher.CallPlan]
+    """How to call each compiled specialization, by (warps, BLOCK_M, BLOCK_N, USE_I64, the
+    ints[, the loose])."""
 
 
 _KERNELS: dict[int, _Registered] = {}
@@ -369,11 +369,10 @@ def launch_kernel(kernel: Any, grid: tuple[int, ...], args: tuple, bm: int, bn: 
     else:
         key = (warps, bm, bn, use_i64, layout.ints(args))
     entry = reg.direct.get(key)
-    # the launcher's arguments: grid, stream, function, metadata, 3 hook slots, then the kernel's
-    call = [0, 1, 1, 0, None, None, None, None, None, *args, bm, bn, use_i64]
+    kargs = [*args, bm, bn, use_i64]  # the kernel's arguments, each tensor's as its data_ptr int
     misaligned = 0
     for k in layout.tensors:
-        call[k + 9] = p = args[k].data_ptr()
+        kargs[k] = p = args[k].data_ptr()
         misaligned |= p & 15
     if misaligned:  # Triton specializes on each pointer's 16-byte alignment: let it decide
         launch(kernel, grid, args, {"BLOCK_M": bm, "BLOCK_N": bn, "USE_I64": use_i64}, warps)
@@ -385,15 +384,17 @@ def launch_kernel(kernel: Any, grid: tuple[int, ...], args: tuple, bm: int, bn: 
         else:
             _first_launch(reg.direct, key, kernel, grid, args, constexprs, warps)
         return
-    run, call[4], call[5] = entry  # `_run_direct`, inline (one Python call less per launch)
-    call[0] = grid[0]
+    # `CallPlan.call`, inline (one Python call less per launch)
+    call = [*entry.head, *kargs, *entry.tail] if entry.starred else [*entry.head, tuple(kargs), *entry.tail]
+    ix, iy, iz, istream = entry.at
+    call[ix] = grid[0]
     if len(grid) > 1:
-        call[1] = grid[1]
+        call[iy] = grid[1]
         if len(grid) > 2:
-            call[2] = grid[2]
-    call[3] = _C._cuda_getCurrentRawStream(_C._cuda_getDevice())
+            call[iz] = grid[2]
+    call[istream] = _C._cuda_getCurrentRawStream(_C._cuda_getDevice())
     try:
-        run(*call)
+        entry.fn(*call)
     except Exception:  # an internal API that moved: this and every later launch take the JIT path
         _direct_ok = False
         _jit_launch(kernel, grid, args, {"BLOCK_M": bm, "BLOCK_N": bn, "USE_I64": use_i64}, warps)

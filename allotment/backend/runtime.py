@@ -137,7 +137,8 @@ def _program_key(text: str, function: str, target: str) -> str:
                f"row={os.environ.get('ALLOT_ON_CHIP_ROW_BYTES', '')}:{os.environ.get('ALLOT_STREAM_ELEMENTS', '')} "
                f"split={os.environ.get('ALLOT_SPLIT_PROGRAMS', '')} "
                f"inner_split={':'.join(os.environ.get(k, '') for k in INNER_SPLIT_ENV)} "
-               f"inner_outer={os.environ.get('ALLOT_INNER_OUTER', '')}:{os.environ.get('ALLOT_INNER_OUTER_PROGRAMS', '')}")
+               f"inner_outer={os.environ.get('ALLOT_INNER_OUTER', '')}:{os.environ.get('ALLOT_INNER_OUTER_PROGRAMS', '')} "
+               f"stages={os.environ.get('ALLOT_ROW_STAGES', '')}")
     return hashlib.sha256(f"{CODEGEN_VERSION}\n{target}\n{options}\n{function}\n{text}".encode()).hexdigest()[:24]
 
 
@@ -161,6 +162,8 @@ class Executable:
         self.arity = len(function.args)
         self._tensor_args = tuple(i for i, a in enumerate(function.args) if isinstance(a.type, TensorType))
         self.device = device
+        self._hot = device is None and not cuda_graphs and bool(self._tensor_args)
+        """Calls pick their program from the first tensor input alone (`__call__`)."""
         self.text = _module_text(module)
         self.programs: dict[str, Program] = {}
         """Loaded programs by target."""
@@ -200,6 +203,10 @@ class Executable:
     def __call__(self, *inputs: Any) -> tuple[torch.Tensor, ...]:
         if len(inputs) != self.arity:
             check_arity(f"@{self.function}", self.arg_names, inputs)
+        if self._hot and type(first := inputs[self._tensor_args[0]]) is torch.Tensor:
+            # the hot path: no pinned device, no graphs, a plain tensor first (the program checks the rest)
+            return (self.programs.get("cuda" if first.is_cuda else "cpu")
+                    or self.program("cuda" if first.is_cuda else "cpu"))(*inputs)
         first = None
         for i in self._tensor_args:
             x = inputs[i]
