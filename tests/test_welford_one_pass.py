@@ -117,7 +117,7 @@ def test_looped_var_mean_is_one_pass(looped: pytest.MonkeyPatch, kind: str) -> N
     """3 rows of 300: 19 steps of 16, the last with 12 valid lanes."""
     text = var_mean_text("f32", "3x300", "[1]", "3")
     kernel = kernel_source(text, "k0_looped_")
-    assert kernel.count("for start in range(0, N, BLOCK_N):") == 1  # one pass
+    assert kernel.count("for start in range(0, n_full, BLOCK_N):") == 1  # one pass
     assert kernel.count("mask_n = mask_n & (rn == 0)[None, :]") == 1  # the shift: one element a row
     for seed in range(3):
         x = offset_data(kind, 3, 300, seed=seed)
@@ -130,7 +130,7 @@ def test_looped_var_mean_is_one_pass(looped: pytest.MonkeyPatch, kind: str) -> N
 
 def test_looped_welford_is_one_pass(looped: pytest.MonkeyPatch) -> None:
     text = welford_text("2x77", "[1]", "2")
-    assert kernel_source(text, "k0_looped_").count("for start in range(0, N, BLOCK_N):") == 1
+    assert kernel_source(text, "k0_looped_").count("for start in range(0, n_full, BLOCK_N):") == 1
     x = offset_data("1e4+0.01randn", 2, 77)
     assert launches(text, x, strip=False) == ["k0_looped_"]
     # the reference computes welford in f32, two passes: its M2 is 1e-2 off on these values
@@ -158,7 +158,7 @@ def test_looped_layernorm_reads_the_row_twice(looped: pytest.MonkeyPatch) -> Non
     """A layernorm's statistics take one loop; its outputs a second (not three loops)."""
     text = (Path(__file__).resolve().parent.parent / "examples" / "layernorm.mlir").read_text()
     kernel = kernel_source(text, "k0_looped_")
-    assert kernel.count("for start in range(0, N, BLOCK_N):") == 2
+    assert kernel.count("for start in range(0, n_full, BLOCK_N):") == 2
     x = bf16_data(3, 64)
     w = torch.randn(64).to(torch.bfloat16)
     b = torch.randn(64).to(torch.bfloat16)

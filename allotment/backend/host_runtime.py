@@ -370,15 +370,18 @@ _INNER_SPLIT = _env_blocks("INNER_SPLIT")
 def inner_split_blocks(m: int, n: int) -> tuple[int, int, int]:
     """Blocks of an inner split's first stage (`passes.split_reduction`: a row reduction
     or BatchNorm statistics with few kept rows, each split into chunks of at least 4096
-    reduced elements): one kept row by 2048 contiguous reduced elements a step, 8 warps
+    reduced elements): one kept row by 1024 contiguous reduced elements a step, 4 warps
     (eight elements, 16 bytes of bf16, per thread and load), m kept rows and n reduced
-    elements in all. Not yet tuned on a GPU; ALLOT_INNER_SPLIT_BLOCKS=BMxBNxWARPS to tune
-    (BLOCK_M > 1 works: a program then reduces that many rows' chunks)."""
+    elements in all; ALLOT_INNER_SPLIT_BLOCKS=BMxBNxWARPS to tune (BLOCK_M > 1 works: a
+    program then reduces that many rows' chunks). Measured on an H200 (`block_sweep.sh`,
+    KNOB=INNER_SPLIT, `benchmarks/results/block_sweep_h200_2026-12-01_0025.txt`), bf16
+    static 64x256x4096: BatchNorm statistics 57.0 us with 1 x 1024 x 4, 61.1 with
+    1 x 2048 x 8, 60.8 with 1 x 4096 x 8, 73.5 with 1 x 2048 x 4; BatchNorm forward 120.2,
+    123.0, 121.7 and 137.1."""
     if _INNER_SPLIT is not None:
         bm, bn, warps = _INNER_SPLIT
         return min(bm, _pow2(m)), min(bn, _pow2(n)), warps
-    bn = min(_pow2(n), 2048)
-    return 1, bn, 8 if bn >= 2048 else 4
+    return 1, min(_pow2(n), 1024), 4
 
 
 _IO = _env_blocks("INNER_OUTER")

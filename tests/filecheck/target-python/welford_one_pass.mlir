@@ -28,12 +28,18 @@ func.func @rows(%x: tensor<?x?xf32>) -> (tensor<?xf32>, tensor<?xf32>) {
 // CHECK-NEXT:     wk[[K]] = tl.where(tl.abs(wk[[K]]) < float("inf"), wk[[K]], 0)
 // CHECK-NEXT:     wsy[[S:[0-9]+]] = tl.full((BLOCK_M, BLOCK_N), 0, tl.float32)
 // CHECK-NEXT:     wm2[[Q:[0-9]+]] = tl.full((BLOCK_M, BLOCK_N), 0, tl.float32)
-// CHECK-NEXT:     for start in range(0, N, BLOCK_N):
+// CHECK-NEXT:     n_full = N // BLOCK_N * BLOCK_N
+// CHECK-NEXT:     for start in range(0, n_full, BLOCK_N):
+// CHECK:              mask_n = tl.full((1, BLOCK_N), 1, tl.int1)
 // CHECK:              wn[[STEP:[0-9]+]] = tl.cast(start // BLOCK_N, tl.float32)
 // CHECK:              wy[[Y:[0-9]+]] = tl.where(mask_m & mask_n, red_in{{[0-9]+}} - wk[[K]], 0)
 // CHECK-NEXT:         dev[[D:[0-9]+]] = wy[[Y]] - wsy[[S]] * wr{{[0-9]+}}
 // CHECK-NEXT:         wm2[[Q]] = wm2[[Q]] + tl.where(mask_m & mask_n, dev[[D]] * dev[[D]] * wf{{[0-9]+}}, 0)
 // CHECK-NEXT:         wsy[[S]] = wsy[[S]] + wy[[Y]]
+// CHECK-NEXT:     for start in range(n_full, N, BLOCK_N):
+// CHECK:              mask_n = (rn < N)[None, :]
+// CHECK:              wn{{[0-9]+}} = tl.cast(start // BLOCK_N, tl.float32)
+// CHECK:              wsy[[S]] = wsy[[S]] + wy{{[0-9]+}}
 // CHECK-NEXT:     wsum[[T:[0-9]+]] = tl.sum(wsy[[S]], 1)[:, None]
 // CHECK-NEXT:     tot[[TOT:[0-9]+]] = wsum[[T]] + wk[[K]] * tl.maximum(N, 0)
 // CHECK:          wq[[M2:[0-9]+]] = tl.sum(wm2[[Q]] + wc{{[0-9]+}} * wd{{[0-9]+}} * wd{{[0-9]+}}, 1)[:, None]
