@@ -384,17 +384,8 @@ def launch_kernel(kernel: Any, grid: tuple[int, ...], args: tuple, bm: int, bn: 
         else:
             _first_launch(reg.direct, key, kernel, grid, args, constexprs, warps)
         return
-    # `CallPlan.call`, inline (one Python call less per launch)
-    call = [*entry.head, *kargs, *entry.tail] if entry.starred else [*entry.head, tuple(kargs), *entry.tail]
-    ix, iy, iz, istream = entry.at
-    call[ix] = grid[0]
-    if len(grid) > 1:
-        call[iy] = grid[1]
-        if len(grid) > 2:
-            call[iz] = grid[2]
-    call[istream] = _C._cuda_getCurrentRawStream(_C._cuda_getDevice())
     try:
-        entry.fn(*call)
+        entry.call(grid, _C._cuda_getCurrentRawStream(_C._cuda_getDevice()), kargs)
     except Exception:  # an internal API that moved: this and every later launch take the JIT path
         _direct_ok = False
         _jit_launch(kernel, grid, args, {"BLOCK_M": bm, "BLOCK_N": bn, "USE_I64": use_i64}, warps)
