@@ -418,3 +418,10 @@ def test_layernorm_backward_through_the_frontend(ty: str) -> None:
     expected = layernorm_torch(*inputs)
     compare_torch(fd.execute(list(inputs)), expected, ty)
     compare_torch(reference(fd, inputs), expected, ty)
+
+
+@pytest.mark.parametrize("value, words", [("abc", "is not an integer"), ("0", "must be positive")])
+def test_bad_row_stages_are_reported(monkeypatch: pytest.MonkeyPatch, value: str, words: str) -> None:
+    monkeypatch.setenv("ALLOT_ROW_STAGES", value)
+    with pytest.raises(ValueError, match=f"ALLOT_ROW_STAGES='{value}' {words}"):
+        allotment.compile(rmsnorm_backward("bf16", "7")).source("cpu")

@@ -76,12 +76,15 @@ def capacity(target: str, row_bytes: int = 0) -> Capacity:
     if row_bytes < 0:
         raise ValueError(f"on-chip-row-bytes must be positive, not {row_bytes}")
     if row_bytes == 0:
-        row_bytes = _env_int("ALLOT_ON_CHIP_ROW_BYTES", CAPACITIES[target].row_bytes, minimum=1)
-    stream = _env_int("ALLOT_STREAM_ELEMENTS", CAPACITIES[target].stream_elements, minimum=0)
+        row_bytes = env_int("ALLOT_ON_CHIP_ROW_BYTES", CAPACITIES[target].row_bytes, minimum=1)
+    stream = env_int("ALLOT_STREAM_ELEMENTS", CAPACITIES[target].stream_elements, minimum=0)
     return Capacity(target, row_bytes, stream)
 
 
-def _env_int(name: str, default: int, minimum: int) -> int:
+def env_int(name: str, default: int, minimum: int) -> int:
+    """The integer in environment variable `name` (`default` when unset or empty); a
+    ValueError that names the variable for text that is not an integer of at least
+    `minimum`."""
     env = os.environ.get(name, "")
     if not env:
         return default

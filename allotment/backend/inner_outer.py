@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING
 from xdsl.dialects.builtin import DenseArrayBase, TensorType
 from xdsl.ir import Operation, SSAValue
 
+from allotment.analysis.capacity import env_int
 from allotment.backend.kernel_plan import (
     REDUCTIONS,
     CodegenError,
@@ -193,9 +194,8 @@ def _make_emitter() -> type:
             num_stages=)`: the next row block's loads, through shared memory, overlap this
             block's work): ROW_STAGES where the row is static and the stages' tiles of the
             domain-shaped inputs fit ROW_STAGE_BYTES, else 1; ALLOT_ROW_STAGES overrides."""
-            env = os.environ.get("ALLOT_ROW_STAGES", "")
-            if env:
-                return max(1, int(env))
+            if os.environ.get("ALLOT_ROW_STAGES", ""):
+                return env_int("ALLOT_ROW_STAGES", ROW_STAGES, minimum=1)
             n = self.static_n()
             if n is None:  # BLOCK_N is chosen at launch: the stages' shared memory is unknown here
                 return 1

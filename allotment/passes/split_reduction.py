@@ -73,6 +73,7 @@ from xdsl.dialects.builtin import BFloat16Type, Float16Type, Float32Type, Float6
 from xdsl.ir import Attribute, Block, Operation, OpResult, SSAValue
 
 from allotment.analysis import symbolic as sym
+from allotment.analysis.capacity import env_int
 from allotment.analysis.symbolic import Const, Extent
 from allotment.dialects import fusion
 
@@ -90,19 +91,6 @@ SPLIT_MIN_REDUCED = 256
 """At least this many reduced indices per split: fewer would spend more on partials than they save."""
 
 
-def _env_int(name: str, default: int) -> int:
-    """An integer knob read when a fusion is compiled (part of the program cache key,
-    `runtime._program_key`), so that tests and tuning runs can set it."""
-    raw = os.environ.get(name, "")
-    try:
-        value = int(raw) if raw else default
-    except ValueError:
-        raise ValueError(f"{name}={raw!r} is not an integer") from None
-    if value < 1:
-        raise ValueError(f"{name}={raw!r} must be positive")
-    return value
-
-
 INNER_SPLIT_ENV = ("ALLOT_INNER_SPLIT_MIN_REDUCED", "ALLOT_INNER_SPLIT_MAX_KEPT", "ALLOT_INNER_SPLIT_ALIGN")
 """The environment knobs of inner splits (the program cache key includes them)."""
 
@@ -111,21 +99,21 @@ def inner_split_min_reduced() -> int:
     """`INNER_SPLIT_MIN_REDUCED`: at least this many reduced elements per split of an inner
     split (4096: a first-stage program of 1 x 2048..4096 blocks then loops at least once or
     twice; Inductor splits no row of 8192 or fewer). ALLOT_INNER_SPLIT_MIN_REDUCED overrides it."""
-    return _env_int("ALLOT_INNER_SPLIT_MIN_REDUCED", 4096)
+    return env_int("ALLOT_INNER_SPLIT_MIN_REDUCED", 4096, minimum=1)
 
 
 def inner_split_max_kept() -> int:
     """`INNER_SPLIT_MAX_KEPT`: from this many kept rows on, an inner split has one split (264:
     two row programs per SM of an H200; Inductor's `inner_reduction_splits` stops splitting at
     2 * SMs outputs too). ALLOT_INNER_SPLIT_MAX_KEPT overrides it."""
-    return _env_int("ALLOT_INNER_SPLIT_MAX_KEPT", 264)
+    return env_int("ALLOT_INNER_SPLIT_MAX_KEPT", 264, minimum=1)
 
 
 def inner_split_align() -> int:
     """`INNER_SPLIT_ALIGN`: an inner split's chunk of the reduced axis is a multiple of this
     many elements (64: every split but the first starts on a 128-byte line of bf16 where the
     row does). ALLOT_INNER_SPLIT_ALIGN overrides it (1: chunks of any length, for tests)."""
-    return _env_int("ALLOT_INNER_SPLIT_ALIGN", 64)
+    return env_int("ALLOT_INNER_SPLIT_ALIGN", 64, minimum=1)
 
 
 _SPLITTABLE = (fusion.SumOp, fusion.MeanOp, fusion.ProdOp, fusion.MaxOp, fusion.MinOp)

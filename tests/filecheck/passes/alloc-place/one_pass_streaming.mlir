@@ -5,6 +5,11 @@
 // elements stay on chip.
 // RUN: allot-opt %s -p fusion-segment,fusion-allocate,alloc-place --split-input-file | filecheck %s
 // RUN: allot-opt %s -p 'fusion-segment,fusion-allocate,alloc-place{target=cpu}' --split-input-file | filecheck %s
+// ALLOT_STREAM_ELEMENTS=0 never streams a row that fits (the 20000-wide log-sum-exp stays on chip):
+// RUN: env ALLOT_STREAM_ELEMENTS=0 allot-opt %s -p fusion-segment,fusion-allocate,alloc-place --split-input-file | filecheck %s --check-prefix=NEVER
+// A value that is not an integer is an error that names the variable:
+// RUN: env ALLOT_STREAM_ELEMENTS=many not allot-opt %s -p fusion-segment,fusion-allocate,alloc-place --split-input-file 2>&1 | filecheck %s --check-prefix=BAD
+// BAD: error: {{.*}}ALLOT_STREAM_ELEMENTS='many' is not an integer
 
 // A log-sum-exp over 20000 f32 (80 KiB, within the 128 KiB budget): one pass streamed.
 func.func @logsumexp_static(%x: tensor<8x20000xf32>) -> tensor<8x1xf32> {
@@ -18,6 +23,8 @@ func.func @logsumexp_static(%x: tensor<8x20000xf32>) -> tensor<8x1xf32> {
 }
 // CHECK-LABEL: func.func @logsumexp_static
 // CHECK:         alloc.kernel "k0" normalization {{.*}} schedule(looped) {
+// NEVER-LABEL:   func.func @logsumexp_static
+// NEVER:         alloc.kernel "k0" normalization {{.*}} schedule(persistent) {
 // CHECK-NOT:       alloc.alloc
 // CHECK:         func.return
 
