@@ -37,6 +37,7 @@ from hypothesis import strategies as st  # noqa: E402
 from random_fusion import random_fusion  # noqa: E402
 
 import allotment  # noqa: E402
+from allotment.backend import host_runtime  # noqa: E402
 from allotment.ir import find_function, parse_module  # noqa: E402
 from allotment.reference import evaluate, random_inputs  # noqa: E402
 
@@ -114,6 +115,22 @@ def test_pattern_fusions(seed: int) -> None:
     values: index arithmetic in one kernel) and reductions long enough to be split across
     CTAs (outer and full, on broadcast rows)."""
     check_fusion(10_000_000 + seed, patterns=True)
+
+
+STREAMED_EXAMPLES = int(os.environ.get("ALLOT_STREAMED_EXAMPLES", "80"))
+
+
+@pytest.mark.parametrize("seed", range(STREAMED_EXAMPLES))
+def test_streamed_rows(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Random fusions with every reduced row streamed (a 4-byte on-chip budget; rows of 2
+    or more that the streamed kernel reads once streamed as well) in steps of 2 columns: a
+    row of 3 to 5 is full tiles without a mask, then a masked partial tile
+    (`triton_codegen.row_loop`), online softmax and per-row values hoisted out of the loop
+    included."""
+    monkeypatch.setenv("ALLOT_ON_CHIP_ROW_BYTES", "4")
+    monkeypatch.setenv("ALLOT_STREAM_ELEMENTS", "2")
+    monkeypatch.setattr(host_runtime, "_LOOPED", (1, 2, 4))
+    check_fusion(20_000_000 + seed, patterns=seed % 2 == 1)
 
 
 def sweep(start: int, stop: int, patterns: bool = False) -> int:
