@@ -298,3 +298,19 @@ def test_default_blocks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None
     var, mean = check(bn, xb)
     ev, em = torch.var_mean(xb.double(), dim=(0, 2), correction=0)
     assert max_rel(var, ev) < 1e-5
+
+
+def test_a_sum_and_a_var_mean_share_one_loop(looped: pytest.MonkeyPatch) -> None:
+    """A streamed kernel computes a row's sum and its var_mean in one loop over the row, the
+    count `alloc-place` decides by (`analysis/row_passes.streamed_levels`)."""
+    text = """func.func @f(%x: tensor<?x50xf32>) -> (tensor<?xf32>, tensor<?x1xf32>, tensor<?x1xf32>) {
+  %s = fusion.sum %x dims [1] : tensor<?x50xf32> -> tensor<?xf32>
+  %v, %m = fusion.var_mean %x dims [1] correction 1 keepdim : tensor<?x50xf32> -> tensor<?x1xf32>, tensor<?x1xf32>
+  func.return %s, %v, %m : tensor<?xf32>, tensor<?x1xf32>, tensor<?x1xf32>
+}
+"""
+    assert kernel_source(text, "k0_looped_").count("for start in range(0, n_full, BLOCK_N):") == 1
+    x = offset_data("1000+randn", 3, 50)
+    s, var, mean = check(text, x, tol=1e-4)
+    ev, em = torch.var_mean(x.double(), dim=1, correction=1, keepdim=True)
+    assert max_rel(var, ev) < 1e-5 and (mean.double() - em).abs().max() < 1e-3

@@ -28,7 +28,7 @@ from xdsl.ir import Block, Operation, SSAValue
 from allotment.dialects import fusion
 
 REDUCTIONS = (fusion.ReductionOp, fusion.VarMeanOp, fusion.WelfordOp)
-"""The ops that reduce a row (the same tuple as `backend/kernel_plan.REDUCTIONS`)."""
+"""The ops that reduce a row (`backend/kernel_plan.REDUCTIONS` is this tuple)."""
 
 
 def online_softmax_pairs(reductions: Sequence[Operation]) -> dict[Operation, Operation]:

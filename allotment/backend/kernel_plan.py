@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from xdsl.dialects.builtin import DYNAMIC_INDEX, DenseArrayBase, TensorType
 from xdsl.ir import Operation, SSAValue
 
+from allotment.analysis import row_passes
 from allotment.dialects import alloc, fusion
 from allotment.errors import CompileError
 
@@ -41,7 +42,7 @@ INDEX_VIEWS = (fusion.SliceOp, fusion.PermuteOp, fusion.ReshapeOp, fusion.PadOp,
                *fusion.INDEXING_GATHERS)
 """Ops whose operands are read at other indices than their result (off the kernel's domain)."""
 
-REDUCTIONS = (fusion.ReductionOp, fusion.VarMeanOp, fusion.WelfordOp)
+REDUCTIONS = row_passes.REDUCTIONS
 
 
 class CodegenError(CompileError):

@@ -74,7 +74,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Operation, SSAValue
 
-from allotment.analysis.row_passes import online_softmax_pairs
+from allotment.analysis.row_passes import online_softmax_pairs, streamed_levels
 from allotment.backend import triton_indexing, triton_math, triton_random
 from allotment.backend.identifiers import comment
 from allotment.backend.kernel_plan import (
@@ -699,6 +699,15 @@ class _Emitter:
             out.setdefault(level[r], []).append(r)
         return [out[k] for k in sorted(out)]
 
+    def streamed_groups(self) -> list[list[Operation]]:
+        """The reductions grouped by the loop over the row that a streamed kernel computes
+        them in (`analysis/row_passes.streamed_levels`, the rule `alloc-place` counts by)."""
+        level = streamed_levels(self.block, self.plan.reductions)
+        out: dict[int, list[Operation]] = {}
+        for r in self.plan.reductions:
+            out.setdefault(level[r], []).append(r)
+        return [out[k] for k in sorted(out)]
+
     def reduce_spec(self, r: Operation) -> tuple[str, str, str]:
         """(neutral element, combine, accumulation dtype) of a reduction."""
         src = r.operands[0].type.element_type
@@ -933,10 +942,6 @@ class _Emitter:
                 total = self.fresh("acc")
                 self.line(f"{total} = {self.reduce_tile(tile, how)}")
                 self.finish_reduction(r, total, how, acc, "N")
-
-    def online_softmax_pairs(self) -> dict[Operation, Operation]:
-        """max(a) -> sum(exp(a - max)) pairs that share one loop (`analysis/row_passes.py`)."""
-        return online_softmax_pairs(self.plan.reductions)
 
     def partials_arg(self, r: Operation) -> tuple[int, str]:
         """The in-index of reduction r's partials buffer [split, kept] and its split count."""
@@ -1173,13 +1178,13 @@ class _Emitter:
         each step: one exp per element (a per-lane max needs two), as measured on an H200
         (`benchmarks/softmax_loop_variants.py`, BENCHMARKS.md): cross-entropy over
         4096x32000 bf16 118 us against 158 with per-lane maxima."""
-        online = self.online_softmax_pairs()
-        done: set[Operation] = set()
-        for group in self.reduction_levels():
+        online = online_softmax_pairs(self.plan.reductions)
+        paired = set(online.values())  # each sum of exp(x - max) is accumulated with its max
+        for group in self.streamed_groups():
             accs: list[tuple[Operation, str | tuple[str, str, str], str, str]] = []
             pairs = []
             for r in group:
-                if r in done:
+                if r in paired:
                     continue
                 neutral, how, acc = self.reduce_spec(r)
                 if isinstance(r, fusion.VarMeanOp | fusion.WelfordOp):
@@ -1191,7 +1196,6 @@ class _Emitter:
                     s_acc = self.fresh("acc")
                     self.line(f"{s_acc} = tl.full((BLOCK_M, BLOCK_N), 0, tl.float32)")
                     pairs.append((r, a, online[r], s_acc))
-                    done.add(online[r])
                 else:
                     self.line(f"{a} = tl.full((BLOCK_M, BLOCK_N), {neutral}, {acc})")
                 accs.append((r, a, how, acc))
