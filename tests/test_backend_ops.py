@@ -1013,8 +1013,8 @@ def test_looped_softmax_is_two_passes_with_online_rescaling(looped: list[int]) -
 def test_looped_online_softmax_keeps_the_rows_running_max(looped: list[int]) -> None:
     """Cross-entropy rows streamed with the row's running max (one exp per element): rows
     of -inf, with +inf or NaN, with the max in the last (partial) tile or the first, the
-    label (a per-row value read in the loop) loaded once before the loop, against the
-    reference."""
+    label's logit read once after the loop (a one-hot sum: `analysis.one_hot`), against
+    the reference."""
     text = """func.func @f(%x: tensor<?x?xbf16>, %labels: tensor<?xi64>) -> tensor<?x1xf32> {
   %f = fusion.cast %x : tensor<?x?xbf16> to tensor<?x?xf32>
   %m = fusion.max %f dims [1] keepdim : tensor<?x?xf32> -> tensor<?x1xf32>
@@ -1044,9 +1044,11 @@ def test_looped_online_softmax_keeps_the_rows_running_max(looped: list[int]) -> 
     kernel = source[source.index("def k0_looped"):source.index("def launch_k0")]
     loop = kernel.index("n_full = N // BLOCK_N * BLOCK_N")
     assert kernel.count("for start in range(0, n_full, BLOCK_N):") == 1  # one pass over the row
-    assert kernel.count("tl.exp(") == 4  # exp(x - max) a lane, exp(old - new max) a row; in both loops
+    assert kernel.count("_exp_term(") == 4  # exp(x - max) a lane, exp(old - new max) a row; in both loops
     label = re.search(r"(ld\d+) = tl.load\((in\d+)_ptr \+ \(i0 \* in\d+_s0\), mask=mask_m, other=0\)", kernel)
-    assert label and label.start() < loop and f"{label.group(2)}_ptr" not in kernel[loop:]  # the label, once
+    epilogue = kernel.index("tot")  # after the loops
+    assert label and label.start() > epilogue and kernel.count(f"{label.group(2)}_ptr") == 2  # signature; one load
+    assert " == " not in kernel[loop:epilogue].replace('== float("-inf")', "")  # no compare per element
     x = randn(7, 37, dtype="bf16")
     x[1, :] = -INF  # all -inf: NaN, as in torch
     x[2, 3] = INF  # +inf: NaN
@@ -1329,3 +1331,66 @@ def test_run_time_placement_follows_the_fits_condition(looped: list[int]) -> Non
     assert not looped  # 8 f32 = 32 B: on chip
     check(DYNAMIC_SOFTMAX, randn(3, 9))
     assert looped == [9]
+
+
+ONE_HOT = """func.func @f(%x: tensor<{shape}x{dt}>, %labels: tensor<{lshape}x{lt}>) -> tensor<{rshape}x{rt}> {{
+  %c0 = arith.constant 0 : i64
+  %c1 = arith.constant {step} : i64
+  %i = fusion.iota [{n}] start %c0 step %c1 : i64, i64 -> tensor<{n}xi64>
+  %cols = fusion.broadcast_in_dim %i [{dims}] dims [{d}] : tensor<{n}xi64> -> tensor<{shape}xi64>
+  %hit = fusion.{cmp} {operands} : {optypes} -> tensor<{shape}xi1>
+  %zero = arith.constant {zero} : {dt}
+  %v = fusion.mul %x, %x : tensor<{shape}x{dt}>, tensor<{shape}x{dt}> -> tensor<{shape}x{dt}>
+  %w = fusion.where %hit, {arms} : tensor<{shape}xi1>, {armtypes} -> tensor<{shape}x{dt}>
+  %p = fusion.sum %w dims [{d}] keepdim : tensor<{shape}x{dt}> -> tensor<{rshape}x{rt}>
+  func.return %p : tensor<{rshape}x{rt}>
+}}
+"""
+
+
+def _one_hot(shape: tuple[int, ...], d: int, cmp: str = "eq", step: int = 1, dt: str = "f32",
+             lt: str = "i64", swap: bool = False) -> str:
+    s = "x".join(map(str, shape))
+    lshape = "x".join(str(1 if k == d else e) for k, e in enumerate(shape))
+    ft = f"tensor<{s}x{dt}>"
+    arms = ("%v, %zero", f"{ft}, {dt}") if cmp == "eq" else ("%zero, %v", f"{dt}, {ft}")
+    ops = ("%cols, %labels", f"tensor<{s}xi64>, tensor<{lshape}x{lt}>")
+    if swap:
+        ops = ("%labels, %cols", f"tensor<{lshape}x{lt}>, tensor<{s}xi64>")
+    return ONE_HOT.format(shape=s, dt=dt, lshape=lshape, lt=lt, rshape=lshape, rt=dt if dt != "bf16" else "bf16",
+                          step=step, n=shape[d], dims=", ".join(map(str, shape)), d=d, cmp=cmp,
+                          operands=ops[0], optypes=ops[1], zero="0.0" if dt != "i32" else "0",
+                          arms=arms[0], armtypes=arms[1])
+
+
+@pytest.mark.parametrize("rows", ["persistent", "looped"])
+@pytest.mark.parametrize("case", ["rows", "ne", "swapped", "rank3", "i32 labels", "bf16"])
+def test_a_one_hot_sum_reads_the_labels_element(case: str, rows: str, request: pytest.FixtureRequest) -> None:
+    """`sum(where(iota == label, v, 0))` over the row reads v at the label once per row
+    (`analysis.one_hot`, `_Emitter.pick_one_hot`) in held and streamed rows: labels in
+    range, negative (-100), at N and far past it; NaN, inf and -0.0 picked; against the
+    reference."""
+    if rows == "looped":
+        request.getfixturevalue("looped")
+    shape, d = ((3, 4, 37), 2) if case == "rank3" else ((6, 37), 1)
+    text = _one_hot(shape, d, cmp="ne" if case == "ne" else "eq", swap=case == "swapped",
+                    lt="i32" if case == "i32 labels" else "i64", dt="bf16" if case == "bf16" else "f32")
+    source = allotment.compile(text).source("cpu")
+    kernel = source[source.index("def k0_"):source.index("def launch_k0")]
+    assert "col" in kernel and " == " not in kernel.replace("BLOCK_M == 1", "")
+    x = randn(*shape, dtype="bf16" if case == "bf16" else "f32")
+    flat = x.reshape(-1, shape[-1])
+    flat[0, 5], flat[1, 36], flat[2, 0] = float("nan"), float("inf"), -0.0
+    picks = [5, 36, 0, -100, 37, 2**40 if case != "i32 labels" else 2**30]
+    labels = torch.tensor((picks * 2)[: flat.shape[0]], dtype=torch.int32 if case == "i32 labels" else torch.int64)
+    check(text, x, labels.reshape(*shape[:-1], 1))
+
+
+@pytest.mark.parametrize("step", [2])
+def test_an_iota_that_is_not_the_column_index_is_summed(step: int) -> None:
+    """iota with step 2 is not j at column j: the sum compares every column (no pick)."""
+    text = _one_hot((6, 37), 1, step=step)
+    source = allotment.compile(text).source("cpu")
+    assert "col" not in source.split("def launch_k0")[0]
+    x = randn(6, 37)
+    check(text, x, torch.tensor([0, 2, 36, 72, -4, 1], dtype=torch.int64).reshape(6, 1))
