@@ -121,7 +121,11 @@ def _load(header: str, kernel: str, name: str, tmp: Path, tag: str):  # noqa: AN
 
 
 def _header(program: str) -> str:
-    return program[: program.index("from allotment.backend import host_runtime")]
+    """Imports, and every `@triton.jit` helper of the program (a kernel's helpers are
+    emitted beside it), for a module holding one variant."""
+    helpers = re.findall(r"@triton\.jit\ndef _\w+\(.*?\n(?=\n|@)", program, flags=re.S)
+    imports = program[: program.index("@triton.jit")]
+    return imports + "\n\n".join(h for h in dict.fromkeys(helpers) if "_exp_ftz" not in h) + "\n"
 
 
 def main() -> int:

@@ -1394,3 +1394,30 @@ def test_an_iota_that_is_not_the_column_index_is_summed(step: int) -> None:
     assert "col" not in source.split("def launch_k0")[0]
     x = randn(6, 37)
     check(text, x, torch.tensor([0, 2, 36, 72, -4, 1], dtype=torch.int64).reshape(6, 1))
+
+
+LOG_SOFTMAX = """func.func @f(%x: tensor<5x300xf32>) -> tensor<5x300xf32> {
+  %m = fusion.max %x dims [1] keepdim : tensor<5x300xf32> -> tensor<5x1xf32>
+  %d = fusion.sub %x, %m : tensor<5x300xf32>, tensor<5x1xf32> -> tensor<5x300xf32>
+  %e = fusion.exp %d : tensor<5x300xf32>
+  %s = fusion.sum %e dims [1] keepdim : tensor<5x300xf32> -> tensor<5x1xf32>
+  %l = fusion.log %s : tensor<5x1xf32>
+  %r = fusion.sub %d, %l : tensor<5x300xf32>, tensor<5x1xf32> -> tensor<5x300xf32>
+  func.return %r : tensor<5x300xf32>
+}
+"""
+
+
+def test_softmax_terms_only_feeding_their_sum_use_the_term_exp() -> None:
+    """exp(x - max) summed and used nowhere else (log-softmax) is `_exp_term` (on CUDA,
+    ex2.approx.ftz: `row_passes.softmax_terms`); softmax stores its exps, which keep
+    `tl.exp` (a denormal output stays a denormal). Both against the reference."""
+    source = allotment.compile(LOG_SOFTMAX).source("cuda")
+    kernels = source[source.index("def k0_"):]
+    assert "_exp_term(t" in kernels and "tl.exp(" not in kernels and "ex2.approx.ftz.f32" in source
+    x = randn(5, 300)
+    x[1, 7] = -200.0  # its term underflows to 0 beside the row's 1
+    check(LOG_SOFTMAX, x)
+    softmax = load("softmax.mlir")
+    kernels = allotment.compile(softmax).source("cuda")
+    assert "tl.exp(" in kernels and "_exp_term(t" not in kernels

@@ -56,6 +56,19 @@ def online_softmax_pairs(reductions: Sequence[Operation]) -> dict[Operation, Ope
     return pairs
 
 
+def softmax_terms(reductions: Sequence[Operation]) -> set[Operation]:
+    """The `fusion.exp` ops of `online_softmax_pairs` whose only use is their sum: each term
+    exp(a - max(a)) is at most 1 and one of them is exp(0) = 1, so a term below 2^-126 is
+    below half an ulp of the sum and may be flushed to 0 (`triton_math._exp_term`). An exp
+    that is also stored or used otherwise (softmax's output) is not one."""
+    terms: set[Operation] = set()
+    for r2 in online_softmax_pairs(reductions).values():
+        e = r2.operands[0].owner
+        if all(use.operation is r2 for use in e.result.uses):
+            terms.add(e)
+    return terms
+
+
 def streamed_levels(block: Block, reductions: Sequence[Operation]) -> dict[Operation, int]:
     """Each reduction's loop (1-based) in a streamed kernel: one more than the deepest
     reduction its input depends on, the sum of an online-softmax pair in its max's loop.

@@ -75,7 +75,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from allotment.analysis.one_hot import one_hot_pick
-from allotment.analysis.row_passes import online_softmax_pairs, streamed_levels
+from allotment.analysis.row_passes import online_softmax_pairs, softmax_terms, streamed_levels
 from allotment.backend import triton_indexing, triton_math, triton_random
 from allotment.backend.identifiers import comment
 from allotment.backend.kernel_plan import (
@@ -242,6 +242,8 @@ class _Emitter:
         self.transposed = False
         """Some load reads a 2-D tile whose operand's last (contiguous) dim runs along the
         outer axis m: the launcher then picks square tiles (`host_runtime.transpose_blocks`)."""
+        self.exp_terms = softmax_terms(plan.reductions)
+        """exp ops that only feed their online-softmax sum (`row_passes.softmax_terms`)."""
         self.flat = flat and variant == "pointwise"
         """Flat indexing (`emit_flat_indices`): `generate_kernel` asks for it where
         `flat_pointwise` says so."""
@@ -665,7 +667,8 @@ class _Emitter:
             return f"({e}).to({out})"
         (x,) = args
         unary = {
-            fusion.NegOp: f"-{x}", fusion.AbsOp: f"tl.abs({x})", fusion.ExpOp: f"tl.exp({x})",
+            fusion.NegOp: f"-{x}", fusion.AbsOp: f"tl.abs({x})",
+            fusion.ExpOp: f"_exp_term({x})" if op in self.exp_terms else f"tl.exp({x})",
             fusion.LogOp: f"tl.log({x})", fusion.SqrtOp: f"tl.sqrt({x})", fusion.RsqrtOp: f"tl.rsqrt({x})",
             fusion.ReciprocalOp: f"1.0 / {x}", fusion.TanhOp: f"_tanh({x})", fusion.SigmoidOp: f"tl.sigmoid({x})",
             fusion.SinOp: f"tl.sin({x})", fusion.CosOp: f"tl.cos({x})", fusion.ErfOp: f"tl.erf({x})",
