@@ -131,6 +131,56 @@ def _header(program: str) -> str:
     return imports + "\n\n".join(h for h in dict.fromkeys(helpers) if "_exp_ftz" not in h) + "\n"
 
 
+def _one_case(case: str, args: argparse.Namespace, tmp: Path, dev: str) -> None:
+    """Times (or compiles, `--sass-only`) every variant of one case's first kernel."""
+    fname, size = case.split(":")
+    f = suite_fusions.FUSIONS[fname]
+    exe = allotment.compile(f.text(args.dtype, False, size))
+    program = exe.source("cuda")
+    xs = f.make_inputs(size, args.dtype, dev)
+    seen: list[tuple] = []
+    with launch.intercepted(lambda k, g, a, c, w: seen.append((k, g, a, c, w))):
+        exe(*xs)
+    kernel0, grid, kargs, cx, warps = seen[0]
+    name = kernel0.fn.__name__ if hasattr(kernel0, "fn") else kernel0.__name__
+    if "looped" not in name:
+        print(f"{case}: first kernel {name} is not looped; skipped")
+        return
+    src = _kernel_source(program, name)
+    print(f"{case} {args.dtype}: {name}, grid {grid}, generated blocks {cx} x {warps} warps")
+    if not args.sass_only:
+        comp = torch.compile(lambda *t: f.torch_fn(*t))
+        comp(*xs)
+        from measure import kernel_ms
+        print(f"  torch.compile {kernel_ms(lambda: comp(*xs)) * 1e3:.1f} us, "
+              f"Allotment call {kernel_ms(lambda: exe(*xs)) * 1e3:.1f} us")
+    ref = None
+    for tag, edits in EDITS.items():
+        text = src
+        try:
+            for e in edits:
+                text = e(text)
+        except AssertionError as err:
+            print(f"  {tag}: not applicable ({err})")
+            continue
+        k = _load(_header(program), text, name, tmp, tag.replace("+", "_"))
+        for blocks in args.blocks.split(","):
+            bn, w = (int(v) for v in blocks.split("x"))
+            consts = dict(cx, BLOCK_N=bn)
+            if args.sass_only:
+                print(f"  {tag:12s} {bn}x{w}: {_sass_count(k, kargs, consts, w)}")
+                continue
+            out = kargs[10] if fname == "cross_entropy" else kargs[5]
+            run = lambda k=k, consts=consts, w=w: k[grid](*kargs, **consts, num_warps=w)  # noqa: E731
+            run()
+            if ref is None:
+                ref = out.clone()
+            err = (out.float() - ref.float()).abs().max().item()
+            from measure import kernel_ms
+            us = kernel_ms(run, rep=100) * 1e3
+            print(f"  {tag:12s} {bn:5d} x {w:2d} warps {us:8.1f} us  max diff vs generated {err:.1e}")
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--cases", default="cross_entropy:large,cross_entropy:odd,log_softmax:odd")
@@ -141,52 +191,7 @@ def main() -> int:
     tmp = Path(tempfile.mkdtemp())
     dev = "cpu" if args.sass_only else "cuda"
     for case in args.cases.split(","):
-        fname, size = case.split(":")
-        f = suite_fusions.FUSIONS[fname]
-        exe = allotment.compile(f.text(args.dtype, False, size))
-        program = exe.source("cuda")
-        xs = f.make_inputs(size, args.dtype, dev)
-        seen: list[tuple] = []
-        with launch.intercepted(lambda k, g, a, c, w: seen.append((k, g, a, c, w))):
-            exe(*xs)
-        kernel0, grid, kargs, cx, warps = seen[0]
-        name = kernel0.fn.__name__ if hasattr(kernel0, "fn") else kernel0.__name__
-        if "looped" not in name:
-            print(f"{case}: first kernel {name} is not looped; skipped")
-            continue
-        src = _kernel_source(program, name)
-        print(f"{case} {args.dtype}: {name}, grid {grid}, generated blocks {cx} x {warps} warps")
-        if not args.sass_only:
-            comp = torch.compile(lambda *t: f.torch_fn(*t))
-            comp(*xs)
-            from measure import kernel_ms
-            print(f"  torch.compile {kernel_ms(lambda: comp(*xs)) * 1e3:.1f} us, "
-                  f"Allotment call {kernel_ms(lambda: exe(*xs)) * 1e3:.1f} us")
-        ref = None
-        for tag, edits in EDITS.items():
-            text = src
-            try:
-                for e in edits:
-                    text = e(text)
-            except AssertionError as err:
-                print(f"  {tag}: not applicable ({err})")
-                continue
-            k = _load(_header(program), text, name, tmp, tag.replace("+", "_"))
-            for blocks in args.blocks.split(","):
-                bn, w = (int(v) for v in blocks.split("x"))
-                consts = dict(cx, BLOCK_N=bn)
-                if args.sass_only:
-                    print(f"  {tag:12s} {bn}x{w}: {_sass_count(k, kargs, consts, w)}")
-                    continue
-                out = kargs[10] if fname == "cross_entropy" else kargs[5]
-                run = lambda k=k, consts=consts, w=w: k[grid](*kargs, **consts, num_warps=w)  # noqa: E731
-                run()
-                if ref is None:
-                    ref = out.clone()
-                err = (out.float() - ref.float()).abs().max().item()
-                from measure import kernel_ms
-                us = kernel_ms(run, rep=100) * 1e3
-                print(f"  {tag:12s} {bn:5d} x {w:2d} warps {us:8.1f} us  max diff vs generated {err:.1e}")
+        _one_case(case, args, tmp, dev)
     return 0
 
 
