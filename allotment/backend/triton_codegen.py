@@ -74,7 +74,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Operation, SSAValue
 
-from allotment.analysis.one_hot import one_hot_pick
+from allotment.analysis.one_hot import OneHot, one_hot_pick
 from allotment.analysis.row_passes import online_softmax_pairs, softmax_terms, streamed_levels
 from allotment.backend import triton_indexing, triton_math, triton_random
 from allotment.backend.identifiers import comment
@@ -935,20 +935,19 @@ class _Emitter:
         self.persistent_reductions()
         self.store_outputs({frozenset({"m", "n"}), frozenset({"m"}), frozenset({"n"}), frozenset()})
 
-    def picks_one_hot(self, r: Operation) -> bool:
-        """Whether reduction r is a one-hot sum over this kernel's row (`analysis.one_hot`):
-        `pick_one_hot` then reads its one element instead of reducing the row."""
+    def picks_one_hot(self, r: Operation) -> OneHot | None:
+        """Reduction r's parts if it is a one-hot sum over this kernel's row
+        (`analysis.one_hot`): `pick_one_hot` then reads its one element instead of
+        reducing the row."""
         pick = one_hot_pick(r)
-        return pick is not None and tuple(self.plan.inner) == (pick.dim,)
+        return pick if pick is not None and tuple(self.plan.inner) == (pick.dim,) else None
 
-    def pick_one_hot(self, r: Operation) -> None:
+    def pick_one_hot(self, r: Operation, pick: OneHot) -> None:
         """A one-hot sum's value (`analysis.one_hot`): the row's element at the label, read
         once per row (no compare and add per element: cross-entropy over 4096x32000 bf16
         123.6 -> 86.7 us on an H200 beside the other looped-kernel changes,
         `benchmarks/looped_kernel_variants.py`), plus 0 (a picked -0.0 sums to +0.0), or 0
         where the label is out of [0, N) (an ignored label such as -100)."""
-        pick = one_hot_pick(r)
-        assert pick is not None
         d = pick.dim
         label, _ = self.value(pick.label, identity_map(pick.label.type.get_shape(), self.plan.domain))
         n = self.extent(d)
@@ -968,8 +967,8 @@ class _Emitter:
         """Every reduction of the tile's rows, from registers (the row is one tile)."""
         for group in self.reduction_levels():
             for r in group:
-                if self.picks_one_hot(r):
-                    self.pick_one_hot(r)
+                if (pick := self.picks_one_hot(r)) is not None:
+                    self.pick_one_hot(r, pick)
                     continue
                 if isinstance(r, fusion.VarMeanOp | fusion.WelfordOp):
                     tile, how, acc = self.reduction_input(r)
@@ -1226,7 +1225,7 @@ class _Emitter:
         for group in self.streamed_groups():
             accs: list[tuple[Operation, str | tuple[str, str, str], str, str]] = []
             pairs = []
-            picked = [r for r in group if r not in paired and self.picks_one_hot(r)]
+            picked = {r: p for r in group if r not in paired and (p := self.picks_one_hot(r)) is not None}
             for r in group:
                 if r in paired or r in picked:  # a one-hot sum reads one element, after the loop
                     continue
@@ -1244,8 +1243,8 @@ class _Emitter:
                     self.line(f"{a} = tl.full((BLOCK_M, BLOCK_N), {neutral}, {acc})")
                 accs.append((r, a, how, acc))
             if not accs:
-                for r in picked:
-                    self.pick_one_hot(r)
+                for r, p in picked.items():
+                    self.pick_one_hot(r, p)
                 continue
             self.hoist_row_invariants([(r.operands[0], identity_map(r.operands[0].type.get_shape(), self.plan.domain))
                                        for r, *_ in accs])
@@ -1266,8 +1265,8 @@ class _Emitter:
                 total = self.fresh("tot")
                 self.line(f"{total} = {self.reduce_tile(a, how)}")
                 self.finish_reduction(r, total, how, acc, "N")
-            for r in picked:
-                self.pick_one_hot(r)
+            for r, p in picked.items():
+                self.pick_one_hot(r, p)
 
 
 def _ir_note(op: Operation) -> str:
