@@ -219,15 +219,52 @@ def test_inner_outer_can_be_turned_off(monkeypatch: pytest.MonkeyPatch) -> None:
     assert "inner_outer" not in ir and len(re.findall(r"alloc\.kernel ", ir)) == 2
 
 
-@pytest.mark.parametrize("hidden", ["7", "4096", "?"])
-def test_static_rows_pipeline_their_row_loop(hidden: str) -> None:
-    """A static row's persistent loop is software-pipelined (`tl.range(..., num_stages=2)`)
-    where its stages fit `ROW_STAGE_BYTES`; a `?` row (tile chosen at launch) is not."""
-    source = allotment.compile(rmsnorm_backward("bf16", hidden)).source("cpu")
+@pytest.mark.parametrize(("ty", "hidden"), [("bf16", "7"), ("bf16", "4096"), ("f32", "?")])
+def test_row_loops_pipeline_by_their_blocks(ty: str, hidden: str) -> None:
+    """The persistent row loop is software-pipelined (`tl.range(..., num_stages=)`) by the
+    blocks chosen at launch, static row or `?`: LONG_ROW_STAGES for rows of LONG_ROW or
+    more, else ROW_STAGES, else none, each where its stages' tiles of dy and x fit
+    ROW_STAGE_BYTES (the [programs, N] partials are not counted): constexpr branches."""
+    source = allotment.compile(rmsnorm_backward(ty, hidden)).source("cpu")
+    kernel = source[source.index("def k0_persistent"):source.index("def k0_looped" if hidden == "?" else "def k0_column_final")]
+    b = inner_outer_backend
+    per_element = 2 * (2 if ty == "bf16" else 4)  # dy and x
+    assert re.findall(r"\n    (if .*|elif .*|else):\n        for tile in (.*):", kernel) == [
+        (f"if BLOCK_M * BLOCK_N * {b.LONG_ROW_STAGES * per_element} <= {b.ROW_STAGE_BYTES} and BLOCK_N >= {b.LONG_ROW}",
+         f"tl.range(pid, tiles_m, programs, num_stages={b.LONG_ROW_STAGES})"),
+        (f"elif BLOCK_M * BLOCK_N * {b.ROW_STAGES * per_element} <= {b.ROW_STAGE_BYTES}",
+         f"tl.range(pid, tiles_m, programs, num_stages={b.ROW_STAGES})"),
+        ("else", "range(pid, tiles_m, programs)"),
+    ]
+
+
+def test_row_stages_can_be_fixed(monkeypatch: pytest.MonkeyPatch, fresh_programs: None) -> None:
+    monkeypatch.setenv("ALLOT_ROW_STAGES", "1")
+    source = allotment.compile(rmsnorm_backward("bf16", "7")).source("cpu")
     kernel = source[source.index("def k0_persistent"):source.index("def k0_column_final")]
-    pipelined = f"tl.range(pid, tiles_m, programs, num_stages={inner_outer_backend.ROW_STAGES})" in kernel
-    assert pipelined == (hidden != "?")
-    assert pipelined or "for tile in range(pid, tiles_m, programs):" in kernel
+    assert re.findall(r"for tile in (.*):", kernel) == ["range(pid, tiles_m, programs)"]
+
+
+@pytest.mark.parametrize(("ty", "hidden", "rows"), [("bf16", 4096, 3), ("f32", 4096, 2), ("f32", 8192, 2)])
+def test_every_stage_branch_computes_the_same(ty: str, hidden: int, rows: int) -> None:
+    """The three-stage branch (bf16 rows of 4096), the two-stage one (f32 rows of 4096) and
+    the unpipelined one (f32 rows of 8192: two stages would take 128 KiB) against the
+    reference, `?` rows and a `?` row."""
+    for text, inputs in ((rmsnorm_backward(ty, "?"), rmsnorm_inputs(rows, hidden, ty)),
+                         (layernorm_backward(ty, "?"), layernorm_inputs(rows, hidden, ty))):
+        check(text, *inputs, tol=2e-2 if ty == "bf16" else 1e-4)
+
+
+@pytest.mark.parametrize("hidden", ["7", "?"])
+def test_the_weight_is_loaded_once_a_program(hidden: str) -> None:
+    """w, read at the column only, is loaded (and cast) before the loop over row blocks; the
+    loop loads dy, x and the row's statistics (results: `test_layernorm_backward`)."""
+    source = allotment.compile(layernorm_backward("bf16", hidden)).source("cpu")
+    kernel = source[source.index("def k0_persistent"):source.index("def k0_looped" if hidden == "?" else "def k0_column_final")]
+    head, loop = kernel.split("for tile in", 1)
+    assert re.search(r"ld\d+ = tl\.load\(in2_ptr \+ \(i1 \* in2_s0\), mask=mask_n, other=0\)", head)
+    assert "in2_ptr" not in loop
+    assert len(set(re.findall(r"tl\.load\((in\d)_ptr", loop))) == 4  # dy, x, mean, rstd
 
 
 def test_program_count() -> None:

@@ -208,7 +208,10 @@ def test_inner_split_var_mean_is_one_pass(split: pytest.MonkeyPatch, kind: str, 
     split.setenv("ALLOT_INNER_SPLIT_ALIGN", align)
     text = var_mean_text("f32", "3x4x150", "[0, 2]", "4")
     kernel = kernel_source(text, "k0_split_partial_")
-    assert kernel.count("for step in range(0, chunk, BLOCK_N):") == 1  # one pass
+    # one pass: the chunk's full tiles unmasked, then its partial tile (`inner_split_loop`)
+    assert kernel.count("for step in range(0, n_full, BLOCK_N):") == 1
+    assert kernel.count("for step in range(n_full, clen, BLOCK_N):") == 1
+    assert "for step in range(0, chunk, BLOCK_N):" not in kernel
     assert kernel.count("mask_n = mask_n & (rn == lo)[None, :]") == 1  # the shift: one element a row
     for seed in range(3):
         x = offset_data(kind, 3, 4, 150, seed=seed)

@@ -44,6 +44,7 @@ from allotment.backend.kernel_plan import (
     _natural_maps,
     _place_outputs_and_rows,
     _shape,
+    identity_map,
 )
 from allotment.dialects import alloc, fusion
 from allotment.dtypes import element_nbytes, triton_dtype
@@ -171,40 +172,66 @@ def _make_emitter() -> type:
             self._grid_stride()
             self.emit_inner_indices("0")
             accs = self._accumulate_in_registers()
-            stages = self.row_stages()
-            loop = f"tl.range(pid, tiles_m, programs, num_stages={stages})" if stages > 1 else "range(pid, tiles_m, programs)"
-            self.line(f"for tile in {loop}:")
-            self.indent += 1
-            self.scopes.append({})
-            self.emit_outer_indices("tile")
-            self.persistent_reductions()
-            for c, a, _ in accs:  # every load of the block before its first store
-                tile, _, _ = self.reduction_input(c)
-                self.line(f"{a} = {a} + tl.sum({tile}, 0)[None, :]")
-            self.store_outputs(ALL_AXES)
-            self.scopes.pop()
-            self.indent -= 1
+            # a weight read by the column only is loaded once a program, not once a row block
+            # (LayerNorm backward 16384x4096 bf16 147 -> 139 us on an H200, with 3 stages 110:
+            # `benchmarks/split_loop_variants.py`)
+            self.hoist_row_invariants(
+                [(r.operands[0], identity_map(r.operands[0].type.get_shape(), self.plan.domain))
+                 for r in self.plan.reductions]
+                + [(v, self.plan.natural[v]) for v in self.block.last_op.operands
+                   if self.storing(v) and v in self.plan.natural],
+                axis="m",
+            )
+            choices = self.row_stage_choices()
+            before = dict(self.reduced)
+            for k, (condition, stages) in enumerate(choices):
+                if len(choices) > 1:  # constexpr conditions: Triton compiles the branch taken
+                    self.line("else:" if k == len(choices) - 1 else f"{'if' if k == 0 else 'elif'} {condition}:")
+                    self.indent += 1
+                self.reduced = dict(before)  # each branch computes the row's reductions itself
+                loop = (f"tl.range(pid, tiles_m, programs, num_stages={stages})" if stages > 1
+                        else "range(pid, tiles_m, programs)")
+                self.line(f"for tile in {loop}:")
+                self.indent += 1
+                self.scopes.append({})
+                self.emit_outer_indices("tile")
+                self.persistent_reductions()
+                for c, a, _ in accs:  # every load of the block before its first store
+                    tile, _, _ = self.reduction_input(c)
+                    self.line(f"{a} = {a} + tl.sum({tile}, 0)[None, :]")
+                self.store_outputs(ALL_AXES)
+                self.scopes.pop()
+                self.indent -= 1
+                if len(choices) > 1:
+                    self.indent -= 1
             for c, a, _ in accs:
                 i = self.plan.columns[c]
                 pt = triton_dtype(self.block.args[i].type.element_type)
                 self.line(f"tl.store({self._partials_ptr(c, 'pid')}, {a}.to({pt}), mask=mask_n)")
 
-        def row_stages(self) -> int:
+        def row_stage_choices(self) -> list[tuple[str, int]]:
             """Software-pipelining stages of the persistent row loop (`tl.range(...,
-            num_stages=)`: the next row block's loads, through shared memory, overlap this
-            block's work): ROW_STAGES where the row is static and the stages' tiles of the
-            domain-shaped inputs fit ROW_STAGE_BYTES, else 1; ALLOT_ROW_STAGES overrides."""
+            num_stages=)`: the next row blocks' loads, through shared memory, overlap this
+            block's work), as (constexpr condition on BLOCK_M and BLOCK_N, stages) in the
+            order tried, the last one taken when no other holds: LONG_ROW_STAGES for rows
+            (BLOCK_N) of LONG_ROW elements or more, else ROW_STAGES, else 1, each only where
+            its stages' tiles of the domain-shaped inputs fit ROW_STAGE_BYTES. The blocks
+            are chosen at launch (`rt.inner_outer_blocks`), so the choice is Triton's, at
+            compile time of each specialization, for a static row as for a `?` one.
+            ALLOT_ROW_STAGES fixes one count."""
             if os.environ.get("ALLOT_ROW_STAGES", ""):
-                return env_int("ALLOT_ROW_STAGES", ROW_STAGES, minimum=1)
-            n = self.static_n()
-            if n is None:  # BLOCK_N is chosen at launch: the stages' shared memory is unknown here
-                return 1
-            from allotment.backend.host_runtime import TILE, _pow2
-
-            elems = max(TILE, _pow2(n))  # inner_outer_blocks: one row of 2048+, else at most TILE elements
-            per_element = sum(element_nbytes(a.type.element_type) for a in self.block.args
-                              if isinstance(a.type, TensorType) and tuple(a.type.get_shape()) == tuple(self.plan.domain))
-            return ROW_STAGES if ROW_STAGES * elems * per_element <= ROW_STAGE_BYTES else 1
+                return [("", env_int("ALLOT_ROW_STAGES", ROW_STAGES, minimum=1))]
+            partials = set(self.plan.columns.values())  # [programs, N]: not read per row block
+            per_element = sum(element_nbytes(a.type.element_type) for i, a in enumerate(self.block.args)
+                              if i not in partials and isinstance(a.type, TensorType)
+                              and tuple(a.type.get_shape()) == tuple(self.plan.domain))
+            choices = []
+            for stages in sorted({LONG_ROW_STAGES, ROW_STAGES, 1}, reverse=True):
+                conds = [f"BLOCK_M * BLOCK_N * {stages * per_element} <= {ROW_STAGE_BYTES}"] if stages > 1 else []
+                if stages > ROW_STAGES:
+                    conds.append(f"BLOCK_N >= {LONG_ROW}")
+                choices.append((" and ".join(conds), stages))
+            return choices
 
         def emit_rows_looped(self) -> None:
             self.storing = lambda v: v not in self.columns
@@ -290,6 +317,15 @@ ROW_STAGES = 2
 backward 12345x1111 83 -> 76 us, LayerNorm backward 16384x4096 173 -> 165, the others
 within 1%; 3 stages took RMSNorm backward 16384x4096 from 139 to 112 but LayerNorm
 backward 12345x1111 from 111 to 197."""
+
+LONG_ROW_STAGES = 3
+"""Stages of the persistent row loop over rows of LONG_ROW elements or more. Measured on
+an H200 (`benchmarks/split_loop_variants.py`, 2026-12-01 ~05:35 UTC, one process), bf16
+static, with the weight hoisted out of the loop: LayerNorm backward 16384x4096 139 -> 110
+us with 3 stages against 2, RMSNorm backward 125 -> 105; LayerNorm backward 12345x1111
+(rows of 2048 lanes) 100 -> 103, so shorter rows keep ROW_STAGES."""
+
+LONG_ROW = 4096
 
 ROW_STAGE_BYTES = 64 * 1024
 """Shared memory the stages' row tiles may take (an H200 SM has 228 KiB)."""

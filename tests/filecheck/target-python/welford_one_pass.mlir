@@ -1,7 +1,8 @@
 // var_mean in streamed kernels reads its input once (`_Emitter.welford_init`, `welford_step`,
 // `welford_finish`): the looped row kernel has one loop over the row and the first stage of
 // an inner split one loop over its chunk, each after reading one element a row (the shift
-// K: the masked tile at the loop's first index); per-lane (S, M2) accumulators, merged
+// K: the masked tile at the loop's first index; each loop runs over its full tiles unmasked,
+// then over the partial one); per-lane (S, M2) accumulators, merged
 // after the loop with Chan's formula in two sums over the lanes (no `tl.reduce` with a
 // combine function). The persistent kernel (the row in registers) keeps its two
 // reductions, and the second stage still merges the chunks' (sum, M2) partials.
@@ -48,7 +49,15 @@ func.func @rows(%x: tensor<?x?xf32>) -> (tensor<?xf32>, tensor<?xf32>) {
 
 // CHECK:      def k0_split_partial_(
 // CHECK:          mask_n = mask_n & (rn == lo)[None, :]
-// CHECK:          for step in range(0, chunk, BLOCK_N):
+// CHECK:          clen = tl.maximum(tl.minimum(N - lo, chunk), 0)
+// CHECK-NEXT:     n_full = clen // BLOCK_N * BLOCK_N
+// CHECK-NEXT:     for step in range(0, n_full, BLOCK_N):
+// CHECK:              mask_n = tl.full((1, BLOCK_N), 1, tl.int1)
+// CHECK-NOT:          mask_n =
+// CHECK:              wn{{[0-9]+}} = tl.cast(step // BLOCK_N, tl.float32)
+// CHECK:          for step in range(n_full, clen, BLOCK_N):
+// CHECK:              mask_n = (rn < N)[None, :]
+// CHECK:              mask_n = mask_n & (rn < lo + chunk)[None, :]
 // CHECK:              wn{{[0-9]+}} = tl.cast(step // BLOCK_N, tl.float32)
 // CHECK-NOT:      for step in range
 // CHECK:          tot[[PS:[0-9]+]] = wsum{{[0-9]+}} + wk{{[0-9]+}} * tl.maximum(tl.minimum(N - lo, chunk), 0)
