@@ -223,16 +223,17 @@ def test_inner_outer_can_be_turned_off(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_row_loops_pipeline_by_their_blocks(ty: str, hidden: str) -> None:
     """The persistent row loop is software-pipelined (`tl.range(..., num_stages=)`) by the
     blocks chosen at launch, static row or `?`: LONG_ROW_STAGES for rows of LONG_ROW or
-    more, else ROW_STAGES, else none, each where its stages' tiles of dy and x fit
-    ROW_STAGE_BYTES (the [programs, N] partials are not counted): constexpr branches."""
+    more, ROW_STAGES for shorter ones, each where its stages' tiles of dy and x fit
+    ROW_STAGE_BYTES (the [programs, N] partials are not counted), else none: constexpr
+    branches."""
     source = allotment.compile(rmsnorm_backward(ty, hidden)).source("cpu")
     kernel = source[source.index("def k0_persistent"):source.index("def k0_looped" if hidden == "?" else "def k0_column_final")]
     b = inner_outer_backend
     per_element = 2 * (2 if ty == "bf16" else 4)  # dy and x
     assert re.findall(r"\n    (if .*|elif .*|else):\n        for tile in (.*):", kernel) == [
-        (f"if BLOCK_M * BLOCK_N * {b.LONG_ROW_STAGES * per_element} <= {b.ROW_STAGE_BYTES} and BLOCK_N >= {b.LONG_ROW}",
+        (f"if BLOCK_N >= {b.LONG_ROW} and BLOCK_M * BLOCK_N * {b.LONG_ROW_STAGES * per_element} <= {b.ROW_STAGE_BYTES}",
          f"tl.range(pid, tiles_m, programs, num_stages={b.LONG_ROW_STAGES})"),
-        (f"elif BLOCK_M * BLOCK_N * {b.ROW_STAGES * per_element} <= {b.ROW_STAGE_BYTES}",
+        (f"elif BLOCK_N < {b.LONG_ROW} and BLOCK_M * BLOCK_N * {b.ROW_STAGES * per_element} <= {b.ROW_STAGE_BYTES}",
          f"tl.range(pid, tiles_m, programs, num_stages={b.ROW_STAGES})"),
         ("else", "range(pid, tiles_m, programs)"),
     ]
@@ -247,9 +248,9 @@ def test_row_stages_can_be_fixed(monkeypatch: pytest.MonkeyPatch, fresh_programs
 
 @pytest.mark.parametrize(("ty", "hidden", "rows"), [("bf16", 4096, 3), ("f32", 4096, 2), ("f32", 8192, 2)])
 def test_every_stage_branch_computes_the_same(ty: str, hidden: int, rows: int) -> None:
-    """The three-stage branch (bf16 rows of 4096), the two-stage one (f32 rows of 4096) and
-    the unpipelined one (f32 rows of 8192: two stages would take 128 KiB) against the
-    reference, `?` rows and a `?` row."""
+    """The three-stage branch (bf16 rows of 4096) and the unpipelined one (f32 rows of 4096
+    and 8192: three stages would take 96 and 192 KiB) against the reference, `?` rows and a
+    `?` row; the two-stage branch (short rows) is `test_rmsnorm_backward`'s."""
     for text, inputs in ((rmsnorm_backward(ty, "?"), rmsnorm_inputs(rows, hidden, ty)),
                          (layernorm_backward(ty, "?"), layernorm_inputs(rows, hidden, ty))):
         check(text, *inputs, tol=2e-2 if ty == "bf16" else 1e-4)

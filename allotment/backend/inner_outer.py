@@ -214,8 +214,10 @@ def _make_emitter() -> type:
             num_stages=)`: the next row blocks' loads, through shared memory, overlap this
             block's work), as (constexpr condition on BLOCK_M and BLOCK_N, stages) in the
             order tried, the last one taken when no other holds: LONG_ROW_STAGES for rows
-            (BLOCK_N) of LONG_ROW elements or more, else ROW_STAGES, else 1, each only where
-            its stages' tiles of the domain-shaped inputs fit ROW_STAGE_BYTES. The blocks
+            (BLOCK_N) of LONG_ROW elements or more, ROW_STAGES for shorter ones, each only
+            where its stages' tiles of the domain-shaped inputs fit ROW_STAGE_BYTES, else 1
+            (a long row whose three stages do not fit is not pipelined: f32 LayerNorm
+            backward 16384x4096 `?` took 241 us unpipelined, 308 with two stages). The blocks
             are chosen at launch (`rt.inner_outer_blocks`), so the choice is Triton's, at
             compile time of each specialization, for a static row as for a `?` one.
             ALLOT_ROW_STAGES fixes one count."""
@@ -225,13 +227,12 @@ def _make_emitter() -> type:
             per_element = sum(element_nbytes(a.type.element_type) for i, a in enumerate(self.block.args)
                               if i not in partials and isinstance(a.type, TensorType)
                               and tuple(a.type.get_shape()) == tuple(self.plan.domain))
-            choices = []
-            for stages in sorted({LONG_ROW_STAGES, ROW_STAGES, 1}, reverse=True):
-                conds = [f"BLOCK_M * BLOCK_N * {stages * per_element} <= {ROW_STAGE_BYTES}"] if stages > 1 else []
-                if stages > ROW_STAGES:
-                    conds.append(f"BLOCK_N >= {LONG_ROW}")
-                choices.append((" and ".join(conds), stages))
-            return choices
+            def fits(stages: int) -> str:
+                return f"BLOCK_M * BLOCK_N * {stages * per_element} <= {ROW_STAGE_BYTES}"
+
+            return [(f"BLOCK_N >= {LONG_ROW} and {fits(LONG_ROW_STAGES)}", LONG_ROW_STAGES),
+                    (f"BLOCK_N < {LONG_ROW} and {fits(ROW_STAGES)}", ROW_STAGES),
+                    ("", 1)]
 
         def emit_rows_looped(self) -> None:
             self.storing = lambda v: v not in self.columns
@@ -320,10 +321,14 @@ backward 12345x1111 from 111 to 197."""
 
 LONG_ROW_STAGES = 3
 """Stages of the persistent row loop over rows of LONG_ROW elements or more. Measured on
-an H200 (`benchmarks/split_loop_variants.py`, 2026-12-01 ~05:35 UTC, one process), bf16
+an H200 (`benchmarks/split_loop_variants.py`, 2026-12-01 05:26 UTC, one process), bf16
 static, with the weight hoisted out of the loop: LayerNorm backward 16384x4096 139 -> 110
 us with 3 stages against 2, RMSNorm backward 125 -> 105; LayerNorm backward 12345x1111
-(rows of 2048 lanes) 100 -> 103, so shorter rows keep ROW_STAGES."""
+(rows of 2048 lanes) 100 -> 103, so shorter rows keep ROW_STAGES. In the suite
+(`fusion_suite.py`, 05:36 UTC): LayerNorm backward bf16 16384x4096 `?` 171 -> 124 us
+(57% -> 79% of copy), RMSNorm backward 138 -> 112; f32 LayerNorm backward `?` 241 -> 308
+with two stages (three do not fit), so a long row is pipelined with three stages or not
+at all (`row_stage_choices`)."""
 
 LONG_ROW = 4096
 
