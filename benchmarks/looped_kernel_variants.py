@@ -32,7 +32,9 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import torch
 
@@ -131,29 +133,73 @@ def _header(program: str) -> str:
     return imports + "\n\n".join(h for h in dict.fromkeys(helpers) if "_exp_ftz" not in h) + "\n"
 
 
-def _one_case(case: str, args: argparse.Namespace, tmp: Path, dev: str) -> None:
-    """Times (or compiles, `--sass-only`) every variant of one case's first kernel."""
+@dataclass
+class FirstLaunch:
+    """A suite case compiled with static extents, and its first kernel launch as captured."""
+
+    fusion: suite_fusions.SuiteFusion
+    exe: Any
+    program: str
+    inputs: list[torch.Tensor]
+    kernel: Any
+    name: str
+    grid: tuple
+    args: tuple
+    constexprs: dict
+    warps: int
+
+
+def capture_first_launch(case: str, dtype: str, dev: str) -> FirstLaunch:
+    """Compiles case `fusion:size` and runs it once with its launches captured."""
     fname, size = case.split(":")
     f = suite_fusions.FUSIONS[fname]
-    exe = allotment.compile(f.text(args.dtype, False, size))
-    program = exe.source("cuda")
-    xs = f.make_inputs(size, args.dtype, dev)
+    exe = allotment.compile(f.text(dtype, False, size))
+    xs = f.make_inputs(size, dtype, dev)
     seen: list[tuple] = []
     with launch.intercepted(lambda k, g, a, c, w: seen.append((k, g, a, c, w))):
         exe(*xs)
-    kernel0, grid, kargs, cx, warps = seen[0]
-    name = kernel0.fn.__name__ if hasattr(kernel0, "fn") else kernel0.__name__
+    kernel, grid, kargs, cx, warps = seen[0]
+    name = kernel.fn.__name__ if hasattr(kernel, "fn") else kernel.__name__
+    return FirstLaunch(f, exe, exe.source("cuda"), xs, kernel, name, grid, kargs, cx, warps)
+
+
+def print_references(c: FirstLaunch) -> None:
+    """torch.compile's and the whole Allotment call's time on the case, in this process."""
+    from measure import kernel_ms
+
+    comp = torch.compile(lambda *t: c.fusion.torch_fn(*t))
+    comp(*c.inputs)
+    print(f"  torch.compile {kernel_ms(lambda: comp(*c.inputs)) * 1e3:.1f} us, "
+          f"Allotment call {kernel_ms(lambda: c.exe(*c.inputs)) * 1e3:.1f} us")
+
+
+def cli(doc: str, one_case: Callable[[str, argparse.Namespace, Path, str], None], cases: str, blocks: str) -> int:
+    """The command line of a variants script: `one_case` for each of `--cases`."""
+    p = argparse.ArgumentParser(description=doc.splitlines()[0])
+    p.add_argument("--cases", default=cases)
+    p.add_argument("--dtype", default="bf16")
+    p.add_argument("--blocks", default=blocks)
+    p.add_argument("--sass-only", action="store_true")
+    args = p.parse_args()
+    tmp = Path(tempfile.mkdtemp())
+    dev = "cpu" if args.sass_only else "cuda"
+    for case in args.cases.split(","):
+        one_case(case, args, tmp, dev)
+    return 0
+
+
+def _one_case(case: str, args: argparse.Namespace, tmp: Path, dev: str) -> None:
+    """Times (or compiles, `--sass-only`) every variant of one case's first kernel."""
+    c = capture_first_launch(case, args.dtype, dev)
+    fname = case.split(":")[0]
+    program, name, grid, kargs, cx, warps = c.program, c.name, c.grid, c.args, c.constexprs, c.warps
     if "looped" not in name:
         print(f"{case}: first kernel {name} is not looped; skipped")
         return
     src = _kernel_source(program, name)
     print(f"{case} {args.dtype}: {name}, grid {grid}, generated blocks {cx} x {warps} warps")
     if not args.sass_only:
-        comp = torch.compile(lambda *t: f.torch_fn(*t))
-        comp(*xs)
-        from measure import kernel_ms
-        print(f"  torch.compile {kernel_ms(lambda: comp(*xs)) * 1e3:.1f} us, "
-              f"Allotment call {kernel_ms(lambda: exe(*xs)) * 1e3:.1f} us")
+        print_references(c)
     ref = None
     for tag, edits in EDITS.items():
         text = src
@@ -182,17 +228,7 @@ def _one_case(case: str, args: argparse.Namespace, tmp: Path, dev: str) -> None:
 
 
 def main() -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--cases", default="cross_entropy:large,cross_entropy:odd,log_softmax:odd")
-    p.add_argument("--dtype", default="bf16")
-    p.add_argument("--blocks", default="1024x4,2048x4,2048x8")
-    p.add_argument("--sass-only", action="store_true")
-    args = p.parse_args()
-    tmp = Path(tempfile.mkdtemp())
-    dev = "cpu" if args.sass_only else "cuda"
-    for case in args.cases.split(","):
-        _one_case(case, args, tmp, dev)
-    return 0
+    return cli(__doc__, _one_case, "cross_entropy:large,cross_entropy:odd,log_softmax:odd", "1024x4,2048x4,2048x8")
 
 
 def _sass_count(k, kargs: tuple, consts: dict, warps: int) -> str:  # noqa: ANN001
