@@ -138,8 +138,7 @@ def _program_key(text: str, function: str, target: str) -> str:
                f"split={os.environ.get('ALLOT_SPLIT_PROGRAMS', '')} "
                f"inner_split={':'.join(os.environ.get(k, '') for k in INNER_SPLIT_ENV)} "
                f"inner_outer={os.environ.get('ALLOT_INNER_OUTER', '')}:{os.environ.get('ALLOT_INNER_OUTER_PROGRAMS', '')} "
-               f"stages={os.environ.get('ALLOT_ROW_STAGES', '')} "
-               f"fast_division={os.environ.get('ALLOT_FAST_DIVISION', '')}")
+               f"stages={os.environ.get('ALLOT_ROW_STAGES', '')}")
     return hashlib.sha256(f"{CODEGEN_VERSION}\n{target}\n{options}\n{function}\n{text}".encode()).hexdigest()[:24]
 
 

@@ -76,7 +76,7 @@ from xdsl.ir import Attribute, Operation, SSAValue
 
 from allotment.analysis.one_hot import OneHot, one_hot_pick
 from allotment.analysis.row_passes import online_softmax_pairs, softmax_terms, streamed_levels
-from allotment.backend import fast_division, triton_indexing, triton_math, triton_random
+from allotment.backend import triton_indexing, triton_math, triton_random
 from allotment.backend.identifiers import comment
 from allotment.backend.kernel_plan import (
     REDUCTIONS,
@@ -242,9 +242,6 @@ class _Emitter:
         self.transposed = False
         """Some load reads a 2-D tile whose operand's last (contiguous) dim runs along the
         outer axis m: the launcher then picks square tiles (`host_runtime.transpose_blocks`)."""
-        self.magics: dict[str, tuple[str, str]] = {}
-        """Run-time extents a decomposition divides by -> their magic numbers' names
-        (`_decompose`, `division_prologue`)."""
         self.exp_terms = softmax_terms(plan.reductions)
         """exp ops that only feed their online-softmax sum (`row_passes.softmax_terms`)."""
         self.flat = flat and variant == "pointwise"
@@ -296,40 +293,7 @@ class _Emitter:
 
     def _decompose(self, lin: str, dims: Sequence[int], expand: str) -> None:
         """Domain indices from a linear index; the outermost needs no modulo (a linear index
-        past the tile's extent is masked), which keeps a lone dim's indices visibly contiguous.
-        Where a divisor is a run-time extent, 32-bit indices divide by multiplying
-        (`fast_division`: its magic numbers once a program, `division_prologue`), one
-        extent after the other; 64-bit ones (`USE_I64`) divide as written."""
-        if fast_division.enabled() and any(self.plan.extents[d].static is None for d in dims[1:]):
-            self.line("if USE_I64:")
-            self.indent += 1
-            self._decompose_by_division(lin, dims, expand)
-            self.indent -= 1
-            self.line("else:")
-            self.indent += 1
-            q = lin
-            for d in reversed(dims[1:]):
-                e, nq = self.extent(d), self.fresh("q")
-                if self.plan.extents[d].static is not None:
-                    self.line(f"i{d} = ({q} % {e}){expand}")
-                    self.line(f"{nq} = {q} // {e}")
-                else:
-                    m, sh = self.magics.setdefault(e, (f"dm_{e}", f"ds_{e}"))
-                    r = self.fresh("r")
-                    self.line(f"{nq}, {r} = _divmod_index({q}, {e}, {m}, {sh})")
-                    self.line(f"i{d} = ({r}){expand}")
-                q = nq
-            self.line(f"i{dims[0]} = ({q}){expand}")
-            self.indent -= 1
-            return
-        self._decompose_by_division(lin, dims, expand)
-
-    def division_prologue(self) -> list[str]:
-        """The lines computing each run-time divisor's magic numbers (`_decompose`), for the
-        top of the function: once a program, visible to every loop."""
-        return [f"    {m}, {sh} = _div_magic({e})" for e, (m, sh) in self.magics.items()]
-
-    def _decompose_by_division(self, lin: str, dims: Sequence[int], expand: str) -> None:
+        past the tile's extent is masked), which keeps a lone dim's indices visibly contiguous."""
         after = "1"
         for d in reversed(dims):
             wrap = "" if d == dims[0] else f" % {self.extent(d)}"
@@ -1418,9 +1382,6 @@ def generate_kernel(plan: KernelPlan, target: str, functions: dict[str, str]) ->
     params = ", ".join(a.name for a in args)
     if any(e.scalar_args for e in bodies.values()):
         raise CodegenError(f"kernel {plan.name!r}: uses a scalar that is not a kernel input")
-    for e in bodies.values():
-        if isinstance(e, _Emitter):
-            e.lines[:0] = e.division_prologue()
     helpers = triton_math.helpers_for("\n".join(line for e in bodies.values() for line in e.lines), target)
     if plan.kind == "scan":
         from allotment.backend.scan_codegen import scan_helpers

@@ -29,7 +29,7 @@ from collections.abc import Callable, Sequence
 from xdsl.dialects.builtin import IntegerType, TensorType
 from xdsl.ir import Attribute, Operation
 
-from allotment.backend import fast_division, triton_random
+from allotment.backend import triton_random
 from allotment.dialects import fusion
 from allotment.dialects.fusion_rules import element_type_of, is_float
 from allotment.dtypes import triton_dtype
@@ -474,9 +474,9 @@ us beside a constant row mask. Never used for a value that is stored or compared
 
 HELPERS: dict[str, dict[str, str]] = {
     "interpreter": {**_split(_PORTABLE), **_split(_INTERPRETER), **_split(triton_random.SOURCES["interpreter"]),
-                    **_split(_SOFTMAX_TERM["interpreter"]), **_split(fast_division.SOURCE)},
+                    **_split(_SOFTMAX_TERM["interpreter"])},
     "cuda": {**_split(_PORTABLE), **{n: _cuda_source(n, fn) for n, fn in _LIBDEVICE.items()},
-             **_split(triton_random.SOURCES["cuda"]), **_split(_SOFTMAX_TERM["cuda"]), **_split(fast_division.SOURCE)},
+             **_split(triton_random.SOURCES["cuda"]), **_split(_SOFTMAX_TERM["cuda"])},
 }
 """Per target (`cuda`, anything else is the interpreter): helper name -> source."""
 
