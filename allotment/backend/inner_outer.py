@@ -12,7 +12,9 @@ functions:
   kernel does, and adds the block's column terms (summed over its rows) to one
   [1, BLOCK_N] accumulator per column reduction; at the end it stores the
   accumulators in its row p of the partials. Every input a block reads is
-  loaded before its first store (an output may overwrite an input in place).
+  loaded before its first store (an output may overwrite an input in place);
+  values read at the column only (a weight) are loaded once, before the loop,
+  and the loop is software-pipelined by the launch blocks (`row_stage_choices`).
 - `looped` (the row streamed in BLOCK_N tiles, for a `?` N over the budget at
   run time): the same walk over rows with the looped normalization's passes; the
   last pass over the row adds the column terms tile by tile to the program's
