@@ -173,6 +173,18 @@ def print_references(c: FirstLaunch) -> None:
           f"Allotment call {kernel_ms(lambda: c.exe(*c.inputs)) * 1e3:.1f} us")
 
 
+def apply_edits(src: str, tag: str, edits: list[Callable[[str], str]]) -> str | None:
+    """`src` with each of `edits` applied in turn, or None (and a line saying why) where one
+    finds nothing to change."""
+    for e in edits:
+        try:
+            src = e(src)
+        except AssertionError as err:
+            print(f"  {tag}: not applicable ({err})")
+            return None
+    return src
+
+
 def cli(doc: str, one_case: Callable[[str, argparse.Namespace, Path, str], None], cases: str, blocks: str) -> int:
     """The command line of a variants script: `one_case` for each of `--cases`."""
     p = argparse.ArgumentParser(description=doc.splitlines()[0])
@@ -202,12 +214,8 @@ def _one_case(case: str, args: argparse.Namespace, tmp: Path, dev: str) -> None:
         print_references(c)
     ref = None
     for tag, edits in EDITS.items():
-        text = src
-        try:
-            for e in edits:
-                text = e(text)
-        except AssertionError as err:
-            print(f"  {tag}: not applicable ({err})")
+        text = apply_edits(src, tag, edits)
+        if text is None:
             continue
         k = _load(_header(program), text, name, tmp, tag.replace("+", "_"))
         for blocks in args.blocks.split(","):

@@ -47,6 +47,7 @@ from looped_kernel_variants import (  # noqa: E402
     _kernel_source,
     _load,
     _sass_count,
+    apply_edits,
     capture_first_launch,
     cli,
     print_references,
@@ -63,6 +64,7 @@ LOOP = "    for step in range(0, chunk, BLOCK_N):\n"
 
 
 def _full(src: str) -> str:
+    assert LOOP in src, "no single masked loop over the chunk"
     start = src.index(LOOP)
     end = start + len(LOOP)
     lines = src[end:].split("\n")
@@ -135,12 +137,8 @@ def _one_case(case: str, args: argparse.Namespace, tmp: Path, dev: str) -> None:
     outs = [i for i, a in enumerate(kargs) if isinstance(a, torch.Tensor) and a.data_ptr() not in inputs]
     ref = None
     for tag, edits in EDITS[kind].items():
-        text = src
-        try:
-            for e in edits:
-                text = e(text)
-        except AssertionError as err:
-            print(f"  {tag}: not applicable ({err})")
+        text = apply_edits(src, tag, edits)
+        if text is None:
             continue
         k = _load(_header(program) + RCP_HELPER, text, name, tmp, f"split_{tag.replace('+', '_')}")
         for blocks in args.blocks.split(","):
