@@ -163,6 +163,15 @@ def capture_first_launch(case: str, dtype: str, dev: str) -> FirstLaunch:
     return FirstLaunch(f, exe, exe.source("cuda"), xs, kernel, name, grid, kargs, cx, warps)
 
 
+def start_case(c: FirstLaunch, case: str, args: argparse.Namespace) -> str:
+    """Prints the case's first kernel and (on the GPU) the reference timings; returns the
+    kernel's source, which the edits change."""
+    print(f"{case} {args.dtype}: {c.name}, grid {c.grid}, generated blocks {c.constexprs} x {c.warps} warps")
+    if not args.sass_only:
+        print_references(c)
+    return _kernel_source(c.program, c.name)
+
+
 def print_references(c: FirstLaunch) -> None:
     """torch.compile's and the whole Allotment call's time on the case, in this process."""
     from measure import kernel_ms
@@ -204,14 +213,11 @@ def _one_case(case: str, args: argparse.Namespace, tmp: Path, dev: str) -> None:
     """Times (or compiles, `--sass-only`) every variant of one case's first kernel."""
     c = capture_first_launch(case, args.dtype, dev)
     fname = case.split(":")[0]
-    program, name, grid, kargs, cx, warps = c.program, c.name, c.grid, c.args, c.constexprs, c.warps
+    program, name, grid, kargs, cx = c.program, c.name, c.grid, c.args, c.constexprs
     if "looped" not in name:
         print(f"{case}: first kernel {name} is not looped; skipped")
         return
-    src = _kernel_source(program, name)
-    print(f"{case} {args.dtype}: {name}, grid {grid}, generated blocks {cx} x {warps} warps")
-    if not args.sass_only:
-        print_references(c)
+    src = start_case(c, case, args)
     ref = None
     for tag, edits in EDITS.items():
         text = apply_edits(src, tag, edits)

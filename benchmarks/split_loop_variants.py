@@ -44,13 +44,12 @@ sys.path[:0] = [str(ROOT), str(ROOT / "benchmarks")]
 
 from looped_kernel_variants import (  # noqa: E402
     _header,
-    _kernel_source,
     _load,
     _sass_count,
     apply_edits,
     capture_first_launch,
     cli,
-    print_references,
+    start_case,
 )
 
 RCP_HELPER = '''
@@ -129,10 +128,7 @@ def _one_case(case: str, args: argparse.Namespace, tmp: Path, dev: str) -> None:
     if kind is None:
         print(f"{case}: first kernel {name} is neither a split's first stage nor an inner-outer kernel; skipped")
         return
-    src = _kernel_source(program, name)
-    print(f"{case} {args.dtype}: {name}, grid {grid}, generated blocks {cx} x {warps} warps")
-    if not args.sass_only:
-        print_references(c)
+    src = start_case(c, case, args)
     inputs = {x.data_ptr() for x in xs}  # every other tensor argument is written by the kernel
     outs = [i for i, a in enumerate(kargs) if isinstance(a, torch.Tensor) and a.data_ptr() not in inputs]
     ref = None

@@ -185,9 +185,10 @@ def _make_emitter() -> type:
                 axis="m",
             )
             choices = self.row_stage_choices()
+            branched = len(choices) > 1  # constexpr conditions: Triton compiles the branch taken
             before = dict(self.reduced)
             for k, (condition, stages) in enumerate(choices):
-                if len(choices) > 1:  # constexpr conditions: Triton compiles the branch taken
+                if branched:
                     self.line("else:" if k == len(choices) - 1 else f"{'if' if k == 0 else 'elif'} {condition}:")
                     self.indent += 1
                 self.reduced = dict(before)  # each branch computes the row's reductions itself
@@ -204,7 +205,7 @@ def _make_emitter() -> type:
                 self.store_outputs(ALL_AXES)
                 self.scopes.pop()
                 self.indent -= 1
-                if len(choices) > 1:
+                if branched:
                     self.indent -= 1
             for c, a, _ in accs:
                 i = self.plan.columns[c]
@@ -229,6 +230,7 @@ def _make_emitter() -> type:
             per_element = sum(element_nbytes(a.type.element_type) for i, a in enumerate(self.block.args)
                               if i not in partials and isinstance(a.type, TensorType)
                               and tuple(a.type.get_shape()) == tuple(self.plan.domain))
+
             def fits(stages: int) -> str:
                 return f"BLOCK_M * BLOCK_N * {stages * per_element} <= {ROW_STAGE_BYTES}"
 
