@@ -313,6 +313,9 @@ def emit_rank_program(
         (f"    return _run_on_rank(*drt.placeholders(args, {{{absent}}}, {target!r}))" if absent
          else "    return _run_on_rank(*args)"),
         "",
+        "",
+        "REPLAYABLE = False  # a rank's program checks its process group and runs collectives",
+        "",
     ])
     return HostProgram(program.source + "\n\n" + wrapper, program.kernels, program.function)
 

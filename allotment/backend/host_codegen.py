@@ -78,6 +78,7 @@ class _HostEmitter:
         self.kernels: list[GeneratedKernel] = []
         self.launchers: list[str] = []
         self.layouts: list[str] = []  # one `(functions, tensors, loose, count)` per kernel (`_argument_layout`)
+        self.host_work: list[str] = []  # what `run` does besides checks, allocations, views and launches
 
     def line(self, text: str) -> None:
         self.lines.append("    " + text)
@@ -289,6 +290,7 @@ class _HostEmitter:
         torch's allocator (an arena slot's bytes go back to its arena); in poison mode it is
         first filled with NaN (or a sentinel)."""
         if self.poison:
+            self.host_work.append("poison mode fills freed buffers")
             self.line(f"rt.poison({self.v(buffer)})")
         if isinstance(buffer.owner, memref.ViewOp):
             self.views.get(_storage(buffer.owner.source), []).remove(self.v(buffer))
@@ -378,6 +380,7 @@ class _HostEmitter:
             return
         plan = plan_kernel(op)
         for text in triton_indexing.host_prologue(op, ins, outs, self.dim):  # index checks, scatter copies
+            self.host_work.append(f"kernel {kname!r} checks its indices or copies on the host")
             self.line(text)
         functions = {variant: self.ns.name(f"{kname}_{variant}") for variant in variants(plan)}
         gen = generate_kernel(plan, self.target, functions)
@@ -396,6 +399,7 @@ class _HostEmitter:
         if len(body) != 1 or len(outs) != 1:
             raise CodegenError(f"library kernel {op.sym_name.data!r} must hold one matmul or linear")
         lib = body[0]
+        self.host_work.append(f"library kernel {op.sym_name.data!r} is a torch call")
         args = {a: n for a, n in zip(op.body.block.args, ins)}
         (out,) = outs
         if isinstance(lib, fusion.MatmulOp):
@@ -669,6 +673,17 @@ def _layouts_function(layouts: list[str]) -> str:
     ])
 
 
+def replayable_line(target: str, host_work: list[str]) -> str:
+    """`REPLAYABLE = ...`: whether every call of `run` is a function of its inputs' signature
+    that only checks, allocates, views and launches (`backend/replay.py` may then replay
+    it); a CUDA program only, and the first reason why not as a comment."""
+    if target != "cuda":
+        return "REPLAYABLE = False  # " + comment(f"{target} programs launch through Triton's interpreter")
+    if host_work:
+        return "REPLAYABLE = False  # " + comment(host_work[0])
+    return "REPLAYABLE = True  # calls depend on the input signature only: replayed by backend/replay.py"
+
+
 def poison_enabled() -> bool:
     """ALLOT_POISON=1: generated programs fill every buffer they free with NaN (integers
     with a sentinel) before dropping it, so a plan that reads freed memory shows."""
@@ -696,4 +711,5 @@ def emit_program(
     parts += [""] + h.launchers + ["", run, ""]
     if h.layouts:  # read by `launch.bind_kernels` when the module is loaded
         parts[-1:] = [_layouts_function(h.layouts), ""]
+    parts[-1:] = [replayable_line(target, h.host_work), ""]
     return HostProgram("\n\n".join(parts), h.kernels, f.sym_name.data)

@@ -14,6 +14,7 @@ from typing import Any
 
 import torch
 
+from allotment.backend import launch as _launch
 from allotment.errors import ArgumentError, RunError
 
 
@@ -79,6 +80,7 @@ def check_tensor(
         if want is not None and sizes[d] != want:
             raise AllotmentRuntimeError(f"input {name}: dimension {d} has extent {sizes[d]}, the fusion says {want}")
     if contiguous and not x.is_contiguous():
+        _launch.note_host_work("a contiguous copy of an input")
         x = x.contiguous()  # views of this input are computed for row-major storage
     return x
 
@@ -99,6 +101,7 @@ def check_scalar(x: Any, name: str, kind: str, bits: int = 64) -> Any:
     """Checks one scalar input: its Python kind (`float` takes ints too; `bool` takes
     bools and the ints 0 and 1) and, for integers, that it fits `bits` signed bits."""
     if isinstance(x, torch.Tensor) and x.dim() == 0:
+        _launch.note_host_work("a scalar read from a tensor")
         x = x.item()
     if isinstance(x, bool) and kind != "bool":
         x = int(x)
@@ -461,6 +464,7 @@ def write_back(caller: torch.Tensor, written: torch.Tensor) -> None:
     """An in-place output computed in a copy of the caller's tensor (made contiguous at entry):
     the caller's tensor gets the values."""
     if written is not caller:
+        _launch.note_host_work("a write-back into the caller's tensor")
         caller.copy_(written)
 
 

@@ -66,7 +66,30 @@ INTERPRETER_LOCK = threading.Lock()
 _DIRECT: dict[tuple, "raw_launcher.CallPlan"] = {}
 _direct_ok = os.environ.get("ALLOT_JIT_LAUNCH", "0") in ("", "0")
 _HOOK: ContextVar[Callable[..., None] | None] = ContextVar("allotment_launch_hook", default=None)
+_RECORDER: ContextVar[Any] = ContextVar("allotment_launch_recorder", default=None)
+"""The `replay.Recorder` of the call being recorded in this thread, if any."""
 _C = torch._C
+
+
+@contextmanager
+def recording(recorder: Any) -> Iterator[None]:
+    """Within this context (this thread only), every direct launch is also reported to
+    `recorder.launch(plan, arguments, tensors)` (`plan` the `CallPlan`, `arguments` what it
+    passes to its function, `tensors` (position, tensor, pointer) of each tensor argument),
+    and every other launch (the JIT path, a hook) to `recorder.fail(why)`."""
+    token = _RECORDER.set(recorder)
+    try:
+        yield
+    finally:
+        _RECORDER.reset(token)
+
+
+def note_host_work(what: str) -> None:
+    """Called by the host runtime where a call does device work of its own or reads data
+    (a copy, a `.item()`): a call being recorded is then not replayable."""
+    rec = _RECORDER.get()
+    if rec is not None:
+        rec.refuse(what)
 
 
 @contextmanager
@@ -117,6 +140,9 @@ def _interpreted(kernel: Any) -> bool:
 
 def launch(kernel: Any, grid: tuple[int, ...], args: tuple, constexprs: dict[str, Any], num_warps: int) -> None:
     """Runs `kernel` over `grid` (the interpreter or the GPU, by the kernel's kind)."""
+    rec = _RECORDER.get()
+    if rec is not None:
+        rec.fail("a launch outside the direct path")
     hook = _HOOK.get()
     if hook is not None:
         hook(kernel, grid, args, constexprs, num_warps)
@@ -377,15 +403,23 @@ def launch_kernel(kernel: Any, grid: tuple[int, ...], args: tuple, bm: int, bn: 
     if misaligned:  # Triton specializes on each pointer's 16-byte alignment: let it decide
         launch(kernel, grid, args, {"BLOCK_M": bm, "BLOCK_N": bn, "USE_I64": use_i64}, warps)
         return
+    rec = _RECORDER.get()
     if entry is None:
+        if rec is not None:
+            rec.fail("the first launch of a specialization")
         constexprs = {"BLOCK_M": bm, "BLOCK_N": bn, "USE_I64": use_i64}
         if _interpreted(kernel):
             _jit_launch(kernel, grid, args, constexprs, warps)
         else:
             _first_launch(reg.direct, key, kernel, grid, args, constexprs, warps)
         return
+    stream = _C._cuda_getCurrentRawStream(_C._cuda_getDevice())
+    if rec is not None:
+        rec.launch(entry, entry.arguments(grid, stream, kargs), [(k, args[k], kargs[k]) for k in layout.tensors])
     try:
-        entry.call(grid, _C._cuda_getCurrentRawStream(_C._cuda_getDevice()), kargs)
+        entry.call(grid, stream, kargs)
     except Exception:  # an internal API that moved: this and every later launch take the JIT path
         _direct_ok = False
+        if rec is not None:
+            rec.fail("the direct launch failed")
         _jit_launch(kernel, grid, args, {"BLOCK_M": bm, "BLOCK_N": bn, "USE_I64": use_i64}, warps)

@@ -55,6 +55,11 @@ class CallPlan:
     def call(self, grid: tuple[int, ...], stream: int, kernel_args: list[Any]) -> None:
         """Launches on `grid` (1 to 3 dims) and `stream` with `kernel_args` (the kernel's
         arguments, then its constexprs)."""
+        self.fn(*self.arguments(grid, stream, kernel_args))
+
+    def arguments(self, grid: tuple[int, ...], stream: int, kernel_args: list[Any]) -> list[Any]:
+        """What `call` passes to `fn`: kernel argument k is item `len(head) + k` (`starred`),
+        or item k of the tuple at `len(head)`."""
         call = [*self.head, *kernel_args, *self.tail] if self.starred else [*self.head, tuple(kernel_args), *self.tail]
         ix, iy, iz, istream = self.at
         call[ix] = grid[0]
@@ -63,7 +68,11 @@ class CallPlan:
             if len(grid) > 2:
                 call[iz] = grid[2]
         call[istream] = stream
-        self.fn(*call)
+        return call
+
+    def slot(self, k: int) -> tuple[int, int]:
+        """Where kernel argument k is in `arguments`: (item, -1), or (item, index in that tuple)."""
+        return (len(self.head) + k, -1) if self.starred else (len(self.head), k)
 
 
 def through_launcher(run: Any, function: Any, metadata: Any) -> CallPlan:

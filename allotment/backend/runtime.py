@@ -82,18 +82,36 @@ class Program:
     module: ModuleType
     source: str
     target: str
+    replayer: Any = None
+    """The `replay.Replayer` of a CUDA program whose calls may be replayed, else None."""
 
     def __call__(self, *args: Any) -> tuple[torch.Tensor, ...]:
         try:
+            replayer = self.replayer
+            if replayer is not None:
+                return replayer(args)
             return self.module.run(*args)
         except RuntimeError as e:  # torch.cuda.OutOfMemoryError included
-            if any(m in str(e) for m in _ALLOCATION_FAILURES):
-                raise RunError(f"cannot allocate a buffer of the fusion on {self.target}: {_first_line(e)}") from None
+            _raise_allocation_failure(e, self.target)
+            raise
+
+    def after_replay(self, args: tuple[Any, ...], answer: Any) -> tuple[torch.Tensor, ...]:
+        """A call whose replay the executor declined (`answer`: `Replayer.missed`)."""
+        try:
+            return self.replayer.missed(args, answer)
+        except RuntimeError as e:
+            _raise_allocation_failure(e, self.target)
             raise
 
 
 _ALLOCATION_FAILURES = ("can't allocate memory", "Storage size calculation overflowed", "out of memory")
 """What torch says when a buffer cannot be allocated (too large for memory or for its size type)."""
+
+
+def _raise_allocation_failure(e: RuntimeError, target: str) -> None:
+    """Raises a RunError if `e` says a buffer could not be allocated (else returns)."""
+    if any(m in str(e) for m in _ALLOCATION_FAILURES):
+        raise RunError(f"cannot allocate a buffer of the fusion on {target}: {_first_line(e)}") from None
 
 
 def _first_line(e: BaseException) -> str:
@@ -171,6 +189,8 @@ class Executable:
         """Programs built for this executable (generated, or loaded from the disk cache)."""
         self._sources: dict[str, str] = {}
         self._lock = threading.RLock()
+        self._replay: tuple[Any, Any] | None = None
+        """(the executor's `call`, the table) of the CUDA program's `Replayer`, once it is loaded."""
 
     def __repr__(self) -> str:
         targets = ", ".join(sorted(self.programs))
@@ -198,6 +218,8 @@ class Executable:
                 prog = _build_program(self, target)
                 self.programs[target] = prog
                 self.compilations += 1
+                if prog.replayer is not None and self._hot:
+                    self._replay = (prog.replayer._call, prog.replayer.table)
         return prog
 
     def __call__(self, *inputs: Any) -> tuple[torch.Tensor, ...]:
@@ -205,6 +227,10 @@ class Executable:
             check_arity(f"@{self.function}", self.arg_names, inputs)
         if self._hot and type(first := inputs[self._tensor_args[0]]) is torch.Tensor:
             # the hot path: no pinned device, no graphs, a plain tensor first (the program checks the rest)
+            replay = self._replay
+            if replay is not None and first.is_cuda:  # a recorded call (backend/replay.py), else the program
+                out = replay[0](replay[1], inputs)
+                return out if type(out) is tuple else self.programs["cuda"].after_replay(inputs, out)
             return (self.programs.get("cuda" if first.is_cuda else "cpu")
                     or self.program("cuda" if first.is_cuda else "cpu"))(*inputs)
         first = None
@@ -471,4 +497,9 @@ def _load(path: Path, source: str, key: str, target: str) -> Program:
     module.__file__ = filename
     exec(builtins.compile(text, filename, "exec"), module.__dict__)  # noqa: S102 (verified generated code)
     _launch.bind_kernels(module.__dict__, target)
-    return Program(module, source, target)
+    replayer = None
+    if target == "cuda":
+        from allotment.backend.replay import replayer_for
+
+        replayer = replayer_for(module)
+    return Program(module, source, target, replayer)

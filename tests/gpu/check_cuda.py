@@ -2,7 +2,8 @@
 
 Runs every example and N random fusions (tests/random_fusion.py) on CUDA
 tensors, comparing Allotment's outputs with the reference evaluator's on the
-same inputs, twice (the second call takes the direct launch path).
+same inputs, four times (the second call takes the direct launch path and is
+recorded, the last two are replayed, on copies of the inputs).
 
     python3 tests/gpu/check_cuda.py --count 100
 """
@@ -40,15 +41,25 @@ def tolerance(text: str) -> dict[str, float]:
     return dict(rtol=1e-4, atol=1e-4)
 
 
+REPLAYED = [0, 0]
+"""(programs checked, programs whose later calls were replayed: `backend/replay.py`)."""
+
+
 def check(text: str, shapes: dict, seed: int) -> None:
+    """Four calls: the first compiles (JIT path), the second is recorded, the last two are
+    replayed where the program allows it, on copies of the inputs at other addresses."""
     f = find_function(parse_module(text))
     inputs = random_inputs(f, shapes, seed=seed, device="cuda")
     ref = evaluate(f, inputs)
     exe = allotment.compile(text)
-    for _ in range(2):
-        out = exe(*inputs)
+    for call in range(4):
+        args = inputs if call < 2 else [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
+        out = exe(*args)
         for r, o in zip(ref, out):
             torch.testing.assert_close(o, r, equal_nan=True, **tolerance(text))
+    replayer = exe.program("cuda").replayer
+    REPLAYED[0] += 1
+    REPLAYED[1] += bool(replayer is not None and replayer.recorded)
 
 
 BN_STATS = """func.func @f(%x: tensor<?x?x?xbf16>) -> (tensor<?xf32>, tensor<?xf32>) {
@@ -96,7 +107,7 @@ def main() -> int:
             failures += 1
             print(f"seed {seed}: {type(e).__name__}: {str(e)[:400]}", flush=True)
     print(f"random fusions on cuda: {args.count - failures} passed, {failures} failed "
-          f"({time.time() - t0:.0f} s)", flush=True)
+          f"({time.time() - t0:.0f} s); calls replayed in {REPLAYED[1]} of {REPLAYED[0]} programs", flush=True)
     return 1 if failures else 0
 
 

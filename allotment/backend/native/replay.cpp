@@ -1,0 +1,605 @@
+// Replays recorded calls of a generated host program (allotment.backend.replay).
+//
+// A table holds, per input signature, what one call of a program did that depends on
+// the signature only: the buffers it allocated (sizes, strides, dtype, device), the
+// launches it made (Triton's launch callable and its full argument tuple, with the
+// slots that hold a device pointer named by where the pointer came from: an input's
+// data pointer or an allocation's, plus a byte offset; and the slot of the stream),
+// and what it returned (an allocation, an input as it is, or a view of an input).
+//
+// `call(table, inputs)` answers False while the table's hook (a context variable) is set,
+// else compares the inputs with each recorded signature (per tensor:
+// Python type, dtype, device, layout, sizes, strides, 16-byte alignment of the data
+// pointer; per scalar: Python type and value; and the current device), and on a match
+// allocates, launches on the current stream and returns the outputs: no Python code
+// runs. It returns None when no signature matches (the caller runs the program, and
+// may record it), and False when the matching signature was recorded as one that must
+// not be replayed. An allocation that fails returns None before any launch (the
+// program then runs and reports the error); an exception from a launch propagates.
+//
+// Nothing here interprets IR or text: the table holds Python objects and integers
+// that the recorder derived from one run of the program.
+
+#include <Python.h>
+
+#include <ATen/ops/as_strided.h>
+#include <ATen/ops/empty_strided.h>
+#include <torch/csrc/Device.h>
+#include <torch/csrc/Dtype.h>
+#include <torch/csrc/autograd/python_variable.h>
+
+#include <cstring>
+#include <memory>
+#include <vector>
+
+namespace {
+
+enum class Kind { Tensor, Int, Float, Bool };
+
+struct InputSpec {
+  Kind kind = Kind::Int;
+  PyTypeObject* type = nullptr;
+  c10::ScalarType dtype = c10::ScalarType::Undefined;
+  c10::Device device{c10::kCPU};
+  std::vector<int64_t> sizes, strides;
+  bool aligned = false;
+  int64_t ivalue = 0;
+  double fvalue = 0.0;
+};
+
+struct Slot {
+  Py_ssize_t pos;   // index in the argument tuple
+  Py_ssize_t sub;   // index in the tuple at `pos`, or -1
+  int src;          // >= 0: input `src`; < 0: allocation `-src - 1`
+  int64_t offset;   // bytes from the source's data pointer
+};
+
+struct Launch {
+  PyObject* fn = nullptr;    // owned
+  PyObject* tmpl = nullptr;  // owned tuple
+  std::vector<Slot> slots;
+  Py_ssize_t stream_pos = -1;
+};
+
+struct Alloc {
+  std::vector<int64_t> sizes, strides;
+  c10::ScalarType dtype;
+  c10::Device device{c10::kCPU};
+};
+
+struct Output {
+  int kind;  // 0: input `index` itself; 1: allocation `index`; 2: view of input `index`
+  int index;
+  std::vector<int64_t> sizes, strides;
+  int64_t offset = 0;  // kind 2: storage offset relative to the input's
+};
+
+struct Plan {
+  std::vector<InputSpec> ins;
+  long device_index = -1;
+  bool replay = false;
+  std::vector<Alloc> allocs;
+  std::vector<Launch> launches;
+  std::vector<Output> outs;
+  ~Plan() {
+    for (auto& l : launches) {
+      Py_XDECREF(l.fn);
+      Py_XDECREF(l.tmpl);
+    }
+  }
+};
+
+struct Table {
+  std::vector<std::shared_ptr<Plan>> plans;
+  size_t max_plans = 64;
+  PyObject* get_device = nullptr;  // owned: () -> int
+  PyObject* get_stream = nullptr;  // owned: (int) -> int
+  PyObject* hook = nullptr;        // owned: a contextvars.ContextVar, or null
+  ~Table() {
+    Py_XDECREF(get_device);
+    Py_XDECREF(get_stream);
+    Py_XDECREF(hook);
+  }
+};
+
+const char* kCapsule = "allotment.replay.Table";
+
+Table* table_of(PyObject* capsule) {
+  return static_cast<Table*>(PyCapsule_GetPointer(capsule, kCapsule));
+}
+
+void destroy_table(PyObject* capsule) {
+  delete table_of(capsule);
+}
+
+bool int_vector(PyObject* seq, std::vector<int64_t>& out) {
+  PyObject* fast = PySequence_Fast(seq, "expected a sequence of ints");
+  if (!fast) return false;
+  Py_ssize_t n = PySequence_Fast_GET_SIZE(fast);
+  out.resize(n);
+  for (Py_ssize_t i = 0; i < n; ++i) {
+    out[i] = PyLong_AsLongLong(PySequence_Fast_GET_ITEM(fast, i));
+    if (out[i] == -1 && PyErr_Occurred()) {
+      Py_DECREF(fast);
+      return false;
+    }
+  }
+  Py_DECREF(fast);
+  return true;
+}
+
+bool same_ints(c10::IntArrayRef a, const std::vector<int64_t>& b) {
+  return a.size() == b.size() && (b.empty() || std::memcmp(a.data(), b.data(), b.size() * sizeof(int64_t)) == 0);
+}
+
+// The spec of one input as the recorder saw it; false (with an exception set) if it
+// is of a kind that is never replayed.
+bool spec_of(PyObject* x, InputSpec& s) {
+  s.type = Py_TYPE(x);
+  if (THPVariable_Check(x)) {
+    const at::Tensor& t = THPVariable_Unpack(x);
+    if (t.layout() != c10::kStrided || t.is_nested() || !t.has_storage()) {
+      PyErr_SetString(PyExc_ValueError, "replay: only dense tensors with storage are recorded");
+      return false;
+    }
+    s.kind = Kind::Tensor;
+    s.dtype = t.scalar_type();
+    s.device = t.device();
+    s.sizes = t.sizes().vec();
+    s.strides = t.strides().vec();
+    s.aligned = (reinterpret_cast<uintptr_t>(t.data_ptr()) & 15) == 0;
+    return true;
+  }
+  if (PyBool_Check(x)) {
+    s.kind = Kind::Bool;
+    s.ivalue = x == Py_True;
+    return true;
+  }
+  if (PyLong_CheckExact(x)) {
+    int overflow = 0;
+    s.kind = Kind::Int;
+    s.ivalue = PyLong_AsLongLongAndOverflow(x, &overflow);
+    if (overflow) {
+      PyErr_SetString(PyExc_ValueError, "replay: an int input does not fit 64 bits");
+      return false;
+    }
+    return true;
+  }
+  if (PyFloat_CheckExact(x)) {
+    s.kind = Kind::Float;
+    s.fvalue = PyFloat_AS_DOUBLE(x);
+    return true;
+  }
+  PyErr_Format(PyExc_ValueError, "replay: an input of type %s is not recorded", Py_TYPE(x)->tp_name);
+  return false;
+}
+
+// Whether `x` has the recorded spec; its data pointer in `*ptr` for a tensor.
+bool matches(const InputSpec& s, PyObject* x, uintptr_t* ptr) {
+  if (Py_TYPE(x) != s.type) return false;
+  switch (s.kind) {
+    case Kind::Tensor: {
+      const at::Tensor& t = THPVariable_Unpack(x);
+      if (t.scalar_type() != s.dtype || t.device() != s.device || t.layout() != c10::kStrided || t.is_nested() ||
+          !t.has_storage())
+        return false;
+      if (!same_ints(t.sizes(), s.sizes) || !same_ints(t.strides(), s.strides)) return false;
+      uintptr_t p = reinterpret_cast<uintptr_t>(t.data_ptr());
+      if (((p & 15) == 0) != s.aligned) return false;
+      *ptr = p;
+      return true;
+    }
+    case Kind::Bool:
+      return (x == Py_True) == (s.ivalue != 0);
+    case Kind::Int: {
+      int overflow = 0;
+      long long v = PyLong_AsLongLongAndOverflow(x, &overflow);
+      if (overflow || (v == -1 && PyErr_Occurred())) {
+        PyErr_Clear();
+        return false;
+      }
+      return v == s.ivalue;
+    }
+    case Kind::Float: {
+      double v = PyFloat_AS_DOUBLE(x);
+      return std::memcmp(&v, &s.fvalue, sizeof v) == 0;
+    }
+  }
+  return false;
+}
+
+long current_device(Table* tab) {
+  PyObject* r = PyObject_CallNoArgs(tab->get_device);
+  if (!r) return -2;
+  long d = PyLong_AsLong(r);
+  Py_DECREF(r);
+  if (d == -1 && PyErr_Occurred()) return -2;
+  return d;
+}
+
+// new_table(get_device, get_stream, max_plans[, hook]) -> capsule. While the context
+// variable `hook` holds anything but None, `call` answers False (run the program).
+PyObject* new_table(PyObject*, PyObject* args) {
+  PyObject *get_device, *get_stream, *hook = Py_None;
+  Py_ssize_t max_plans;
+  if (!PyArg_ParseTuple(args, "OOn|O", &get_device, &get_stream, &max_plans, &hook)) return nullptr;
+  if (!PyCallable_Check(get_device) || !PyCallable_Check(get_stream) || max_plans < 1 ||
+      (hook != Py_None && !PyContextVar_CheckExact(hook))) {
+    PyErr_SetString(PyExc_ValueError, "new_table(get_device, get_stream, max_plans >= 1[, hook: ContextVar])");
+    return nullptr;
+  }
+  auto* tab = new Table();
+  Py_INCREF(get_device);
+  Py_INCREF(get_stream);
+  tab->get_device = get_device;
+  tab->get_stream = get_stream;
+  if (hook != Py_None) {
+    Py_INCREF(hook);
+    tab->hook = hook;
+  }
+  tab->max_plans = static_cast<size_t>(max_plans);
+  PyObject* cap = PyCapsule_New(tab, kCapsule, destroy_table);
+  if (!cap) delete tab;
+  return cap;
+}
+
+bool parse_inputs(PyObject* inputs, Plan& plan) {
+  if (!PyTuple_Check(inputs)) {
+    PyErr_SetString(PyExc_TypeError, "inputs must be a tuple");
+    return false;
+  }
+  Py_ssize_t n = PyTuple_GET_SIZE(inputs);
+  plan.ins.resize(n);
+  try {
+    for (Py_ssize_t i = 0; i < n; ++i)
+      if (!spec_of(PyTuple_GET_ITEM(inputs, i), plan.ins[i])) return false;
+  } catch (const std::exception& e) {
+    PyErr_Format(PyExc_ValueError, "replay: an input is not recorded (%s)", e.what());
+    return false;
+  }
+  return true;
+}
+
+bool parse_device(PyObject* obj, c10::Device& out) {
+  if (!THPDevice_Check(obj)) {
+    PyErr_SetString(PyExc_TypeError, "expected a torch.device");
+    return false;
+  }
+  out = reinterpret_cast<THPDevice*>(obj)->device;
+  return true;
+}
+
+bool parse_plan(PyObject* allocs, PyObject* launches, PyObject* outs, Plan& plan) {
+  Py_ssize_t n_in = static_cast<Py_ssize_t>(plan.ins.size());
+  PyObject* fa = PySequence_Fast(allocs, "allocs must be a sequence");
+  if (!fa) return false;
+  for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(fa); ++i) {
+    PyObject *sizes, *strides, *dtype, *device;
+    if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(fa, i), "OOOO", &sizes, &strides, &dtype, &device)) {
+      Py_DECREF(fa);
+      return false;
+    }
+    Alloc a;
+    if (!THPDtype_Check(dtype)) {
+      PyErr_SetString(PyExc_TypeError, "an allocation's dtype must be a torch.dtype");
+      Py_DECREF(fa);
+      return false;
+    }
+    a.dtype = reinterpret_cast<THPDtype*>(dtype)->scalar_type;
+    if (!int_vector(sizes, a.sizes) || !int_vector(strides, a.strides) || !parse_device(device, a.device) ||
+        a.sizes.size() != a.strides.size()) {
+      if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "an allocation's sizes and strides differ in rank");
+      Py_DECREF(fa);
+      return false;
+    }
+    plan.allocs.push_back(std::move(a));
+  }
+  Py_DECREF(fa);
+  Py_ssize_t n_alloc = static_cast<Py_ssize_t>(plan.allocs.size());
+
+  PyObject* fl = PySequence_Fast(launches, "launches must be a sequence");
+  if (!fl) return false;
+  for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(fl); ++i) {
+    PyObject *fn, *tmpl, *slots;
+    Py_ssize_t stream_pos;
+    if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(fl, i), "OO!On", &fn, &PyTuple_Type, &tmpl, &slots, &stream_pos)) {
+      Py_DECREF(fl);
+      return false;
+    }
+    Launch l;
+    Py_INCREF(fn);
+    Py_INCREF(tmpl);
+    l.fn = fn;
+    l.tmpl = tmpl;
+    l.stream_pos = stream_pos;
+    plan.launches.push_back(l);  // owns the references from here on
+    Py_ssize_t size = PyTuple_GET_SIZE(tmpl);
+    if (stream_pos < 0 || stream_pos >= size) {
+      PyErr_SetString(PyExc_ValueError, "a launch's stream slot is outside its arguments");
+      Py_DECREF(fl);
+      return false;
+    }
+    PyObject* fs = PySequence_Fast(slots, "slots must be a sequence");
+    if (!fs) {
+      Py_DECREF(fl);
+      return false;
+    }
+    for (Py_ssize_t k = 0; k < PySequence_Fast_GET_SIZE(fs); ++k) {
+      Slot s;
+      long long offset;
+      if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(fs, k), "nniL", &s.pos, &s.sub, &s.src, &offset)) {
+        Py_DECREF(fs);
+        Py_DECREF(fl);
+        return false;
+      }
+      s.offset = offset;
+      bool ok = s.pos >= 0 && s.pos < size && s.pos != stream_pos && (s.src >= 0 ? s.src < n_in : -s.src - 1 < n_alloc);
+      if (ok && s.src >= 0) ok = plan.ins[s.src].kind == Kind::Tensor;
+      if (ok && s.sub >= 0) {
+        PyObject* inner = PyTuple_GET_ITEM(tmpl, s.pos);
+        ok = PyTuple_Check(inner) && s.sub < PyTuple_GET_SIZE(inner);
+      }
+      if (!ok) {
+        PyErr_SetString(PyExc_ValueError, "a launch slot names no argument or no source");
+        Py_DECREF(fs);
+        Py_DECREF(fl);
+        return false;
+      }
+      plan.launches.back().slots.push_back(s);
+    }
+    Py_DECREF(fs);
+  }
+  Py_DECREF(fl);
+
+  PyObject* fo = PySequence_Fast(outs, "outs must be a sequence");
+  if (!fo) return false;
+  for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(fo); ++i) {
+    Output o;
+    PyObject *sizes = nullptr, *strides = nullptr;
+    long long offset = 0;
+    if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(fo, i), "ii|OOL", &o.kind, &o.index, &sizes, &strides, &offset)) {
+      Py_DECREF(fo);
+      return false;
+    }
+    o.offset = offset;
+    bool ok = (o.kind == 0 || o.kind == 2) ? (o.index >= 0 && o.index < n_in && plan.ins[o.index].kind == Kind::Tensor)
+                                           : (o.kind == 1 && o.index >= 0 && o.index < n_alloc);
+    if (ok && o.kind == 2) {
+      ok = sizes && strides && int_vector(sizes, o.sizes) && int_vector(strides, o.strides) &&
+           o.sizes.size() == o.strides.size();
+    }
+    if (!ok) {
+      if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "an output names no input or allocation");
+      Py_DECREF(fo);
+      return false;
+    }
+    plan.outs.push_back(std::move(o));
+  }
+  Py_DECREF(fo);
+  return true;
+}
+
+void insert(Table* tab, std::shared_ptr<Plan> plan) {
+  if (tab->plans.size() >= tab->max_plans) tab->plans.pop_back();  // the least recently matched
+  tab->plans.insert(tab->plans.begin(), std::move(plan));
+}
+
+// add(table, inputs, device_index, allocs, launches, outs): a replayable signature.
+PyObject* add(PyObject*, PyObject* args) {
+  PyObject *cap, *inputs, *allocs, *launches, *outs;
+  long device_index;
+  if (!PyArg_ParseTuple(args, "OOlOOO", &cap, &inputs, &device_index, &allocs, &launches, &outs)) return nullptr;
+  Table* tab = table_of(cap);
+  if (!tab) return nullptr;
+  auto plan = std::make_shared<Plan>();
+  plan->device_index = device_index;
+  plan->replay = true;
+  if (!parse_inputs(inputs, *plan) || !parse_plan(allocs, launches, outs, *plan)) return nullptr;
+  insert(tab, std::move(plan));
+  Py_RETURN_NONE;
+}
+
+// refuse(table, inputs, device_index): a signature whose calls always run the program.
+PyObject* refuse(PyObject*, PyObject* args) {
+  PyObject *cap, *inputs;
+  long device_index;
+  if (!PyArg_ParseTuple(args, "OOl", &cap, &inputs, &device_index)) return nullptr;
+  Table* tab = table_of(cap);
+  if (!tab) return nullptr;
+  auto plan = std::make_shared<Plan>();
+  plan->device_index = device_index;
+  if (!parse_inputs(inputs, *plan)) return nullptr;
+  insert(tab, std::move(plan));
+  Py_RETURN_NONE;
+}
+
+PyObject* size(PyObject*, PyObject* cap) {
+  Table* tab = table_of(cap);
+  if (!tab) return nullptr;
+  Py_ssize_t replayable = 0;
+  for (auto& p : tab->plans) replayable += p->replay;
+  return Py_BuildValue("nn", static_cast<Py_ssize_t>(tab->plans.size()), replayable);
+}
+
+PyObject* clear(PyObject*, PyObject* cap) {
+  Table* tab = table_of(cap);
+  if (!tab) return nullptr;
+  tab->plans.clear();
+  Py_RETURN_NONE;
+}
+
+PyObject* pointer(uintptr_t base, int64_t offset) {
+  return PyLong_FromUnsignedLongLong(static_cast<unsigned long long>(base + offset));
+}
+
+// call(table, inputs) -> tuple of outputs | None (no signature) | False (refused)
+PyObject* call(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+  if (nargs != 2 || !PyTuple_Check(args[1])) {
+    PyErr_SetString(PyExc_TypeError, "call(table, inputs: tuple)");
+    return nullptr;
+  }
+  Table* tab = table_of(args[0]);
+  if (!tab) return nullptr;
+  PyObject* inputs = args[1];
+  Py_ssize_t n = PyTuple_GET_SIZE(inputs);
+  if (tab->plans.empty()) Py_RETURN_NONE;
+  if (tab->hook) {
+    PyObject* value = nullptr;
+    if (PyContextVar_Get(tab->hook, Py_None, &value) < 0) return nullptr;
+    bool hooked = value != Py_None;
+    Py_DECREF(value);
+    if (hooked) Py_RETURN_FALSE;
+  }
+  long device = current_device(tab);
+  if (device == -2) return nullptr;
+
+  std::vector<uintptr_t> ptrs(n, 0);
+  std::shared_ptr<Plan> plan;
+  try {
+    for (size_t k = 0; k < tab->plans.size(); ++k) {
+      const auto& p = tab->plans[k];
+      if (static_cast<Py_ssize_t>(p->ins.size()) != n || p->device_index != device) continue;
+      bool ok = true;
+      for (Py_ssize_t i = 0; ok && i < n; ++i) ok = matches(p->ins[i], PyTuple_GET_ITEM(inputs, i), &ptrs[i]);
+      if (ok) {
+        plan = p;
+        if (k > 0) std::swap(tab->plans[k], tab->plans[k - 1]);  // often matched moves to the front
+        break;
+      }
+    }
+  } catch (const std::exception&) {
+    plan = nullptr;  // a tensor torch cannot describe here: the program runs and reports it
+  }
+  if (!plan) Py_RETURN_NONE;
+  if (!plan->replay) Py_RETURN_FALSE;
+
+  std::vector<at::Tensor> bufs;
+  std::vector<uintptr_t> bptrs;
+  bufs.reserve(plan->allocs.size());
+  bptrs.reserve(plan->allocs.size());
+  try {
+    for (const auto& a : plan->allocs) {
+      bufs.push_back(at::empty_strided(a.sizes, a.strides, at::TensorOptions().dtype(a.dtype).device(a.device)));
+      bptrs.push_back(reinterpret_cast<uintptr_t>(bufs.back().data_ptr()));
+    }
+  } catch (const std::exception&) {
+    Py_RETURN_NONE;  // the program runs instead, and reports the failure as it does
+  }
+
+  PyObject* dev_obj = PyLong_FromLong(device);
+  if (!dev_obj) return nullptr;
+  PyObject* stream = PyObject_CallOneArg(tab->get_stream, dev_obj);
+  Py_DECREF(dev_obj);
+  if (!stream) return nullptr;
+
+  for (const auto& l : plan->launches) {
+    Py_ssize_t size = PyTuple_GET_SIZE(l.tmpl);
+    PyObject* targs = PyTuple_New(size);
+    if (!targs) {
+      Py_DECREF(stream);
+      return nullptr;
+    }
+    for (Py_ssize_t i = 0; i < size; ++i) {
+      PyObject* item = PyTuple_GET_ITEM(l.tmpl, i);
+      Py_INCREF(item);
+      PyTuple_SET_ITEM(targs, i, item);
+    }
+    bool failed = false;
+    for (const auto& s : l.slots) {
+      PyObject* p = pointer(s.src >= 0 ? ptrs[s.src] : bptrs[-s.src - 1], s.offset);
+      if (!p) {
+        failed = true;
+        break;
+      }
+      if (s.sub < 0) {
+        Py_DECREF(PyTuple_GET_ITEM(targs, s.pos));
+        PyTuple_SET_ITEM(targs, s.pos, p);
+        continue;
+      }
+      PyObject* inner = PyTuple_GET_ITEM(targs, s.pos);
+      if (inner == PyTuple_GET_ITEM(l.tmpl, s.pos)) {  // first slot in it: a copy of its own
+        PyObject* copy = PyTuple_GetSlice(inner, 0, PyTuple_GET_SIZE(inner));
+        if (!copy) {
+          Py_DECREF(p);
+          failed = true;
+          break;
+        }
+        Py_DECREF(inner);
+        PyTuple_SET_ITEM(targs, s.pos, copy);
+        inner = copy;
+      }
+      Py_DECREF(PyTuple_GET_ITEM(inner, s.sub));
+      PyTuple_SET_ITEM(inner, s.sub, p);
+    }
+    if (failed) {
+      Py_DECREF(targs);
+      Py_DECREF(stream);
+      return nullptr;
+    }
+    Py_DECREF(PyTuple_GET_ITEM(targs, l.stream_pos));
+    Py_INCREF(stream);
+    PyTuple_SET_ITEM(targs, l.stream_pos, stream);
+    PyObject* r = PyObject_Call(l.fn, targs, nullptr);
+    Py_DECREF(targs);
+    if (!r) {
+      Py_DECREF(stream);
+      return nullptr;
+    }
+    Py_DECREF(r);
+  }
+  Py_DECREF(stream);
+
+  Py_ssize_t n_out = static_cast<Py_ssize_t>(plan->outs.size());
+  PyObject* result = PyTuple_New(n_out);
+  if (!result) return nullptr;
+  std::vector<PyObject*> wrapped(bufs.size(), nullptr);  // borrowed from `result`
+  try {
+    for (Py_ssize_t i = 0; i < n_out; ++i) {
+      const Output& o = plan->outs[i];
+      PyObject* obj;
+      if (o.kind == 0) {
+        obj = PyTuple_GET_ITEM(inputs, o.index);
+        Py_INCREF(obj);
+      } else if (o.kind == 1) {
+        if (wrapped[o.index]) {
+          obj = wrapped[o.index];
+          Py_INCREF(obj);
+        } else {
+          obj = wrapped[o.index] = THPVariable_Wrap(bufs[o.index]);
+        }
+      } else {
+        const at::Tensor& t = THPVariable_Unpack(PyTuple_GET_ITEM(inputs, o.index));
+        obj = THPVariable_Wrap(at::as_strided(t, o.sizes, o.strides, t.storage_offset() + o.offset));
+      }
+      if (!obj) {
+        Py_DECREF(result);
+        return nullptr;
+      }
+      PyTuple_SET_ITEM(result, i, obj);
+    }
+  } catch (const std::exception& e) {
+    Py_DECREF(result);
+    PyErr_SetString(PyExc_RuntimeError, e.what());
+    return nullptr;
+  }
+  return result;
+}
+
+PyMethodDef kMethods[] = {
+    {"new_table", new_table, METH_VARARGS, "new_table(get_device, get_stream, max_plans[, hook]) -> table"},
+    {"add", add, METH_VARARGS, "add(table, inputs, device, allocs, launches, outs)"},
+    {"refuse", refuse, METH_VARARGS, "refuse(table, inputs, device)"},
+    {"call", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)(void)>(call)), METH_FASTCALL,
+     "call(table, inputs) -> outputs | None | False"},
+    {"size", size, METH_O, "size(table) -> (signatures, replayable)"},
+    {"clear", clear, METH_O, "clear(table)"},
+    {nullptr, nullptr, 0, nullptr}};
+
+PyModuleDef kModule = {PyModuleDef_HEAD_INIT, "_allot_replay", "Replays recorded calls of generated host programs.",
+                       -1, kMethods};
+
+}  // namespace
+
+PyMODINIT_FUNC PyInit__allot_replay() {
+  return PyModule_Create(&kModule);
+}

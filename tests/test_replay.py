@@ -1,0 +1,458 @@
+"""Recorded calls (`backend/replay.py`, `backend/native/replay.cpp`): the native executor on
+synthetic plans; the recorder and the replayer end to end on the CPU, through the real
+`rt.launch` direct path, with fake compiled kernels that compute from raw pointers; the
+`REPLAYABLE` decision of generated programs; and, on a GPU, real fusions replayed."""
+
+from __future__ import annotations
+
+import ctypes
+from typing import Any
+
+import pytest
+import torch
+
+import allotment
+from allotment.backend import host_runtime as rt
+from allotment.backend import launch as L
+from allotment.backend import native, replay
+
+executor = native.replay_module()
+needs_executor = pytest.mark.skipif(executor is None, reason=f"native executor unavailable: {native.unavailable()}")
+
+
+def _table(device: int = 0, stream: int = 7, size: int = 8) -> Any:
+    return executor.new_table(lambda: device, lambda d: stream, size)
+
+
+CPU = torch.device("cpu")
+
+
+# -- the executor on synthetic plans -------------------------------------------------------
+
+
+@needs_executor
+def test_executor_allocates_launches_and_returns_as_planned() -> None:
+    calls: list[tuple] = []
+    t = _table()
+    x, y = torch.randn(4, 8), torch.randn(8)
+    allocs = [((4, 8), (8, 1), torch.float32, CPU), ((64,), (1,), torch.uint8, CPU)]
+    # argument tuple: (gridX, gridY, stream, kernel args as one tuple, a tag); slots fill pointers
+    launches = [(lambda *a: calls.append(a), (1, 2, 0, (0, 0, 5), "k"), [(3, 0, 1, 0), (3, 1, -2, 8)], 2)]
+    outs = [(1, 0), (0, 1), (2, 0, (2, 8), (8, 1), 8), (1, 0)]
+    executor.add(t, (x, y, 3, 2.5, True), 0, allocs, launches, outs)
+    r = executor.call(t, (x, y, 3, 2.5, True))
+    assert r is not None and r is not False
+    assert r[0].shape == (4, 8) and r[0].dtype == torch.float32 and r[0].stride() == (8, 1)
+    assert r[1] is y and r[3] is r[0]
+    assert r[2]._base is x and r[2].data_ptr() == x.data_ptr() + 32 and r[2].shape == (2, 8)
+    (a,) = calls
+    assert a[:3] == (1, 2, 7)  # the stream slot holds the current stream
+    assert a[3][0] == y.data_ptr() and a[3][2] == 5 and a[4] == "k"
+    assert a[3][1] not in (0, x.data_ptr(), y.data_ptr())  # the byte buffer's pointer + 8
+    assert executor.size(t) == (1, 1)
+
+
+@needs_executor
+@pytest.mark.parametrize("change", ["dtype", "shape", "stride", "alignment", "scalar", "scalar_type", "bool",
+                                    "float", "count", "device_index", "subclass"])
+def test_executor_matches_the_whole_signature(change: str) -> None:
+    x = torch.randn(4, 8)
+    inputs = (x, 3, 2.5, True)
+    t = executor.new_table(lambda: 0, lambda d: 0, 8)
+    executor.add(t, inputs, 0, [], [], [(0, 0)])
+    assert executor.call(t, inputs)[0] is x
+    other = {
+        "dtype": (x.double(), 3, 2.5, True),
+        "shape": (torch.randn(5, 8), 3, 2.5, True),
+        "stride": (torch.randn(8, 4).t(), 3, 2.5, True),
+        "alignment": (torch.randn(33)[1:].view(4, 8), 3, 2.5, True),
+        "scalar": (x, 4, 2.5, True),
+        "scalar_type": (x, 3.0, 2.5, True),
+        "bool": (x, 3, 2.5, False),
+        "float": (x, 3, -2.5, True),
+        "count": (x, 3, 2.5),
+        "device_index": inputs,
+        "subclass": (torch.nn.Parameter(x), 3, 2.5, True),
+    }[change]
+    if change == "device_index":
+        t2 = executor.new_table(lambda: 1, lambda d: 0, 8)
+        executor.add(t2, inputs, 0, [], [], [(0, 0)])
+        assert executor.call(t2, inputs) is None
+    else:
+        assert executor.call(t, other) is None
+    assert executor.call(t, inputs)[0] is x  # the recorded signature still matches
+
+
+@needs_executor
+def test_executor_refused_signatures_and_the_bound() -> None:
+    t = executor.new_table(lambda: 0, lambda d: 0, 2)
+    executor.refuse(t, (1,), 0)
+    assert executor.call(t, (1,)) is False
+    executor.add(t, (2,), 0, [], [], [])
+    executor.add(t, (3,), 0, [], [], [])  # the third signature pushes out the least recent
+    assert executor.size(t) == (2, 2)
+    assert executor.call(t, (1,)) is None
+    assert executor.call(t, (3,)) == ()
+
+
+@needs_executor
+def test_executor_rejects_malformed_plans() -> None:
+    t = _table()
+    x = torch.randn(4)
+    with pytest.raises(ValueError, match="names no argument"):
+        executor.add(t, (x,), 0, [], [(print, (0, 0), [(5, -1, 0, 0)], 1)], [])
+    with pytest.raises(ValueError, match="names no argument"):
+        executor.add(t, (x, 2), 0, [], [(print, (0, 0, 0), [(0, -1, 1, 0)], 1)], [])  # a scalar is no pointer
+    with pytest.raises(ValueError, match="stream slot"):
+        executor.add(t, (x,), 0, [], [(print, (0,), [], 3)], [])
+    with pytest.raises(ValueError, match="names no input"):
+        executor.add(t, (x,), 0, [], [], [(1, 0)])
+    with pytest.raises(ValueError, match="is not recorded"):
+        executor.add(t, ("text",), 0, [], [], [])
+    with pytest.raises(TypeError):
+        executor.call(t, [x])
+    assert executor.size(t) == (0, 0)
+
+
+@needs_executor
+def test_executor_passes_a_launch_error_on() -> None:
+    def boom(*a: Any) -> None:
+        raise RuntimeError("launch failed")
+
+    t = _table()
+    x = torch.randn(4)
+    executor.add(t, (x,), 0, [((4,), (1,), torch.float32, CPU)], [(boom, (0, 0), [(1, -1, -1, 0)], 0)], [(1, 0)])
+    with pytest.raises(RuntimeError, match="launch failed"):
+        executor.call(t, (x,))
+
+
+# -- recorder and replayer, end to end on the CPU ------------------------------------------
+
+
+def _at(ptr: int, numel: int, dtype: torch.dtype) -> torch.Tensor:
+    """A tensor over raw memory (what the fake compiled kernels compute on)."""
+    if numel == 0:
+        return torch.empty(0, dtype=dtype)
+    buf = (ctypes.c_char * (numel * dtype.itemsize)).from_address(ptr)
+    return torch.frombuffer(buf, dtype=dtype, count=numel)
+
+
+class _Compiled:
+    def __init__(self, body: Any, log: list) -> None:
+        self.body, self.log = body, log
+        self.function, self.packed_metadata = "cu_function", "metadata"
+
+    def _init_handles(self) -> None:
+        pass
+
+    def run(self, gx: int, gy: int, gz: int, stream: int, function: Any, metadata: Any, *rest: Any) -> None:
+        self.log.append("direct")
+        self.body(*rest[3:-3])  # after the hooks, before the constexprs
+
+
+class _Kernel:
+    """A JIT kernel as `launch` sees it, computing `body(*args)` with tensors as pointers."""
+
+    def __init__(self, body: Any) -> None:
+        self.log: list = []
+        self.compiled = _Compiled(body, self.log)
+        self.body = body
+
+    def __getitem__(self, grid: tuple) -> Any:
+        def call(*args: Any, num_warps: int, **constexprs: Any) -> _Compiled:
+            self.log.append("jit")
+            self.body(*[a.data_ptr() if isinstance(a, torch.Tensor) else a for a in args])
+            return self.compiled
+
+        return call
+
+
+def _scale(x: int, w: int, tmp: int, n: int, m: int, alpha: float) -> None:
+    """tmp[n, m] (f32) = x[n, m] * w[m] * alpha."""
+    _at(tmp, n * m, torch.float32).copy_((_at(x, n * m, torch.float32).view(n, m) * _at(w, m, torch.float32)
+                                          * alpha).reshape(-1))
+
+
+def _cast(tmp: int, y: int, n: int, m: int) -> None:
+    """y[n, m] (bf16) = tmp[n, m] + 1."""
+    _at(y, n * m, torch.bfloat16).copy_(_at(tmp, n * m, torch.float32) + 1)
+
+
+SCALE, CAST = _Kernel(_scale), _Kernel(_cast)
+
+
+def _program(x: torch.Tensor, w: torch.Tensor, alpha: float) -> tuple[torch.Tensor, ...]:
+    """What a generated program does: checks, allocations, launches through `rt.launch`."""
+    _program.calls += 1  # type: ignore[attr-defined]
+    x = rt.check_tensor(x, "x", torch.float32, (None, None), x.device, True)  # may copy: host work
+    n, m = x.shape
+    tmp = torch.empty((n * m * 4 + 16,), dtype=torch.uint8, device=x.device)  # bytes, at offset 16
+    y = torch.empty((n, m), dtype=torch.bfloat16, device=x.device)
+    t = tmp[16:]
+    rt.launch(SCALE, (n,), (x, w, t, n, m, alpha), 1, 32, False, 4)
+    rt.launch(CAST, (n,), (t, y, n, m), 1, 32, False, 4)
+    return (y, x)
+
+
+_program.calls = 0  # type: ignore[attr-defined]
+
+
+@pytest.fixture
+def gpu(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Launches take the direct GPU path on the fake kernels."""
+    monkeypatch.setattr(L, "_interpreted", lambda kernel: False)
+    monkeypatch.setattr(L, "_direct_ok", True)
+    monkeypatch.setattr(L, "_C", type("C", (), {"_cuda_getDevice": staticmethod(lambda: 0),
+                                              "_cuda_getCurrentRawStream": staticmethod(lambda d: 99)}))
+    L.kernel_args((SCALE,), tensors=(0, 1, 2), loose=(5,), count=6)
+    L.kernel_args((CAST,), tensors=(0, 1), loose=(), count=4)
+
+
+def _expected(x: torch.Tensor, w: torch.Tensor, alpha: float) -> torch.Tensor:
+    return (x * w * alpha + 1).to(torch.bfloat16)
+
+
+def _replayer() -> replay.Replayer:
+    return replay.Replayer(_program, executor, get_device=lambda: 0, get_stream=lambda d: 99)
+
+
+@needs_executor
+def test_second_call_replays_without_python(gpu: None) -> None:
+    r = _replayer()
+    w = torch.randn(8)
+    x = torch.randn(4, 8)
+    y0, x0 = r((x, w, 0.5))  # first launch of each kernel: the JIT path, not recorded
+    assert x0 is x and r.recorded == 0
+    y1, _ = r((x, w, 0.5))  # recorded
+    assert r.recorded == 1
+    before = _program.calls
+    for _ in range(3):
+        x = torch.randn(4, 8)
+        w = torch.randn(8)
+        y, xo = r((x, w, 0.5))
+        assert xo is x  # an input returned as itself
+        torch.testing.assert_close(y, _expected(x, w, 0.5))
+    assert _program.calls == before  # no Python program ran
+    assert SCALE.log[-1] == "direct"
+    torch.testing.assert_close(y0, y1)
+
+
+@needs_executor
+def test_new_signatures_are_recorded_apart(gpu: None) -> None:
+    r = _replayer()
+    w = torch.randn(8)
+    for x, alpha in [(torch.randn(4, 8), 0.5), (torch.randn(6, 8), 0.5), (torch.randn(4, 8), 2.0)]:
+        for _ in range(3):
+            (y, _) = r((x, w, alpha))
+            torch.testing.assert_close(y, _expected(x, w, alpha))
+    assert r.signatures() == (3, 3)
+
+
+@needs_executor
+def test_host_work_refuses_the_signature(gpu: None) -> None:
+    """A transposed input is copied by `check_tensor` (host work): never replayed, always right."""
+    r = _replayer()
+    w = torch.randn(8)
+    for _ in range(4):
+        x = torch.randn(8, 4).t()
+        (y, _) = r((x, w, 1.5))
+        torch.testing.assert_close(y, _expected(x, w, 1.5))
+    assert r.signatures() == (1, 0)
+
+
+@needs_executor
+def test_unaligned_inputs_are_retried_then_refused(gpu: None) -> None:
+    """An input 4 bytes off 16 takes Triton's JIT path (which specializes on alignment): the
+    recording fails for that call, and after `ATTEMPTS` calls the signature is refused."""
+    r = _replayer()
+    w = torch.randn(8)
+    for _ in range(replay.ATTEMPTS + 1):
+        x = torch.randn(33)[1:].view(4, 8)
+        (y, _) = r((x, w, 1.0))
+        torch.testing.assert_close(y, _expected(x, w, 1.0))
+    assert r.signatures() == (1, 0)
+
+
+@needs_executor
+def test_inputs_sharing_storage_are_not_recorded(gpu: None) -> None:
+    r = _replayer()
+    base = torch.randn(40)
+    for _ in range(2):
+        x, w = base[:32].view(4, 8), base[32:]
+        (y, _) = r((x, w, 1.0))
+        torch.testing.assert_close(y, _expected(x, w, 1.0))
+    assert r.recorded == 0
+
+
+@needs_executor
+def test_no_replay_while_launches_are_intercepted(gpu: None) -> None:
+    r = _replayer()
+    x, w = torch.randn(4, 8), torch.randn(8)
+    for _ in range(3):
+        r((x, w, 0.5))
+    seen: list = []
+    with L.intercepted(lambda *a: seen.append(a[0])):
+        r((x, w, 0.5))
+    assert seen == [SCALE, CAST]
+
+
+# -- which generated programs may be replayed ----------------------------------------------
+
+ADD = """
+func.func @add(%a: tensor<?x4xf32>, %b: tensor<?x4xf32>) -> tensor<?x4xf32> {
+  %c = fusion.add %a, %b : tensor<?x4xf32>
+  func.return %c : tensor<?x4xf32>
+}
+"""
+
+MATMUL = """
+func.func @mm(%a: tensor<4x8xf32>, %b: tensor<8x2xf32>) -> tensor<4x2xf32> {
+  %c = fusion.matmul %a, %b : tensor<4x8xf32>, tensor<8x2xf32> -> tensor<4x2xf32>
+  func.return %c : tensor<4x2xf32>
+}
+"""
+
+GATHER = """
+func.func @g(%x: tensor<5x3xf32>, %i: tensor<4x3xi64>) -> tensor<4x3xf32> {
+  %y = fusion.gather %x, %i dim 0 : tensor<5x3xf32>, tensor<4x3xi64> -> tensor<4x3xf32>
+  func.return %y : tensor<4x3xf32>
+}
+"""
+
+FULL_SUM = """
+func.func @s(%x: tensor<?x?xf32>) -> tensor<f32> {
+  %s = fusion.sum %x dims [0, 1] : tensor<?x?xf32> -> tensor<f32>
+  func.return %s : tensor<f32>
+}
+"""
+
+
+def test_replayable_programs(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert "\nREPLAYABLE = True" in allotment.compile(ADD).source("cuda")
+    assert "\nREPLAYABLE = False  # cpu programs" in allotment.compile(ADD).source("cpu")
+    assert "\nREPLAYABLE = False  # library kernel" in allotment.compile(MATMUL).source("cuda")
+    assert "\nREPLAYABLE = False  # kernel " in allotment.compile(GATHER).source("cuda")
+    assert "\nREPLAYABLE = True" in allotment.compile(FULL_SUM).source("cuda")  # partials: an intermediate
+    monkeypatch.setenv("ALLOT_POISON", "1")
+    assert "\nREPLAYABLE = False  # poison mode" in allotment.compile(FULL_SUM).source("cuda")
+
+
+def test_replayer_for_respects_the_switches(monkeypatch: pytest.MonkeyPatch) -> None:
+    module = type("M", (), {"REPLAYABLE": False, "run": staticmethod(lambda: ())})
+    assert replay.replayer_for(module) is None
+    module.REPLAYABLE = True
+    monkeypatch.setenv("ALLOT_REPLAY", "0")
+    assert replay.replayer_for(module) is None
+    monkeypatch.setenv("ALLOT_REPLAY", "1")
+    if executor is not None and hasattr(torch._C, "_cuda_getDevice"):
+        assert isinstance(replay.replayer_for(module), replay.Replayer)
+    elif not hasattr(torch._C, "_cuda_getDevice"):  # a CPU build of torch: no stream to launch on
+        assert replay.replayer_for(module) is None
+
+
+# -- FusionDefinition.execute's fast path ----------------------------------------------------
+
+
+class _FakeExecutable:
+    """Stands for a CUDA executable whose calls are replayed (`_replay` set)."""
+
+    _replay = ("call", "table")
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def __call__(self, x: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        self.calls += 1
+        return (-x,)
+
+
+@needs_executor
+def test_execute_fast_path_keeps_the_frontend_checks(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A signature that `_prepare_inputs` passed unchanged is matched by the executor and goes
+    straight to the executable; any other input still gets the frontend's checks and errors."""
+    from allotment import DataType, FusionDefinition
+    from allotment.backend.host_runtime import InputTypeError
+
+    monkeypatch.setattr(torch._C, "_cuda_getDevice", lambda: 0, raising=False)
+    monkeypatch.setattr(torch._C, "_cuda_getCurrentRawStream", lambda d: 0, raising=False)
+    with FusionDefinition() as fd:
+        x = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.Float)
+        fd.add_output(fd.ops.neg(x))
+    exe = _FakeExecutable()
+    fd._executables["cuda"] = exe
+    good = torch.randn(3, 4)
+    fd._accept([good], [good], torch.device("cuda"))  # as after a first call on a GPU
+    (y,) = fd.execute([torch.randn(3, 4)])
+    assert exe.calls == 1 and y.shape == (3, 4)
+    with pytest.raises(InputTypeError, match="contiguity|contiguous|stride"):
+        fd.execute([torch.randn(4, 3).t()])  # declared contiguous: the check still runs
+    with pytest.raises(InputTypeError, match="dtype"):
+        fd.execute([torch.randn(3, 4, dtype=torch.float64)])
+    assert exe.calls == 1
+    fd._accept([good], [good.clone()], torch.device("cuda"))  # arguments changed by the checks: not kept
+    assert executor.size(fd._fast[1]) == (1, 1)
+
+
+# -- on a GPU: real fusions ----------------------------------------------------------------
+
+gpu_only = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+
+RMS = """
+func.func @rms(%x: tensor<?x?xbf16>, %w: tensor<?xbf16>) -> (tensor<?x?xbf16>, tensor<?x1xf32>) {
+  %eps = arith.constant 1.000000e-06 : f32
+  %xf = fusion.cast %x : tensor<?x?xbf16> to tensor<?x?xf32>
+  %sq = fusion.mul %xf, %xf : tensor<?x?xf32>
+  %ms = fusion.mean %sq dims [1] keepdim : tensor<?x?xf32> -> tensor<?x1xf32>
+  %mse = fusion.add %ms, %eps : tensor<?x1xf32>, f32 -> tensor<?x1xf32>
+  %r = fusion.rsqrt %mse : tensor<?x1xf32>
+  %xn = fusion.mul %xf, %r : tensor<?x?xf32>, tensor<?x1xf32> -> tensor<?x?xf32>
+  %wf = fusion.cast %w : tensor<?xbf16> to tensor<?xf32>
+  %c1 = arith.constant 1 : index
+  %n = tensor.dim %x, %c1 : tensor<?x?xbf16>
+  %wb = fusion.broadcast_in_dim %wf [1, %n] dims [1] : tensor<?xf32> -> tensor<1x?xf32>
+  %yf = fusion.mul %xn, %wb : tensor<?x?xf32>, tensor<1x?xf32> -> tensor<?x?xf32>
+  %y = fusion.cast %yf : tensor<?x?xf32> to tensor<?x?xbf16>
+  func.return %y, %r : tensor<?x?xbf16>, tensor<?x1xf32>
+}
+"""
+
+
+@gpu_only
+@needs_executor
+def test_gpu_fusions_replay_and_match_torch() -> None:
+    exe = allotment.compile(RMS)
+    for rows, cols in [(8, 128), (1000, 4096), (3, 7), (0, 64)]:
+        for _ in range(4):
+            x = torch.randn(rows, cols, device="cuda", dtype=torch.bfloat16)
+            w = torch.randn(cols, device="cuda", dtype=torch.bfloat16)
+            y, r = exe(x, w)
+            xf = x.float()
+            rr = torch.rsqrt(xf.pow(2).mean(1, keepdim=True) + 1e-6)
+            torch.testing.assert_close(r, rr, rtol=1e-4, atol=1e-4)
+            torch.testing.assert_close(y, (xf * rr * w.float()).bfloat16(), rtol=2e-2, atol=2e-2)
+    prog = exe.program("cuda")
+    assert prog.replayer is not None and prog.replayer.recorded >= 3
+
+
+@gpu_only
+@needs_executor
+def test_gpu_execute_fast_path() -> None:
+    """`FusionDefinition.execute` on a GPU: the second call on a signature takes the fast path
+    (replayed), results stay right on new inputs, and a bad input still gets its error."""
+    from allotment import DataType, FusionDefinition
+    from allotment.backend.host_runtime import InputTypeError
+
+    with FusionDefinition() as fd:
+        x = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.BFloat16)
+        w = fd.define_tensor(shape=[-1], contiguity=[True], dtype=DataType.BFloat16)
+        xf = fd.ops.cast(x, DataType.Float)
+        wb = fd.ops.broadcast_in_dim(fd.ops.cast(w, DataType.Float), shape=xf.shape(), broadcast_dims=[1])
+        fd.add_output(fd.ops.cast(fd.ops.mul(fd.ops.exp(xf), wb), DataType.BFloat16))
+    for _ in range(4):
+        x = torch.randn(16, 32, device="cuda", dtype=torch.bfloat16)
+        w = torch.randn(32, device="cuda", dtype=torch.bfloat16)
+        (y,) = fd.execute([x, w])
+        torch.testing.assert_close(y, (x.float().exp() * w.float()).bfloat16(), rtol=2e-2, atol=2e-2)
+    assert fd._fast is not None
+    with pytest.raises(InputTypeError):
+        fd.execute([torch.randn(32, 16, device="cuda", dtype=torch.bfloat16).t(), w])
