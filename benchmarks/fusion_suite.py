@@ -375,6 +375,9 @@ class Runner:
                 row[f"host_us_{label}"] = measure.host_us(fn, a.host_calls)
             if row.get("kernels"):
                 row["host_us_per_kernel"] = row["host_us_allotment"] / row["kernels"]
+            replayer = exe.program("cuda").replayer
+            if replayer is not None:  # (signatures kept, of which replayed): backend/replay.py
+                row["replay_signatures"] = list(replayer.signatures())
 
     def _emit(self, row: dict[str, Any]) -> None:
         self.rows.append(row)

@@ -130,6 +130,9 @@ def assert_ir_text_is_data(source: str, canary: Path) -> None:
             assert all(a.name in ALLOWED_IMPORTS for a in node.names), ast.dump(node)
         elif isinstance(node, ast.ImportFrom):
             assert node.module in ALLOWED_IMPORTS, ast.dump(node)
+        elif isinstance(node, ast.Assign):  # only the program's `REPLAYABLE = True/False`
+            assert [ast.dump(t) for t in node.targets] == [ast.dump(ast.Name("REPLAYABLE", ast.Store()))], ast.dump(node)
+            assert isinstance(node.value, ast.Constant) and isinstance(node.value.value, bool), ast.dump(node)
         else:
             assert isinstance(node, ast.FunctionDef), f"module-level code: {ast.dump(node)[:200]}"
     nodes = list(ast.walk(tree))

@@ -249,6 +249,19 @@ def test_new_signatures_are_recorded_apart(gpu: None) -> None:
 
 
 @needs_executor
+def test_recordings_stop_when_every_call_is_new(gpu: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A scalar that changes at every call (an RNG seed) makes every call a new signature:
+    past `MAX_RECORDINGS` recordings, calls run the program without being recorded."""
+    monkeypatch.setattr(replay, "MAX_RECORDINGS", 5)
+    r = _replayer()
+    x, w = torch.randn(4, 8), torch.randn(8)
+    for k in range(12):
+        (y, _) = r((x, w, 1.0 + k))
+        torch.testing.assert_close(y, _expected(x, w, 1.0 + k))
+    assert r.recordings == 5 and r.signatures()[0] <= 5
+
+
+@needs_executor
 def test_host_work_refuses_the_signature(gpu: None) -> None:
     """A transposed input is copied by `check_tensor` (host work): never replayed, always right."""
     r = _replayer()
@@ -296,6 +309,47 @@ def test_no_replay_while_launches_are_intercepted(gpu: None) -> None:
     assert seen == [SCALE, CAST]
 
 
+def _linear_program(x: torch.Tensor, w: torch.Tensor, b: torch.Tensor) -> tuple[torch.Tensor, ...]:
+    """A library kernel (`rt.linear`: a torch call writing its `out=`) into an intermediate,
+    then a kernel reading it."""
+    _linear_program.calls += 1  # type: ignore[attr-defined]
+    n, m = x.shape[0] * x.shape[1], w.shape[0]
+    h = torch.empty((x.shape[0], x.shape[1], m), dtype=torch.float32, device=x.device)
+    rt.linear(x, w, b, h)
+    y = torch.empty((x.shape[0], x.shape[1], m), dtype=torch.bfloat16, device=x.device)
+    rt.launch(CAST, (n,), (h, y, n, m), 1, 32, False, 4)
+    return (y,)
+
+
+_linear_program.calls = 0  # type: ignore[attr-defined]
+
+
+@needs_executor
+def test_torch_calls_are_replayed_on_views_of_this_calls_tensors(gpu: None) -> None:
+    r = replay.Replayer(_linear_program, executor, get_device=lambda: 0, get_stream=lambda d: 99)
+    for _ in range(2):
+        x, w, b = torch.randn(2, 3, 8), torch.randn(5, 8), torch.randn(5)
+        r((x, w, b))
+    assert r.recorded == 1
+    before = _linear_program.calls
+    for _ in range(3):
+        x, w, b = torch.randn(2, 3, 8), torch.randn(5, 8), torch.randn(5)
+        (y,) = r((x, w, b))
+        torch.testing.assert_close(y, (torch.nn.functional.linear(x, w, b) + 1).bfloat16())
+    assert _linear_program.calls == before
+
+
+@needs_executor
+def test_a_reshape_that_copies_refuses_the_signature(gpu: None) -> None:
+    r = replay.Replayer(_linear_program, executor, get_device=lambda: 0, get_stream=lambda d: 99)
+    for _ in range(3):
+        x = torch.randn(3, 2, 8).transpose(0, 1)  # [2, 3, 8]: reshape(-1, 8) must copy
+        w, b = torch.randn(5, 8), torch.randn(5)
+        (y,) = r((x, w, b))
+        torch.testing.assert_close(y, (torch.nn.functional.linear(x, w, b) + 1).bfloat16())
+    assert r.signatures() == (1, 0)
+
+
 # -- which generated programs may be replayed ----------------------------------------------
 
 ADD = """
@@ -330,7 +384,7 @@ func.func @s(%x: tensor<?x?xf32>) -> tensor<f32> {
 def test_replayable_programs(monkeypatch: pytest.MonkeyPatch) -> None:
     assert "\nREPLAYABLE = True" in allotment.compile(ADD).source("cuda")
     assert "\nREPLAYABLE = False  # cpu programs" in allotment.compile(ADD).source("cpu")
-    assert "\nREPLAYABLE = False  # library kernel" in allotment.compile(MATMUL).source("cuda")
+    assert "\nREPLAYABLE = True" in allotment.compile(MATMUL).source("cuda")  # torch calls are recorded too
     assert "\nREPLAYABLE = False  # kernel " in allotment.compile(GATHER).source("cuda")
     assert "\nREPLAYABLE = True" in allotment.compile(FULL_SUM).source("cuda")  # partials: an intermediate
     monkeypatch.setenv("ALLOT_POISON", "1")
@@ -354,12 +408,12 @@ def test_replayer_for_respects_the_switches(monkeypatch: pytest.MonkeyPatch) -> 
 
 
 class _FakeExecutable:
-    """Stands for a CUDA executable whose calls are replayed (`_replay` set)."""
-
-    _replay = ("call", "table")
+    """Stands for a CUDA executable whose calls are replayed (`_replay` set: an executor whose
+    answer is always "not recorded", so the call goes to the executable itself)."""
 
     def __init__(self) -> None:
         self.calls = 0
+        self._replay = (lambda table, inputs: None, None)
 
     def __call__(self, x: torch.Tensor) -> tuple[torch.Tensor, ...]:
         self.calls += 1
@@ -456,3 +510,26 @@ def test_gpu_execute_fast_path() -> None:
     assert fd._fast is not None
     with pytest.raises(InputTypeError):
         fd.execute([torch.randn(32, 16, device="cuda", dtype=torch.bfloat16).t(), w])
+
+
+LINEAR_GELU = """
+func.func @mlp(%x: tensor<?x?xbf16>, %w: tensor<?x?xbf16>, %b: tensor<?xbf16>) -> tensor<?x?xbf16> {
+  %h = fusion.linear %x, %w, %b : tensor<?x?xbf16>, tensor<?x?xbf16>, tensor<?xbf16> -> tensor<?x?xbf16>
+  %t = fusion.tanh %h : tensor<?x?xbf16>
+  func.return %t : tensor<?x?xbf16>
+}
+"""
+
+
+@gpu_only
+@needs_executor
+def test_gpu_library_kernels_replay_and_match_torch() -> None:
+    exe = allotment.compile(LINEAR_GELU)
+    for rows in (16, 40):
+        for _ in range(4):
+            x = torch.randn(rows, 64, device="cuda", dtype=torch.bfloat16)
+            w = torch.randn(32, 64, device="cuda", dtype=torch.bfloat16) * 0.1
+            b = torch.randn(32, device="cuda", dtype=torch.bfloat16)
+            (y,) = exe(x, w, b)
+            torch.testing.assert_close(y, torch.tanh(torch.nn.functional.linear(x, w, b)), rtol=2e-2, atol=2e-2)
+    assert exe.program("cuda").replayer.recorded == 2

@@ -399,7 +399,6 @@ class _HostEmitter:
         if len(body) != 1 or len(outs) != 1:
             raise CodegenError(f"library kernel {op.sym_name.data!r} must hold one matmul or linear")
         lib = body[0]
-        self.host_work.append(f"library kernel {op.sym_name.data!r} is a torch call")
         args = {a: n for a, n in zip(op.body.block.args, ins)}
         (out,) = outs
         if isinstance(lib, fusion.MatmulOp):

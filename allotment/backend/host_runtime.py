@@ -428,21 +428,31 @@ from allotment.backend.launch import launch_kernel as launch  # noqa: E402, F401
 
 def matmul(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor) -> None:
     if a.dim() == 1 or b.dim() == 1:  # torch.matmul(out=) resizes a 1-D result (deprecated): copy it
+        _launch.note_host_work("a matmul result copied")
         out.copy_(torch.matmul(a, b))
         return
-    torch.matmul(a, b, out=out)
+    _torch_call(torch.matmul, (a, b), {"out": out})
 
 
 def linear(x: torch.Tensor, w: torch.Tensor, bias: torch.Tensor | None, out: torch.Tensor) -> None:
     if w.dim() == 2 and x.dim() >= 2 and out.is_contiguous():
         x2 = x.reshape(-1, x.shape[-1])
+        if x2 is not x and not x2._is_view():  # reshape copied it (a host-side op)
+            _launch.note_host_work("an input of a linear copied by reshape")
         o2 = out.view(-1, out.shape[-1])
         if bias is not None:
-            torch.addmm(bias, x2, w.t(), out=o2)
+            _torch_call(torch.addmm, (bias, x2, w.t()), {"out": o2})
         else:
-            torch.mm(x2, w.t(), out=o2)
+            _torch_call(torch.mm, (x2, w.t()), {"out": o2})
         return
+    _launch.note_host_work("a linear result copied")
     out.copy_(torch.nn.functional.linear(x, w, bias))
+
+
+def _torch_call(fn: Any, args: tuple, kwargs: dict[str, Any]) -> None:
+    """A library kernel's torch call, reported to a recording (`launch.note_torch_call`)."""
+    _launch.note_torch_call(fn, args, kwargs)
+    fn(*args, **kwargs)
 
 
 POISON_INTEGER = -0x5A5A5A5A

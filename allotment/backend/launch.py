@@ -92,6 +92,14 @@ def note_host_work(what: str) -> None:
         rec.refuse(what)
 
 
+def note_torch_call(fn: Any, args: tuple, kwargs: dict[str, Any]) -> None:
+    """Called by the host runtime before a library kernel's torch call (`fn(*args,
+    **kwargs)`, writing its `out=`): a call being recorded replays it as such."""
+    rec = _RECORDER.get()
+    if rec is not None:
+        rec.torch_call(fn, args, kwargs)
+
+
 @contextmanager
 def intercepted(hook: Callable[..., None]) -> Iterator[None]:
     """Launches in this thread call `hook(kernel, grid, args, constexprs, num_warps)` instead."""

@@ -29,7 +29,9 @@ time goes through Triton's JIT; inputs that share storage, whose pointers cannot
 told apart) is retried on the next call with the signature, up to `ATTEMPTS` times; a
 reason of the signature (host work, an output that is a view of a new buffer) refuses
 the signature at once: its calls run the program. At most `MAX_SIGNATURES` signatures
-are kept per program (least recently matched first out).
+are kept per program (least recently matched first out), and at most `MAX_RECORDINGS`
+recordings are tried per program (a scalar that changes at every call, such as an RNG
+seed, makes every call a new signature).
 
 Not replayed: calls while launches are intercepted (`launch.intercepted`: the
 executor checks that context variable itself), and calls
@@ -54,6 +56,10 @@ MAX_SIGNATURES = 64
 """Signatures kept per program (replayable and refused)."""
 ATTEMPTS = 3
 """Recordings tried per signature before its calls are left to the program."""
+MAX_RECORDINGS = 4 * MAX_SIGNATURES
+"""Recordings tried per program: past this, new signatures run the program without being
+recorded (a scalar input that changes at every call, such as an RNG seed, makes every call
+a new signature; recording each would cost more than it saves)."""
 _PLAIN_TYPES = (torch.Tensor, torch.nn.Parameter, int, float, bool)
 
 
@@ -87,6 +93,8 @@ class Replayer:
         self._lock = threading.Lock()
         self.recorded = 0
         """Signatures recorded as replayable (a count, for tests and benchmarks)."""
+        self.recordings = 0
+        """Recordings tried (`MAX_RECORDINGS`)."""
 
     def __call__(self, inputs: tuple[Any, ...]) -> tuple[torch.Tensor, ...]:
         out = self._call(self.table, inputs)  # False while launches are intercepted
@@ -106,8 +114,9 @@ class Replayer:
         return self.executor.size(self.table)
 
     def _record(self, inputs: tuple[Any, ...]) -> tuple[torch.Tensor, ...]:
-        if any(type(x) not in _PLAIN_TYPES for x in inputs):
+        if self.recordings >= MAX_RECORDINGS or any(type(x) not in _PLAIN_TYPES for x in inputs):
             return self.run(*inputs)
+        self.recordings += 1
         rec = Recorder()
         with _launch.recording(rec):
             outputs = self.run(*inputs)
@@ -145,14 +154,18 @@ class Recorder:
     """Watches one call of a program (`launch.recording`) and derives its plan."""
 
     def __init__(self) -> None:
-        self.launches: list[tuple[Any, list[Any], list[tuple[int, torch.Tensor, int]]]] = []
+        self.steps: list[tuple] = []
+        """("triton", CallPlan, arguments, tensors) and ("torch", fn, args, kwargs), in call order."""
         self.failure: str | None = None
         """Why this call cannot be replayed (retried on the next call)."""
         self.refusal: str | None = None
         """Why no call with this signature can be replayed."""
 
     def launch(self, plan: Any, arguments: list[Any], tensors: list[tuple[int, torch.Tensor, int]]) -> None:
-        self.launches.append((plan, arguments, tensors))
+        self.steps.append(("triton", plan, arguments, tensors))
+
+    def torch_call(self, fn: Any, args: tuple, kwargs: dict[str, Any]) -> None:
+        self.steps.append(("torch", fn, args, kwargs))
 
     def fail(self, why: str) -> None:
         self.failure = self.failure or why
@@ -165,27 +178,83 @@ class Recorder:
         `refusal` set) if this call cannot be replayed."""
         if self.failure is not None or self.refusal is not None:
             return None
-        by_storage: dict[int, int] = {}  # storage data pointer -> tensor input
+        try:
+            return _Planner(inputs, outputs).plan(self.steps)
+        except _NotReplayable as e:
+            if e.transient:
+                self.fail(str(e))
+            else:
+                self.refuse(str(e))
+            return None
+
+
+_ATEN_OUT_OPS = {torch.addmm: 1, torch.mm: 2, torch.matmul: 3}
+"""Torch calls that the executor makes through ATen (`at::addmm_out`, `at::mm_out`,
+`at::matmul_out`) when every argument is a tensor: the same op, without Python's parsing."""
+
+
+class _NotReplayable(Exception):
+    def __init__(self, why: str, transient: bool = False) -> None:
+        super().__init__(why)
+        self.transient = transient
+
+
+class _Planner:
+    """Names every tensor a recorded call touched by its source: an input (by storage), or a
+    buffer the call allocated (an output's typed allocation, else bytes)."""
+
+    def __init__(self, inputs: Sequence[Any], outputs: Sequence[Any]) -> None:
+        self.inputs, self.outputs = inputs, outputs
+        self.by_storage: dict[int, int] = {}  # storage data pointer -> tensor input
         for i, x in enumerate(inputs):
             if isinstance(x, torch.Tensor):
                 st = x.untyped_storage()
                 if st.nbytes() == 0:
                     continue
-                if st.data_ptr() in by_storage:
-                    self.fail("two inputs share storage")
-                    return None
-                by_storage[st.data_ptr()] = i
-        allocs: list[tuple] = []
-        new_buffers: dict[int, int] = {}  # storage data pointer -> alloc index (byte buffers)
-        byte_sizes: dict[int, int] = {}
+                if st.data_ptr() in self.by_storage:
+                    raise _NotReplayable("two inputs share storage", transient=True)
+                self.by_storage[st.data_ptr()] = i
+        self.allocs: list[tuple] = []
+        self.buffers: dict[int, int] = {}  # storage data pointer -> alloc index
+        self.byte_sizes: dict[int, int] = {}  # storage data pointer -> bytes (-1: an output's typed allocation)
+
+    def plan(self, steps: list[tuple]) -> tuple[list, list, list]:
+        outs = self._outputs()
+        launches: list[tuple] = []
+        for step in steps:
+            if step[0] == "triton":
+                _, plan, arguments, tensors = step
+                slots: list[tuple[int, int, int, int]] = []
+                for k, t, ptr in tensors:
+                    found = self._source(t)
+                    if found is None:
+                        continue  # an empty buffer, never read nor written: its pointer stays as recorded
+                    src, base = found
+                    slots.append((*plan.slot(k), src, ptr - base))
+                template = tuple(tuple(a) if isinstance(a, tuple) else a for a in arguments)
+                launches.append((plan.fn, template, slots, plan.at[3]))
+            else:
+                _, fn, args, kwargs = step
+                values = (*args, *kwargs.values())
+                tensors_at: list[tuple] = []
+                for pos, v in enumerate(values):
+                    if isinstance(v, torch.Tensor):
+                        tensors_at.append(self._view(pos, v))
+                kwnames = tuple(kwargs) or None
+                template = tuple(None if isinstance(v, torch.Tensor) else v for v in values)
+                op = _ATEN_OUT_OPS.get(fn, 0) if len(tensors_at) == len(values) and kwnames == ("out",) else 0
+                if op and len(args) != (3 if op == 1 else 2):
+                    op = 0
+                launches.append(("torch", fn, template, kwnames, tensors_at, op))
+        return self.allocs, launches, outs
+
+    def _outputs(self) -> list[tuple]:
         outs: list[tuple] = []
-        for o in outputs:
-            if not isinstance(o, torch.Tensor):
-                self.refuse(f"an output of type {type(o).__name__}")
-                return None
         out_alloc: dict[int, int] = {}  # id(output) -> alloc index
-        for o in outputs:
-            found = next((i for i, x in enumerate(inputs) if o is x), None)
+        for o in self.outputs:
+            if not isinstance(o, torch.Tensor):
+                raise _NotReplayable(f"an output of type {type(o).__name__}")
+            found = next((i for i, x in enumerate(self.inputs) if o is x), None)
             if found is not None:
                 outs.append((0, found))
                 continue
@@ -193,56 +262,67 @@ class Recorder:
                 outs.append((1, out_alloc[id(o)]))
                 continue
             st = o.untyped_storage()
-            src = by_storage.get(st.data_ptr()) if st.nbytes() else None
+            src = self.by_storage.get(st.data_ptr()) if st.nbytes() else None
             if src is not None:
-                x = inputs[src]
+                x = self.inputs[src]
                 if o.dtype != x.dtype:
-                    self.refuse("an output views an input as another dtype")
-                    return None
+                    raise _NotReplayable("an output views an input as another dtype")
                 outs.append((2, src, tuple(o.shape), o.stride(), o.storage_offset() - x.storage_offset()))
                 continue
             if o.storage_offset() != 0 or st.nbytes() != _dense_bytes(o):
-                self.refuse("an output is a view of a buffer of the call")
-                return None
-            if st.nbytes() and st.data_ptr() in new_buffers:
-                self.refuse("two outputs share a buffer")
-                return None
-            out_alloc[id(o)] = len(allocs)
+                raise _NotReplayable("an output is a view of a buffer of the call")
+            if st.nbytes() and st.data_ptr() in self.buffers:
+                raise _NotReplayable("two outputs share a buffer")
+            out_alloc[id(o)] = len(self.allocs)
             if st.nbytes():
-                new_buffers[st.data_ptr()] = len(allocs)
-                byte_sizes[st.data_ptr()] = -1  # typed: its size is the output's
-            allocs.append((tuple(o.shape), o.stride(), o.dtype, o.device))
+                self.buffers[st.data_ptr()] = len(self.allocs)
+                self.byte_sizes[st.data_ptr()] = -1
+            self.allocs.append((tuple(o.shape), o.stride(), o.dtype, o.device))
             outs.append((1, out_alloc[id(o)]))
-        launches: list[tuple] = []
-        for plan, arguments, tensors in self.launches:
-            slots: list[tuple[int, int, int, int]] = []
-            for k, t, ptr in tensors:
-                st = t.untyped_storage()
-                if st.nbytes() == 0:
-                    continue  # never read nor written: its pointer stays as recorded
-                pos, sub = plan.slot(k)
-                src = by_storage.get(st.data_ptr())
-                if src is not None:
-                    slots.append((pos, sub, src, ptr - inputs[src].data_ptr()))
-                    continue
-                base = st.data_ptr()
-                j = new_buffers.get(base)
-                if j is None:
-                    j = new_buffers[base] = len(allocs)
-                    byte_sizes[base] = st.nbytes()
-                    allocs.append(((st.nbytes(),), (1,), torch.uint8, t.device))
-                elif byte_sizes[base] == -1:
-                    pass  # an output's buffer
-                elif st.nbytes() > byte_sizes[base]:  # the allocator gave a freed buffer's address again
-                    byte_sizes[base] = st.nbytes()
-                    allocs[j] = ((st.nbytes(),), (1,), torch.uint8, t.device)
-                if byte_sizes[base] == -1 and st.nbytes() != _dense_bytes(_output_at(outputs, base)):
-                    self.refuse("an output's buffer is also another buffer's")
-                    return None
-                slots.append((pos, sub, -j - 1, ptr - base))
-            template = tuple(tuple(a) if isinstance(a, tuple) else a for a in arguments)
-            launches.append((plan.fn, template, slots, plan.at[3]))
-        return allocs, launches, outs
+        return outs
+
+    def _source(self, t: torch.Tensor) -> tuple[int, int] | None:
+        """(source, its data pointer in this call) of a tensor argument: an input (>= 0) or an
+        allocation (< 0: -index - 1); None for a tensor without bytes."""
+        st = t.untyped_storage()
+        if st.nbytes() == 0:
+            return None
+        base = st.data_ptr()
+        src = self.by_storage.get(base)
+        if src is not None:
+            return src, self.inputs[src].data_ptr()
+        j = self.buffers.get(base)
+        if j is None:
+            j = self.buffers[base] = len(self.allocs)
+            self.byte_sizes[base] = st.nbytes()
+            self.allocs.append(((_whole_words(st.nbytes()),), (1,), torch.uint8, t.device))
+        elif self.byte_sizes[base] == -1:
+            if st.nbytes() != _dense_bytes(next(o for o in self.outputs if o.untyped_storage().data_ptr() == base)):
+                raise _NotReplayable("an output's buffer is also another buffer's")
+        elif st.nbytes() > self.byte_sizes[base]:  # the allocator gave a freed buffer's address again
+            self.byte_sizes[base] = st.nbytes()
+            self.allocs[j] = ((_whole_words(st.nbytes()),), (1,), torch.uint8, t.device)
+        return -j - 1, base
+
+    def _view(self, pos: int, t: torch.Tensor) -> tuple:
+        """A torch call's tensor argument as (pos, source, dtype, sizes, strides, element offset)."""
+        found = self._source(t)
+        if found is None:
+            raise _NotReplayable("a torch call takes an empty tensor")
+        src, base = found
+        if src >= 0 and self.inputs[src].dtype != t.dtype:
+            raise _NotReplayable("a torch call views an input as another dtype")
+        if src < 0 and self.allocs[-src - 1][2] not in (torch.uint8, t.dtype):
+            raise _NotReplayable("a torch call views an output as another dtype")
+        shift = t.data_ptr() - base
+        if shift % t.element_size():
+            raise _NotReplayable("a torch call's tensor is not aligned to its dtype in its buffer")
+        return (pos, src, t.dtype, tuple(t.shape), t.stride(), shift // t.element_size())
+
+
+def _whole_words(nbytes: int) -> int:
+    """A byte buffer's size rounded up to 16 bytes, so that it can be viewed as any dtype."""
+    return -(-nbytes // 16) * 16
 
 
 def _dense_bytes(t: torch.Tensor) -> int:
@@ -252,5 +332,3 @@ def _dense_bytes(t: torch.Tensor) -> int:
     return (1 + sum((s - 1) * st for s, st in zip(t.shape, t.stride()))) * t.element_size()
 
 
-def _output_at(outputs: Sequence[torch.Tensor], base: int) -> torch.Tensor:
-    return next(o for o in outputs if o.untyped_storage().data_ptr() == base)

@@ -764,7 +764,9 @@ class FusionDefinition:
         if fast is not None and device is None and (inputs.__class__ is list or inputs.__class__ is tuple):
             given = tuple(inputs)
             if type(fast[0](fast[1], given)) is tuple:  # a signature `_prepare_inputs` passed as it is
-                return list(fast[2](*given))
+                replay = fast[2]._replay
+                out = replay[0](replay[1], given) if replay is not None else None  # the call, replayed
+                return list(out if type(out) is tuple else fast[2](*given))
         return self._execute(inputs, device, self._run, accept=device is None)
 
     def _execute(self, inputs: Sequence[Any], device: Any, run: RunFn, accept: bool = False) -> list[torch.Tensor]:

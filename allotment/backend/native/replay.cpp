@@ -4,7 +4,8 @@
 // the signature only: the buffers it allocated (sizes, strides, dtype, device), the
 // launches it made (Triton's launch callable and its full argument tuple, with the
 // slots that hold a device pointer named by where the pointer came from: an input's
-// data pointer or an allocation's, plus a byte offset; and the slot of the stream),
+// data pointer or an allocation's, plus a byte offset; and the slot of the stream; or a
+// torch call, whose tensor arguments are views of inputs or allocations),
 // and what it returned (an allocation, an input as it is, or a view of an input).
 //
 // `call(table, inputs)` answers False while the table's hook (a context variable) is set,
@@ -22,7 +23,10 @@
 
 #include <Python.h>
 
+#include <ATen/ops/addmm.h>
 #include <ATen/ops/as_strided.h>
+#include <ATen/ops/matmul.h>
+#include <ATen/ops/mm.h>
 #include <ATen/ops/empty_strided.h>
 #include <torch/csrc/Device.h>
 #include <torch/csrc/Dtype.h>
@@ -54,12 +58,26 @@ struct Slot {
   int64_t offset;   // bytes from the source's data pointer
 };
 
+struct TensorSlot {  // a torch call's tensor argument: a view of an input or an allocation
+  Py_ssize_t pos;      // index in the call's values (positional, then keyword)
+  int src;             // as Slot::src
+  c10::ScalarType dtype;
+  std::vector<int64_t> sizes, strides;
+  int64_t offset;      // elements from the source's data pointer
+};
+
 struct Launch {
   PyObject* fn = nullptr;    // owned
-  PyObject* tmpl = nullptr;  // owned tuple
+  PyObject* tmpl = nullptr;  // owned tuple: a Triton launch's arguments, or a torch call's values
   std::vector<Slot> slots;
   Py_ssize_t stream_pos = -1;
+  bool torch_call = false;   // fn(*values[:n - len(kwnames)], **dict(zip(kwnames, values[n - len(kwnames):])))
+  PyObject* kwnames = nullptr;  // owned tuple of str, or null
+  std::vector<TensorSlot> tensors;
+  int op = 0;  // a torch call that is one of these, called through ATen: 1 addmm, 2 mm, 3 matmul (out=)
 };
+
+enum { kGeneric = 0, kAddmm = 1, kMm = 2, kMatmul = 3 };
 
 struct Alloc {
   std::vector<int64_t> sizes, strides;
@@ -85,6 +103,7 @@ struct Plan {
     for (auto& l : launches) {
       Py_XDECREF(l.fn);
       Py_XDECREF(l.tmpl);
+      Py_XDECREF(l.kwnames);
     }
   }
 };
@@ -269,6 +288,61 @@ bool parse_device(PyObject* obj, c10::Device& out) {
   return true;
 }
 
+// ("torch", fn, values, kwnames or None, tensors, op), tensors: (pos, src, dtype, sizes, strides,
+// offset). An `op` other than 0 says the call is `fn(a, b[, c], out=d)` of that ATen op, with
+// every value a tensor: it is then made through ATen, without Python's argument parsing.
+bool parse_torch_call(PyObject* entry, Plan& plan, Py_ssize_t n_in, Py_ssize_t n_alloc) {
+  const char* tag;
+  PyObject *fn, *values, *kwnames, *tensors;
+  int op;
+  if (!PyArg_ParseTuple(entry, "sOO!OOi", &tag, &fn, &PyTuple_Type, &values, &kwnames, &tensors, &op)) return false;
+  Py_ssize_t n = PyTuple_GET_SIZE(values);
+  if (std::strcmp(tag, "torch") != 0 || !PyCallable_Check(fn) ||
+      (kwnames != Py_None && (!PyTuple_Check(kwnames) || PyTuple_GET_SIZE(kwnames) > n)) ||
+      (op != kGeneric && (op < kAddmm || op > kMatmul || n != (op == kAddmm ? 4 : 3) ||
+                          PySequence_Size(tensors) != n || kwnames == Py_None || PyTuple_GET_SIZE(kwnames) != 1))) {
+    PyErr_SetString(PyExc_ValueError, "a torch call is (\"torch\", fn, values, kwnames, tensors, op)");
+    return false;
+  }
+  Launch l;
+  l.torch_call = true;
+  l.op = op;
+  Py_INCREF(fn);
+  Py_INCREF(values);
+  l.fn = fn;
+  l.tmpl = values;
+  if (kwnames != Py_None) {
+    Py_INCREF(kwnames);
+    l.kwnames = kwnames;
+  }
+  plan.launches.push_back(l);  // owns the references from here on
+  PyObject* ft = PySequence_Fast(tensors, "tensors must be a sequence");
+  if (!ft) return false;
+  for (Py_ssize_t k = 0; k < PySequence_Fast_GET_SIZE(ft); ++k) {
+    TensorSlot ts;
+    PyObject *dtype, *sizes, *strides;
+    long long offset;
+    if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(ft, k), "niOOOL", &ts.pos, &ts.src, &dtype, &sizes, &strides,
+                          &offset)) {
+      Py_DECREF(ft);
+      return false;
+    }
+    ts.offset = offset;
+    bool ok = THPDtype_Check(dtype) && int_vector(sizes, ts.sizes) && int_vector(strides, ts.strides) &&
+              ts.sizes.size() == ts.strides.size() && ts.pos >= 0 && ts.pos < n &&
+              (ts.src >= 0 ? ts.src < n_in && plan.ins[ts.src].kind == Kind::Tensor : -ts.src - 1 < n_alloc);
+    if (!ok) {
+      if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "a torch call's tensor names no source");
+      Py_DECREF(ft);
+      return false;
+    }
+    ts.dtype = reinterpret_cast<THPDtype*>(dtype)->scalar_type;
+    plan.launches.back().tensors.push_back(std::move(ts));
+  }
+  Py_DECREF(ft);
+  return true;
+}
+
 bool parse_plan(PyObject* allocs, PyObject* launches, PyObject* outs, Plan& plan) {
   Py_ssize_t n_in = static_cast<Py_ssize_t>(plan.ins.size());
   PyObject* fa = PySequence_Fast(allocs, "allocs must be a sequence");
@@ -300,9 +374,17 @@ bool parse_plan(PyObject* allocs, PyObject* launches, PyObject* outs, Plan& plan
   PyObject* fl = PySequence_Fast(launches, "launches must be a sequence");
   if (!fl) return false;
   for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(fl); ++i) {
+    PyObject* entry = PySequence_Fast_GET_ITEM(fl, i);
+    if (PyTuple_Check(entry) && PyTuple_GET_SIZE(entry) == 6) {
+      if (!parse_torch_call(entry, plan, n_in, n_alloc)) {
+        Py_DECREF(fl);
+        return false;
+      }
+      continue;
+    }
     PyObject *fn, *tmpl, *slots;
     Py_ssize_t stream_pos;
-    if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(fl, i), "OO!On", &fn, &PyTuple_Type, &tmpl, &slots, &stream_pos)) {
+    if (!PyArg_ParseTuple(entry, "OO!On", &fn, &PyTuple_Type, &tmpl, &slots, &stream_pos)) {
       Py_DECREF(fl);
       return false;
     }
@@ -432,6 +514,60 @@ PyObject* pointer(uintptr_t base, int64_t offset) {
   return PyLong_FromUnsignedLongLong(static_cast<unsigned long long>(base + offset));
 }
 
+at::Tensor view_of(const TensorSlot& ts, PyObject* inputs, const std::vector<at::Tensor>& bufs) {
+  at::Tensor base = ts.src >= 0 ? THPVariable_Unpack(PyTuple_GET_ITEM(inputs, ts.src)) : bufs[-ts.src - 1];
+  if (base.scalar_type() != ts.dtype) base = base.view(ts.dtype);
+  return at::as_strided(base, ts.sizes, ts.strides, base.storage_offset() + ts.offset);
+}
+
+// Runs a recorded torch call with its tensor arguments viewed afresh over this call's
+// inputs and allocations; false with an exception set if it raised.
+bool run_torch_call(const Launch& l, PyObject* inputs, const std::vector<at::Tensor>& bufs) {
+  Py_ssize_t n = PyTuple_GET_SIZE(l.tmpl);
+  std::vector<PyObject*> values(n);
+  for (Py_ssize_t i = 0; i < n; ++i) {
+    values[i] = PyTuple_GET_ITEM(l.tmpl, i);
+    Py_INCREF(values[i]);
+  }
+  bool ok = true;
+  if (l.op != kGeneric) {  // every value a tensor, in order: ATen's out= op itself
+    for (PyObject* v : values) Py_DECREF(v);
+    try {
+      std::vector<at::Tensor> t(n);
+      for (const auto& ts : l.tensors) t[ts.pos] = view_of(ts, inputs, bufs);
+      if (l.op == kAddmm) at::addmm_out(t[3], t[0], t[1], t[2]);
+      else if (l.op == kMm) at::mm_out(t[2], t[0], t[1]);
+      else at::matmul_out(t[2], t[0], t[1]);
+    } catch (const std::exception& e) {
+      PyErr_SetString(PyExc_RuntimeError, e.what());
+      return false;
+    }
+    return true;
+  }
+  try {
+    for (const auto& ts : l.tensors) {
+      PyObject* obj = THPVariable_Wrap(view_of(ts, inputs, bufs));
+      if (!obj) {
+        ok = false;
+        break;
+      }
+      Py_DECREF(values[ts.pos]);
+      values[ts.pos] = obj;
+    }
+  } catch (const std::exception& e) {
+    PyErr_SetString(PyExc_RuntimeError, e.what());
+    ok = false;
+  }
+  if (ok) {
+    Py_ssize_t nkw = l.kwnames ? PyTuple_GET_SIZE(l.kwnames) : 0;
+    PyObject* r = PyObject_Vectorcall(l.fn, values.data(), static_cast<size_t>(n - nkw), l.kwnames);
+    ok = r != nullptr;
+    Py_XDECREF(r);
+  }
+  for (PyObject* v : values) Py_DECREF(v);
+  return ok;
+}
+
 // call(table, inputs) -> tuple of outputs | None (no signature) | False (refused)
 PyObject* call(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   if (nargs != 2 || !PyTuple_Check(args[1])) {
@@ -493,6 +629,13 @@ PyObject* call(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   if (!stream) return nullptr;
 
   for (const auto& l : plan->launches) {
+    if (l.torch_call) {
+      if (!run_torch_call(l, inputs, bufs)) {
+        Py_DECREF(stream);
+        return nullptr;
+      }
+      continue;
+    }
     Py_ssize_t size = PyTuple_GET_SIZE(l.tmpl);
     PyObject* targs = PyTuple_New(size);
     if (!targs) {
