@@ -223,14 +223,17 @@ class Executable:
         return prog
 
     def __call__(self, *inputs: Any) -> tuple[torch.Tensor, ...]:
+        replay = self._replay
+        if replay is not None:  # a recorded call (backend/replay.py): the executor matches the whole signature
+            out = replay[0](replay[1], inputs)
+            if type(out) is tuple:
+                return out
         if len(inputs) != self.arity:
             check_arity(f"@{self.function}", self.arg_names, inputs)
         if self._hot and type(first := inputs[self._tensor_args[0]]) is torch.Tensor:
             # the hot path: no pinned device, no graphs, a plain tensor first (the program checks the rest)
-            replay = self._replay
-            if replay is not None and first.is_cuda:  # a recorded call (backend/replay.py), else the program
-                out = replay[0](replay[1], inputs)
-                return out if type(out) is tuple else self.programs["cuda"].after_replay(inputs, out)
+            if replay is not None and first.is_cuda:  # not replayed: record it, or run the program
+                return self.programs["cuda"].after_replay(inputs, out)
             return (self.programs.get("cuda" if first.is_cuda else "cpu")
                     or self.program("cuda" if first.is_cuda else "cpu"))(*inputs)
         first = None

@@ -23,11 +23,13 @@
 
 #include <Python.h>
 
+#include <ATen/EmptyTensor.h>
 #include <ATen/ops/addmm.h>
 #include <ATen/ops/as_strided.h>
 #include <ATen/ops/matmul.h>
 #include <ATen/ops/mm.h>
 #include <ATen/ops/empty_strided.h>
+#include <c10/core/DeviceGuard.h>
 #include <torch/csrc/Device.h>
 #include <torch/csrc/Dtype.h>
 #include <torch/csrc/autograd/python_variable.h>
@@ -510,6 +512,18 @@ PyObject* clear(PyObject*, PyObject* cap) {
   Py_RETURN_NONE;
 }
 
+// A CUDA buffer straight from torch's CUDA allocator (what `at::empty_strided` does for
+// CUDA, without the dispatcher: about a quarter less host time an allocation on the H200
+// machine); any other device through `at::empty_strided`.
+at::Tensor allocate(const Alloc& a) {
+  if (a.device.is_cuda()) {
+    c10::DeviceGuard guard(a.device);
+    return at::detail::empty_strided_generic(a.sizes, a.strides, c10::GetAllocator(c10::DeviceType::CUDA),
+                                             c10::DispatchKeySet(c10::DispatchKey::CUDA), a.dtype);
+  }
+  return at::empty_strided(a.sizes, a.strides, at::TensorOptions().dtype(a.dtype).device(a.device));
+}
+
 PyObject* pointer(uintptr_t base, int64_t offset) {
   return PyLong_FromUnsignedLongLong(static_cast<unsigned long long>(base + offset));
 }
@@ -615,7 +629,7 @@ PyObject* call(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   bptrs.reserve(plan->allocs.size());
   try {
     for (const auto& a : plan->allocs) {
-      bufs.push_back(at::empty_strided(a.sizes, a.strides, at::TensorOptions().dtype(a.dtype).device(a.device)));
+      bufs.push_back(allocate(a));
       bptrs.push_back(reinterpret_cast<uintptr_t>(bufs.back().data_ptr()));
     }
   } catch (const std::exception&) {
