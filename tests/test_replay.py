@@ -115,6 +115,19 @@ def test_executor_rejects_malformed_plans() -> None:
 
 
 @needs_executor
+def test_executor_declines_a_call_whose_allocation_fails() -> None:
+    """An allocation that fails answers None before any launch: the program then runs and
+    reports the error as it does."""
+    launched: list = []
+    t = _table()
+    x = torch.randn(4)
+    executor.add(t, (x,), 0, [((4,), (1,), torch.float32, CPU), ((1 << 62,), (1,), torch.uint8, CPU)],
+                 [(lambda *a: launched.append(a), (0, 0), [(1, -1, -1, 0)], 0)], [(1, 0)])
+    assert executor.call(t, (x,)) is None
+    assert launched == []
+
+
+@needs_executor
 def test_executor_passes_a_launch_error_on() -> None:
     def boom(*a: Any) -> None:
         raise RuntimeError("launch failed")
@@ -235,6 +248,34 @@ def test_second_call_replays_without_python(gpu: None) -> None:
     assert _program.calls == before  # no Python program ran
     assert SCALE.log[-1] == "direct"
     torch.testing.assert_close(y0, y1)
+
+
+@needs_executor
+def test_threads_record_and_replay_one_program(gpu: None) -> None:
+    """Calls from several threads at once, on shapes of their own and shared ones: every
+    result right, at most one plan kept per signature that matters."""
+    import threading
+
+    r = _replayer()
+    errors: list[BaseException] = []
+
+    def work(rows: int) -> None:
+        try:
+            w = torch.randn(8)
+            for k in range(20):
+                x = torch.randn(rows if k % 2 else 4, 8)
+                (y, _) = r((x, w, 0.5))
+                torch.testing.assert_close(y, _expected(x, w, 0.5))
+        except BaseException as e:  # noqa: BLE001 (reported below)
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(rows,)) for rows in (3, 5, 6, 7)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert errors == []
+    assert r.signatures()[1] >= 5  # rows 3, 5, 6, 7 and the shared 4
 
 
 @needs_executor
