@@ -302,6 +302,67 @@ def test_recordings_stop_when_every_call_is_new(gpu: None, monkeypatch: pytest.M
     assert r.recordings == 5 and r.signatures()[0] <= 5
 
 
+def _seeded(seed: int, x: int, n: int) -> None:
+    """x[n] (i64) = seed + arange(n): a kernel that reads a scalar parameter."""
+    _at(x, n, torch.int64).copy_(torch.arange(n) + seed)
+
+
+SEEDED = _Kernel(_seeded)
+
+
+def _seeded_program(x: torch.Tensor, seed: int) -> tuple[torch.Tensor, ...]:
+    _seeded_program.calls += 1  # type: ignore[attr-defined]
+    seed = rt.check_scalar(seed, "seed", "int")
+    n = x.shape[0]
+    y = torch.empty((n,), dtype=torch.int64, device=x.device)
+    rt.launch(SEEDED, (1,), (seed, y, n), 1, 32, False, 4)
+    return (y,)
+
+
+_seeded_program.calls = 0  # type: ignore[attr-defined]
+
+
+@needs_executor
+def test_passed_scalars_replay_with_every_value(gpu: None) -> None:
+    """A seed that changes at every call (a parameter that only feeds a kernel) is passed
+    through: one recording per specialization class (1, divisible by 16, 32-bit range),
+    every later call replayed with its own value."""
+    L.kernel_args((SEEDED,), tensors=(1,), loose=(), count=3, params=((0, 1),))
+    r = replay.Replayer(_seeded_program, executor, get_device=lambda: 0, get_stream=lambda d: 99,
+                        passed=[(1, "int", 64)])
+    x = torch.empty(5)
+    seeds = [7, 9, 11, 13, 32, 48, 64, 1, 3 << 40, 5 << 40, 7 << 40, 23, 29]
+    for seed in seeds:
+        (y,) = r((x, seed))
+        torch.testing.assert_close(y, torch.arange(5) + seed)
+    assert r.recorded <= 4  # the classes met: not %16 in i32, %16 in i32, 1, %16 beyond i32
+    before = _seeded_program.calls
+    for seed in (101, 103, 80, 96, 9 << 40):
+        (y,) = r((x, seed))
+        torch.testing.assert_close(y, torch.arange(5) + seed)
+    assert _seeded_program.calls == before  # all replayed, each with its own seed
+
+
+@needs_executor
+def test_passed_scalars_keep_the_programs_errors(gpu: None) -> None:
+    """A value the program would reject (out of its 32-bit range) is never replayed."""
+    L.kernel_args((SEEDED,), tensors=(1,), loose=(), count=3, params=((0, 1),))
+
+    def program32(x: torch.Tensor, seed: int) -> tuple[torch.Tensor, ...]:
+        seed = rt.check_scalar(seed, "seed", "int", 32)
+        y = torch.empty((x.shape[0],), dtype=torch.int64)
+        rt.launch(SEEDED, (1,), (seed, y, x.shape[0]), 1, 32, False, 4)
+        return (y,)
+
+    r = replay.Replayer(program32, executor, get_device=lambda: 0, get_stream=lambda d: 99, passed=[(1, "int", 32)])
+    x = torch.empty(3)
+    for seed in (5, 7, 9):
+        r((x, seed))
+    assert r.recorded == 1
+    with pytest.raises(allotment.errors.RunError, match="32-bit"):
+        r((x, 1 << 40))
+
+
 @needs_executor
 def test_host_work_refuses_the_signature(gpu: None) -> None:
     """A transposed input is copied by `check_tensor` (host work): never replayed, always right."""
@@ -430,6 +491,41 @@ def test_replayable_programs(monkeypatch: pytest.MonkeyPatch) -> None:
     assert "\nREPLAYABLE = True" in allotment.compile(FULL_SUM).source("cuda")  # partials: an intermediate
     monkeypatch.setenv("ALLOT_POISON", "1")
     assert "\nREPLAYABLE = False  # poison mode" in allotment.compile(FULL_SUM).source("cuda")
+
+
+PASSED = """
+func.func @p(%x: tensor<?x4xf32>, %i: tensor<?x4xi32>, %s: f32, %k: i32, %n: index) -> (tensor<?x4xf32>, tensor<?x4xi32>) {
+  %y = fusion.add %x, %s : tensor<?x4xf32>, f32 -> tensor<?x4xf32>
+  %t = fusion.slice %y [0, 0] to [%n, 4] step [1, 1] : tensor<?x4xf32> -> tensor<?x4xf32>
+  %j = fusion.add %i, %k : tensor<?x4xi32>, i32 -> tensor<?x4xi32>
+  func.return %t, %j : tensor<?x4xf32>, tensor<?x4xi32>
+}
+"""
+
+
+def test_scalars_that_only_feed_kernels_are_passed() -> None:
+    """`replay_scalars()` names the float and int parameters used only as kernel operands;
+    an index parameter that sizes a buffer is matched by value."""
+    src = allotment.compile(PASSED).source("cuda")
+    assert "def replay_scalars():" in src
+    ns: dict = {}
+    exec(src[src.index("def replay_scalars():"):].split("\n\n")[0], ns)  # noqa: S102 (our own generated code)
+    assert ns["replay_scalars"]() == ((2, "float", 64), (3, "int", 32))  # not %n: it sizes the slice
+    assert "def replay_scalars():" not in allotment.compile(ADD).source("cuda")
+
+
+def test_passing_scalars_is_switched(monkeypatch: pytest.MonkeyPatch) -> None:
+    """ALLOT_REPLAY_SCALARS gates both halves: the launch layouts' parameters and the
+    replayer's passed scalars."""
+    module = type("M", (), {"REPLAYABLE": True, "run": staticmethod(lambda: ()),
+                            "replay_scalars": staticmethod(lambda: ((1, "int", 64),))})
+    layouts = {"kernel_layouts": lambda: (((SEEDED,), (1,), (), 3, ((0, 1),)),)}
+    for flag, want in (("0", ()), ("1", ((0, 1),))):
+        monkeypatch.setenv("ALLOT_REPLAY_SCALARS", flag)
+        L.bind_kernels(dict(layouts), "cuda")
+        assert L._KERNELS[id(SEEDED)].layout.params == want
+        if executor is not None and hasattr(torch._C, "_cuda_getDevice"):
+            assert bool(replay.replayer_for(module).passed) == (flag == "1")
 
 
 def test_replayer_for_respects_the_switches(monkeypatch: pytest.MonkeyPatch) -> None:

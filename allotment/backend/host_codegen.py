@@ -38,7 +38,7 @@ from xdsl.dialects.builtin import (
     MemRefType,
     TensorType,
 )
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import Attribute, Operation, SSAValue
 
 from allotment.analysis.liveness import view_root
 from allotment.backend import triton_indexing
@@ -140,10 +140,25 @@ class _HostEmitter:
                     f"device, {contig})"
                 )
             else:
-                name = ir_name(t) or ""
-                kind = "float" if name.startswith(("f", "bf")) else ("bool" if name == "i1" else "int")
-                bits = 32 if name == "i32" else 64
+                kind, bits = _scalar_kind(t)
                 self.line(f"{p} = rt.check_scalar({p}, {shown}, {kind!r}{f', {bits}' if kind == 'int' else ''})")
+
+    def passed_scalars(self) -> list[tuple[int, str, int]]:
+        """(index, kind, bits) of each int or float scalar parameter whose only uses are
+        operands of Triton kernels: its value changes nothing but those kernels' arguments
+        (and, for an int, which compiled kernel runs: Triton specializes on 1, on
+        divisibility by 16 and on the 32-bit range, which a replay matches)."""
+        out = []
+        for i, a in enumerate(self.f.body.block.args):
+            if isinstance(a.type, MemRefType) or not a.uses:
+                continue
+            kind, bits = _scalar_kind(a.type)
+            if kind == "bool":
+                continue
+            if all(isinstance(u.operation, alloc.KernelOp) and u.operation.kind.data not in ("library", "collective")
+                   for u in a.uses):
+                out.append((i, kind, bits))
+        return out
 
     def _written_arguments(self) -> set[SSAValue]:
         """Arguments that a kernel writes (in-place outputs, `alloc-alias`)."""
@@ -392,7 +407,10 @@ class _HostEmitter:
         launch = self.ns.name(f"launch_{kname}")
         self.line(f"{launch}({', '.join(call_args)})")
         self.launchers.append(_launcher(gen, launch, len(ins), len(outs)))
-        self.layouts.append(_argument_layout(gen))
+        params = list(self.f.body.block.args)
+        from_params = [(k, params.index(op.ins[a.index])) for k, a in enumerate(gen.args)
+                       if a.kind == "scalar" and op.ins[a.index] in params]
+        self.layouts.append(_argument_layout(gen, from_params))
 
     def library(self, op: alloc.KernelOp, ins: list[str], outs: list[str]) -> None:
         body = [o for o in op.body.block.ops if not isinstance(o, alloc.YieldOp | arith.ConstantOp)]
@@ -408,6 +426,13 @@ class _HostEmitter:
             self.line(f"rt.linear({args[lib.input]}, {args[lib.weight]}, {bias}, {out})")
         else:
             raise CodegenError(f"library kernel {op.sym_name.data!r}: {lib.name} is not a library op")
+
+
+def _scalar_kind(t: Attribute) -> tuple[str, int]:
+    """The `rt.check_scalar` kind ("float", "bool" or "int") and bits of a scalar parameter's type."""
+    name = ir_name(t) or ""
+    kind = "float" if name.startswith(("f", "bf")) else ("bool" if name == "i1" else "int")
+    return kind, 32 if name == "i32" else 64
 
 
 def _fast_tensor_check(p: str, t: MemRefType, contiguous: bool, first: bool) -> str:
@@ -640,12 +665,15 @@ def _launcher(gen: GeneratedKernel, launch: str, n_in: int, n_out: int) -> str:
     return "\n".join(lines)
 
 
-def _argument_layout(gen: GeneratedKernel) -> str:
-    """`((functions...), tensors, loose, count)`, an entry of the module's `kernel_layouts()`:
-    which of the kernel's arguments are tensors and which scalars may hold a non-int (float
-    and bool scalars), for every variant of the kernel (they share one argument list);
-    every other argument is an int (strides, sizes, extents, integer scalars). The direct
-    GPU launch (`launch.launch_kernel`) builds its cache key and alignment check from it."""
+def _argument_layout(gen: GeneratedKernel, from_params: list[tuple[int, int]]) -> str:
+    """`((functions...), tensors, loose, count, params)`, an entry of the module's
+    `kernel_layouts()`: which of the kernel's arguments are tensors and which scalars may
+    hold a non-int (float and bool scalars), for every variant of the kernel (they share
+    one argument list); every other argument is an int (strides, sizes, extents, integer
+    scalars); `params`: (argument, index of the program's parameter) for each scalar
+    argument that is a parameter of `run` passed as it is. The direct GPU launch
+    (`launch.launch_kernel`) builds its cache key and alignment check from it, and a
+    recording (`backend/replay.py`) finds the parameters that a replay passes through."""
     block_args = gen.plan.kernel.body.block.args
     tensors = [k for k, a in enumerate(gen.args) if a.kind in ("in", "out")]
     loose = [
@@ -654,7 +682,9 @@ def _argument_layout(gen: GeneratedKernel) -> str:
         and not (isinstance(block_args[a.index].type, IntegerType) and block_args[a.index].type.width.data > 1)
     ]
     functions = _tuple(list(gen.functions.values()))
-    return f"({functions}, {_tuple([str(k) for k in tensors])}, {_tuple([str(k) for k in loose])}, {len(gen.args)})"
+    params = _tuple([f"({k}, {i})" for k, i in from_params])
+    return (f"({functions}, {_tuple([str(k) for k in tensors])}, {_tuple([str(k) for k in loose])}, "
+            f"{len(gen.args)}, {params})")
 
 
 def _kernel_comment(gen: GeneratedKernel) -> str:
@@ -667,8 +697,17 @@ def _kernel_comment(gen: GeneratedKernel) -> str:
 def _layouts_function(layouts: list[str]) -> str:
     return "\n".join([
         f"def {generated('kernel_layouts')}():",
-        "    'Per kernel: (its functions, positions of tensor arguments, of float/bool scalars, argument count).'",
+        "    'Per kernel: (its functions, positions of tensor arguments, of float/bool scalars, argument count, "
+        "(argument, parameter of run) of scalars passed as they are).'",
         "    return " + _tuple(layouts),
+    ])
+
+
+def _replay_scalars_function(passed: list[tuple[int, str, int]]) -> str:
+    return "\n".join([
+        f"def {generated('replay_scalars')}():",
+        "    'Scalar parameters of run that only feed kernels, as (index, kind, bits): a replay passes them through.'",
+        "    return " + _tuple([f"({i}, {kind!r}, {bits})" for i, kind, bits in passed]),
     ])
 
 
@@ -710,5 +749,8 @@ def emit_program(
     parts += [""] + h.launchers + ["", run, ""]
     if h.layouts:  # read by `launch.bind_kernels` when the module is loaded
         parts[-1:] = [_layouts_function(h.layouts), ""]
+    passed = h.passed_scalars()
+    if passed:  # read by `replay.replayer_for`
+        parts[-1:] = [_replay_scalars_function(passed), ""]
     parts[-1:] = [replayable_line(target, h.host_work), ""]
     return HostProgram("\n\n".join(parts), h.kernels, f.sym_name.data)

@@ -74,8 +74,10 @@ _C = torch._C
 @contextmanager
 def recording(recorder: Any) -> Iterator[None]:
     """Within this context (this thread only), every direct launch is also reported to
-    `recorder.launch(plan, arguments, tensors)` (`plan` the `CallPlan`, `arguments` what it
-    passes to its function, `tensors` (position, tensor, pointer) of each tensor argument),
+    `recorder.launch(plan, arguments, tensors, params)` (`plan` the `CallPlan`, `arguments`
+    what it passes to its function, `tensors` (position, tensor, pointer) of each tensor
+    argument, `params` (position, value, parameter index) of each scalar that is a
+    parameter of the program),
     and every other launch (the JIT path, a hook) to `recorder.fail(why)`."""
     token = _RECORDER.set(recorder)
     try:
@@ -130,8 +132,8 @@ def bind_kernels(namespace: dict[str, Any], target: str) -> None:
                     value.rewrite()
     layouts = namespace.get("kernel_layouts")
     if callable(layouts):  # the generated module's argument layouts (host_codegen._argument_layout)
-        for functions, tensors, loose, count in layouts():
-            kernel_args(functions, tensors, loose, count)
+        for functions, tensors, loose, count, *params in layouts():
+            kernel_args(functions, tensors, loose, count, *(params if passing_scalars() else ()))
 
 
 _INTERPRETED_TYPE: type | None = None
@@ -335,7 +337,10 @@ class ArgLayout:
     loose: tuple[int, ...]
     count: int
     ints: Callable[[tuple], Any]
-    """The int arguments of an argument tuple (an `operator.itemgetter`)."""
+    """The int arguments of an argument tuple (an `operator.itemgetter`), each int that is a
+    parameter of the program as its specialization class (`int_class`)."""
+    params: tuple[tuple[int, int], ...] = ()
+    """(argument, index of the program's parameter) of the scalars passed as they are."""
 
 
 @dataclass(frozen=True)
@@ -355,14 +360,39 @@ _KERNELS: dict[int, _Registered] = {}
 launches): hashing a `JITFunction` takes its lock and runs Python, an `id` does not."""
 
 
-def kernel_args(functions: tuple[Any, ...], tensors: tuple[int, ...], loose: tuple[int, ...], count: int) -> None:
+def passing_scalars() -> bool:
+    """ALLOT_REPLAY_SCALARS=1: launches key a scalar parameter's int by its class
+    (`kernel_args`) and replays pass such parameters through (`replay.replayer_for`).
+    Off by default until it has run on a GPU: tested on the CPU only."""
+    return os.environ.get("ALLOT_REPLAY_SCALARS", "0") not in ("", "0")
+
+
+def int_class(v: int) -> tuple[str, bool, bool, bool]:
+    """What a compiled Triton kernel depends on of an int argument: whether it is 1 (a
+    constexpr), divisible by 16, and within 32 bits (i32, else i64)."""
+    return ("int", v == 1, v % 16 == 0, -(1 << 31) <= v < (1 << 31))
+
+
+def kernel_args(functions: tuple[Any, ...], tensors: tuple[int, ...], loose: tuple[int, ...], count: int,
+                params: tuple[tuple[int, int], ...] = ()) -> None:
     """Records the `ArgLayout` of a generated kernel's variants (from the program module's
-    `kernel_layouts()`, when `bind_kernels` has bound them)."""
+    `kernel_layouts()`, when `bind_kernels` has bound them). An int argument that is a
+    parameter of the program (`params`) is keyed by its class, not its value: a seed or a
+    step count that changes at every call then reuses the compiled launcher of its class."""
     positions = tuple(k for k in range(count) if k not in tensors and k not in loose)
-    ints: Callable[[tuple], Any] = (
+    get: Callable[[tuple], Any] = (
         operator.itemgetter(*positions) if len(positions) > 1 else lambda a: tuple(a[k] for k in positions)
     )
-    layout = ArgLayout(tuple(tensors), tuple(loose), count, ints)
+    by_class = tuple(j for j, k in enumerate(positions) if any(k == p for p, _ in params))
+    ints: Callable[[tuple], Any] = get
+    if by_class:
+        def ints(a: tuple) -> tuple:
+            values = list(get(a))
+            for j in by_class:
+                if type(values[j]) is int:
+                    values[j] = int_class(values[j])
+            return tuple(values)
+    layout = ArgLayout(tuple(tensors), tuple(loose), count, ints, tuple(params))
     for f in functions:
         _KERNELS[id(f)] = _Registered(f, layout, {})
 
@@ -423,7 +453,8 @@ def launch_kernel(kernel: Any, grid: tuple[int, ...], args: tuple, bm: int, bn: 
         return
     stream = _C._cuda_getCurrentRawStream(_C._cuda_getDevice())
     if rec is not None:
-        rec.launch(entry, entry.arguments(grid, stream, kargs), [(k, args[k], kargs[k]) for k in layout.tensors])
+        rec.launch(entry, entry.arguments(grid, stream, kargs), [(k, args[k], kargs[k]) for k in layout.tensors],
+                   [(k, args[k], i) for k, i in layout.params])
     try:
         entry.call(grid, stream, kargs)
     except Exception:  # an internal API that moved: this and every later launch take the JIT path

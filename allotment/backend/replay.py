@@ -33,6 +33,12 @@ are kept per program (least recently matched first out), and at most `MAX_RECORD
 recordings are tried per program (a scalar that changes at every call, such as an RNG
 seed, makes every call a new signature).
 
+Scalar parameters that only feed kernels (the program's `replay_scalars()`: a seed, a
+step count, a learning rate) can be passed through instead of matched by value, so that
+a value that changes at every call is still replayed (ints matched by Triton's
+specialization class: 1, divisibility by 16, 32-bit range); `ALLOT_REPLAY_SCALARS=1`
+turns that on (`launch.passing_scalars`: tested on the CPU, not yet run on a GPU).
+
 Not replayed: calls while launches are intercepted (`launch.intercepted`: the
 executor checks that context variable itself), and calls
 with any input that is not a `torch.Tensor` (or `torch.nn.Parameter`), an int, a
@@ -75,16 +81,22 @@ def replayer_for(module: Any) -> Replayer | None:
     executor = native.replay_module()
     if executor is None:
         return None
-    return Replayer(module.run, executor)
+    scalars = getattr(module, "replay_scalars", None)
+    passed = scalars() if callable(scalars) and _launch.passing_scalars() else ()
+    return Replayer(module.run, executor, passed=passed)
 
 
 class Replayer:
     """Runs `run(*inputs)`, replaying recorded calls (module docstring)."""
 
     def __init__(self, run: Callable[..., tuple[torch.Tensor, ...]], executor: Any,
-                 get_device: Callable[[], int] | None = None, get_stream: Callable[[int], int] | None = None) -> None:
+                 get_device: Callable[[], int] | None = None, get_stream: Callable[[int], int] | None = None,
+                 passed: Sequence[tuple[int, str, int]] = ()) -> None:
         self.run = run
         self.executor = executor
+        self.passed = {i: (kind, bits) for i, kind, bits in passed}
+        """Scalar parameters that only feed kernels (the program's `replay_scalars()`): by
+        index, (kind, bits). A replay passes their values through rather than matching them."""
         self._call = executor.call
         self.table = executor.new_table(get_device or torch._C._cuda_getDevice,
                                         get_stream or torch._C._cuda_getCurrentRawStream, MAX_SIGNATURES, _launch._HOOK)
@@ -120,12 +132,12 @@ class Replayer:
         rec = Recorder()
         with _launch.recording(rec):
             outputs = self.run(*inputs)
-        plan = rec.plan(inputs, outputs)
+        plan = rec.plan(inputs, outputs, self.passed)
         device = self.get_device()
         with self._lock:
             if plan is not None:
-                allocs, launches, outs = plan
-                self.executor.add(self.table, inputs, device, allocs, launches, outs)
+                allocs, launches, outs, passed = plan
+                self.executor.add(self.table, inputs, device, allocs, launches, outs, passed)
                 self.recorded += 1
             else:
                 key = _signature(inputs, device)
@@ -161,8 +173,9 @@ class Recorder:
         self.refusal: str | None = None
         """Why no call with this signature can be replayed."""
 
-    def launch(self, plan: Any, arguments: list[Any], tensors: list[tuple[int, torch.Tensor, int]]) -> None:
-        self.steps.append(("triton", plan, arguments, tensors))
+    def launch(self, plan: Any, arguments: list[Any], tensors: list[tuple[int, torch.Tensor, int]],
+               params: Sequence[tuple[int, Any, int]] = ()) -> None:
+        self.steps.append(("triton", plan, arguments, tensors, params))
 
     def torch_call(self, fn: Any, args: tuple, kwargs: dict[str, Any]) -> None:
         self.steps.append(("torch", fn, args, kwargs))
@@ -173,13 +186,15 @@ class Recorder:
     def refuse(self, why: str) -> None:
         self.refusal = self.refusal or why
 
-    def plan(self, inputs: Sequence[Any], outputs: Sequence[Any]) -> tuple[list, list, list] | None:
-        """(allocations, launches, outputs) for the executor, or None (with `failure` or
-        `refusal` set) if this call cannot be replayed."""
+    def plan(self, inputs: Sequence[Any], outputs: Sequence[Any],
+             passed: dict[int, tuple[str, int]] | None = None) -> tuple[list, list, list, list] | None:
+        """(allocations, launches, outputs, passed scalars) for the executor, or None (with
+        `failure` or `refusal` set) if this call cannot be replayed. `passed`: the scalar
+        parameters that only feed kernels (`Replayer.passed`)."""
         if self.failure is not None or self.refusal is not None:
             return None
         try:
-            return _Planner(inputs, outputs).plan(self.steps)
+            return _Planner(inputs, outputs, passed or {}).plan(self.steps)
         except _NotReplayable as e:
             if e.transient:
                 self.fail(str(e))
@@ -203,8 +218,12 @@ class _Planner:
     """Names every tensor a recorded call touched by its source: an input (by storage), or a
     buffer the call allocated (an output's typed allocation, else bytes)."""
 
-    def __init__(self, inputs: Sequence[Any], outputs: Sequence[Any]) -> None:
+    def __init__(self, inputs: Sequence[Any], outputs: Sequence[Any], passed: dict[int, tuple[str, int]]) -> None:
         self.inputs, self.outputs = inputs, outputs
+        # a scalar passed through keeps its Python type (an int stays an int: a float
+        # parameter given an int is matched by value, as before)
+        self.passed = {i: bits for i, (kind, bits) in passed.items()
+                       if type(inputs[i]) is {"int": int, "float": float}[kind]}
         self.by_storage: dict[int, int] = {}  # storage data pointer -> tensor input
         for i, x in enumerate(inputs):
             if isinstance(x, torch.Tensor):
@@ -218,12 +237,12 @@ class _Planner:
         self.buffers: dict[int, int] = {}  # storage data pointer -> alloc index
         self.byte_sizes: dict[int, int] = {}  # storage data pointer -> bytes (-1: an output's typed allocation)
 
-    def plan(self, steps: list[tuple]) -> tuple[list, list, list]:
+    def plan(self, steps: list[tuple]) -> tuple[list, list, list, list]:
         outs = self._outputs()
         launches: list[tuple] = []
         for step in steps:
             if step[0] == "triton":
-                _, plan, arguments, tensors = step
+                _, plan, arguments, tensors, params = step
                 slots: list[tuple[int, int, int, int]] = []
                 for k, t, ptr in tensors:
                     found = self._source(t)
@@ -231,8 +250,14 @@ class _Planner:
                         continue  # an empty buffer, never read nor written: its pointer stays as recorded
                     src, base = found
                     slots.append((*plan.slot(k), src, ptr - base))
+                values: list[tuple[int, int, int]] = []
+                for k, value, i in params:
+                    if i in self.passed:
+                        if value is not self.inputs[i]:  # the program converted it: matched by value
+                            raise _NotReplayable(f"scalar parameter {i} reaches a kernel converted")
+                        values.append((*plan.slot(k), i))
                 template = tuple(tuple(a) if isinstance(a, tuple) else a for a in arguments)
-                launches.append((plan.fn, template, slots, plan.at[3]))
+                launches.append((plan.fn, template, slots, plan.at[3], values))
             else:
                 _, fn, args, kwargs = step
                 values = (*args, *kwargs.values())
@@ -246,7 +271,10 @@ class _Planner:
                 if op and len(args) != (3 if op == 1 else 2):
                     op = 0
                 launches.append(("torch", fn, template, kwnames, tensors_at, op))
-        return self.allocs, launches, outs
+        # a passed scalar that reached no kernel in this call (an empty domain: no launch) is
+        # still passed: its value changes nothing here
+        passed = [(i, self.passed[i]) for i in sorted(self.passed)]
+        return self.allocs, launches, outs, passed
 
     def _outputs(self) -> list[tuple]:
         outs: list[tuple] = []

@@ -40,7 +40,10 @@
 
 namespace {
 
-enum class Kind { Tensor, Int, Float, Bool };
+// PassInt and PassFloat: a scalar parameter that only feeds kernels, passed through: an
+// int matches by Triton's specialization class (1, divisibility by 16, 32-bit range) and
+// its `bits` range, a float by type only.
+enum class Kind { Tensor, Int, Float, Bool, PassInt, PassFloat };
 
 struct InputSpec {
   Kind kind = Kind::Int;
@@ -51,7 +54,13 @@ struct InputSpec {
   bool aligned = false;
   int64_t ivalue = 0;
   double fvalue = 0.0;
+  int bits = 64;  // PassInt: the value's range
 };
+
+// What a compiled Triton kernel depends on of an int argument (launch.int_class).
+int64_t int_class(long long v) {
+  return (v == 1 ? 1 : 0) | (v % 16 == 0 ? 2 : 0) | (v >= -(1LL << 31) && v < (1LL << 31) ? 4 : 0);
+}
 
 struct Slot {
   Py_ssize_t pos;   // index in the argument tuple
@@ -72,6 +81,7 @@ struct Launch {
   PyObject* fn = nullptr;    // owned
   PyObject* tmpl = nullptr;  // owned tuple: a Triton launch's arguments, or a torch call's values
   std::vector<Slot> slots;
+  std::vector<Slot> values;  // a passed scalar parameter's slots (src: its index; offset unused)
   Py_ssize_t stream_pos = -1;
   bool torch_call = false;   // fn(*values[:n - len(kwnames)], **dict(zip(kwnames, values[n - len(kwnames):])))
   PyObject* kwnames = nullptr;  // owned tuple of str, or null
@@ -225,6 +235,18 @@ bool matches(const InputSpec& s, PyObject* x, uintptr_t* ptr) {
       double v = PyFloat_AS_DOUBLE(x);
       return std::memcmp(&v, &s.fvalue, sizeof v) == 0;
     }
+    case Kind::PassInt: {
+      int overflow = 0;
+      long long v = PyLong_AsLongLongAndOverflow(x, &overflow);
+      if (overflow || (v == -1 && PyErr_Occurred())) {
+        PyErr_Clear();
+        return false;
+      }
+      if (s.bits == 32 && (v < -(1LL << 31) || v >= (1LL << 31))) return false;  // the program's range error
+      return int_class(v) == s.ivalue;
+    }
+    case Kind::PassFloat:
+      return true;  // the type matched
   }
   return false;
 }
@@ -281,12 +303,72 @@ bool parse_inputs(PyObject* inputs, Plan& plan) {
   return true;
 }
 
+// (index, bits) of each scalar parameter passed through: its spec becomes PassInt or PassFloat.
+bool parse_passed(PyObject* passed, Plan& plan) {
+  if (passed == Py_None) return true;
+  PyObject* fp = PySequence_Fast(passed, "passed must be a sequence");
+  if (!fp) return false;
+  for (Py_ssize_t k = 0; k < PySequence_Fast_GET_SIZE(fp); ++k) {
+    Py_ssize_t i;
+    int bits;
+    if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(fp, k), "ni", &i, &bits)) {
+      Py_DECREF(fp);
+      return false;
+    }
+    bool ok = i >= 0 && i < static_cast<Py_ssize_t>(plan.ins.size()) && (bits == 32 || bits == 64);
+    InputSpec& s = plan.ins[ok ? i : 0];
+    if (ok && s.kind == Kind::Int) {
+      s.kind = Kind::PassInt;
+      s.ivalue = int_class(s.ivalue);
+      s.bits = bits;
+    } else if (ok && s.kind == Kind::Float) {
+      s.kind = Kind::PassFloat;
+    } else {
+      PyErr_SetString(PyExc_ValueError, "a passed scalar names no int or float input");
+      Py_DECREF(fp);
+      return false;
+    }
+  }
+  Py_DECREF(fp);
+  return true;
+}
+
 bool parse_device(PyObject* obj, c10::Device& out) {
   if (!THPDevice_Check(obj)) {
     PyErr_SetString(PyExc_TypeError, "expected a torch.device");
     return false;
   }
   out = reinterpret_cast<THPDevice*>(obj)->device;
+  return true;
+}
+
+// A Triton launch's (pos, sub, input index) slots of passed scalar parameters.
+bool parse_values(PyObject* values, PyObject* tmpl, Py_ssize_t stream_pos, Plan& plan) {
+  PyObject* fv = PySequence_Fast(values, "values must be a sequence");
+  if (!fv) return false;
+  Py_ssize_t size = PyTuple_GET_SIZE(tmpl);
+  for (Py_ssize_t k = 0; k < PySequence_Fast_GET_SIZE(fv); ++k) {
+    Slot s;
+    s.offset = 0;
+    if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(fv, k), "nni", &s.pos, &s.sub, &s.src)) {
+      Py_DECREF(fv);
+      return false;
+    }
+    bool ok = s.pos >= 0 && s.pos < size && s.pos != stream_pos && s.src >= 0 &&
+              s.src < static_cast<int>(plan.ins.size()) &&
+              (plan.ins[s.src].kind == Kind::PassInt || plan.ins[s.src].kind == Kind::PassFloat);
+    if (ok && s.sub >= 0) {
+      PyObject* inner = PyTuple_GET_ITEM(tmpl, s.pos);
+      ok = PyTuple_Check(inner) && s.sub < PyTuple_GET_SIZE(inner);
+    }
+    if (!ok) {
+      PyErr_SetString(PyExc_ValueError, "a value slot names no argument or no passed scalar");
+      Py_DECREF(fv);
+      return false;
+    }
+    plan.launches.back().values.push_back(s);
+  }
+  Py_DECREF(fv);
   return true;
 }
 
@@ -384,9 +466,9 @@ bool parse_plan(PyObject* allocs, PyObject* launches, PyObject* outs, Plan& plan
       }
       continue;
     }
-    PyObject *fn, *tmpl, *slots;
+    PyObject *fn, *tmpl, *slots, *values = Py_None;
     Py_ssize_t stream_pos;
-    if (!PyArg_ParseTuple(entry, "OO!On", &fn, &PyTuple_Type, &tmpl, &slots, &stream_pos)) {
+    if (!PyArg_ParseTuple(entry, "OO!On|O", &fn, &PyTuple_Type, &tmpl, &slots, &stream_pos, &values)) {
       Py_DECREF(fl);
       return false;
     }
@@ -432,6 +514,10 @@ bool parse_plan(PyObject* allocs, PyObject* launches, PyObject* outs, Plan& plan
       plan.launches.back().slots.push_back(s);
     }
     Py_DECREF(fs);
+    if (values != Py_None && !parse_values(values, tmpl, stream_pos, plan)) {
+      Py_DECREF(fl);
+      return false;
+    }
   }
   Py_DECREF(fl);
 
@@ -470,15 +556,17 @@ void insert(Table* tab, std::shared_ptr<Plan> plan) {
 
 // add(table, inputs, device_index, allocs, launches, outs): a replayable signature.
 PyObject* add(PyObject*, PyObject* args) {
-  PyObject *cap, *inputs, *allocs, *launches, *outs;
+  PyObject *cap, *inputs, *allocs, *launches, *outs, *passed = Py_None;
   long device_index;
-  if (!PyArg_ParseTuple(args, "OOlOOO", &cap, &inputs, &device_index, &allocs, &launches, &outs)) return nullptr;
+  if (!PyArg_ParseTuple(args, "OOlOOO|O", &cap, &inputs, &device_index, &allocs, &launches, &outs, &passed))
+    return nullptr;
   Table* tab = table_of(cap);
   if (!tab) return nullptr;
   auto plan = std::make_shared<Plan>();
   plan->device_index = device_index;
   plan->replay = true;
-  if (!parse_inputs(inputs, *plan) || !parse_plan(allocs, launches, outs, *plan)) return nullptr;
+  if (!parse_inputs(inputs, *plan) || !parse_passed(passed, *plan) || !parse_plan(allocs, launches, outs, *plan))
+    return nullptr;
   insert(tab, std::move(plan));
   Py_RETURN_NONE;
 }
@@ -522,6 +610,31 @@ at::Tensor allocate(const Alloc& a) {
                                              c10::DispatchKeySet(c10::DispatchKey::CUDA), a.dtype);
   }
   return at::empty_strided(a.sizes, a.strides, at::TensorOptions().dtype(a.dtype).device(a.device));
+}
+
+// Puts `obj` (a new reference, stolen; null: failure) at the slot's place in `targs`, a
+// fresh copy of `tmpl` (a nested tuple is copied at its first slot).
+bool set_slot(PyObject* targs, PyObject* tmpl, const Slot& s, PyObject* obj) {
+  if (!obj) return false;
+  if (s.sub < 0) {
+    Py_DECREF(PyTuple_GET_ITEM(targs, s.pos));
+    PyTuple_SET_ITEM(targs, s.pos, obj);
+    return true;
+  }
+  PyObject* inner = PyTuple_GET_ITEM(targs, s.pos);
+  if (inner == PyTuple_GET_ITEM(tmpl, s.pos)) {  // first slot in it: a copy of its own
+    PyObject* copy = PyTuple_GetSlice(inner, 0, PyTuple_GET_SIZE(inner));
+    if (!copy) {
+      Py_DECREF(obj);
+      return false;
+    }
+    Py_DECREF(inner);
+    PyTuple_SET_ITEM(targs, s.pos, copy);
+    inner = copy;
+  }
+  Py_DECREF(PyTuple_GET_ITEM(inner, s.sub));
+  PyTuple_SET_ITEM(inner, s.sub, obj);
+  return true;
 }
 
 PyObject* pointer(uintptr_t base, int64_t offset) {
@@ -663,30 +776,16 @@ PyObject* call(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
     }
     bool failed = false;
     for (const auto& s : l.slots) {
-      PyObject* p = pointer(s.src >= 0 ? ptrs[s.src] : bptrs[-s.src - 1], s.offset);
-      if (!p) {
+      if (!set_slot(targs, l.tmpl, s, pointer(s.src >= 0 ? ptrs[s.src] : bptrs[-s.src - 1], s.offset))) {
         failed = true;
         break;
       }
-      if (s.sub < 0) {
-        Py_DECREF(PyTuple_GET_ITEM(targs, s.pos));
-        PyTuple_SET_ITEM(targs, s.pos, p);
-        continue;
-      }
-      PyObject* inner = PyTuple_GET_ITEM(targs, s.pos);
-      if (inner == PyTuple_GET_ITEM(l.tmpl, s.pos)) {  // first slot in it: a copy of its own
-        PyObject* copy = PyTuple_GetSlice(inner, 0, PyTuple_GET_SIZE(inner));
-        if (!copy) {
-          Py_DECREF(p);
-          failed = true;
-          break;
-        }
-        Py_DECREF(inner);
-        PyTuple_SET_ITEM(targs, s.pos, copy);
-        inner = copy;
-      }
-      Py_DECREF(PyTuple_GET_ITEM(inner, s.sub));
-      PyTuple_SET_ITEM(inner, s.sub, p);
+    }
+    for (const auto& s : l.values) {
+      if (failed) break;
+      PyObject* v = PyTuple_GET_ITEM(inputs, s.src);
+      Py_INCREF(v);
+      failed = !set_slot(targs, l.tmpl, s, v);
     }
     if (failed) {
       Py_DECREF(targs);
@@ -744,7 +843,7 @@ PyObject* call(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
 
 PyMethodDef kMethods[] = {
     {"new_table", new_table, METH_VARARGS, "new_table(get_device, get_stream, max_plans[, hook]) -> table"},
-    {"add", add, METH_VARARGS, "add(table, inputs, device, allocs, launches, outs)"},
+    {"add", add, METH_VARARGS, "add(table, inputs, device, allocs, launches, outs[, passed])"},
     {"refuse", refuse, METH_VARARGS, "refuse(table, inputs, device)"},
     {"call", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)(void)>(call)), METH_FASTCALL,
      "call(table, inputs) -> outputs | None | False"},
