@@ -183,7 +183,7 @@ class _Kernel:
 def _scale(x: int, w: int, tmp: int, n: int, m: int, alpha: float) -> None:
     """tmp[n, m] (f32) = x[n, m] * w[m] * alpha."""
     _at(tmp, n * m, torch.float32).copy_((_at(x, n * m, torch.float32).view(n, m) * _at(w, m, torch.float32)
-                                          * alpha).reshape(-1))
+                                          * float(alpha)).reshape(-1))
 
 
 def _cast(tmp: int, y: int, n: int, m: int) -> None:
@@ -276,6 +276,18 @@ def test_threads_record_and_replay_one_program(gpu: None) -> None:
         th.join()
     assert errors == []
     assert r.signatures()[1] >= 5  # rows 3, 5, 6, 7 and the shared 4
+
+
+@needs_executor
+def test_an_input_the_executor_cannot_match_is_run_not_recorded(gpu: None) -> None:
+    """A float parameter given an int beyond 64 bits: the program takes it; the call is
+    right and its signature is simply not kept."""
+    r = _replayer()
+    x, w = torch.randn(4, 8), torch.randn(8)
+    for _ in range(3):
+        (y, _) = r((x, w, 1 << 70))
+        torch.testing.assert_close(y, _expected(x, w, float(1 << 70)))
+    assert r.signatures() == (0, 0)
 
 
 @needs_executor

@@ -137,13 +137,19 @@ class Replayer:
         with self._lock:
             if plan is not None:
                 allocs, launches, outs, passed = plan
-                self.executor.add(self.table, inputs, device, allocs, launches, outs, passed)
-                self.recorded += 1
+                try:
+                    self.executor.add(self.table, inputs, device, allocs, launches, outs, passed)
+                    self.recorded += 1
+                except ValueError:  # an input the executor cannot match (an int beyond 64 bits)
+                    pass  # this call succeeded; its signature is simply not kept
             else:
                 key = _signature(inputs, device)
                 tries = self._attempts.get(key, 0) + 1
                 if rec.refusal is not None or tries >= ATTEMPTS:
-                    self.executor.refuse(self.table, inputs, device)
+                    try:
+                        self.executor.refuse(self.table, inputs, device)
+                    except ValueError:  # (as above) nothing to keep
+                        pass
                     self._attempts.pop(key, None)
                 else:
                     if len(self._attempts) >= 4 * MAX_SIGNATURES:
