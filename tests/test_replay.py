@@ -290,6 +290,29 @@ def test_an_input_the_executor_cannot_match_is_run_not_recorded(gpu: None) -> No
     assert r.signatures() == (0, 0)
 
 
+def _view_program(x: torch.Tensor, w: torch.Tensor, alpha: float) -> tuple[torch.Tensor, ...]:
+    """Returns a view of an input beside a computed output (a fusion's alias result)."""
+    y, _ = _program(x, w, alpha)
+    return (y, torch.as_strided(x, (x.shape[0] - 1, x.shape[1]), x.stride(), x.storage_offset() + x.stride(0)))
+
+
+@needs_executor
+def test_an_output_that_views_an_input_is_a_view_of_this_calls_input(gpu: None) -> None:
+    r = replay.Replayer(_view_program, executor, get_device=lambda: 0, get_stream=lambda d: 99)
+    w = torch.randn(8)
+    for _ in range(2):
+        r((torch.randn(4, 8), w, 0.5))
+    assert r.recorded == 1
+    base = torch.randn(50)
+    x = base[4:36].view(4, 8)  # another storage offset than the recorded inputs had (16 bytes: aligned)
+    before = _program.calls
+    y, v = r((x, w, 0.5))
+    assert _program.calls == before  # replayed
+    assert v._base is not None and v.data_ptr() == x.data_ptr() + 8 * 4
+    torch.testing.assert_close(v, x[1:])
+    torch.testing.assert_close(y, _expected(x, w, 0.5))
+
+
 @needs_executor
 def test_new_signatures_are_recorded_apart(gpu: None) -> None:
     r = _replayer()
