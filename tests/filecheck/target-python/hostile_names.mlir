@@ -61,4 +61,4 @@ func.func @"f\"\"\"\nimport os; os.system('touch /tmp/allot_pwned')\n\"\"\""(%wh
 // LAUNCH-NEXT:     args = (in0, in0_s[0], in0_s[1], n0_0, 4, in1, in1_s[0], in1_s[1], n1_0, 4, in2, in2_s[0], in2_s[1], 1, 4, out0, out0_s[0], out0_s[1], out1, {{.*}}, D0, M, N)
 // LAUNCH:          rt.launch(kernel, (-(-M // bm),), (args), bm, bn, use_i64, warps)
 // LAUNCH:      def kernel_layouts():
-// LAUNCH:          return (((k0_persistent_,), (0, 5, 10, 15, 18, 21), (), 27),)
+// LAUNCH:          return (((k0_persistent_,), (0, 5, 10, 15, 18, 21), (), 27, ()),)
