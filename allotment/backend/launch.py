@@ -86,6 +86,11 @@ def recording(recorder: Any) -> Iterator[None]:
         _RECORDER.reset(token)
 
 
+FIRST_LAUNCH = "the first launch of a specialization"
+"""Why a recording failed when a kernel was launched for the first time (through Triton's
+JIT): the next call finds its compiled launcher, so this never counts against a signature."""
+
+
 def note_host_work(what: str) -> None:
     """Called by the host runtime where a call does device work of its own or reads data
     (a copy, a `.item()`): a call being recorded is then not replayable."""
@@ -444,7 +449,7 @@ def launch_kernel(kernel: Any, grid: tuple[int, ...], args: tuple, bm: int, bn: 
     rec = _RECORDER.get()
     if entry is None:
         if rec is not None:
-            rec.fail("the first launch of a specialization")
+            rec.fail(FIRST_LAUNCH)
         constexprs = {"BLOCK_M": bm, "BLOCK_N": bn, "USE_I64": use_i64}
         if _interpreted(kernel):
             _jit_launch(kernel, grid, args, constexprs, warps)

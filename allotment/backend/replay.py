@@ -24,9 +24,10 @@ which checks the signature, allocates, launches and returns without running Pyth
 about a microsecond of host time plus Triton's launch instead of the program's checks,
 arithmetic and launch layer.
 
-A recording that fails for a reason of this call only (a kernel launched for the first
-time goes through Triton's JIT; inputs that share storage, whose pointers cannot be
-told apart) is retried on the next call with the signature, up to `ATTEMPTS` times; a
+A recording that fails for a reason of this call only is retried on the next call with
+the signature: a kernel launched for the first time (through Triton's JIT) at every
+call until its launcher is known, inputs that share storage (whose pointers cannot be
+told apart) up to `ATTEMPTS` times; a
 reason of the signature (host work, an output that is a view of a new buffer) refuses
 the signature at once: its calls run the program. At most `MAX_SIGNATURES` signatures
 are kept per program (least recently matched first out), and at most `MAX_RECORDINGS`
@@ -142,7 +143,8 @@ class Replayer:
                     self.recorded += 1
                 except ValueError:  # an input the executor cannot match (an int beyond 64 bits)
                     pass  # this call succeeded; its signature is simply not kept
-            else:
+            elif rec.failure != _launch.FIRST_LAUNCH:  # (a first launch is not the signature's fault:
+                # threads that call a new signature at once all meet it)
                 key = _signature(inputs, device)
                 tries = self._attempts.get(key, 0) + 1
                 if rec.refusal is not None or tries >= ATTEMPTS:
