@@ -378,6 +378,7 @@ class Runner:
             replayer = exe.program("cuda").replayer
             if replayer is not None:  # (signatures kept, of which replayed): backend/replay.py
                 row["replay_signatures"] = list(replayer.signatures())
+                row["replay_driver_launches"] = replayer.driver_launches()
 
     def _emit(self, row: dict[str, Any]) -> None:
         self.rows.append(row)

@@ -561,6 +561,9 @@ def test_passing_scalars_is_switched(monkeypatch: pytest.MonkeyPatch) -> None:
         assert L._KERNELS[id(SEEDED)].layout.params == want
         if executor is not None and hasattr(torch._C, "_cuda_getDevice"):
             assert bool(replay.replayer_for(module).passed) == (flag == "1")
+    monkeypatch.delenv("ALLOT_REPLAY_SCALARS")  # on by default
+    L.bind_kernels(dict(layouts), "cuda")
+    assert L._KERNELS[id(SEEDED)].layout.params == ((0, 1),)
 
 
 def test_replayer_for_respects_the_switches(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -658,6 +661,57 @@ def test_gpu_fusions_replay_and_match_torch() -> None:
             torch.testing.assert_close(y, (xf * rr * w.float()).bfloat16(), rtol=2e-2, atol=2e-2)
     prog = exe.program("cuda")
     assert prog.replayer is not None and prog.replayer.recorded >= 3
+    if _driver_available():
+        assert prog.replayer.driver_launches() >= 3  # replays launch through the CUDA driver
+
+
+def _driver_available() -> bool:
+    """Whether this machine's libcuda has what `driver_launch` needs (CUDA 12.4 or later)."""
+    from allotment.backend import driver_launch
+
+    try:
+        lib = ctypes.CDLL("libcuda.so.1")
+    except OSError:
+        return False
+    return driver_launch.enabled() and hasattr(lib, "cuFuncGetParamInfo")
+
+
+@gpu_only
+@needs_executor
+def test_gpu_passed_scalars_replay_every_value(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A dropout whose seed and scale change at every call: replayed with the values passed
+    through (a few recordings, one per class of the seed), each result bitwise the Python
+    program's on the same inputs."""
+    from allotment import DataType, FusionDefinition
+
+    monkeypatch.setenv("ALLOT_REPLAY_SCALARS", "1")
+    with FusionDefinition() as fd:
+        x = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.Float)
+        seed = fd.define_scalar(dtype=DataType.Int)
+        offset = fd.define_scalar(dtype=DataType.Int)
+        alpha = fd.define_scalar(dtype=DataType.Double)
+        r = fd.ops.rand_like(x, rng_seed=seed, rng_offset=offset)
+        keep = fd.ops.lt(r, fd.define_scalar(0.9))
+        fd.add_output(fd.ops.where(keep, fd.ops.mul(x, alpha), fd.define_scalar(0.0)))
+    x = torch.randn(8, 64, device="cuda")
+    seeds = [3, 5, 16, 1, 7, 1 << 40, 11, 48, 2, 1 << 33, 13]
+    outs = []
+    for k, s in enumerate(seeds):
+        for _ in range(2):
+            (y,) = fd.execute([x, s, 0, 0.5 + k])
+        outs.append(y)
+    exe = fd._executables["cuda"]
+    prog = exe.program("cuda")
+    assert prog.replayer is not None and prog.replayer.passed, "the seed and the scale are passed through"
+    for k, (s, y) in enumerate(zip(seeds, outs)):
+        (ref,) = prog.replayer.run(x, s, 0, 0.5 + k)
+        assert torch.equal(y, ref), f"seed {s}"
+        assert (y == 0).any() and (y != 0).any()
+    # the seed's classes: i32, i32 divisible by 16, 1, i64 divisible by 16; each recorded at
+    # most twice (a first launch of a new compilation is not recorded)
+    assert prog.replayer.recordings <= 8 < 2 * len(seeds)
+    if _driver_available():
+        assert prog.replayer.driver_launches() >= 1
 
 
 @gpu_only
@@ -682,6 +736,57 @@ def test_gpu_execute_fast_path() -> None:
     assert fd._fast is not None
     with pytest.raises(InputTypeError):
         fd.execute([torch.randn(32, 16, device="cuda", dtype=torch.bfloat16).t(), w])
+
+
+@gpu_only
+@needs_executor
+def test_gpu_replays_run_on_the_current_stream() -> None:
+    """A replayed call launches on the caller's current stream: behind a long sleep and a
+    copy queued on a side stream, it sees the copied input."""
+    exe = allotment.compile(RMS)
+    x = torch.randn(64, 128, device="cuda", dtype=torch.bfloat16)
+    w = torch.randn(128, device="cuda", dtype=torch.bfloat16)
+    for _ in range(3):
+        exe(x, w)
+    prog = exe.program("cuda")
+    assert prog.replayer is not None and prog.replayer.recorded >= 1
+    new = torch.randn(64, 128, device="cuda", dtype=torch.bfloat16)
+    torch.cuda.synchronize()
+    s = torch.cuda.Stream()
+    with torch.cuda.stream(s):
+        torch.cuda._sleep(100_000_000)  # tens of ms on s
+        x.copy_(new)
+        y, r = exe(x, w)
+    torch.cuda.synchronize()
+    rr = torch.rsqrt(new.float().pow(2).mean(1, keepdim=True) + 1e-6)
+    torch.testing.assert_close(r, rr, rtol=1e-4, atol=1e-4)
+
+
+@gpu_only
+@needs_executor
+def test_gpu_execute_fast_path_with_a_hidden_seed() -> None:
+    """A dropout written without a seed (every `execute` draws one): the fast path takes it
+    with the seed passed through the replay; each call's mask is new, `torch.manual_seed`
+    still makes calls reproducible, and kept elements are the input scaled."""
+    from allotment import DataType, FusionDefinition
+
+    with FusionDefinition() as fd:
+        x = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.Float)
+        keep = fd.ops.ge(fd.ops.rand_like(x), fd.define_scalar(0.25))
+        fd.add_output(fd.ops.where(keep, fd.ops.mul(x, fd.define_scalar(2.0)), fd.define_scalar(0.0)))
+    x = torch.randn(16, 64, device="cuda") + 10  # never zero
+    masks = []
+    for _ in range(6):
+        (y,) = fd.execute([x])
+        torch.testing.assert_close(y[y != 0], 2 * x[y != 0])
+        masks.append(y != 0)
+    assert fd._fast is not None, "the fast path took the fusion with its hidden seed"
+    assert all(not torch.equal(masks[-1], m) for m in masks[:-1])
+    torch.manual_seed(123)
+    (a,) = fd.execute([x])
+    torch.manual_seed(123)
+    (b,) = fd.execute([x])
+    assert torch.equal(a, b)
 
 
 LINEAR_GELU = """

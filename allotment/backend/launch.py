@@ -47,6 +47,7 @@ for why no tensor of another device can get there).
 
 from __future__ import annotations
 
+import dataclasses
 import operator
 import os
 import sys
@@ -59,7 +60,7 @@ from typing import Any
 
 import torch
 
-from allotment.backend import raw_launcher
+from allotment.backend import driver_launch, raw_launcher
 
 INTERPRETER_LOCK = threading.Lock()
 """Held while Triton's interpreter runs or prepares a kernel, and around JIT-path GPU launches."""
@@ -312,7 +313,8 @@ def _first_launch(
         compiled = kernel[grid](*args, **constexprs, num_warps=num_warps)
         try:
             compiled._init_handles()
-            table[key] = raw_launcher.plan(compiled.run, compiled.function, compiled.packed_metadata)
+            entry = raw_launcher.plan(compiled.run, compiled.function, compiled.packed_metadata)
+            table[key] = dataclasses.replace(entry, driver=driver_launch.layout(compiled))
         except Exception:  # an internal API that moved: keep the public path
             _direct_ok = False
 
@@ -366,10 +368,10 @@ launches): hashing a `JITFunction` takes its lock and runs Python, an `id` does 
 
 
 def passing_scalars() -> bool:
-    """ALLOT_REPLAY_SCALARS=1: launches key a scalar parameter's int by its class
-    (`kernel_args`) and replays pass such parameters through (`replay.replayer_for`).
-    Off by default until it has run on a GPU: tested on the CPU only."""
-    return os.environ.get("ALLOT_REPLAY_SCALARS", "0") not in ("", "0")
+    """Whether launches key a scalar parameter's int by its class (`kernel_args`) and
+    replays pass such parameters through (`replay.replayer_for`): on unless
+    ALLOT_REPLAY_SCALARS=0."""
+    return os.environ.get("ALLOT_REPLAY_SCALARS", "1") not in ("", "0")
 
 
 def int_class(v: int) -> tuple[str, bool, bool, bool]:

@@ -51,6 +51,9 @@ class CallPlan:
     tail: tuple[Any, ...]
     starred: bool
     at: tuple[int, int, int, int]
+    driver: Any = None
+    """The kernel's `driver_launch.DriverLayout`, for replayed calls that launch it through
+    the CUDA driver; None where that does not apply."""
 
     def call(self, grid: tuple[int, ...], stream: int, kernel_args: list[Any]) -> None:
         """Launches on `grid` (1 to 3 dims) and `stream` with `kernel_args` (the kernel's

@@ -34,11 +34,17 @@ are kept per program (least recently matched first out), and at most `MAX_RECORD
 recordings are tried per program (a scalar that changes at every call, such as an RNG
 seed, makes every call a new signature).
 
+Where the executor can, it launches a Triton kernel straight through the CUDA driver
+(`driver_launch`: the recorded arguments packed once as the kernel's parameters, the
+pointers patched each call), which saves Triton's launcher its argument parsing; the
+layout is checked against the kernel binary first, and Triton's launcher is kept where it
+does not match.
+
 Scalar parameters that only feed kernels (the program's `replay_scalars()`: a seed, a
 step count, a learning rate) can be passed through instead of matched by value, so that
 a value that changes at every call is still replayed (ints matched by Triton's
-specialization class: 1, divisibility by 16, 32-bit range); `ALLOT_REPLAY_SCALARS=1`
-turns that on (`launch.passing_scalars`: tested on the CPU, not yet run on a GPU).
+specialization class: 1, divisibility by 16, 32-bit range; `launch.passing_scalars`:
+`ALLOT_REPLAY_SCALARS=0` turns that off).
 
 Not replayed: calls while launches are intercepted (`launch.intercepted`: the
 executor checks that context variable itself), and calls
@@ -56,6 +62,7 @@ from typing import Any
 
 import torch
 
+from allotment.backend import driver_launch
 from allotment.backend import launch as _launch
 from allotment.backend import native
 
@@ -100,7 +107,8 @@ class Replayer:
         index, (kind, bits). A replay passes their values through rather than matching them."""
         self._call = executor.call
         self.table = executor.new_table(get_device or torch._C._cuda_getDevice,
-                                        get_stream or torch._C._cuda_getCurrentRawStream, MAX_SIGNATURES, _launch._HOOK)
+                                        get_stream or torch._C._cuda_getCurrentRawStream, MAX_SIGNATURES, _launch._HOOK,
+                                        get_device is None and get_stream is None)
         self.get_device = get_device or torch._C._cuda_getDevice
         self._attempts: dict[tuple, int] = {}
         self._lock = threading.Lock()
@@ -125,6 +133,10 @@ class Replayer:
     def signatures(self) -> tuple[int, int]:
         """(signatures kept, of which replayable)."""
         return self.executor.size(self.table)
+
+    def driver_launches(self) -> int:
+        """Recorded Triton launches that replays make through the CUDA driver (`driver_launch`)."""
+        return self.executor.driver_launches(self.table)
 
     def _record(self, inputs: tuple[Any, ...]) -> tuple[torch.Tensor, ...]:
         if self.recordings >= MAX_RECORDINGS or any(type(x) not in _PLAIN_TYPES for x in inputs):
@@ -252,20 +264,25 @@ class _Planner:
             if step[0] == "triton":
                 _, plan, arguments, tensors, params = step
                 slots: list[tuple[int, int, int, int]] = []
+                pointers: list[tuple[int, int, int]] = []  # (kernel argument, source, offset)
                 for k, t, ptr in tensors:
                     found = self._source(t)
                     if found is None:
                         continue  # an empty buffer, never read nor written: its pointer stays as recorded
                     src, base = found
                     slots.append((*plan.slot(k), src, ptr - base))
+                    pointers.append((k, src, ptr - base))
                 values: list[tuple[int, int, int]] = []
+                passed_at: list[tuple[int, int]] = []  # (kernel argument, input)
                 for k, value, i in params:
                     if i in self.passed:
                         if value is not self.inputs[i]:  # the program converted it: matched by value
                             raise _NotReplayable(f"scalar parameter {i} reaches a kernel converted")
                         values.append((*plan.slot(k), i))
+                        passed_at.append((k, i))
                 template = tuple(tuple(a) if isinstance(a, tuple) else a for a in arguments)
-                launches.append((plan.fn, template, slots, plan.at[3], values))
+                driver = _driver_entry(plan, arguments, pointers, passed_at) if plan.driver is not None else None
+                launches.append((plan.fn, template, slots, plan.at[3], values, driver))
             else:
                 _, fn, args, kwargs = step
                 values = (*args, *kwargs.values())
@@ -354,6 +371,43 @@ class _Planner:
         if shift % t.element_size():
             raise _NotReplayable("a torch call's tensor is not aligned to its dtype in its buffer")
         return (pos, src, t.dtype, tuple(t.shape), t.stride(), shift // t.element_size())
+
+
+def _driver_entry(plan: Any, arguments: list[Any], pointers: list[tuple[int, int, int]],
+                  passed_at: list[tuple[int, int]]) -> tuple | None:
+    """A Triton launch's descriptor for a launch through the CUDA driver
+    (`driver_launch`; `native/replay.cpp` checks it against the kernel binary), or None
+    where a value does not fit its parameter: (function, grid, block, shared, parameter
+    words, parameter sizes, pointer slots (parameter, source, offset), passed scalars
+    (parameter, input, type code))."""
+    layout = plan.driver
+    kernel_args: list[Any] = []
+    for k in range(len(layout.params)):
+        pos, sub = plan.slot(k)
+        if pos >= len(arguments):
+            return None
+        kernel_args.append(arguments[pos] if sub < 0 else arguments[pos][sub])
+    packed = layout.pack(kernel_args)
+    if packed is None:
+        return None
+    words, sizes, index = packed
+    grid = tuple(arguments[i] for i in plan.at[:3])
+    if not all(type(g) is int and 0 <= g < (1 << 32) for g in grid):
+        return None
+    ptr_slots = []
+    for k, src, offset in pointers:
+        if k not in index or layout.params[k] != driver_launch.CODES["ptr"]:
+            return None
+        ptr_slots.append((index[k], src, offset))
+    value_slots = []
+    for k, i in passed_at:
+        if layout.params[k] is None:
+            continue  # a constexpr in this compilation (an int 1: its class is matched)
+        if k not in index or layout.params[k] == driver_launch.CODES["ptr"]:
+            return None
+        value_slots.append((index[k], i, layout.params[k]))
+    return (layout.function, grid, layout.block, layout.shared, tuple(words), tuple(sizes),
+            tuple(ptr_slots), tuple(value_slots), layout.owner)
 
 
 def _whole_words(nbytes: int) -> int:

@@ -112,6 +112,12 @@ def _backend_compile() -> Callable[..., Any]:
     return allot_compile
 
 
+
+def _draw_seed() -> int:
+    """A seed for a fusion's hidden RNG argument, from torch's default CPU generator
+    (`torch.manual_seed` makes a run reproducible)."""
+    return int(torch.randint(0, 1 << 62, (1,), dtype=torch.int64).item())
+
 class FusionDefinition:
     """nvFuser's `FusionDefinition`, producing a fusion-dialect `func.func @fusion`."""
 
@@ -271,8 +277,7 @@ class FusionDefinition:
         """The arguments, with a fresh seed for the hidden RNG argument if there is one."""
         if self._rng_seed is None:
             return args
-        seed = int(torch.randint(0, 1 << 62, (1,), dtype=torch.int64).item())
-        return [*args, seed]
+        return [*args, _draw_seed()]
 
     def _own(self, handle: Tensor | Scalar | Vector, what: str) -> None:
         if handle._fd is not self:
@@ -764,6 +769,8 @@ class FusionDefinition:
         if fast is not None and device is None and (inputs.__class__ is list or inputs.__class__ is tuple):
             given = tuple(inputs)
             if type(fast[0](fast[1], given)) is tuple:  # a signature `_prepare_inputs` passed as it is
+                if self._rng_seed is not None:  # the hidden seed, passed through the replay
+                    given = (*given, _draw_seed())
                 replay = fast[2]._replay
                 out = replay[0](replay[1], given) if replay is not None else None  # the call, replayed
                 return list(out if type(out) is tuple else fast[2](*given))
@@ -815,7 +822,13 @@ class FusionDefinition:
         in a table of the native executor (`backend/replay.py`) without plans: matching one is
         the whole check."""
         exe = self._executables.get(target.type)
-        if (target.type != "cuda" or self._rng_seed is not None or getattr(exe, "_replay", None) is None
+        prog = getattr(exe, "programs", {}).get("cuda")
+        passed = getattr(getattr(prog, "replayer", None), "passed", {})
+        if self._rng_seed is not None:  # the hidden seed (the last argument) must be passed through
+            if passed.get(len(inputs), ("",))[0] != "int":
+                return
+            args = args[:-1]
+        if (target.type != "cuda" or getattr(exe, "_replay", None) is None
                 or len(args) != len(inputs) or any(a is not b for a, b in zip(args, inputs))):
             return
         from allotment.backend import native, replay
@@ -825,10 +838,15 @@ class FusionDefinition:
             return
         if self._fast is None or self._fast[2] is not exe:
             table = executor.new_table(torch._C._cuda_getDevice, torch._C._cuda_getCurrentRawStream,
-                                       replay.MAX_SIGNATURES)
+                                       replay.MAX_SIGNATURES, None, True)
             self._fast = (executor.call, table, exe)
+        # the scalars the executable's replays pass through (a seed, a step count) are matched
+        # here as they are there: by class, so that a new value still takes the fast path
+        kinds = {"int": int, "float": float}
+        keep = [(i, bits) for i, (kind, bits) in sorted(passed.items())
+                if i < len(inputs) and type(inputs[i]) is kinds.get(kind)]
         try:
-            executor.add(self._fast[1], tuple(inputs), torch._C._cuda_getDevice(), [], [], [])
+            executor.add(self._fast[1], tuple(inputs), torch._C._cuda_getDevice(), [], [], [], keep)
         except ValueError:  # an input of a kind the executor does not match (never accepted)
             pass
 

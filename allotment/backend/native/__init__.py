@@ -147,7 +147,7 @@ def _build(cxx: str, lib: Path) -> None:
     os.close(fd)
     cmd = [cxx, "-O2", "-std=c++17", "-shared", "-fPIC", "-w", f"-D_GLIBCXX_USE_CXX11_ABI={abi}",
            *[f"-I{p}" for p in (*includes, python_include)], str(SOURCE), "-o", tmp,
-           *[f"-L{p}" for p in libdirs], "-ltorch_python", "-ltorch", "-ltorch_cpu", "-lc10",
+           *[f"-L{p}" for p in libdirs], "-ltorch_python", "-ltorch", "-ltorch_cpu", "-lc10", "-ldl",
            *[f"-Wl,-rpath,{p}" for p in libdirs]]
     try:
         done = subprocess.run(cmd, capture_output=True, text=True, timeout=600)

@@ -30,10 +30,15 @@
 #include <ATen/ops/mm.h>
 #include <ATen/ops/empty_strided.h>
 #include <c10/core/DeviceGuard.h>
+#include <c10/core/Stream.h>
+#include <c10/core/impl/DeviceGuardImplInterface.h>
 #include <torch/csrc/Device.h>
 #include <torch/csrc/Dtype.h>
 #include <torch/csrc/autograd/python_variable.h>
 
+#include <dlfcn.h>
+
+#include <cstdint>
 #include <cstring>
 #include <memory>
 #include <vector>
@@ -77,6 +82,64 @@ struct TensorSlot {  // a torch call's tensor argument: a view of an input or an
   int64_t offset;      // elements from the source's data pointer
 };
 
+// A Triton launch made through the CUDA driver (allotment.backend.driver_launch): the
+// kernel's parameters as 64-bit words (each value from its lowest byte), its pointer
+// parameters patched from this call's sources, its passed scalars converted.
+struct DriverSlot {
+  size_t param;
+  int src;         // pointer: as Slot::src; value: the input's index
+  int64_t offset;  // pointer: bytes from the source's data pointer; value: its type code
+};
+
+enum { kI32 = 0, kI64 = 1, kU32 = 2, kU64 = 3, kF32 = 4, kF64 = 5, kPtr = 6 };
+
+struct DriverLaunch {
+  uint64_t function = 0;
+  unsigned grid[3] = {1, 1, 1};
+  unsigned block = 0, shared = 0;
+  std::vector<uint64_t> words;
+  std::vector<DriverSlot> pointers, values;
+  PyObject* owner = nullptr;  // owned: what keeps `function` loaded (Triton's CompiledKernel)
+};
+
+// The driver functions used, from libcuda (loaded once; `ok` false without it).
+using CUres = int;
+struct CudaApi {
+  bool ok = false;
+  CUres (*launch)(void*, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, void*, void**,
+                  void**) = nullptr;
+  CUres (*param_info)(void*, size_t, size_t*, size_t*) = nullptr;
+  CUres (*error_string)(CUres, const char**) = nullptr;
+  CUres (*ctx_get_current)(void**) = nullptr;
+  CUres (*ctx_get_device)(int*) = nullptr;
+  CUres (*ctx_set_current)(void*) = nullptr;
+  CUres (*primary_retain)(void**, int) = nullptr;
+  CUres (*device_get)(int*, int) = nullptr;
+};
+
+CudaApi load_cuda() {
+  CudaApi api;
+  void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (!lib) return api;
+  auto sym = [lib](const char* name) { return dlsym(lib, name); };
+  api.launch = reinterpret_cast<decltype(api.launch)>(sym("cuLaunchKernel"));
+  api.param_info = reinterpret_cast<decltype(api.param_info)>(sym("cuFuncGetParamInfo"));
+  api.error_string = reinterpret_cast<decltype(api.error_string)>(sym("cuGetErrorString"));
+  api.ctx_get_current = reinterpret_cast<decltype(api.ctx_get_current)>(sym("cuCtxGetCurrent"));
+  api.ctx_get_device = reinterpret_cast<decltype(api.ctx_get_device)>(sym("cuCtxGetDevice"));
+  api.ctx_set_current = reinterpret_cast<decltype(api.ctx_set_current)>(sym("cuCtxSetCurrent"));
+  api.primary_retain = reinterpret_cast<decltype(api.primary_retain)>(sym("cuDevicePrimaryCtxRetain"));
+  api.device_get = reinterpret_cast<decltype(api.device_get)>(sym("cuDeviceGet"));
+  api.ok = api.launch && api.param_info && api.error_string && api.ctx_get_current && api.ctx_get_device &&
+           api.ctx_set_current && api.primary_retain && api.device_get;
+  return api;
+}
+
+const CudaApi& cuda() {
+  static const CudaApi api = load_cuda();
+  return api;
+}
+
 struct Launch {
   PyObject* fn = nullptr;    // owned
   PyObject* tmpl = nullptr;  // owned tuple: a Triton launch's arguments, or a torch call's values
@@ -87,6 +150,8 @@ struct Launch {
   PyObject* kwnames = nullptr;  // owned tuple of str, or null
   std::vector<TensorSlot> tensors;
   int op = 0;  // a torch call that is one of these, called through ATen: 1 addmm, 2 mm, 3 matmul (out=)
+  bool use_driver = false;  // launched through `driver` instead of `fn`
+  DriverLaunch driver;
 };
 
 enum { kGeneric = 0, kAddmm = 1, kMm = 2, kMatmul = 3 };
@@ -116,6 +181,7 @@ struct Plan {
       Py_XDECREF(l.fn);
       Py_XDECREF(l.tmpl);
       Py_XDECREF(l.kwnames);
+      Py_XDECREF(l.driver.owner);
     }
   }
 };
@@ -126,6 +192,7 @@ struct Table {
   PyObject* get_device = nullptr;  // owned: () -> int
   PyObject* get_stream = nullptr;  // owned: (int) -> int
   PyObject* hook = nullptr;        // owned: a contextvars.ContextVar, or null
+  bool native_cuda = false;        // the device and stream from torch's CUDA device guard, not the callables
   ~Table() {
     Py_XDECREF(get_device);
     Py_XDECREF(get_stream);
@@ -251,7 +318,22 @@ bool matches(const InputSpec& s, PyObject* x, uintptr_t* ptr) {
   return false;
 }
 
+const c10::impl::DeviceGuardImplInterface* cuda_guard() {
+  try {
+    return c10::impl::getDeviceGuardImpl(c10::DeviceType::CUDA);
+  } catch (const std::exception&) {
+    return nullptr;  // (a torch without CUDA)
+  }
+}
+
 long current_device(Table* tab) {
+  if (tab->native_cuda) {
+    try {
+      return cuda_guard()->getDevice().index();
+    } catch (const std::exception&) {
+      tab->native_cuda = false;
+    }
+  }
   PyObject* r = PyObject_CallNoArgs(tab->get_device);
   if (!r) return -2;
   long d = PyLong_AsLong(r);
@@ -260,12 +342,16 @@ long current_device(Table* tab) {
   return d;
 }
 
-// new_table(get_device, get_stream, max_plans[, hook]) -> capsule. While the context
-// variable `hook` holds anything but None, `call` answers False (run the program).
+// new_table(get_device, get_stream, max_plans[, hook[, native_cuda]]) -> capsule. While the
+// context variable `hook` holds anything but None, `call` answers False (run the program).
+// native_cuda: get_device and get_stream are torch's current CUDA device and current raw
+// stream, which are then read from torch's CUDA device guard in C++ (the same values,
+// without two Python calls); ignored where torch has no CUDA.
 PyObject* new_table(PyObject*, PyObject* args) {
   PyObject *get_device, *get_stream, *hook = Py_None;
   Py_ssize_t max_plans;
-  if (!PyArg_ParseTuple(args, "OOn|O", &get_device, &get_stream, &max_plans, &hook)) return nullptr;
+  int native_cuda = 0;
+  if (!PyArg_ParseTuple(args, "OOn|Op", &get_device, &get_stream, &max_plans, &hook, &native_cuda)) return nullptr;
   if (!PyCallable_Check(get_device) || !PyCallable_Check(get_stream) || max_plans < 1 ||
       (hook != Py_None && !PyContextVar_CheckExact(hook))) {
     PyErr_SetString(PyExc_ValueError, "new_table(get_device, get_stream, max_plans >= 1[, hook: ContextVar])");
@@ -281,6 +367,7 @@ PyObject* new_table(PyObject*, PyObject* args) {
     tab->hook = hook;
   }
   tab->max_plans = static_cast<size_t>(max_plans);
+  tab->native_cuda = native_cuda != 0 && cuda_guard() != nullptr;
   PyObject* cap = PyCapsule_New(tab, kCapsule, destroy_table);
   if (!cap) delete tab;
   return cap;
@@ -375,6 +462,101 @@ bool parse_values(PyObject* values, PyObject* tmpl, Py_ssize_t stream_pos, Plan&
 // ("torch", fn, values, kwnames or None, tensors, op), tensors: (pos, src, dtype, sizes, strides,
 // offset). An `op` other than 0 says the call is `fn(a, b[, c], out=d)` of that ATen op, with
 // every value a tensor: it is then made through ATen, without Python's argument parsing.
+// Whether the kernel binary has exactly these parameter sizes, then at most two 8-byte
+// ones (Triton's scratch pointers, passed null): how many those are, or -1.
+int check_params(uint64_t function, const std::vector<size_t>& sizes) {
+  const CudaApi& api = cuda();
+  void* f = reinterpret_cast<void*>(static_cast<uintptr_t>(function));
+  size_t offset = 0, size = 0;
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    if (api.param_info(f, i, &offset, &size) != 0 || size != sizes[i]) return -1;
+  }
+  int extra = 0;
+  for (; extra <= 2; ++extra) {
+    if (api.param_info(f, sizes.size() + extra, &offset, &size) != 0) return extra;
+    if (size != 8) return -1;
+  }
+  return -1;
+}
+
+// A Triton launch's driver descriptor (driver_launch / replay._Planner):
+// (function, (gx, gy, gz), block, shared, words, sizes, pointers, values, owner): owner
+// keeps the function loaded, and is held. Malformed: false with ValueError. Well-formed
+// but not usable here (no libcuda, no function or owner, or the binary's parameters
+// differ): true, and the launch keeps Triton's launcher.
+bool parse_driver(PyObject* desc, Launch& l, const Plan& plan, Py_ssize_t n_in, Py_ssize_t n_alloc) {
+  unsigned long long function;
+  unsigned gx, gy, gz, block, shared;
+  PyObject *words, *sizes, *pointers, *values, *owner;
+  if (!PyArg_ParseTuple(desc, "K(III)IIOOOOO", &function, &gx, &gy, &gz, &block, &shared, &words, &sizes, &pointers,
+                        &values, &owner))
+    return false;
+  DriverLaunch d;
+  d.function = function;
+  d.grid[0] = gx;
+  d.grid[1] = gy;
+  d.grid[2] = gz;
+  d.block = block;
+  d.shared = shared;
+  std::vector<int64_t> w, sz;
+  if (!int_vector(sizes, sz)) return false;
+  PyObject* fw = PySequence_Fast(words, "driver words must be a sequence");
+  if (!fw) return false;
+  for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(fw); ++i) {
+    unsigned long long v = PyLong_AsUnsignedLongLong(PySequence_Fast_GET_ITEM(fw, i));
+    if (v == static_cast<unsigned long long>(-1) && PyErr_Occurred()) {
+      Py_DECREF(fw);
+      return false;
+    }
+    d.words.push_back(v);
+  }
+  Py_DECREF(fw);
+  bool ok = d.words.size() == sz.size() && block > 0;
+  std::vector<size_t> psizes;
+  for (int64_t v : sz) {
+    ok = ok && (v == 4 || v == 8);
+    psizes.push_back(static_cast<size_t>(v));
+  }
+  for (int which = 0; ok && which < 2; ++which) {
+    PyObject* f = PySequence_Fast(which == 0 ? pointers : values, "driver slots must be a sequence");
+    if (!f) return false;
+    for (Py_ssize_t k = 0; ok && k < PySequence_Fast_GET_SIZE(f); ++k) {
+      Py_ssize_t param;
+      int src;
+      long long offset;
+      if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(f, k), "niL", &param, &src, &offset)) {
+        Py_DECREF(f);
+        return false;
+      }
+      ok = param >= 0 && static_cast<size_t>(param) < d.words.size();
+      if (ok && which == 0) {  // a pointer: 8 bytes, from an input tensor or an allocation
+        ok = psizes[param] == 8 && (src >= 0 ? src < n_in && plan.ins[src].kind == Kind::Tensor : -src - 1 < n_alloc);
+        d.pointers.push_back({static_cast<size_t>(param), src, offset});
+      } else if (ok) {  // a passed scalar: its type code fits the parameter's size
+        ok = src >= 0 && src < n_in && (plan.ins[src].kind == Kind::PassInt || plan.ins[src].kind == Kind::PassFloat) &&
+             offset >= kI32 && offset <= kF64 &&
+             psizes[param] == ((offset == kI32 || offset == kU32 || offset == kF32) ? 4u : 8u) &&
+             (plan.ins[src].kind == Kind::PassFloat) == (offset == kF32 || offset == kF64);
+        d.values.push_back({static_cast<size_t>(param), src, offset});
+      }
+    }
+    Py_DECREF(f);
+  }
+  if (!ok) {
+    PyErr_SetString(PyExc_ValueError, "a driver launch is malformed");
+    return false;
+  }
+  if (!cuda().ok || d.function == 0 || owner == Py_None) return true;
+  int extra = check_params(d.function, psizes);
+  if (extra < 0) return true;
+  d.words.resize(d.words.size() + extra, 0);
+  Py_INCREF(owner);
+  d.owner = owner;
+  l.driver = std::move(d);
+  l.use_driver = true;
+  return true;
+}
+
 bool parse_torch_call(PyObject* entry, Plan& plan, Py_ssize_t n_in, Py_ssize_t n_alloc) {
   const char* tag;
   PyObject *fn, *values, *kwnames, *tensors;
@@ -459,16 +641,16 @@ bool parse_plan(PyObject* allocs, PyObject* launches, PyObject* outs, Plan& plan
   if (!fl) return false;
   for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(fl); ++i) {
     PyObject* entry = PySequence_Fast_GET_ITEM(fl, i);
-    if (PyTuple_Check(entry) && PyTuple_GET_SIZE(entry) == 6) {
+    if (PyTuple_Check(entry) && PyTuple_GET_SIZE(entry) > 0 && PyUnicode_Check(PyTuple_GET_ITEM(entry, 0))) {
       if (!parse_torch_call(entry, plan, n_in, n_alloc)) {
         Py_DECREF(fl);
         return false;
       }
       continue;
     }
-    PyObject *fn, *tmpl, *slots, *values = Py_None;
+    PyObject *fn, *tmpl, *slots, *values = Py_None, *driver = Py_None;
     Py_ssize_t stream_pos;
-    if (!PyArg_ParseTuple(entry, "OO!On|O", &fn, &PyTuple_Type, &tmpl, &slots, &stream_pos, &values)) {
+    if (!PyArg_ParseTuple(entry, "OO!On|OO", &fn, &PyTuple_Type, &tmpl, &slots, &stream_pos, &values, &driver)) {
       Py_DECREF(fl);
       return false;
     }
@@ -515,6 +697,10 @@ bool parse_plan(PyObject* allocs, PyObject* launches, PyObject* outs, Plan& plan
     }
     Py_DECREF(fs);
     if (values != Py_None && !parse_values(values, tmpl, stream_pos, plan)) {
+      Py_DECREF(fl);
+      return false;
+    }
+    if (driver != Py_None && !parse_driver(driver, plan.launches.back(), plan, n_in, n_alloc)) {
       Py_DECREF(fl);
       return false;
     }
@@ -591,6 +777,16 @@ PyObject* size(PyObject*, PyObject* cap) {
   Py_ssize_t replayable = 0;
   for (auto& p : tab->plans) replayable += p->replay;
   return Py_BuildValue("nn", static_cast<Py_ssize_t>(tab->plans.size()), replayable);
+}
+
+// driver_launches(table) -> how many recorded Triton launches go through the CUDA driver.
+PyObject* driver_launches(PyObject*, PyObject* cap) {
+  Table* tab = table_of(cap);
+  if (!tab) return nullptr;
+  Py_ssize_t n = 0;
+  for (auto& p : tab->plans)
+    for (auto& l : p->launches) n += l.use_driver;
+  return PyLong_FromSsize_t(n);
 }
 
 PyObject* clear(PyObject*, PyObject* cap) {
@@ -695,6 +891,77 @@ bool run_torch_call(const Launch& l, PyObject* inputs, const std::vector<at::Ten
   return ok;
 }
 
+// Makes the primary context of CUDA device `device` current in this thread unless a
+// context of that device is (as Triton's launcher does before it launches).
+bool ensure_context(long device) {
+  const CudaApi& api = cuda();
+  void* ctx = nullptr;
+  int current = -1, handle = -1;
+  if (api.device_get(&handle, static_cast<int>(device)) != 0) return false;
+  if (api.ctx_get_current(&ctx) == 0 && ctx && api.ctx_get_device(&current) == 0 && current == handle) return true;
+  return api.primary_retain(&ctx, handle) == 0 && api.ctx_set_current(ctx) == 0;
+}
+
+// Launches a driver launch with this call's pointers, passed scalars and stream; false
+// with RuntimeError set if the driver refused.
+bool launch_driver(const DriverLaunch& d, PyObject* inputs, const std::vector<uintptr_t>& ptrs,
+                   const std::vector<uintptr_t>& bptrs, uint64_t stream, long device) {
+  if (static_cast<uint64_t>(d.grid[0]) * d.grid[1] * d.grid[2] == 0) return true;  // (as Triton: nothing to run)
+  const size_t n = d.words.size();
+  uint64_t small[64];
+  void* small_params[64];
+  std::vector<uint64_t> big;
+  std::vector<void*> big_params;
+  uint64_t* w = small;
+  void** params = small_params;
+  if (n > 64) {
+    big.resize(n);
+    big_params.resize(n);
+    w = big.data();
+    params = big_params.data();
+  }
+  std::memcpy(w, d.words.data(), n * sizeof(uint64_t));
+  for (const auto& p : d.pointers) w[p.param] = (p.src >= 0 ? ptrs[p.src] : bptrs[-p.src - 1]) + p.offset;
+  for (const auto& v : d.values) {
+    PyObject* x = PyTuple_GET_ITEM(inputs, v.src);
+    uint64_t bits = 0;
+    if (v.offset == kF32 || v.offset == kF64) {
+      double value = PyFloat_AsDouble(x);
+      if (value == -1.0 && PyErr_Occurred()) return false;
+      if (v.offset == kF32) {
+        float f = static_cast<float>(value);
+        std::memcpy(&bits, &f, sizeof f);
+      } else {
+        std::memcpy(&bits, &value, sizeof value);
+      }
+    } else {
+      long long value = PyLong_AsLongLong(x);  // (its class was matched: it fits the parameter)
+      if (value == -1 && PyErr_Occurred()) return false;
+      if (v.offset == kI32 || v.offset == kU32) {
+        uint32_t u = static_cast<uint32_t>(value);
+        bits = u;
+      } else {
+        bits = static_cast<uint64_t>(value);
+      }
+    }
+    w[v.param] = bits;
+  }
+  for (size_t i = 0; i < n; ++i) params[i] = &w[i];
+  const CudaApi& api = cuda();
+  CUres res = ensure_context(device) ? 0 : 1;
+  if (res == 0) {
+    res = api.launch(reinterpret_cast<void*>(static_cast<uintptr_t>(d.function)), d.grid[0], d.grid[1], d.grid[2],
+                     d.block, 1, 1, d.shared, reinterpret_cast<void*>(static_cast<uintptr_t>(stream)), params, nullptr);
+  }
+  if (res != 0) {
+    const char* what = nullptr;
+    if (api.error_string(res, &what) != 0 || !what) what = "unknown error";
+    PyErr_Format(PyExc_RuntimeError, "Triton Error [CUDA]: %s (a replayed kernel launch)", what);
+    return false;
+  }
+  return true;
+}
+
 // call(table, inputs) -> tuple of outputs | None (no signature) | False (refused)
 PyObject* call(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   if (nargs != 2 || !PyTuple_Check(args[1])) {
@@ -749,15 +1016,38 @@ PyObject* call(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
     Py_RETURN_NONE;  // the program runs instead, and reports the failure as it does
   }
 
-  PyObject* dev_obj = PyLong_FromLong(device);
-  if (!dev_obj) return nullptr;
-  PyObject* stream = PyObject_CallOneArg(tab->get_stream, dev_obj);
-  Py_DECREF(dev_obj);
+  PyObject* stream = nullptr;
+  if (tab->native_cuda) {
+    try {
+      void* handle =
+          cuda_guard()->getStream(c10::Device(c10::DeviceType::CUDA, static_cast<c10::DeviceIndex>(device)))
+              .native_handle();
+      stream = PyLong_FromUnsignedLongLong(reinterpret_cast<uintptr_t>(handle));
+      if (!stream) return nullptr;
+    } catch (const std::exception&) {
+      tab->native_cuda = false;  // (a torch whose streams have no native handle: the callables from now on)
+    }
+  }
+  if (!stream) {
+    PyObject* dev_obj = PyLong_FromLong(device);
+    if (!dev_obj) return nullptr;
+    stream = PyObject_CallOneArg(tab->get_stream, dev_obj);
+    Py_DECREF(dev_obj);
+  }
   if (!stream) return nullptr;
+  uint64_t stream_value = PyLong_Check(stream) ? PyLong_AsUnsignedLongLong(stream) : 0;
+  if (stream_value == static_cast<uint64_t>(-1) && PyErr_Occurred()) PyErr_Clear();  // (used by driver launches only)
 
   for (const auto& l : plan->launches) {
     if (l.torch_call) {
       if (!run_torch_call(l, inputs, bufs)) {
+        Py_DECREF(stream);
+        return nullptr;
+      }
+      continue;
+    }
+    if (l.use_driver) {
+      if (!launch_driver(l.driver, inputs, ptrs, bptrs, stream_value, device)) {
         Py_DECREF(stream);
         return nullptr;
       }
@@ -842,13 +1132,15 @@ PyObject* call(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
 }
 
 PyMethodDef kMethods[] = {
-    {"new_table", new_table, METH_VARARGS, "new_table(get_device, get_stream, max_plans[, hook]) -> table"},
+    {"new_table", new_table, METH_VARARGS,
+     "new_table(get_device, get_stream, max_plans[, hook[, native_cuda]]) -> table"},
     {"add", add, METH_VARARGS, "add(table, inputs, device, allocs, launches, outs[, passed])"},
     {"refuse", refuse, METH_VARARGS, "refuse(table, inputs, device)"},
     {"call", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)(void)>(call)), METH_FASTCALL,
      "call(table, inputs) -> outputs | None | False"},
     {"size", size, METH_O, "size(table) -> (signatures, replayable)"},
     {"clear", clear, METH_O, "clear(table)"},
+    {"driver_launches", driver_launches, METH_O, "driver_launches(table) -> launches made through the CUDA driver"},
     {nullptr, nullptr, 0, nullptr}};
 
 PyModuleDef kModule = {PyModuleDef_HEAD_INIT, "_allot_replay", "Replays recorded calls of generated host programs.",
