@@ -84,7 +84,6 @@ def _check(name: str, inputs: list[Any], y: Any) -> float:
 def child(calls: int) -> dict[str, Any]:
     import torch
     import torch.nn.functional as F
-
     from measure import host_us
 
     from allotment import FusionDefinition
@@ -100,14 +99,14 @@ def child(calls: int) -> dict[str, Any]:
         xs = _inputs(name, 16, 32)
         for _ in range(3):
             _check(name, xs, fd.execute(xs)[0])
-        us = host_us(lambda: fd.execute(xs), calls)
+        us = host_us(lambda fd=fd, xs=xs: fd.execute(xs), calls)
         _check(name, xs, fd.execute(xs)[0])
         exe = fd._executables["cuda"]
         rep = exe.program("cuda").replayer
         if name == "dropout":
-            eager = host_us(lambda: F.dropout(xs[0], P, training=True), calls)
+            eager = host_us(lambda xs=xs: F.dropout(xs[0], P, training=True), calls)
         else:
-            eager = host_us(lambda: F.dropout(xs[0] + xs[1], P, training=True) + xs[2], calls)
+            eager = host_us(lambda xs=xs: F.dropout(xs[0] + xs[1], P, training=True) + xs[2], calls)
         out[name] = {"execute_us": round(us, 2), "eager_us": round(eager, 2),
                      "recordings": rep.recordings if rep else None,
                      "replayable_signatures": rep.signatures()[1] if rep else None,

@@ -583,12 +583,14 @@ def test_replayer_for_respects_the_switches(monkeypatch: pytest.MonkeyPatch) -> 
 
 
 class _FakeExecutable:
-    """Stands for a CUDA executable whose calls are replayed (`_replay` set: an executor whose
-    answer is always "not recorded", so the call goes to the executable itself)."""
+    """Stands for a CUDA executable whose calls are replayed: `_replay` is (the executor's
+    `call`, a table with one recorded plan that returns a new 3x4 f32 buffer)."""
 
-    def __init__(self) -> None:
+    def __init__(self, signature: tuple) -> None:
         self.calls = 0
-        self._replay = (lambda table, inputs: None, None)
+        self.table = executor.new_table(lambda: 0, lambda d: 0, 8)
+        executor.add(self.table, signature, 0, [((3, 4), (4, 1), torch.float32, CPU)], [], [(1, 0)])
+        self._replay = (executor.call, self.table)
 
     def __call__(self, x: torch.Tensor) -> tuple[torch.Tensor, ...]:
         self.calls += 1
@@ -597,29 +599,38 @@ class _FakeExecutable:
 
 @needs_executor
 def test_execute_fast_path_keeps_the_frontend_checks(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A signature that `_prepare_inputs` passed unchanged is matched by the executor and goes
-    straight to the executable; any other input still gets the frontend's checks and errors."""
+    """A recorded signature that `_prepare_inputs` passed unchanged is marked for the
+    definition and replayed at once; any other input still gets the frontend's checks and
+    errors, and another definition does not take a plan it did not mark."""
     from allotment import DataType, FusionDefinition
     from allotment.backend.host_runtime import InputTypeError
 
     monkeypatch.setattr(torch._C, "_cuda_getDevice", lambda: 0, raising=False)
     monkeypatch.setattr(torch._C, "_cuda_getCurrentRawStream", lambda d: 0, raising=False)
-    with FusionDefinition() as fd:
-        x = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.Float)
-        fd.add_output(fd.ops.neg(x))
-    exe = _FakeExecutable()
-    fd._executables["cuda"] = exe
+
+    def definition() -> FusionDefinition:
+        with FusionDefinition() as fd:
+            x = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.Float)
+            fd.add_output(fd.ops.neg(x))
+        return fd
+
     good = torch.randn(3, 4)
-    fd._accept([good], [good], torch.device("cuda"))  # as after a first call on a GPU
+    exe = _FakeExecutable((good,))
+    fd, other = definition(), definition()
+    fd._executables["cuda"] = other._executables["cuda"] = exe
+    other._accept([good], [good.clone()], torch.device("cuda"))  # arguments changed by the checks: not marked
+    assert other._fast is None
+    fd._accept([good], [good], torch.device("cuda"))  # as after a call on a GPU
+    assert fd._fast is not None
     (y,) = fd.execute([torch.randn(3, 4)])
-    assert exe.calls == 1 and y.shape == (3, 4)
+    assert exe.calls == 0 and y.shape == (3, 4)  # replayed (the plan's new buffer)
     with pytest.raises(InputTypeError, match="contiguity|contiguous|stride"):
         fd.execute([torch.randn(4, 3).t()])  # declared contiguous: the check still runs
     with pytest.raises(InputTypeError, match="dtype"):
         fd.execute([torch.randn(3, 4, dtype=torch.float64)])
-    assert exe.calls == 1
-    fd._accept([good], [good.clone()], torch.device("cuda"))  # arguments changed by the checks: not kept
-    assert executor.size(fd._fast[1]) == (1, 1)
+    assert executor.call(exe.table, (good,), other._token) is None  # not marked by `other`
+    assert type(executor.call(exe.table, (good,), fd._token)) is tuple
+    assert executor.mark(exe.table, (torch.randn(4, 4),), 5) is False  # no such plan
 
 
 # -- on a GPU: real fusions ----------------------------------------------------------------
@@ -787,6 +798,11 @@ def test_gpu_execute_fast_path_with_a_hidden_seed() -> None:
     torch.manual_seed(123)
     (b,) = fd.execute([x])
     assert torch.equal(a, b)
+    state = torch.cuda.get_rng_state()
+    (c,) = fd.execute([x])
+    torch.cuda.set_rng_state(state)
+    (d,) = fd.execute([x])
+    assert torch.equal(c, d) and not torch.equal(a, c)
 
 
 LINEAR_GELU = """

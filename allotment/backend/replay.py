@@ -62,9 +62,8 @@ from typing import Any
 
 import torch
 
-from allotment.backend import driver_launch
+from allotment.backend import driver_launch, native
 from allotment.backend import launch as _launch
-from allotment.backend import native
 
 MAX_SIGNATURES = 64
 """Signatures kept per program (replayable and refused)."""

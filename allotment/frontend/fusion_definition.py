@@ -30,6 +30,7 @@ the run and not returned, as nvFuser does.
 
 from __future__ import annotations
 
+import itertools
 import math
 import numbers
 from collections.abc import Callable, Sequence
@@ -113,10 +114,48 @@ def _backend_compile() -> Callable[..., Any]:
 
 
 
-def _draw_seed() -> int:
-    """A seed for a fusion's hidden RNG argument, from torch's default CPU generator
-    (`torch.manual_seed` makes a run reproducible)."""
+_TOKENS = itertools.count(1)
+
+
+def _draw_seed(cuda: bool = False) -> int:
+    """A seed for a fusion's hidden RNG argument (docs/ops.md): for a CUDA fusion, from the
+    current device's CUDA generator as torch's own CUDA random ops draw (its seed, and its
+    offset, advanced by 4 for the call), else from torch's default CPU generator.
+    `torch.manual_seed` makes a run reproducible either way, and a generator state saved
+    and restored (`torch.cuda.get_rng_state`, activation checkpointing) replays the seeds."""
+    if cuda:
+        gen = _cuda_generator()
+        if gen is not None:
+            try:
+                offset = gen.get_offset()
+                gen.set_offset(offset + 4)
+                return _mix_seed(gen.initial_seed(), offset)
+            except RuntimeError:  # (a state it cannot give now, e.g. while a CUDA graph captures)
+                pass
     return int(torch.randint(0, 1 << 62, (1,), dtype=torch.int64).item())
+
+
+def _cuda_generator() -> Any:
+    """The current CUDA device's default generator, or None (no CUDA, or a torch without
+    generator offsets)."""
+    try:
+        gen = torch.cuda.default_generators[torch._C._cuda_getDevice()]
+    except (AttributeError, IndexError, RuntimeError):
+        return None
+    return gen if hasattr(gen, "get_offset") and hasattr(gen, "set_offset") else None
+
+
+_M64 = (1 << 64) - 1
+
+
+def _mix_seed(seed: int, offset: int) -> int:
+    """A 62-bit seed from a generator's (seed, offset): SplitMix64's finalizer, so that
+    neighbouring offsets give unrelated seeds."""
+    z = (seed * 0x9E3779B97F4A7C15 + offset + 0x632BE59BD9B4E019) & _M64
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _M64
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _M64
+    return (z ^ (z >> 31)) >> 2
+
 
 class FusionDefinition:
     """nvFuser's `FusionDefinition`, producing a fusion-dialect `func.func @fusion`."""
@@ -143,8 +182,10 @@ class FusionDefinition:
         self._text: str | None = None
         self._failed = False
         self._plain_outputs = False
-        self._fast: tuple[Any, Any, Any] | None = None
-        """(the executor's `call`, a table of accepted input signatures, the executable): `execute`'s fast path."""
+        self._fast: tuple[Any, Any, int] | None = None
+        """(the executor's `call`, the executable's table of recorded calls, `_token`): `execute`'s fast path."""
+        self._token = next(_TOKENS)
+        """Marks the recorded calls whose signatures this definition's own checks passed (`_accept`)."""
         self._executables: dict[str, Any] = {}
         self._rng_seed: SSAValue | None = None  # the hidden seed argument of unseeded RNG ops
         self._rng_draws = 0
@@ -273,11 +314,11 @@ class FusionDefinition:
         self._rng_draws += 1
         return self._rng_seed, self._constant(self._rng_draws - 1, i64)
 
-    def _with_rng_seed(self, args: list[Any]) -> list[Any]:
+    def _with_rng_seed(self, args: list[Any], target: torch.device) -> list[Any]:
         """The arguments, with a fresh seed for the hidden RNG argument if there is one."""
         if self._rng_seed is None:
             return args
-        return [*args, _draw_seed()]
+        return [*args, _draw_seed(target.type == "cuda")]
 
     def _own(self, handle: Tensor | Scalar | Vector, what: str) -> None:
         if handle._fd is not self:
@@ -766,20 +807,22 @@ class FusionDefinition:
         if self._module is None:
             self._ensure_defined()
         fast = self._fast
+        seed = None
         if fast is not None and device is None and (inputs.__class__ is list or inputs.__class__ is tuple):
-            given = tuple(inputs)
-            if type(fast[0](fast[1], given)) is tuple:  # a signature `_prepare_inputs` passed as it is
-                if self._rng_seed is not None:  # the hidden seed, passed through the replay
-                    given = (*given, _draw_seed())
-                replay = fast[2]._replay
-                out = replay[0](replay[1], given) if replay is not None else None  # the call, replayed
-                return list(out if type(out) is tuple else fast[2](*given))
-        return self._execute(inputs, device, self._run, accept=device is None)
+            if self._rng_seed is None:
+                out = fast[0](fast[1], tuple(inputs), fast[2])
+            else:  # the hidden seed, passed through the replay (and kept for the slow path)
+                seed = _draw_seed(cuda=True)
+                out = fast[0](fast[1], (*inputs, seed), fast[2])
+            if type(out) is tuple:  # a recorded call on a signature this definition's checks passed
+                return list(out)
+        return self._execute(inputs, device, self._run, accept=device is None, seed=seed)
 
-    def _execute(self, inputs: Sequence[Any], device: Any, run: RunFn, accept: bool = False) -> list[torch.Tensor]:
+    def _execute(self, inputs: Sequence[Any], device: Any, run: RunFn, accept: bool = False,
+                 seed: int | None = None) -> list[torch.Tensor]:
         args, target = self._prepare_inputs(inputs, device)
         if self._rng_seed is not None:
-            args = self._with_rng_seed(args)
+            args = [*args, _draw_seed(target.type == "cuda") if seed is None else seed]
         assert self._text is not None
         results = run(self._text, args, target)
         if len(results) != len(self._outputs):
@@ -815,40 +858,35 @@ class FusionDefinition:
         return out
 
     def _accept(self, inputs: Sequence[Any], args: list[Any], target: torch.device) -> None:
-        """Remembers the signature of `inputs` for `execute`'s fast path when `_prepare_inputs`
+        """Opens `execute`'s fast path to the signature of `inputs` when `_prepare_inputs`
         passed them unchanged to a CUDA executable whose calls are replayed: its checks are
-        functions of that signature (dtypes, ranks, extents, strides), so the same signature
-        passes them again, and the executable gets the same arguments. The signatures are kept
-        in a table of the native executor (`backend/replay.py`) without plans: matching one is
-        the whole check."""
+        functions of that signature (dtypes, ranks, extents, strides; a scalar that the
+        replay passes through, by its class), so the same signature passes them again and
+        the executable gets the same arguments. The executable's recorded plan for the
+        signature is marked with this definition's token (`backend/replay.py`'s executor),
+        and `execute` then asks the executor for a replay of a marked plan only: one native
+        call, the whole check."""
         exe = self._executables.get(target.type)
-        prog = getattr(exe, "programs", {}).get("cuda")
-        passed = getattr(getattr(prog, "replayer", None), "passed", {})
-        if self._rng_seed is not None:  # the hidden seed (the last argument) must be passed through
-            if passed.get(len(inputs), ("",))[0] != "int":
-                return
-            args = args[:-1]
-        if (target.type != "cuda" or getattr(exe, "_replay", None) is None
-                or len(args) != len(inputs) or any(a is not b for a, b in zip(args, inputs))):
+        replayed = getattr(exe, "_replay", None)
+        if target.type != "cuda" or replayed is None:
             return
-        from allotment.backend import native, replay
+        n = len(inputs)
+        if self._rng_seed is not None:  # the hidden seed (the last argument) must be passed through
+            passed = getattr(exe.programs["cuda"].replayer, "passed", {})
+            if passed.get(n, ("",))[0] != "int" or len(args) != n + 1:
+                return
+        elif len(args) != n:
+            return
+        if any(a is not b for a, b in zip(args, inputs)):
+            return
+        from allotment.backend import native
 
         executor = native.replay_module()
         if executor is None:
             return
-        if self._fast is None or self._fast[2] is not exe:
-            table = executor.new_table(torch._C._cuda_getDevice, torch._C._cuda_getCurrentRawStream,
-                                       replay.MAX_SIGNATURES, None, True)
-            self._fast = (executor.call, table, exe)
-        # the scalars the executable's replays pass through (a seed, a step count) are matched
-        # here as they are there: by class, so that a new value still takes the fast path
-        kinds = {"int": int, "float": float}
-        keep = [(i, bits) for i, (kind, bits) in sorted(passed.items())
-                if i < len(inputs) and type(inputs[i]) is kinds.get(kind)]
-        try:
-            executor.add(self._fast[1], tuple(inputs), torch._C._cuda_getDevice(), [], [], [], keep)
-        except ValueError:  # an input of a kind the executor does not match (never accepted)
-            pass
+        marked = executor.mark(replayed[1], tuple(args), self._token)
+        if marked and (self._fast is None or self._fast[1] is not replayed[1]):
+            self._fast = (executor.call, replayed[1], self._token)
 
     def _prepare_inputs(self, inputs: Sequence[Any], device: Any) -> tuple[list[Any], torch.device]:
         """Checks `inputs` against the definition; returns the arguments and the device."""
@@ -959,7 +997,7 @@ class FusionDefinition:
         """
         self._ensure_defined()
         args, target = self._prepare_inputs(inputs, device)
-        args = self._with_rng_seed(args)
+        args = self._with_rng_seed(args, target)
         return self._executable(self.ir(), args, target), args
 
 

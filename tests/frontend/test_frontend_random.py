@@ -406,3 +406,48 @@ def test_welford_after_random(run_fusion) -> None:
     check(var_sum, ((e - e.mean(1, keepdim=True)) ** 2).sum(1), rtol=1e-4, atol=1e-4)
     assert (var_sum / 256 - 1).abs().max() < 0.25
 
+
+
+class _FakeCudaGenerator:
+    def __init__(self, seed: int) -> None:
+        self.seed, self.offset = seed, 0
+
+    def initial_seed(self) -> int:
+        return self.seed
+
+    def get_offset(self) -> int:
+        return self.offset
+
+    def set_offset(self, offset: int) -> None:
+        self.offset = offset
+
+
+def test_hidden_seed_on_cuda_follows_the_cuda_generator(monkeypatch) -> None:
+    """A CUDA fusion's hidden seed mixes the CUDA generator's seed and offset, advancing the
+    offset by 4 a call: the same state gives the same seeds, neighbouring offsets unrelated
+    62-bit ones; without a CUDA generator (or when it cannot give its state) the seed comes
+    from the CPU generator."""
+    from allotment.frontend import fusion_definition as fdm
+
+    gen = _FakeCudaGenerator(7)
+    monkeypatch.setattr(fdm, "_cuda_generator", lambda: gen)
+    first = [fdm._draw_seed(cuda=True) for _ in range(3)]
+    assert gen.offset == 12 and len(set(first)) == 3
+    assert all(0 <= s < 1 << 62 for s in first)
+    assert bin(first[0] ^ first[1]).count("1") > 10
+    gen.offset = 0
+    assert [fdm._draw_seed(cuda=True) for _ in range(3)] == first  # a restored state replays
+    gen.seed, gen.offset = 8, 0
+    assert fdm._draw_seed(cuda=True) != first[0]
+
+    def refuse(offset: int) -> None:
+        raise RuntimeError("capturing")
+
+    gen.set_offset = refuse  # type: ignore[method-assign]
+    torch.manual_seed(5)
+    a = fdm._draw_seed(cuda=True)
+    torch.manual_seed(5)
+    assert a == fdm._draw_seed(cuda=False)  # the CPU generator's draw
+    monkeypatch.setattr(fdm, "_cuda_generator", lambda: None)
+    torch.manual_seed(5)
+    assert fdm._draw_seed(cuda=True) == a

@@ -38,6 +38,7 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <memory>
@@ -176,6 +177,7 @@ struct Plan {
   std::vector<Alloc> allocs;
   std::vector<Launch> launches;
   std::vector<Output> outs;
+  std::vector<long long> marks;  // callers whose own checks passed this signature (`mark`)
   ~Plan() {
     for (auto& l : launches) {
       Py_XDECREF(l.fn);
@@ -962,10 +964,52 @@ bool launch_driver(const DriverLaunch& d, PyObject* inputs, const std::vector<ui
   return true;
 }
 
-// call(table, inputs) -> tuple of outputs | None (no signature) | False (refused)
+// The plan whose signature `inputs` has (each tensor's data pointer in `ptrs`), moved one
+// place toward the front; null if none.
+std::shared_ptr<Plan> find_plan(Table* tab, PyObject* inputs, long device, std::vector<uintptr_t>& ptrs) {
+  Py_ssize_t n = PyTuple_GET_SIZE(inputs);
+  try {
+    for (size_t k = 0; k < tab->plans.size(); ++k) {
+      std::shared_ptr<Plan> p = tab->plans[k];
+      if (static_cast<Py_ssize_t>(p->ins.size()) != n || p->device_index != device) continue;
+      bool ok = true;
+      for (Py_ssize_t i = 0; ok && i < n; ++i) ok = matches(p->ins[i], PyTuple_GET_ITEM(inputs, i), &ptrs[i]);
+      if (ok) {
+        if (k > 0) std::swap(tab->plans[k], tab->plans[k - 1]);  // often matched moves to the front
+        return p;
+      }
+    }
+  } catch (const std::exception&) {
+    // a tensor torch cannot describe here: the program runs and reports it
+  }
+  return nullptr;
+}
+
+// mark(table, inputs, token) -> bool: notes that the caller `token` checked this signature
+// itself, so that `call(table, inputs, token)` replays it; False if no replayable plan has it.
+PyObject* mark(PyObject*, PyObject* args) {
+  PyObject *cap, *inputs;
+  long long token;
+  if (!PyArg_ParseTuple(args, "OO!L", &cap, &PyTuple_Type, &inputs, &token)) return nullptr;
+  Table* tab = table_of(cap);
+  if (!tab) return nullptr;
+  long device = current_device(tab);
+  if (device == -2) return nullptr;
+  std::vector<uintptr_t> ptrs(PyTuple_GET_SIZE(inputs), 0);
+  std::shared_ptr<Plan> plan = find_plan(tab, inputs, device, ptrs);
+  if (!plan || !plan->replay) Py_RETURN_FALSE;
+  if (std::find(plan->marks.begin(), plan->marks.end(), token) == plan->marks.end()) {
+    if (plan->marks.size() >= 16) plan->marks.erase(plan->marks.begin());
+    plan->marks.push_back(token);
+  }
+  Py_RETURN_TRUE;
+}
+
+// call(table, inputs[, token]) -> tuple of outputs | None (no signature, or one `token` did
+// not mark) | False (refused)
 PyObject* call(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
-  if (nargs != 2 || !PyTuple_Check(args[1])) {
-    PyErr_SetString(PyExc_TypeError, "call(table, inputs: tuple)");
+  if (nargs < 2 || nargs > 3 || !PyTuple_Check(args[1])) {
+    PyErr_SetString(PyExc_TypeError, "call(table, inputs: tuple[, token: int])");
     return nullptr;
   }
   Table* tab = table_of(args[0]);
@@ -984,24 +1028,14 @@ PyObject* call(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   if (device == -2) return nullptr;
 
   std::vector<uintptr_t> ptrs(n, 0);
-  std::shared_ptr<Plan> plan;
-  try {
-    for (size_t k = 0; k < tab->plans.size(); ++k) {
-      const auto& p = tab->plans[k];
-      if (static_cast<Py_ssize_t>(p->ins.size()) != n || p->device_index != device) continue;
-      bool ok = true;
-      for (Py_ssize_t i = 0; ok && i < n; ++i) ok = matches(p->ins[i], PyTuple_GET_ITEM(inputs, i), &ptrs[i]);
-      if (ok) {
-        plan = p;
-        if (k > 0) std::swap(tab->plans[k], tab->plans[k - 1]);  // often matched moves to the front
-        break;
-      }
-    }
-  } catch (const std::exception&) {
-    plan = nullptr;  // a tensor torch cannot describe here: the program runs and reports it
-  }
+  std::shared_ptr<Plan> plan = find_plan(tab, inputs, device, ptrs);
   if (!plan) Py_RETURN_NONE;
   if (!plan->replay) Py_RETURN_FALSE;
+  if (nargs == 3) {  // a caller that takes only signatures it marked
+    long long token = PyLong_AsLongLong(args[2]);
+    if (token == -1 && PyErr_Occurred()) return nullptr;
+    if (std::find(plan->marks.begin(), plan->marks.end(), token) == plan->marks.end()) Py_RETURN_NONE;
+  }
 
   std::vector<at::Tensor> bufs;
   std::vector<uintptr_t> bptrs;
@@ -1137,7 +1171,8 @@ PyMethodDef kMethods[] = {
     {"add", add, METH_VARARGS, "add(table, inputs, device, allocs, launches, outs[, passed])"},
     {"refuse", refuse, METH_VARARGS, "refuse(table, inputs, device)"},
     {"call", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)(void)>(call)), METH_FASTCALL,
-     "call(table, inputs) -> outputs | None | False"},
+     "call(table, inputs[, token]) -> outputs | None | False"},
+    {"mark", mark, METH_VARARGS, "mark(table, inputs, token) -> bool"},
     {"size", size, METH_O, "size(table) -> (signatures, replayable)"},
     {"clear", clear, METH_O, "clear(table)"},
     {"driver_launches", driver_launches, METH_O, "driver_launches(table) -> launches made through the CUDA driver"},
