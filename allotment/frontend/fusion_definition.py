@@ -113,7 +113,6 @@ def _backend_compile() -> Callable[..., Any]:
     return allot_compile
 
 
-
 _TOKENS = itertools.count(1)
 
 
