@@ -7,6 +7,9 @@ Times, with do_bench, in one process on the same bf16 input (each checked agains
 torch):
 
 - `allotment`: the compiled fusion (`suite_fusions`' sum_3d_dim0, static extents);
+- `generated`: its kernel, launched by hand into a fixed output (no host program, no
+  replay: the kernel alone; added after the runs in `benchmarks/results/`, not yet run on
+  a GPU);
 - `compile`: torch.compile of the torch function;
 - `divmod`: a [BM kept, BN reduced] tile whose kept index is split as `rm // B`,
   `rm % B` and recombined with the strides (the generated kernel's form);
@@ -104,9 +107,16 @@ def _time_shape(r: int, ka: int, kb: int) -> None:
 
     exe = allotment.compile(_fusion_text(r, ka, kb))
     report("allotment", lambda: exe(x))
+    out = torch.empty(ka, kb, device="cuda", dtype=torch.bfloat16)
+    generated = _generated_kernel(exe, "cuda")
+    if generated is not None:  # the same kernel, launched by hand into a fixed output
+        bm, bn, warps = (256, 8, 8) if r <= 8 else (1024, 4, 4)
+        part = torch.empty(1, device="cuda")
+        report(f"generated {bm}x{bn} w{warps}, by hand", lambda: generated[(triton.cdiv(m, bm),)](
+            x, *x.stride(), *x.shape, part, 1, 1, 1, 1, out, *out.stride(), m, r,
+            BLOCK_M=bm, BLOCK_N=bn, USE_I64=False, num_warps=warps), out)
     comp = torch.compile(lambda t: t.float().sum(0).to(torch.bfloat16))
     report("compile", lambda: comp(x))
-    out = torch.empty(ka, kb, device="cuda", dtype=torch.bfloat16)
     bn = triton.next_power_of_2(r)
     s0, s1, s2 = x.stride()
     for bm, warps in ((256, 8), (512, 8), (1024, 8), (128, 4)):
@@ -121,6 +131,18 @@ def _time_shape(r: int, ka: int, kb: int) -> None:
         grid = (triton.cdiv(m, block),)
         report(f"unrolled {block} w{warps}", lambda b=block, w=warps, g=grid: _unrolled[g](
             x, out, m, s0, R=r, BLOCK=b, num_warps=w), out)
+
+
+_GENERATED_ARGS = ["in0_ptr", "in0_s0", "in0_s1", "in0_s2", "in0_n0", "in0_n1", "in0_n2", "in1_ptr", "in1_s0",
+                   "in1_s1", "in1_n0", "in1_n1", "out0_ptr", "out0_s0", "out0_s1", "M", "N"]
+
+
+def _generated_kernel(exe, target: str):  # noqa: ANN001, ANN202
+    """The fusion's generated looped reduction kernel, if its parameters are the ones this
+    script passes (the layout of today's code generator), else None."""
+    kernel = getattr(exe.program(target).module, "k0_looped_", None)
+    names = list(getattr(kernel, "arg_names", []))
+    return kernel if names[:len(_GENERATED_ARGS)] == _GENERATED_ARGS else None
 
 
 def _fusion_text(r: int, a: int, b: int) -> str:
