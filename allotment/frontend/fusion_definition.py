@@ -33,6 +33,7 @@ from __future__ import annotations
 import itertools
 import math
 import numbers
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -114,6 +115,7 @@ def _backend_compile() -> Callable[..., Any]:
 
 
 _TOKENS = itertools.count(1)
+_SEED_LOCK = threading.Lock()
 
 
 def _draw_seed(cuda: bool = False) -> int:
@@ -126,8 +128,9 @@ def _draw_seed(cuda: bool = False) -> int:
         gen = _cuda_generator()
         if gen is not None:
             try:
-                offset = gen.get_offset()
-                gen.set_offset(offset + 4)
+                with _SEED_LOCK:  # (threads drawing at once get distinct offsets)
+                    offset = gen.get_offset()
+                    gen.set_offset(offset + 4)
                 return _mix_seed(gen.initial_seed(), offset)
             except RuntimeError:  # (a state it cannot give now, e.g. while a CUDA graph captures)
                 pass

@@ -451,3 +451,32 @@ def test_hidden_seed_on_cuda_follows_the_cuda_generator(monkeypatch) -> None:
     monkeypatch.setattr(fdm, "_cuda_generator", lambda: None)
     torch.manual_seed(5)
     assert fdm._draw_seed(cuda=True) == a
+
+
+def test_hidden_seeds_drawn_by_threads_at_once_differ(monkeypatch) -> None:
+    """Threads drawing CUDA seeds at once each get an offset of their own (no two equal)."""
+    import threading
+    import time
+
+    from allotment.frontend import fusion_definition as fdm
+
+    class Slow(_FakeCudaGenerator):
+        def get_offset(self) -> int:
+            value = self.offset
+            time.sleep(0.001)  # a thread switch between reading and advancing the offset
+            return value
+
+    gen = Slow(3)
+    monkeypatch.setattr(fdm, "_cuda_generator", lambda: gen)
+    seeds: list[int] = []
+
+    def draw() -> None:
+        for _ in range(5):
+            seeds.append(fdm._draw_seed(cuda=True))
+
+    threads = [threading.Thread(target=draw) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(seeds) == 20 and len(set(seeds)) == 20 and gen.offset == 80
