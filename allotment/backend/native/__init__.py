@@ -73,7 +73,7 @@ def replay_module() -> ModuleType | None:
 
 
 class _BuildError(Exception):
-    pass
+    """The executor could not be built here (no compiler, or it failed); the message says why."""
 
 
 def _compiler() -> str:

@@ -431,11 +431,19 @@ bool parse_device(PyObject* obj, c10::Device& out) {
   return true;
 }
 
+// Whether slot `s` names an argument of the launch tuple `tmpl` other than its stream
+// (item `pos`, or item `sub` of the tuple there).
+bool slot_in(const Slot& s, PyObject* tmpl, Py_ssize_t stream_pos) {
+  if (s.pos < 0 || s.pos >= PyTuple_GET_SIZE(tmpl) || s.pos == stream_pos) return false;
+  if (s.sub < 0) return true;
+  PyObject* inner = PyTuple_GET_ITEM(tmpl, s.pos);
+  return PyTuple_Check(inner) && s.sub < PyTuple_GET_SIZE(inner);
+}
+
 // A Triton launch's (pos, sub, input index) slots of passed scalar parameters.
 bool parse_values(PyObject* values, PyObject* tmpl, Py_ssize_t stream_pos, Plan& plan) {
   PyObject* fv = PySequence_Fast(values, "values must be a sequence");
   if (!fv) return false;
-  Py_ssize_t size = PyTuple_GET_SIZE(tmpl);
   for (Py_ssize_t k = 0; k < PySequence_Fast_GET_SIZE(fv); ++k) {
     Slot s;
     s.offset = 0;
@@ -443,13 +451,8 @@ bool parse_values(PyObject* values, PyObject* tmpl, Py_ssize_t stream_pos, Plan&
       Py_DECREF(fv);
       return false;
     }
-    bool ok = s.pos >= 0 && s.pos < size && s.pos != stream_pos && s.src >= 0 &&
-              s.src < static_cast<int>(plan.ins.size()) &&
+    bool ok = slot_in(s, tmpl, stream_pos) && s.src >= 0 && s.src < static_cast<int>(plan.ins.size()) &&
               (plan.ins[s.src].kind == Kind::PassInt || plan.ins[s.src].kind == Kind::PassFloat);
-    if (ok && s.sub >= 0) {
-      PyObject* inner = PyTuple_GET_ITEM(tmpl, s.pos);
-      ok = PyTuple_Check(inner) && s.sub < PyTuple_GET_SIZE(inner);
-    }
     if (!ok) {
       PyErr_SetString(PyExc_ValueError, "a value slot names no argument or no passed scalar");
       Py_DECREF(fv);
@@ -683,12 +686,8 @@ bool parse_plan(PyObject* allocs, PyObject* launches, PyObject* outs, Plan& plan
         return false;
       }
       s.offset = offset;
-      bool ok = s.pos >= 0 && s.pos < size && s.pos != stream_pos && (s.src >= 0 ? s.src < n_in : -s.src - 1 < n_alloc);
+      bool ok = slot_in(s, tmpl, stream_pos) && (s.src >= 0 ? s.src < n_in : -s.src - 1 < n_alloc);
       if (ok && s.src >= 0) ok = plan.ins[s.src].kind == Kind::Tensor;
-      if (ok && s.sub >= 0) {
-        PyObject* inner = PyTuple_GET_ITEM(tmpl, s.pos);
-        ok = PyTuple_Check(inner) && s.sub < PyTuple_GET_SIZE(inner);
-      }
       if (!ok) {
         PyErr_SetString(PyExc_ValueError, "a launch slot names no argument or no source");
         Py_DECREF(fs);
