@@ -29,8 +29,9 @@ from triton.testing import do_bench
 
 sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parents[1])]
 
-import allotment  # noqa: E402
 from short_outer_variants import _fusion_text, _unrolled  # noqa: E402
+
+import allotment  # noqa: E402
 
 _SELECT = r"red_in(\d+) = tl.where\(mask_m & mask_n, tl.broadcast_to\((t\d+).to\(tl.float32\), \(BLOCK_M, BLOCK_N\)\), 0\)"
 _FULL = "i0 * in0_s0 + i1 * in0_s1 + i2 * in0_s2"

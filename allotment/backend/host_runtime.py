@@ -366,6 +366,24 @@ def split_final_blocks(m: int, splits: int) -> tuple[int, int, int]:
     return bm, bn, 4 if bm * bn <= 1024 else 8
 
 
+_TILED_MATMUL = _env_blocks("TILED_MATMUL")
+
+
+@functools.lru_cache(maxsize=4096)
+def tiled_matmul_blocks(m: int, n: int, k: int) -> tuple[int, int, int]:
+    """Output tile of a tiled library matmul (`backend/tiled_matmul.py`, small problems
+    only: `analysis/library_matmul.py`): up to 64x64 (`tl.dot` needs 16 or more a side),
+    32 columns where there are at most 16 rows, so that a long thin output (a decode
+    step's 16x4096) still has N / 32 programs to read its weight with; 4 warps.
+    ALLOT_TILED_MATMUL_BLOCKS=BMxBNxWARPS to tune."""
+    if _TILED_MATMUL is not None:
+        bm, bn, warps = _TILED_MATMUL
+        return max(16, bm), max(16, bn), warps
+    bm = min(64, max(16, _pow2(m)))
+    bn = min(32 if m <= 16 else 64, max(16, _pow2(n)))
+    return bm, bn, 4
+
+
 _INNER_SPLIT = _env_blocks("INNER_SPLIT")
 
 

@@ -148,6 +148,7 @@ def _key_lock(key: str) -> threading.Lock:
 
 
 def _program_key(text: str, function: str, target: str) -> str:
+    from allotment.analysis.library_matmul import TILED_ENV
     from allotment.backend.host_codegen import poison_enabled
     from allotment.passes.split_reduction import INNER_SPLIT_ENV
 
@@ -156,7 +157,8 @@ def _program_key(text: str, function: str, target: str) -> str:
                f"split={os.environ.get('ALLOT_SPLIT_PROGRAMS', '')} "
                f"inner_split={':'.join(os.environ.get(k, '') for k in INNER_SPLIT_ENV)} "
                f"inner_outer={os.environ.get('ALLOT_INNER_OUTER', '')}:{os.environ.get('ALLOT_INNER_OUTER_PROGRAMS', '')} "
-               f"stages={os.environ.get('ALLOT_ROW_STAGES', '')}")
+               f"stages={os.environ.get('ALLOT_ROW_STAGES', '')} "
+               f"tiled_matmul={':'.join(os.environ.get(k, '') for k in TILED_ENV)}")
     return hashlib.sha256(f"{CODEGEN_VERSION}\n{target}\n{options}\n{function}\n{text}".encode()).hexdigest()[:24]
 
 

@@ -448,6 +448,16 @@ class KernelOp(IRDLOperation):
     - `schedule(persistent if %fits else looped)`: decided at run time by the
       `i1` operand `%fits`, computed in the IR from the symbolic row size; the
       on-chip buffers exist only on the persistent side.
+
+    On a `library` kernel (one matmul or linear) the schedule says who computes it:
+
+    - `schedule(tiled)`: a generated Triton kernel of output tiles (small
+      problems, where a vendor library call costs more host time than the work);
+    - `schedule(vendor)`: the vendor library, through torch (cuBLAS on a GPU);
+    - `schedule(tiled if %fits else vendor)`: decided at run time by `%fits`,
+      computed in the IR from the symbolic extents.
+
+    A library kernel without a schedule calls the vendor library.
     """
 
     name = "alloc.kernel"
@@ -483,11 +493,12 @@ class KernelOp(IRDLOperation):
 
     @property
     def schedule_name(self) -> str | None:
-        """`persistent`, `looped`, `persistent_if` (decided by `fits`), or None (not placed)."""
+        """`persistent`, `looped`, `persistent_if` (decided by `fits`), `tiled`, `vendor`,
+        `tiled_if` (decided by `fits`), or None (not placed)."""
         return self.schedule.data if self.schedule is not None else None
 
     def set_schedule(self, schedule: str, fits: SSAValue | None = None) -> None:
-        """Places the kernel (`alloc-place`): `persistent_if` takes the `i1` `fits`."""
+        """Places the kernel (`alloc-place`): `persistent_if` and `tiled_if` take the `i1` `fits`."""
         self.properties["schedule"] = StringAttr(schedule)
         self.operands = [*self.ins, *self.outs, *([fits] if fits is not None else [])]
         self.properties["operandSegmentSizes"] = DenseArrayBase.from_list(
@@ -537,14 +548,21 @@ class KernelOp(IRDLOperation):
         schedule = self.schedule_name
         if schedule is None:
             if self.fits is not None:
-                raise VerifyException("a run-time placement condition needs schedule persistent_if")
+                raise VerifyException("a run-time placement condition needs schedule persistent_if or tiled_if")
             return
-        if schedule not in SCHEDULES:
-            raise VerifyException(f"schedule '{schedule}' is not one of {', '.join(SCHEDULES)}")
-        if self.kind.data in ("pointwise", "view", "library"):
+        if schedule not in SCHEDULES + LIBRARY_SCHEDULES:
+            raise VerifyException(
+                f"schedule '{schedule}' is not one of {', '.join(SCHEDULES + LIBRARY_SCHEDULES)}"
+            )
+        if self.kind.data == "library":
+            if schedule not in LIBRARY_SCHEDULES:
+                raise VerifyException(f"a library kernel takes schedule tiled, vendor or tiled_if, not '{schedule}'")
+        elif schedule in LIBRARY_SCHEDULES:
+            raise VerifyException(f"schedule '{schedule}' is for library kernels, not a {self.kind.data} kernel")
+        elif self.kind.data in ("pointwise", "view"):
             raise VerifyException(f"a {self.kind.data} kernel reduces nothing: it takes no schedule")
-        if (schedule == "persistent_if") != (self.fits is not None):
-            raise VerifyException("schedule persistent_if, and only it, takes the i1 condition %fits")
+        if (schedule in ("persistent_if", "tiled_if")) != (self.fits is not None):
+            raise VerifyException("schedules persistent_if and tiled_if, and only they, take the i1 condition %fits")
         if schedule == "looped":
             for op in self.body.walk():
                 if isinstance(op, AllocOp):
@@ -577,10 +595,11 @@ class KernelOp(IRDLOperation):
                 printer.print_list([v.type for v in values], printer.print_attribute)
             printer.print_string(")")
         schedule = self.schedule_name
-        if schedule == "persistent_if" and self.fits is not None:
-            printer.print_string(" schedule(persistent if ")
+        if schedule in ("persistent_if", "tiled_if") and self.fits is not None:
+            first, other = ("persistent", "looped") if schedule == "persistent_if" else ("tiled", "vendor")
+            printer.print_string(f" schedule({first} if ")
             printer.print_operand(self.fits)
-            printer.print_string(" else looped)")
+            printer.print_string(f" else {other})")
         elif schedule is not None:
             printer.print_string(f" schedule({schedule})")
         printer.print_op_attributes(self.attributes, print_keyword=True)
@@ -591,24 +610,30 @@ class KernelOp(IRDLOperation):
 SCHEDULES = ("persistent", "looped", "persistent_if")
 """How a reducing kernel holds its rows (see `KernelOp`)."""
 
+LIBRARY_SCHEDULES = ("tiled", "vendor", "tiled_if")
+"""Who computes a library kernel's matmul or linear (see `KernelOp`)."""
+
+_CONDITIONAL = {"persistent": ("looped", "persistent_if"), "tiled": ("vendor", "tiled_if")}
+"""The schedule that may be conditional: (its alternative, the conditional schedule's name)."""
+
 
 def _parse_schedule(parser: Parser) -> tuple[str | None, SSAValue | None]:
-    """`schedule(persistent)`, `schedule(looped)` or `schedule(persistent if %c else looped)`."""
+    """`schedule(persistent)`, `schedule(looped)`, `schedule(persistent if %c else looped)`,
+    `schedule(tiled)`, `schedule(vendor)` or `schedule(tiled if %c else vendor)`."""
     if parser.parse_optional_keyword("schedule") is None:
         return None, None
     parser.parse_punctuation("(")
     pos = parser.pos
     name = parser.parse_identifier()
-    if name not in ("persistent", "looped"):
-        parser.raise_error(f"schedule '{name}' is not persistent or looped", pos, parser.pos)
+    if name not in ("persistent", "looped", "tiled", "vendor"):
+        parser.raise_error(f"schedule '{name}' is not persistent, looped, tiled or vendor", pos, parser.pos)
     fits = None
-    if name == "persistent" and parser.parse_optional_keyword("if") is not None:
-        pos = parser.pos
+    if name in _CONDITIONAL and parser.parse_optional_keyword("if") is not None:
         unresolved = parser.parse_unresolved_operand()
         fits = parser.resolve_operand(unresolved, i1)
         parser.parse_keyword("else")
-        parser.parse_keyword("looped")
-        name = "persistent_if"
+        other, name = _CONDITIONAL[name]
+        parser.parse_keyword(other)
     parser.parse_punctuation(")")
     return name, fits
 

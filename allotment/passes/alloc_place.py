@@ -28,6 +28,13 @@ Off-mesh devices allocate nothing: a row buffer takes the mesh of the
 kernel's outputs (when they have one), so a device outside that mesh plans no
 on-chip memory for the kernel either.
 
+Library kernels (one matmul or linear) get who computes them
+(`analysis/library_matmul.py`): `schedule(tiled)` (a generated kernel of output
+tiles) for small static problems the tiled kernel computes, `schedule(vendor)`
+for the rest, and `schedule(tiled if %fits else vendor)` where the size rule
+depends on `?` extents, `%fits` computed before the kernel from `memref.dim`s of
+its inputs.
+
 Guarantees: every kernel that reduces through row buffers gets a schedule,
 exactly once (placed kernels are left alone: the pass is idempotent); the
 decision for static rows is made here, never at run time.
@@ -38,12 +45,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import arith, func
+from xdsl.dialects import arith, func, memref
 from xdsl.dialects.builtin import DYNAMIC_INDEX, FlatSymbolRefAttr, IndexType, IntegerAttr, MemRefType, ModuleOp
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import BlockArgument, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
 
+from allotment.analysis import library_matmul
 from allotment.analysis.capacity import Capacity, capacity
 from allotment.analysis.liveness import view_root
 from allotment.analysis.row_passes import REDUCTIONS, streamed_passes
@@ -108,6 +116,122 @@ def place_kernel(kernel: alloc.KernelOp, cap: Capacity) -> str | None:
     return "persistent_if"
 
 
+def place_library(kernel: alloc.KernelOp, lim: library_matmul.TiledLimits) -> str | None:
+    """Gives a library kernel its schedule (`analysis/library_matmul.py` has the rules):
+    `tiled` when the generated tiled matmul computes it and its static extents are small,
+    `vendor` when it cannot or they are not, `tiled_if` with `%<kernel>_fits` (inserted
+    before the kernel) when the answer depends on `?` extents. Returns it, or None for a
+    kernel already placed."""
+    if kernel.schedule is not None:
+        return None
+    lm = library_matmul.tileable(kernel)
+    if lm is None:
+        kernel.set_schedule("vendor")
+        return "vendor"
+    extents: list[int | tuple[int, int]] = []
+    for i, d in lm.extent_sources():
+        e = kernel.ins[i].type.get_shape()[d]
+        extents.append((i, d) if e == DYNAMIC_INDEX else e)
+    m, n, k = extents
+    terms = lim.terms(m, n, k, element_nbytes(lm.op.results[0].type.element_type))
+    dynamic = []
+    for a, b, cap in terms:
+        if isinstance(a, int) and isinstance(b, int):
+            if a * b > cap:
+                kernel.set_schedule("vendor")
+                return "vendor"
+        elif cap == 0 or any(isinstance(x, int) and x > cap for x in (a, b)):
+            kernel.set_schedule("vendor")  # no extent of at least 1 fits
+            return "vendor"
+        else:
+            dynamic.append((a, b, cap))
+    if not dynamic:
+        kernel.set_schedule("tiled")
+        return "tiled"
+    if not _dims_known(kernel, [x for a, b, _ in dynamic for x in (a, b) if not isinstance(x, int)]):
+        kernel.set_schedule("vendor")  # an extent of a view: no size value to decide by
+        return "vendor"
+    kernel.set_schedule("tiled_if", _small_condition(kernel, dynamic))
+    return "tiled_if"
+
+
+def _small_condition(kernel: alloc.KernelOp, terms: list[tuple[int | tuple[int, int], int | tuple[int, int], int]]) -> SSAValue:
+    """`%<kernel>_fits`: each product of two extents (a static one, or `memref.dim` of a
+    kernel input) at most its limit, inserted before the kernel. Extents are below 2^31
+    (torch's), so a product of two never overflows `index`."""
+    block = kernel.parent_block()
+    assert block is not None
+    ops: list[Operation] = []
+    dims: dict[tuple[int, int], SSAValue] = {}
+
+    def value(x: int | tuple[int, int]) -> SSAValue:
+        if isinstance(x, int):
+            c = arith.ConstantOp(IntegerAttr(x, IndexType()))
+            ops.append(c)
+            return c.result
+        if x not in dims:
+            i, d = x
+            dims[x] = _extent_value(kernel, kernel.ins[i], d, ops)
+        return dims[x]
+
+    condition: SSAValue | None = None
+    for a, b, cap in terms:
+        product = arith.MuliOp(value(a), value(b))
+        limit = arith.ConstantOp(IntegerAttr(cap, IndexType()))
+        limit.result.name_hint = f"{kernel.sym_name.data}_limit"
+        cmp = arith.CmpiOp(product.result, limit.result, "ule")
+        ops += [product, limit, cmp]
+        if condition is None:
+            condition = cmp.result
+        else:
+            both = arith.AndIOp(condition, cmp.result)
+            ops.append(both)
+            condition = both.result
+    assert condition is not None
+    condition.name_hint = f"{kernel.sym_name.data}_fits"
+    block.insert_ops_before(ops, kernel)
+    return condition
+
+
+def _extent_value(kernel: alloc.KernelOp, source: SSAValue, d: int, ops: list[Operation]) -> SSAValue:
+    """The `?` extent d of a kernel input: its `alloc.alloc`'s size operand, or a
+    `memref.dim` of a function argument (an existing one before the kernel, else new)."""
+    owner = source.owner
+    if isinstance(owner, alloc.AllocOp):
+        shape = source.type.get_shape()
+        return owner.sizes[sum(1 for e in shape[:d] if e == DYNAMIC_INDEX)]
+    return _existing_dim(kernel, source, d) or _new_dim(source, d, ops)
+
+
+def _dims_known(kernel: alloc.KernelOp, sources: list[tuple[int, int]]) -> bool:
+    """Whether each (input, dim) is an allocation's size or a function argument's extent
+    (what the size analyses evaluate)."""
+    for i, _ in sources:
+        v = kernel.ins[i]
+        if not isinstance(v.owner, alloc.AllocOp) and not (isinstance(v, BlockArgument) and isinstance(
+                v.owner.parent_op(), func.FuncOp)):
+            return False
+    return True
+
+
+def _existing_dim(kernel: alloc.KernelOp, source: SSAValue, d: int) -> SSAValue | None:
+    """A `memref.dim` of `source` at the constant dim `d` in the kernel's block, before it."""
+    for op in source.uses:
+        dim = op.operation
+        if (isinstance(dim, memref.DimOp) and dim.source is source and dim.parent_block() is kernel.parent_block()
+                and isinstance(dim.index.owner, arith.ConstantOp) and dim.index.owner.value.value.data == d
+                and dim.is_before_in_block(kernel)):
+            return dim.result
+    return None
+
+
+def _new_dim(source: SSAValue, d: int, ops: list[Operation]) -> SSAValue:
+    c = arith.ConstantOp(IntegerAttr(d, IndexType()))
+    dim = memref.DimOp(source, c.result)
+    ops.extend([c, dim])
+    return dim.result
+
+
 def reads_row_once(kernel: alloc.KernelOp) -> bool:
     """Whether `kernel`, streamed, reads its row once (`analysis/row_passes.py`)."""
     block = kernel.body.block
@@ -144,7 +268,8 @@ def _fits_condition(kernel: alloc.KernelOp, rows: list[tuple[SSAValue, int]]) ->
 
 @dataclass(frozen=True)
 class AllocPlacePass(ModulePass):
-    """Places each reducing kernel's rows on chip or streams them (module docstring)."""
+    """Places each reducing kernel's rows on chip or streams them, and picks who computes
+    each library kernel (module docstring)."""
 
     name = "alloc-place"
 
@@ -159,7 +284,14 @@ class AllocPlacePass(ModulePass):
             cap = capacity(self.target, self.on_chip_row_bytes)
         except ValueError as e:
             raise PassFailedException(f"alloc-place: {e}") from None
+        try:
+            lim = library_matmul.limits()
+        except ValueError as e:
+            raise PassFailedException(f"alloc-place: {e}") from None
         for f in list(op.walk()):
             if isinstance(f, func.FuncOp) and not f.is_declaration:
                 for kernel in [k for k in f.body.block.ops if isinstance(k, alloc.KernelOp)]:
-                    place_kernel(kernel, cap)
+                    if kernel.kind.data == "library":
+                        place_library(kernel, lim)
+                    else:
+                        place_kernel(kernel, cap)

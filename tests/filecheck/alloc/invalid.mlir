@@ -404,6 +404,48 @@ func.func @f(%x: memref<4xf32>) {
 
 // -----
 
+// A library kernel's schedule says who computes its matmul: not a row placement.
+// CHECK: error: alloc.kernel: a library kernel takes schedule tiled, vendor or tiled_if, not 'persistent'
+func.func @f(%x: memref<4x8xf32>, %w: memref<8x2xf32>) {
+  %r = alloc.alloc() {memory = #alloc.memory<global>} : memref<4x2xf32>
+  alloc.kernel "k0" library ins(%x, %w : memref<4x8xf32>, memref<8x2xf32>) outs(%r : memref<4x2xf32>) schedule(persistent) {
+  ^bb0(%xi: tensor<4x8xf32>, %wi: tensor<8x2xf32>):
+    %y = fusion.matmul %xi, %wi : tensor<4x8xf32>, tensor<8x2xf32> -> tensor<4x2xf32>
+    alloc.yield %y : tensor<4x2xf32>
+  }
+  func.return
+}
+
+// -----
+
+// ...and a reducing kernel's schedule is a row placement, not a library choice.
+// CHECK: error: alloc.kernel: schedule 'tiled' is for library kernels, not a reduction kernel
+func.func @f(%x: memref<4x8xf32>) {
+  %r = alloc.alloc() {memory = #alloc.memory<global>} : memref<4xf32>
+  alloc.kernel "k0" reduction ins(%x : memref<4x8xf32>) outs(%r : memref<4xf32>) schedule(tiled) {
+  ^bb0(%xi: tensor<4x8xf32>):
+    %s = fusion.sum %xi dims [1] : tensor<4x8xf32> -> tensor<4xf32>
+    alloc.yield %s : tensor<4xf32>
+  }
+  func.return
+}
+
+// -----
+
+// A run-time choice names its condition; a fixed one takes none.
+// CHECK: error: alloc.kernel: a run-time placement condition needs schedule persistent_if or tiled_if
+func.func @f(%x: memref<4x8xf32>, %w: memref<8x2xf32>, %c: i1) {
+  %r = alloc.alloc() {memory = #alloc.memory<global>} : memref<4x2xf32>
+  "alloc.kernel"(%x, %w, %r, %c) <{sym_name = "k0", kind = "library", operandSegmentSizes = array<i32: 2, 1, 1>}> ({
+  ^bb0(%xi: tensor<4x8xf32>, %wi: tensor<8x2xf32>):
+    %y = fusion.matmul %xi, %wi : tensor<4x8xf32>, tensor<8x2xf32> -> tensor<4x2xf32>
+    alloc.yield %y : tensor<4x2xf32>
+  }) : (memref<4x8xf32>, memref<8x2xf32>, memref<4x2xf32>, i1) -> ()
+  func.return
+}
+
+// -----
+
 // A lifetime must be an interval of steps.
 // CHECK: error: alloc.pack: slot #0: lifetime [3, 1] is not an interval of steps
 func.func @f(%a: index) {

@@ -209,6 +209,37 @@ func.func @scheduled(%x: memref<?x?xf32>) -> memref<?xf32> {
 
 // -----
 
+// A library kernel's schedule (who computes its matmul) round-trips: fixed, and chosen
+// at run time by an `i1`.
+// CHECK-LABEL: func.func @library_schedules
+// CHECK:         alloc.kernel "k0" library ins(%x, %w : memref<?x8xf32>, memref<8x2xf32>) outs(%r : memref<?x2xf32>) schedule(tiled if %small else vendor) {
+// CHECK:         alloc.kernel "k1" library ins(%x, %w : memref<?x8xf32>, memref<8x2xf32>) outs(%r : memref<?x2xf32>) schedule(tiled) {
+// CHECK:         alloc.kernel "k2" library ins(%x, %w : memref<?x8xf32>, memref<8x2xf32>) outs(%r : memref<?x2xf32>) schedule(vendor) {
+// GENERIC:       "alloc.kernel"(%x, %w, %r, %small) <{sym_name = "k0", kind = "library", schedule = "tiled_if", operandSegmentSizes = array<i32: 2, 1, 1>}> ({
+func.func @library_schedules(%x: memref<?x8xf32>, %w: memref<8x2xf32>, %small: i1) -> memref<?x2xf32> {
+  %c0 = arith.constant 0 : index
+  %m = memref.dim %x, %c0 : memref<?x8xf32>
+  %r = alloc.alloc(%m) {memory = #alloc.memory<global>} : memref<?x2xf32>
+  alloc.kernel "k0" library ins(%x, %w : memref<?x8xf32>, memref<8x2xf32>) outs(%r : memref<?x2xf32>) schedule(tiled if %small else vendor) {
+  ^bb0(%xi: tensor<?x8xf32>, %wi: tensor<8x2xf32>):
+    %y = fusion.matmul %xi, %wi : tensor<?x8xf32>, tensor<8x2xf32> -> tensor<?x2xf32>
+    alloc.yield %y : tensor<?x2xf32>
+  }
+  alloc.kernel "k1" library ins(%x, %w : memref<?x8xf32>, memref<8x2xf32>) outs(%r : memref<?x2xf32>) schedule(tiled) {
+  ^bb0(%xi: tensor<?x8xf32>, %wi: tensor<8x2xf32>):
+    %y = fusion.matmul %xi, %wi : tensor<?x8xf32>, tensor<8x2xf32> -> tensor<?x2xf32>
+    alloc.yield %y : tensor<?x2xf32>
+  }
+  alloc.kernel "k2" library ins(%x, %w : memref<?x8xf32>, memref<8x2xf32>) outs(%r : memref<?x2xf32>) schedule(vendor) {
+  ^bb0(%xi: tensor<?x8xf32>, %wi: tensor<8x2xf32>):
+    %y = fusion.matmul %xi, %wi : tensor<?x8xf32>, tensor<8x2xf32> -> tensor<?x2xf32>
+    alloc.yield %y : tensor<?x2xf32>
+  }
+  func.return %r : memref<?x2xf32>
+}
+
+// -----
+
 // alloc.pack: slots with lifetimes and byte sizes in, the arena's size and offsets out.
 // CHECK-LABEL: func.func @pack
 // CHECK:         %total, %o0, %o1 = alloc.pack align 256 ([0, 1] = %a, [1, 3] = %b)

@@ -60,7 +60,7 @@ func.func @f(%x: memref<4xf32>) {
 
 // An unknown schedule name is a parse error at the name.
 // CHECK: parse_errors.mlir:{{[0-9]+}}:91
-// CHECK: schedule 'eager' is not persistent or looped
+// CHECK: schedule 'eager' is not persistent, looped, tiled or vendor
 func.func @f(%x: memref<4x8xf32>) {
   %r = alloc.alloc() {memory = #alloc.memory<global>} : memref<4xf32>
   alloc.kernel "k0" reduction ins(%x : memref<4x8xf32>) outs(%r : memref<4xf32>) schedule(eager) {
