@@ -81,3 +81,46 @@ def test_program_names_its_choice() -> None:
     src = allotment.compile(linear_text("?", 8, 16, "f32", False)).program("cpu").source
     assert "if k0_fits_:" in src and "launch_k0_(" in src and "rt.linear(" in src
     assert "# alloc.kernel k0 library: 1 fusion.linear, tiled" in src
+
+
+def bmm_text(a_shape: tuple[int, ...], b_shape: tuple[int, ...], ty: str) -> str:
+    batch = max(a_shape[0] if len(a_shape) == 3 else 1, b_shape[0] if len(b_shape) == 3 else 1)
+    out = ([batch] if 3 in (len(a_shape), len(b_shape)) else []) + [a_shape[-2], b_shape[-1]]
+    t = lambda s: f"tensor<{'x'.join(map(str, s))}x{ty}>"  # noqa: E731
+    return (f"func.func @f(%a: {t(a_shape)}, %b: {t(b_shape)}) -> {t(out)} {{\n"
+            f"  %y = fusion.matmul %a, %b : {t(a_shape)}, {t(b_shape)} -> {t(out)}\n  func.return %y : {t(out)}\n}}\n")
+
+
+@pytest.mark.parametrize("ty", ["f32", "bf16"])
+@pytest.mark.parametrize("a_shape,b_shape", [
+    ((3, 5, 20), (3, 20, 7)),   # batched
+    ((3, 5, 20), (20, 7)),      # a shared rhs
+    ((5, 20), (3, 20, 7)),      # a shared lhs
+    ((1, 5, 20), (3, 20, 7)),   # a batch of 1 broadcast
+    ((3, 5, 20), (1, 20, 7)),
+])
+def test_batched_matmul_tiled(ty: str, a_shape: tuple[int, ...], b_shape: tuple[int, ...]) -> None:
+    text = bmm_text(a_shape, b_shape, ty)
+    a, b = randn(*a_shape, ty=ty, seed=11), randn(*b_shape, ty=ty, seed=12)
+    assert launches(text, a, b) == ["k0_tiled"]
+    check(text, a, b)
+
+
+def test_linear_of_a_3d_input_tiled() -> None:
+    x, w, b = "tensor<2x3x24xbf16>", "tensor<10x24xbf16>", "tensor<10xbf16>"
+    text = (f"func.func @f(%x: {x}, %w: {w}, %b: {b}) -> tensor<2x3x10xbf16> {{\n"
+            f"  %y = fusion.linear %x, %w, %b : {x}, {w}, {b} -> tensor<2x3x10xbf16>\n"
+            "  func.return %y : tensor<2x3x10xbf16>\n}\n")
+    args = [randn(2, 3, 24, ty="bf16", seed=13), randn(10, 24, ty="bf16", seed=14), randn(10, ty="bf16", seed=15)]
+    assert launches(text, *args) == ["k0_tiled"]
+    check(text, *args)
+    strided = randn(3, 2, 24, ty="bf16", seed=16).transpose(0, 1)  # batch stride < row stride
+    check(text, strided, *args[1:])
+
+
+def test_dynamic_batch() -> None:
+    text = bmm_text((2, 4, 8), (2, 8, 6), "f32").replace("tensor<2x", "tensor<?x")
+    for batch in (1, 3):
+        a, b = randn(batch, 4, 8, ty="f32", seed=batch), randn(batch, 8, 6, ty="f32", seed=batch + 9)
+        assert launches(text, a, b) == ["k0_tiled"]
+        check(text, a, b)

@@ -8,11 +8,12 @@ most of a fusion's time. A generated Triton kernel of output tiles
 tiled, large ones on the vendor library. This module is the one home of both rules:
 
 - `tileable(kernel)`: the kernel's op as a `LibraryMatmul` when the tiled kernel
-  computes it (2-D operands, a 1-D bias, every operand and the result of one float
-  type among bf16, f16 and f32, nothing sharded), else None;
-- `TiledLimits.terms(m, n, k, element_bytes)`: the size rule. A problem is small when
-  its output has at most `outputs` elements and each operand at most `operand_bytes`
-  bytes (products of two extents only, so nothing overflows 64 bits). `alloc-place`
+  computes it (2-D or 3-D operands, at most one batch dim, a 2-D weight and a 1-D bias
+  for a linear, every operand and the result of one float type among bf16, f16 and
+  f32, nothing sharded), else None;
+- `TiledLimits.terms(...)`: the size rule. A problem is small when its output has at
+  most `outputs` elements and each operand at most `operand_bytes` bytes (each product
+  the element count of a tensor, so nothing overflows 64 bits). `alloc-place`
   applies it to static extents at compile time, and builds it into the IR as
   `%<kernel>_fits` where an extent is `?`.
 
@@ -45,19 +46,26 @@ TILED_ENV = ("ALLOT_TILED_MATMUL_OUTPUTS", "ALLOT_TILED_MATMUL_OPERAND_BYTES")
 
 @dataclass(frozen=True)
 class LibraryMatmul:
-    """A library kernel's matmul or linear, by the kernel inputs it reads: `lhs` [M, K];
-    `rhs` [K, N] for a matmul or the weight [N, K] of a linear (`weight`); `bias` [N] or None."""
+    """A library kernel's matmul or linear, by the kernel inputs it reads: `lhs` [M, K] or
+    [B, M, K]; `rhs` [K, N] or [B, K, N] for a matmul, or the weight [N, K] of a linear
+    (`weight`); `bias` [N] or None. A batch extent of 1 broadcasts against the other's."""
 
     op: fusion.MatmulOp | fusion.LinearOp
     lhs: int
     rhs: int
     bias: int | None
     weight: bool
+    lhs_rank: int
+    rhs_rank: int
 
     def extent_sources(self) -> tuple[tuple[int, int], tuple[int, int], tuple[int, int]]:
         """(kernel input, dim) giving M, N and K."""
-        n = (self.rhs, 0) if self.weight else (self.rhs, 1)
-        return (self.lhs, 0), n, (self.lhs, 1)
+        n = (self.rhs, 0) if self.weight else (self.rhs, self.rhs_rank - 1)
+        return (self.lhs, self.lhs_rank - 2), n, (self.lhs, self.lhs_rank - 1)
+
+    def batch_sources(self) -> tuple[tuple[int, int] | None, tuple[int, int] | None]:
+        """(kernel input, dim) of the lhs's and the rhs's batch extent, None where unbatched."""
+        return ((self.lhs, 0) if self.lhs_rank == 3 else None), ((self.rhs, 0) if self.rhs_rank == 3 else None)
 
 
 T = TypeVar("T")
@@ -74,11 +82,18 @@ class TiledLimits:
         """An operand's limit in elements; an f32 byte counts twice (module docstring)."""
         return self.operand_bytes // max(1, element_bytes) // (2 if element_bytes >= 4 else 1)
 
-    def terms(self, m: T, n: T, k: T, element_bytes: int) -> list[tuple[T, T, int]]:
-        """The rule as (a, b, cap) terms: a problem is small when a * b <= cap for each.
-        M, N and K may be ints or anything standing for them (a `?` extent's source)."""
+    def terms(self, m: T, n: T, k: T, lhs_batch: T | None, rhs_batch: T | None,
+              element_bytes: int) -> list[tuple[list[T], int]]:
+        """The rule as (factors, cap) terms: a problem is small when the product of each
+        term's factors is at most its cap: the output's elements (B * M * N, B the batch
+        of the batched operand, the lhs's where both are), the lhs's (B * M * K) and the
+        rhs's (B * N * K). Each product is the element count of a tensor the call holds,
+        so it fits 64 bits. The factors may be ints or anything standing for them (a `?`
+        extent's source)."""
         cap = self.operand_elements(element_bytes)
-        return [(m, n, self.outputs), (m, k, cap), (n, k, cap)]
+        lb = [lhs_batch] if lhs_batch is not None else []
+        rb = [rhs_batch] if rhs_batch is not None else []
+        return [((lb or rb) + [m, n], self.outputs), (lb + [m, k], cap), (rb + [n, k], cap)]
 
 
 DEFAULT_LIMITS = TiledLimits(outputs=1 << 16, operand_bytes=1 << 17)
@@ -111,15 +126,20 @@ def tileable(kernel: alloc.KernelOp) -> LibraryMatmul | None:
     if op is None or len(kernel.outs) != 1:
         return None
     args = list(kernel.body.block.args)
+    result = op.results[0].type
     if isinstance(op, fusion.MatmulOp):
-        operands, ranks = [op.lhs, op.rhs], [2, 2]
+        operands = [op.lhs, op.rhs]
+        ranks = [len(v.type.get_shape()) if isinstance(v.type, TensorType) else 0 for v in operands]
+        if ranks not in ([2, 2], [3, 3], [3, 2], [2, 3]):
+            return None  # 1-D operands and more than one batch dim stay with the vendor library
     else:
         operands = [op.input, op.weight] + ([op.bias] if op.bias is not None else [])
-        ranks = [2, 2, 1][: len(operands)]
+        lhs_rank = len(op.input.type.get_shape()) if isinstance(op.input.type, TensorType) else 0
+        ranks = [lhs_rank if lhs_rank in (2, 3) else 2, 2, 1][: len(operands)]
     if any(v not in args for v in operands):
         return None
-    result = op.results[0].type
-    if not isinstance(result, TensorType) or len(result.get_shape()) != 2 or not isinstance(result.encoding, NoneAttr):
+    if (not isinstance(result, TensorType) or len(result.get_shape()) != max(ranks[:2])
+            or not isinstance(result.encoding, NoneAttr)):
         return None  # a sharded matmul (an encoding) stays with the vendor library
     element = result.element_type
     if not isinstance(element, _TILED_TYPES):
@@ -131,4 +151,4 @@ def tileable(kernel: alloc.KernelOp) -> LibraryMatmul | None:
             return None
     index = [args.index(v) for v in operands]
     return LibraryMatmul(op, index[0], index[1], index[2] if len(index) > 2 else None,
-                         isinstance(op, fusion.LinearOp))
+                         isinstance(op, fusion.LinearOp), ranks[0], ranks[1])

@@ -42,6 +42,7 @@ decision for static rows is made here, never at run time.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from xdsl.context import Context
@@ -128,37 +129,39 @@ def place_library(kernel: alloc.KernelOp, lim: library_matmul.TiledLimits) -> st
     if lm is None:
         kernel.set_schedule("vendor")
         return "vendor"
-    extents: list[int | tuple[int, int]] = []
-    for i, d in lm.extent_sources():
+    def extent(source: tuple[int, int] | None) -> int | tuple[int, int] | None:
+        if source is None:
+            return None
+        i, d = source
         e = kernel.ins[i].type.get_shape()[d]
-        extents.append((i, d) if e == DYNAMIC_INDEX else e)
-    m, n, k = extents
-    terms = lim.terms(m, n, k, element_nbytes(lm.op.results[0].type.element_type))
+        return source if e == DYNAMIC_INDEX else e
+
+    m, n, k = (extent(x) for x in lm.extent_sources())
+    lb, rb = (extent(x) for x in lm.batch_sources())
+    terms = lim.terms(m, n, k, lb, rb, element_nbytes(lm.op.results[0].type.element_type))
     dynamic = []
-    for a, b, cap in terms:
-        if isinstance(a, int) and isinstance(b, int):
-            if a * b > cap:
-                kernel.set_schedule("vendor")
-                return "vendor"
-        elif cap == 0 or any(isinstance(x, int) and x > cap for x in (a, b)):
-            kernel.set_schedule("vendor")  # no extent of at least 1 fits
+    for factors, cap in terms:
+        static = math.prod(x for x in factors if isinstance(x, int))
+        if static > cap or (cap == 0 and len(factors) > sum(isinstance(x, int) for x in factors)):
+            kernel.set_schedule("vendor")  # past the cap whatever a `?` extent (of at least 1) is
             return "vendor"
-        else:
-            dynamic.append((a, b, cap))
+        if not all(isinstance(x, int) for x in factors):
+            dynamic.append((factors, cap))
     if not dynamic:
         kernel.set_schedule("tiled")
         return "tiled"
-    if not _dims_known(kernel, [x for a, b, _ in dynamic for x in (a, b) if not isinstance(x, int)]):
+    if not _dims_known(kernel, [x for factors, _ in dynamic for x in factors if not isinstance(x, int)]):
         kernel.set_schedule("vendor")  # an extent of a view: no size value to decide by
         return "vendor"
     kernel.set_schedule("tiled_if", _small_condition(kernel, dynamic))
     return "tiled_if"
 
 
-def _small_condition(kernel: alloc.KernelOp, terms: list[tuple[int | tuple[int, int], int | tuple[int, int], int]]) -> SSAValue:
-    """`%<kernel>_fits`: each product of two extents (a static one, or `memref.dim` of a
-    kernel input) at most its limit, inserted before the kernel. Extents are below 2^31
-    (torch's), so a product of two never overflows `index`."""
+def _small_condition(kernel: alloc.KernelOp, terms: list[tuple[list[int | tuple[int, int]], int]]) -> SSAValue:
+    """`%<kernel>_fits`: the product of each term's factors (static extents, or `?` ones
+    of kernel inputs) at most its cap, inserted before the kernel. Each product is the
+    element count of a tensor the call holds (`library_matmul.TiledLimits.terms`), so
+    it never overflows `index`."""
     block = kernel.parent_block()
     assert block is not None
     ops: list[Operation] = []
@@ -175,12 +178,16 @@ def _small_condition(kernel: alloc.KernelOp, terms: list[tuple[int | tuple[int, 
         return dims[x]
 
     condition: SSAValue | None = None
-    for a, b, cap in terms:
-        product = arith.MuliOp(value(a), value(b))
+    for factors, cap in terms:
+        product = value(factors[0])
+        for x in factors[1:]:
+            mul = arith.MuliOp(product, value(x))
+            ops.append(mul)
+            product = mul.result
         limit = arith.ConstantOp(IntegerAttr(cap, IndexType()))
         limit.result.name_hint = f"{kernel.sym_name.data}_limit"
-        cmp = arith.CmpiOp(product.result, limit.result, "ule")
-        ops += [product, limit, cmp]
+        cmp = arith.CmpiOp(product, limit.result, "ule")
+        ops += [limit, cmp]
         if condition is None:
             condition = cmp.result
         else:

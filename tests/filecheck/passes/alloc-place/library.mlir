@@ -72,16 +72,39 @@ func.func @dynamic(%x: tensor<?x?xbf16>, %w: tensor<?x?xbf16>) -> tensor<?x?xbf1
 
 // -----
 
-// What the tiled kernel does not compute stays with the vendor library: a batched
-// matmul, and a linear of a 3-D input.
-func.func @batched(%a: tensor<2x8x16xf32>, %b: tensor<2x16x8xf32>, %x: tensor<2x4x16xf32>, %w: tensor<8x16xf32>) -> (tensor<2x8x8xf32>, tensor<2x4x8xf32>) {
+// One batch dim is tiled (a batched matmul, a linear of a 3-D input); more batch dims
+// and 1-D operands stay with the vendor library.
+func.func @batched(%a: tensor<2x8x16xf32>, %b: tensor<2x16x8xf32>, %x: tensor<2x4x16xf32>, %w: tensor<8x16xf32>, %p: tensor<2x2x8x16xf32>, %q: tensor<2x2x16x8xf32>, %v: tensor<16xf32>) -> (tensor<2x8x8xf32>, tensor<2x4x8xf32>, tensor<2x2x8x8xf32>, tensor<2x8xf32>) {
   %y = fusion.matmul %a, %b : tensor<2x8x16xf32>, tensor<2x16x8xf32> -> tensor<2x8x8xf32>
   %z = fusion.linear %x, %w : tensor<2x4x16xf32>, tensor<8x16xf32> -> tensor<2x4x8xf32>
-  func.return %y, %z : tensor<2x8x8xf32>, tensor<2x4x8xf32>
+  %r = fusion.matmul %p, %q : tensor<2x2x8x16xf32>, tensor<2x2x16x8xf32> -> tensor<2x2x8x8xf32>
+  %s = fusion.matmul %a, %v : tensor<2x8x16xf32>, tensor<16xf32> -> tensor<2x8xf32>
+  func.return %y, %z, %r, %s : tensor<2x8x8xf32>, tensor<2x4x8xf32>, tensor<2x2x8x8xf32>, tensor<2x8xf32>
 }
 // CHECK-LABEL: func.func @batched
-// CHECK:         alloc.kernel "k0" library {{.*}} schedule(vendor) {
-// CHECK:         alloc.kernel "k1" library {{.*}} schedule(vendor) {
+// CHECK:         alloc.kernel "k0" library {{.*}} schedule(tiled) {
+// CHECK:         alloc.kernel "k1" library {{.*}} schedule(tiled) {
+// CHECK:         alloc.kernel "k2" library {{.*}} schedule(vendor) {
+// CHECK:         alloc.kernel "k3" library {{.*}} schedule(vendor) {
+
+// -----
+
+// A `?` batch is a factor of the output's and the batched operand's element counts.
+func.func @dynamic_batch(%q: tensor<?x16x8xbf16>, %k: tensor<?x8x16xbf16>) -> tensor<?x16x16xbf16> {
+  %s = fusion.matmul %q, %k : tensor<?x16x8xbf16>, tensor<?x8x16xbf16> -> tensor<?x16x16xbf16>
+  func.return %s : tensor<?x16x16xbf16>
+}
+// CHECK-LABEL: func.func @dynamic_batch
+// CHECK:         %[[B:.*]] = memref.dim %q, %c0
+// CHECK:         alloc.alloc
+// CHECK-NEXT:    %[[C16:.*]] = arith.constant 16 : index
+// CHECK-NEXT:    %[[BM:.*]] = arith.muli %[[B]], %[[C16]] : index
+// CHECK-NEXT:    %[[C16b:.*]] = arith.constant 16 : index
+// CHECK-NEXT:    %[[BMN:.*]] = arith.muli %[[BM]], %[[C16b]] : index
+// CHECK-NEXT:    %k0_limit = arith.constant 65536 : index
+// CHECK-NEXT:    arith.cmpi ule, %[[BMN]], %k0_limit : index
+// CHECK:         %k0_fits = arith.andi
+// CHECK-NEXT:    alloc.kernel "k0" library {{.*}} schedule(tiled if %k0_fits else vendor) {
 
 // -----
 
