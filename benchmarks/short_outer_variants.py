@@ -110,7 +110,9 @@ def _time_shape(r: int, ka: int, kb: int) -> None:
     out = torch.empty(ka, kb, device="cuda", dtype=torch.bfloat16)
     generated = _generated_kernel(exe, "cuda")
     if generated is not None:  # the same kernel, launched by hand into a fixed output
-        bm, bn, warps = (256, 8, 8) if r <= 8 else (1024, 4, 4)
+        from allotment.backend.host_runtime import short_outer_blocks
+
+        bm, bn, warps = short_outer_blocks(m, r)
         part = torch.empty(1, device="cuda")
         report(f"generated {bm}x{bn} w{warps}, by hand", lambda: generated[(triton.cdiv(m, bm),)](
             x, *x.stride(), *x.shape, part, 1, 1, 1, 1, out, *out.stride(), m, r,

@@ -124,3 +124,13 @@ def test_dynamic_batch() -> None:
         a, b = randn(batch, 4, 8, ty="f32", seed=batch), randn(batch, 8, 6, ty="f32", seed=batch + 9)
         assert launches(text, a, b) == ["k0_tiled"]
         check(text, a, b)
+
+
+def test_one_input_as_both_operands() -> None:
+    """x @ x and linear(x, x): the kernel's parameters are named by role, not by input."""
+    sq = "tensor<6x6xf32>"
+    text = (f"func.func @f(%x: {sq}) -> ({sq}, {sq}) {{\n  %y = fusion.matmul %x, %x : {sq}, {sq} -> {sq}\n"
+            f"  %z = fusion.linear %x, %x : {sq}, {sq} -> {sq}\n  func.return %y, %z : {sq}, {sq}\n}}\n")
+    x = randn(6, 6, ty="f32", seed=17)
+    assert launches(text, x) == ["k0_tiled", "k1_tiled"]
+    check(text, x)

@@ -339,17 +339,21 @@ def short_outer_blocks(m: int, n: int) -> tuple[int, int, int]:
     """Blocks of an outer reduction over a short axis (n < SHORT_REDUCED, one split: a sum
     over the 16 rows of [16, 1024, 4096]): nothing is split, so a program should own many
     kept indices. An axis of at most 8 is read in one step, 256 kept by the whole axis with
-    8 warps; a longer one 1024 kept by 4 reduced a step, 4 warps (ALLOT_SHORT_OUTER_BLOCKS
+    4 warps; a longer one 1024 kept by 4 reduced a step, 4 warps (ALLOT_SHORT_OUTER_BLOCKS
     to tune). Measured on an H200 (`benchmarks/block_sweep.sh`,
     `benchmarks/results/block_sweep_h200_2026-11-30_2136.txt`), sums over dim 0 in bf16: of
     [16, 1024, 4096] 46 us (78% of the copy bandwidth) with [1024, 4], against 182 us with
     [64, 16] tiles (65536 programs), 75 with [512, 8] and 305 with [256, 16] and 8 warps;
-    of [7, 1999, 1111] 20 us with [256, 8] and 8 warps, against 31 with [1024, 4]."""
+    of [7, 1999, 1111] 20 us with [256, 8] and 8 warps, against 31 with [1024, 4]. Once
+    sums stopped selecting over their loads, 4 warps beat 8 for [256, 8]: 19.0 and 19.0
+    us (static) against 20.7 and 21.2, in two interleaved sweeps
+    (`block_sweep_short_outer_h200_2026-12-01_1143.txt`; [512, 8] with 8 warps 19.6 to
+    20.4, [128, 8] with 4 warps 20.0 to 20.8)."""
     if _SHORT is not None:
         bm, bn, warps = _SHORT
         return min(bm, _pow2(m)), min(bn, _pow2(n)), warps
     if _pow2(n) <= 8:
-        return min(_pow2(m), 256), _pow2(n), 8
+        return min(_pow2(m), 256), _pow2(n), 4
     bm = min(_pow2(m), 1024)
     return bm, min(_pow2(n), max(1, TILE // bm)), 4
 

@@ -52,17 +52,18 @@ class TiledMatmulKernel:
 def generate(lm: LibraryMatmul, kernel_name: str, function: str, launch: str, target: str,
              n_in: int) -> TiledMatmulKernel:
     """The Triton function `function` and launcher `launch(in0, ..., out0, huge)` of a
-    tiled library kernel with `n_in` inputs (names come from the caller's namespace).
+    tiled library kernel with `n_in` inputs (names come from the caller's namespace). The
+    kernel's parameters are named by role (lhs, rhs, bias): one input may be both operands.
     A batched problem has B times the programs of one matrix; each operand's batch
     stride is 0 where it has no batch dim or a batch extent of 1 (broadcast)."""
     a, b, c = lm.lhs, lm.rhs, lm.bias
     out_type = triton_dtype(lm.op.results[0].type.element_type)
-    params = [f"in{a}_ptr", f"in{a}_sb", f"in{a}_s0", f"in{a}_s1", f"in{b}_ptr", f"in{b}_sb", f"in{b}_s0", f"in{b}_s1"]
+    params = ["lhs_ptr", "lhs_sb", "lhs_s0", "lhs_s1", "rhs_ptr", "rhs_sb", "rhs_s0", "rhs_s1"]
     if c is not None:
-        params += [f"in{c}_ptr", f"in{c}_s0"]
+        params += ["bias_ptr", "bias_s0"]
     params += ["out0_ptr", "out0_sb", "out0_s0", "out0_s1", "M", "N", "K"]
     # b[k, n]: the matmul's rhs [K, N], or the linear's weight [N, K] read transposed
-    sk, sn = (f"in{b}_s1", f"in{b}_s0") if lm.weight else (f"in{b}_s0", f"in{b}_s1")
+    sk, sn = ("rhs_s1", "rhs_s0") if lm.weight else ("rhs_s0", "rhs_s1")
     precision = ', input_precision="ieee"' if out_type == "tl.float32" else ""
     body = [
         "pid = tl.program_id(0)",
@@ -83,9 +84,9 @@ def generate(lm: LibraryMatmul, kernel_name: str, function: str, launch: str, ta
         f"    rk = start + tl.arange(0, {TILE_K})",
         "    if USE_I64:",
         "        rk = rk.to(tl.int64)",
-        f"    lhs = tl.load(in{a}_ptr + (batch * in{a}_sb + rm[:, None] * in{a}_s0 + rk[None, :] * in{a}_s1), "
+        "    lhs = tl.load(lhs_ptr + (batch * lhs_sb + rm[:, None] * lhs_s0 + rk[None, :] * lhs_s1), "
         "mask=mask_m & (rk < K)[None, :], other=0)",
-        f"    rhs = tl.load(in{b}_ptr + (batch * in{b}_sb + rk[:, None] * {sk} + rn[None, :] * {sn}), "
+        f"    rhs = tl.load(rhs_ptr + (batch * rhs_sb + rk[:, None] * {sk} + rn[None, :] * {sn}), "
         "mask=(rk < K)[:, None] & mask_n, other=0)",
     ]
     if target != "cuda" and out_type != "tl.float32":
@@ -95,7 +96,7 @@ def generate(lm: LibraryMatmul, kernel_name: str, function: str, launch: str, ta
         precision = ', input_precision="ieee"'
     body.append(f"    acc = tl.dot(lhs, rhs, acc{precision})")
     if c is not None:
-        body.append(f"acc = acc + tl.load(in{c}_ptr + rn * in{c}_s0, mask=rn < N, other=0).to(tl.float32)[None, :]")
+        body.append("acc = acc + tl.load(bias_ptr + rn * bias_s0, mask=rn < N, other=0).to(tl.float32)[None, :]")
     body.append(f"tl.store(out0_ptr + (batch * out0_sb + rm[:, None] * out0_s0 + rn[None, :] * out0_s1), "
                 f"acc.to({out_type}), mask=mask_m & mask_n)")
     lines = [f"    {line}" for line in body]
@@ -110,7 +111,7 @@ def generate(lm: LibraryMatmul, kernel_name: str, function: str, launch: str, ta
         return f"({t}_s[0] if {t}.shape[0] != 1 else 0)" if rank == 3 else "0"
 
     ins = [f"in{i}" for i in range(n_in)]
-    strided = [f"in{a}", f"in{b}"] + ([f"in{c}"] if c is not None else []) + ["out0"]
+    strided = list(dict.fromkeys([f"in{a}", f"in{b}"] + ([f"in{c}"] if c is not None else []) + ["out0"]))
     r, q = lm.lhs_rank - 2, lm.rhs_rank - 2  # the matrix dims' first index in each operand
     args = [f"in{a}", batch_stride(f"in{a}", lm.lhs_rank), f"in{a}_s[{r}]", f"in{a}_s[{r + 1}]",
             f"in{b}", batch_stride(f"in{b}", lm.rhs_rank), f"in{b}_s[{q}]", f"in{b}_s[{q + 1}]"]
