@@ -162,8 +162,6 @@ def _small_condition(kernel: alloc.KernelOp, terms: list[tuple[list[int | tuple[
     of kernel inputs) at most its cap, inserted before the kernel. Each product is the
     element count of a tensor the call holds (`library_matmul.TiledLimits.terms`), so
     it never overflows `index`."""
-    block = kernel.parent_block()
-    assert block is not None
     ops: list[Operation] = []
     dims: dict[tuple[int, int], SSAValue] = {}
 
@@ -184,17 +182,29 @@ def _small_condition(kernel: alloc.KernelOp, terms: list[tuple[list[int | tuple[
             mul = arith.MuliOp(product, value(x))
             ops.append(mul)
             product = mul.result
-        limit = arith.ConstantOp(IntegerAttr(cap, IndexType()))
-        limit.result.name_hint = f"{kernel.sym_name.data}_limit"
-        cmp = arith.CmpiOp(product, limit.result, "ule")
-        ops += [limit, cmp]
-        if condition is None:
-            condition = cmp.result
-        else:
-            both = arith.AndIOp(condition, cmp.result)
-            ops.append(both)
-            condition = both.result
-    assert condition is not None
+        condition = _and_within(ops, condition, product, cap, f"{kernel.sym_name.data}_limit")
+    return _insert_fits(kernel, ops, condition)
+
+
+def _and_within(ops: list[Operation], condition: SSAValue | None, value: SSAValue, cap: int,
+                cap_name: str) -> SSAValue:
+    """Appends `value <= cap` (the cap a constant named `cap_name`) to `ops`, and-ed with
+    `condition` when there is one; returns the new condition."""
+    limit = arith.ConstantOp(IntegerAttr(cap, IndexType()))
+    limit.result.name_hint = cap_name
+    cmp = arith.CmpiOp(value, limit.result, "ule")
+    ops += [limit, cmp]
+    if condition is None:
+        return cmp.result
+    both = arith.AndIOp(condition, cmp.result)
+    ops.append(both)
+    return both.result
+
+
+def _insert_fits(kernel: alloc.KernelOp, ops: list[Operation], condition: SSAValue | None) -> SSAValue:
+    """Names `condition` `%<kernel>_fits` and inserts `ops` right before the kernel."""
+    block = kernel.parent_block()
+    assert block is not None and condition is not None
     condition.name_hint = f"{kernel.sym_name.data}_fits"
     block.insert_ops_before(ops, kernel)
     return condition
@@ -248,8 +258,6 @@ def reads_row_once(kernel: alloc.KernelOp) -> bool:
 
 def _fits_condition(kernel: alloc.KernelOp, rows: list[tuple[SSAValue, int]]) -> SSAValue:
     """`%<kernel>_fits`: every dynamic row within its budget, inserted before the kernel."""
-    block = kernel.parent_block()
-    assert block is not None
     ops: list[Operation] = []
     condition: SSAValue | None = None
     seen: set[tuple[SSAValue, int]] = set()
@@ -257,20 +265,8 @@ def _fits_condition(kernel: alloc.KernelOp, rows: list[tuple[SSAValue, int]]) ->
         if (size, budget) in seen:
             continue
         seen.add((size, budget))
-        cap = arith.ConstantOp(IntegerAttr(budget, IndexType()))
-        cap.result.name_hint = f"{kernel.sym_name.data}_budget"
-        cmp = arith.CmpiOp(size, cap.result, "ule")
-        ops += [cap, cmp]
-        if condition is None:
-            condition = cmp.result
-        else:
-            both = arith.AndIOp(condition, cmp.result)
-            ops.append(both)
-            condition = both.result
-    assert condition is not None
-    condition.name_hint = f"{kernel.sym_name.data}_fits"
-    block.insert_ops_before(ops, kernel)
-    return condition
+        condition = _and_within(ops, condition, size, budget, f"{kernel.sym_name.data}_budget")
+    return _insert_fits(kernel, ops, condition)
 
 
 @dataclass(frozen=True)
