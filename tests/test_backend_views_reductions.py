@@ -194,6 +194,23 @@ def test_reduction_of_a_cat_of_computed_slices() -> None:
         check(text, randn(4, 7), k)
 
 
+@pytest.mark.parametrize("start", [0, 3, 5, 7])
+def test_one_row_of_a_cat_read_at_a_constant_index(start: int) -> None:
+    """A slice of extent 1 along a cat's dim reads the cat at a constant index (the
+    kernel's domain has extent 1 there): the piece is picked by a condition on constants,
+    in either piece, with `?` extents (found by the random fusions, seed 1405434)."""
+    text = f"""func.func @f(%x: tensor<4x?xf32>, %y: tensor<4x?xf32>) -> tensor<1x?xf16> {{
+  %e = fusion.exp %y : tensor<4x?xf32>
+  %c = fusion.cat %x, %e dim 0 : tensor<4x?xf32>, tensor<4x?xf32> -> tensor<8x?xf32>
+  %d = fusion.cat %c, %c dim 1 : tensor<8x?xf32>, tensor<8x?xf32> -> tensor<8x?xf32>
+  %s = fusion.slice %d [{start}, 0] to [{start + 1}, 11] step [1, 1] : tensor<8x?xf32> -> tensor<1x?xf32>
+  %h = fusion.cast %s : tensor<1x?xf32> to tensor<1x?xf16>
+  func.return %h : tensor<1x?xf16>
+}}
+"""
+    check(text, randn(4, 3), randn(4, 3, seed=1))
+
+
 # --------------------------------------------------------------------------- #
 # Reductions over any axis, split across CTAs                                 #
 # --------------------------------------------------------------------------- #

@@ -576,13 +576,13 @@ class _Emitter:
         return name, self.axes_of(m) | axes
 
     def cat(self, op: fusion.CatOp, m: Map) -> tuple[str, frozenset[str]]:
-        """Each piece where the index along the cat dim falls in it (its loads masked there)."""
+        """Each piece where the index along the cat dim falls in it (its loads masked there).
+        A constant index along the cat dim (entry None: index 0, as where a slice of extent 1
+        reads the cat) picks its piece by a condition on constants."""
         rank = len(op.result.type.get_shape())
         dim = op.dim.value.data
         dim = dim + rank if dim < 0 else dim
         entry = m[dim]
-        if entry is None:
-            raise CodegenError(f"kernel {self.plan.name}: cat along a broadcast dimension")
         axes = self.axes_of(m)
         pieces = []
         offset: object = 0
