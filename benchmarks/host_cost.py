@@ -12,7 +12,9 @@ extents except rotary's), at a small size (`--scale`, default 0.002: 16 to 32 ro
 - `python`: the generated host program itself (`exe.program("cuda").module.run`),
   which is what a call costs when it is not replayed (`backend/replay.py`);
 - `graphs`: the same fusion compiled with `cuda_graphs=True` (`backend/cuda_graphs.py`);
-- torch eager and torch.compile of the torch twin.
+- torch eager and torch.compile of the torch twin: its default mode (`compile`) and
+  `mode="reduce-overhead"` (`compile_ro`: CUDA graphs replayed by torch, the mode a user who
+  cares about host cost picks).
 
 Kernels per call are counted with launches intercepted (Triton kernels, plus one per
 library torch call: a matmul or linear); µs per kernel is `execute`'s per call over that count. Outputs are checked against the torch twin before the timings,
@@ -87,6 +89,13 @@ def run_case(case: memory_suite.Case, args: argparse.Namespace) -> dict[str, Any
         compiled = torch.compile(case.torch_fn)
         compiled(*inputs)
         variants["compile"] = lambda: compiled(*inputs)
+        try:
+            ro = torch.compile(case.torch_fn, mode="reduce-overhead")
+            for _ in range(3):  # cudagraph trees record on the first calls
+                ro(*inputs)
+            variants["compile_ro"] = lambda: ro(*inputs)
+        except Exception as e:  # noqa: BLE001 (torch.compile's failure is not Allotment's)
+            row["compile_ro_error"] = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
     for label, fn in variants.items():
         row[f"host_us_{label}"] = measure.host_us(fn, args.calls)
     fresh = case.inputs(args.scale, "cuda")  # replayed calls on other tensors: still right

@@ -9,12 +9,29 @@ held before it (inputs, weights), over the bytes of the call's outputs:
 the torch function, torch.compile is the same function compiled (default
 mode). Lower is better; 1.0 means nothing but the outputs was allocated.
 
-It also prints the plan's own figures for the same shapes
-(`allotment.memory_plan`): planned peak over lower bound (the most bytes live
-at one point of the schedule, outputs included), Allotment's measured peak over
-its planned peak, and the planned and without-reuse bytes. On the GPU the plan
-counts every buffer in torch's 512-byte allocator blocks (`block_bytes=512`),
-the unit `max_memory_allocated` measures in.
+Lower bounds, checked in the same run against every measured peak (each side's peak
+plus the inputs, which the caller holds through the call):
+
+- `bound`: inputs + outputs. Any schedule holds the inputs through the call and all the
+  outputs at its end; each of these fusions also has a schedule that holds nothing else
+  of size (a fused attention or MLP kernel keeps its intermediates in tiles on chip), so
+  nothing more is true of every schedule. A measured peak below it is a bug of the
+  measurement: flagged, and the exit status is 2.
+- `bound_library`: the same, or more where a matmul runs as a library kernel (every
+  matmul reads materialized operands and writes its whole result): at each matmul's
+  launch its operands and result that are not inputs are live, so inputs + the largest of
+  (outputs, any matmul's non-input operands and result). The matmuls and their operands
+  are read off the torch function's own aten calls (`mm`, `addmm`, `bmm`, `baddbmm`).
+  It bounds the schedules that keep matmuls as library calls (eager, torch.compile's
+  default, Allotment's library matmuls); a peak under it is reported, not flagged.
+
+Peak over inputs + outputs is reported for every side. The plan's own figures for the
+same shapes (`allotment.memory_plan`) stay as a self-check: planned peak over the most
+bytes live at one point of the plan's own schedule (`plan/most-live`, 1.000 by
+construction when the plan packs perfectly; it is not a lower bound), Allotment's measured
+peak over its planned peak, and the planned and without-reuse bytes. On the GPU the plan
+counts every buffer in torch's 512-byte allocator blocks (`block_bytes=512`), the unit
+`max_memory_allocated` measures in.
 
     python benchmarks/memory_suite.py [--scale 1.0] [--only mlp,rotary] [--out FILE.json]
     python benchmarks/memory_suite.py --device cpu --scale 0.002   # correctness only (interpreter)
@@ -379,7 +396,43 @@ def planned(fd: FusionDefinition, inputs: Sequence[torch.Tensor]) -> dict:
     names = [a.name_hint for a in find_function(parse_module(text)).body.block.args]
     block = 512 if inputs[0].is_cuda else 1  # torch's CUDA caching allocator rounds each block to 512 B
     plan = memory_plan(text, {n: tuple(x.shape) for n, x in zip(names, inputs)}, block_bytes=block)
-    return {"planned_peak": plan.planned_peak, "lower_bound": plan.lower_bound, "without_reuse": plan.without_reuse}
+    return {"planned_peak": plan.planned_peak, "plan_most_live": plan.lower_bound, "without_reuse": plan.without_reuse}
+
+
+MATMULS = ("mm", "addmm", "bmm", "baddbmm")
+"""The aten matmuls whose operands `library_operand_bytes` counts."""
+
+
+def library_operand_bytes(fn: Callable[..., Sequence[torch.Tensor]], inputs: Sequence[torch.Tensor]) -> int:
+    """The most bytes of one matmul's operands and result that are not inputs, over the
+    matmuls `fn(*inputs)` calls (aten level, read with a dispatch mode; 0 without matmuls)."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    held = {x.untyped_storage().data_ptr() for x in inputs}
+    most = [0]
+
+    class Watch(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # noqa: ANN001, ANN204
+            out = func(*args, **(kwargs or {}))
+            if func.overloadpacket.__name__ in MATMULS:
+                seen: dict[int, int] = {}
+                for t in [a for a in args if isinstance(a, torch.Tensor)] + [out]:
+                    ptr = t.untyped_storage().data_ptr()
+                    if ptr not in held:
+                        seen[ptr] = t.untyped_storage().nbytes()
+                most[0] = max(most[0], sum(seen.values()))
+            return out
+
+    with Watch():
+        fn(*inputs)
+    return most[0]
+
+
+def bounds(case: Case, inputs: Sequence[torch.Tensor], out_bytes: int) -> dict[str, int]:
+    """`bound` and `bound_library` (module docstring) in bytes."""
+    in_bytes = sum(x.numel() * x.element_size() for x in inputs)
+    lib = library_operand_bytes(case.torch_fn, inputs)
+    return {"input_bytes": in_bytes, "bound": in_bytes + out_bytes, "bound_library": in_bytes + max(out_bytes, lib)}
 
 
 def close(a: torch.Tensor, b: torch.Tensor, tol: float) -> bool:
@@ -398,12 +451,33 @@ def run_case(case: Case, scale: float, device: str, compiled: bool) -> dict:
     row = {"fusion": case.name, "shapes": [list(x.shape) for x in inputs], "correct": ok, **planned(fd, inputs)}
     peak, out_bytes = measured_peak(lambda: fd.execute(inputs), device)
     row.update(output_bytes=out_bytes, allotment_peak=peak, allotment=peak / out_bytes)
-    row["eager"] = measured_peak(lambda: case.torch_fn(*inputs), device)[0] / out_bytes
+    row.update(bounds(case, inputs, out_bytes))
+    peaks = {"allotment": peak, "eager": measured_peak(lambda: case.torch_fn(*inputs), device)[0]}
+    row["eager"] = peaks["eager"] / out_bytes
     if compiled:
         cfn = torch.compile(case.torch_fn)
         cfn(*inputs)
-        row["compile"] = measured_peak(lambda: cfn(*inputs), device)[0] / out_bytes
+        peaks["compile"] = measured_peak(lambda: cfn(*inputs), device)[0]
+        row["compile"] = peaks["compile"] / out_bytes
+    check_bounds(row, peaks)
     return row
+
+
+def check_bounds(row: dict, peaks: dict[str, float]) -> None:
+    """Each side's peak with the inputs, over inputs + outputs, and the bounds above any of
+    them: `violations` (the bound: a bug) and `under_library_bound` (a schedule that keeps
+    some matmul operand on chip)."""
+    row["violations"], row["under_library_bound"] = [], []
+    for side, p in peaks.items():
+        if not math.isfinite(p):
+            continue
+        total = row["input_bytes"] + p
+        row[f"{side}_peak_total"] = total
+        row[f"{side}_over_in_out"] = total / row["bound"]
+        if total < row["bound"]:
+            row["violations"].append(side)
+        if total < row["bound_library"]:
+            row["under_library_bound"].append(side)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -416,20 +490,31 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = p.parse_args(argv)
     only = {n for n in args.only.split(",") if n}
     rows = []
-    print(f"{'fusion':16} {'correct':8} {'allotment':>10} {'eager':>10} {'compile':>10} {'plan/lb':>8} "
-          f"{'measured/plan':>13} {'planned MiB':>11} {'no-reuse MiB':>12}   (peak / output bytes)")
+    print(f"{'fusion':16} {'correct':8} {'allotment':>10} {'eager':>10} {'compile':>10} {'a/(in+out)':>10} "
+          f"{'e/(in+out)':>10} {'c/(in+out)':>10} {'lib/(in+out)':>12} {'plan/most-live':>14} "
+          f"{'measured/plan':>13} {'planned MiB':>11} {'no-reuse MiB':>12} bound above a peak   "
+          "(peak / output bytes; peak with inputs / (inputs + outputs))")
     for case in CASES:
         if only and case.name not in only:
             continue
         row = run_case(case, args.scale, args.device, not args.no_compile and args.device == "cuda")
         rows.append(row)
         print(f"{row['fusion']:16} {str(row['correct']):8} {row['allotment']:10.2f} {row['eager']:10.2f} "
-              f"{row.get('compile', math.nan):10.2f} {row['planned_peak'] / row['lower_bound']:8.3f} "
+              f"{row.get('compile', math.nan):10.2f} {row.get('allotment_over_in_out', math.nan):10.3f} "
+              f"{row.get('eager_over_in_out', math.nan):10.3f} {row.get('compile_over_in_out', math.nan):10.3f} "
+              f"{row['bound_library'] / row['bound']:12.3f} {row['planned_peak'] / row['plan_most_live']:14.3f} "
               f"{row['allotment_peak'] / row['planned_peak']:13.3f} {row['planned_peak'] / 2**20:11.1f} "
-              f"{row['without_reuse'] / 2**20:12.1f}", flush=True)
+              f"{row['without_reuse'] / 2**20:12.1f} {','.join(row['violations']) or 'none'}"
+              + (f" (under the library bound: {','.join(row['under_library_bound'])})" if row["under_library_bound"] else ""),
+              flush=True)
+    violations = [f"{r['fusion']}: {s}" for r in rows for s in r["violations"]]
+    print(f"bound above a measured peak: {len(violations)}" + (f" ({', '.join(violations)}): a measurement bug"
+                                                                if violations else ""))
     if args.out:
         Path(args.out).write_text(json.dumps(rows, indent=1))
-    return 0 if all(r["correct"] for r in rows) else 1
+    if not all(r["correct"] for r in rows):
+        return 1
+    return 2 if violations else 0
 
 
 if __name__ == "__main__":
