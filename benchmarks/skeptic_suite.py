@@ -649,14 +649,24 @@ def write_results(path: str | None, md: str | None, rows: list[dict[str, Any]], 
     return summary
 
 
-def merge(files: Sequence[str], out: str | None, md: str | None) -> int:
-    """One results file (and its Markdown) from several runs' (shards of one run)."""
+def merge(files: Sequence[str], out: str | None, md: str | None, fill_plan: bool = False) -> int:
+    """One results file (and its Markdown) from several runs' (shards of one run); with
+    `fill_plan`, every case of the whole matrix that no file has is a "not run" row (a shard
+    that was killed before it wrote them)."""
     rows: list[dict[str, Any]] = []
     metas = []
     for p in files:
         d = json.loads(Path(p).read_text())
         metas.append(d["meta"])
         rows.extend(d["results"])
+    if fill_plan:
+        have = {(r["fusion"], r["dtype"], r["size"], r["extents"]) for r in rows}
+        for g in plan(list(FUSIONS), list(DTYPES)):
+            for ext in g.extents:
+                if (g.fusion, g.dtype, g.size, ext) not in have:
+                    rows.append({"fusion": g.fusion, "dtype": g.dtype, "size": g.size, "extents": ext,
+                                 "memory_bound": FUSIONS[g.fusion].memory_bound, "status": "not run",
+                                 "error": "missing from every result file (a shard stopped)"})
     meta = dict(metas[0])
     meta["merged_from"] = ", ".join(Path(p).name for p in files)
     meta["partial"] = any(m.get("partial") for m in metas)
@@ -692,9 +702,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", default=None)
     p.add_argument("--markdown", default=None)
     p.add_argument("--merge", nargs="+", default=None, help="merge result files into --out/--markdown")
+    p.add_argument("--fill-plan", action="store_true", help="with --merge: cases of the matrix no file has are 'not run'")
     a = p.parse_args(argv)
     if a.merge:
-        return merge(a.merge, a.out, a.markdown)
+        return merge(a.merge, a.out, a.markdown, a.fill_plan)
     fusions = [n for n in a.fusions.split(",") if n]
     unknown = [n for n in fusions if n not in FUSIONS] + [d for d in a.dtypes.split(",") if d and d not in DTYPES]
     if unknown:

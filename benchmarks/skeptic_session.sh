@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# One GPU session of the skeptic's method (benchmarks/skeptic_suite.py, memory_suite.py),
+# in one device call, from the repository root, with .whl (xdsl and its needs) and .nvf
+# (nvFuser, packed) carried:
+#
+#   ALLOT_COMMIT=<commit> bash benchmarks/skeptic_session.sh "$OUT" [WALL_S]
+#
+# WALL_S (default 540) is the whole session's wall-clock budget in seconds. The suite runs
+# its 150 groups (180 cases past the small size, 30 at it) bf16 first, then f32 `?` and f16
+# static, sharded by fusion over every GPU of the machine (one process per GPU), each
+# process stopping before a group that would end past the suite's share of the budget:
+# WALL_S minus the setup already spent minus RESERVE_S (default 110: the memory table,
+# about 60 s, the merge and slack). On one H200 that share covers bf16 and part of f32/f16
+# (the rest is marked "not run"); on two it covers all of them. Then the memory table
+# (GPU 0) and, on a second GPU, the host-cost table with reduce-overhead.
+# MAX_AUTOTUNE=1 adds torch.compile's max-autotune-no-cudagraphs column at the large size
+# while the run is under MAX_AUTOTUNE_S (default 120) seconds (slow: tens of seconds a compile).
+#
+# Files in OUT (at most 8 come back): skeptic_suite.json (every dtype and size, with the
+# commit), skeptic_suite.md (generated from it), memory.json, memory.log, host_cost.json,
+# suite.log (the shards' tails), session.log, gpu.txt.
+set -u
+out=${1:?usage: skeptic_session.sh OUT_DIR [WALL_S]}
+wall=${2:-540}
+reserve=${RESERVE_S:-110}
+mkdir -p "$out"
+t0=$SECONDS
+exec > >(tee "$out/session.log") 2>&1
+. benchmarks/session_common.sh
+. benchmarks/nvfuser_env.sh
+nvidia-smi --query-gpu=index,name,memory.total,driver_version,clocks.sm,clocks.mem --format=csv > "$out/gpu.txt"
+python3 -c "import torch, triton; print('torch', torch.__version__, 'triton', triton.__version__, 'gpus', torch.cuda.device_count())" >> "$out/gpu.txt"
+cat "$out/gpu.txt"
+gpus=$(nvidia-smi -L | wc -l)
+[ "$gpus" -ge 1 ] || gpus=1
+budget=$((wall - (SECONDS - t0) - reserve))
+echo "setup $((SECONDS - t0)) s; suite budget $budget s over $gpus GPU(s)"
+extra=()
+[ "${MAX_AUTOTUNE:-0}" = 1 ] && extra=(--max-autotune --max-autotune-budget-s "${MAX_AUTOTUNE_S:-120}")
+pids=()
+for k in $(seq 0 $((gpus - 1))); do
+  CUDA_VISIBLE_DEVICES=$k ALLOT_CACHE_DIR=/tmp/allot-cache-$k timeout $((budget + 60)) \
+    python3 benchmarks/skeptic_suite.py --shard "$k/$gpus" --budget-s "$budget" "${extra[@]}" \
+    --out "/tmp/skeptic_$k.json" > "/tmp/skeptic_$k.log" 2>&1 &
+  pids+=($!)
+done
+for p in "${pids[@]}"; do wait "$p"; echo "suite shard (pid $p): exit $?"; done
+for k in $(seq 0 $((gpus - 1))); do echo "== shard $k"; tail -n 40 "/tmp/skeptic_$k.log"; done > "$out/suite.log"
+python3 benchmarks/skeptic_suite.py --merge /tmp/skeptic_*.json --fill-plan --out "$out/skeptic_suite.json" \
+  --markdown "$out/skeptic_suite.md"
+echo "merged: exit $? at $((SECONDS - t0)) s"
+left=$((wall - (SECONDS - t0) - 10))
+if [ "$gpus" -ge 2 ]; then
+  CUDA_VISIBLE_DEVICES=1 timeout $((left > 20 ? left : 20)) python3 benchmarks/host_cost.py \
+    --out "$out/host_cost.json" > /tmp/host_cost.log 2>&1 &
+  hpid=$!
+fi
+CUDA_VISIBLE_DEVICES=0 timeout $((left > 20 ? left : 20)) python3 benchmarks/memory_suite.py \
+  --out "$out/memory.json" > "$out/memory.log" 2>&1
+echo "memory: exit $? at $((SECONDS - t0)) s"
+if [ "$gpus" -ge 2 ]; then wait "$hpid"; echo "host_cost: exit $?"; tail -n 20 /tmp/host_cost.log; fi
+tail -n 16 "$out/memory.log"
+sed -n '/## Summary/,/## Cases/p' "$out/skeptic_suite.md"
+echo "session: $((SECONDS - t0)) s"

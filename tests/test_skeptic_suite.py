@@ -1,0 +1,148 @@
+"""The skeptic's benchmark method (benchmarks/skeptic_suite.py, kernel_timing.py, suite_fd.py,
+memory_suite.py's bounds), on the CPU.
+
+- every suite fusion written through `suite_fd.FdBuilder` (the builder nvFuser's column
+  uses) on Allotment's `FusionDefinition` matches its torch function, static and `?`;
+- interleaved repeats take every side's sample in turn and report min/median/max;
+- the summary's headline, targets, % of copy distribution and memory-bound check on
+  made-up rows (a peak under the bound is flagged and the exit status is 2);
+- the library-matmul bound of memory_suite counts a matmul's non-input operands;
+- `--cpu-check` end to end on two fusions: eager, torch.compile (aot_eager: the dynamo
+  path, not Inductor's C++ compile, to stay quick), Allotment through Triton's
+  interpreter, the nvFuser column recording that it does not import; one JSON with the
+  commit, the Markdown generated from it, and a merge of it.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+
+import kernel_timing as kt  # noqa: E402
+import memory_suite  # noqa: E402
+import skeptic_suite  # noqa: E402
+import suite_fd  # noqa: E402
+from suite_fusions import FUSIONS, check_outputs  # noqa: E402
+
+import allotment  # noqa: E402
+
+
+@pytest.mark.parametrize("dynamic", [False, True], ids=["static", "dynamic"])
+def test_the_fd_builder_writes_every_fusion(dynamic: bool) -> None:
+    for name, f in FUSIONS.items():
+        fd = suite_fd.define(f, allotment, "bf16", dynamic, f.sizes["tiny"])
+        xs = f.make_inputs("tiny", "bf16", "cpu")
+        assert check_outputs(fd.execute(xs), f.torch_fn(*xs), "bf16") is None, name
+
+
+class _Fake(kt.Timer):
+    method = "fake"
+
+    def __init__(self, log: list[str], name: str, values: list[float]) -> None:
+        self.log, self.name, self.values = log, name, list(values)
+
+    def prepare(self, call: Any, sets: Any) -> None:
+        pass
+
+    def sample(self) -> float:
+        self.log.append(self.name)
+        return self.values.pop(0)
+
+
+def test_repeats_are_interleaved_with_their_spread() -> None:
+    log: list[str] = []
+    a = kt.Side("a", lambda s: None, timer=_Fake(log, "a", [0.003, 0.001, 0.002]))
+    b = kt.Side("b", lambda s: None, timer=_Fake(log, "b", [0.01, 0.03, 0.02]))
+    kt.interleave([a, b], 3)
+    assert log == ["a", "b"] * 3
+    assert kt.spread(a.samples) == pytest.approx({"min": 1.0, "median": 2.0, "max": 3.0, "n": 3})
+    assert kt.spread([]) is None
+    assert kt.input_sets_needed(10 << 20, 50 << 20) == 6
+    assert kt.input_sets_needed(1 << 30, 50 << 20) == 1
+
+
+def _row(fusion: str, ext: str, size: str, allot: float, **cols: float) -> dict[str, Any]:
+    times = {"allotment": {"min": allot * 0.9, "median": allot, "max": allot * 1.1, "n": 5}}
+    times.update({c: {"min": v, "median": v, "max": v, "n": 5} for c, v in cols.items()})
+    r: dict[str, Any] = {"fusion": fusion, "dtype": "bf16", "extents": ext, "size": size, "memory_bound": True,
+                         "status": "ok", "times": times, "vs": {c: v / allot for c, v in cols.items()}}
+    comp = {c: v for c, v in cols.items() if c.startswith("compile")}
+    best = min(comp, key=lambda c: comp[c])
+    r["best_compile"], r["vs"]["compile_best"] = best, comp[best] / allot
+    r["pct_copy"] = 100 * 50 / allot
+    r["memory"] = {"inputs": 100, "outputs": 50, "lower_bound": 150, "peak_total": {"allotment": 150, "eager": 300},
+                   "peak_over_in_out": {"allotment": 1.0, "eager": 2.0}, "violations": []}
+    return r
+
+
+def test_summary_uses_medians_and_flags_a_peak_under_the_bound() -> None:
+    rows = [_row("a", "static", "large", 100, compile=130, nvfuser=90),
+            _row("a", "dynamic", "large", 100, compile=200, compile_static=80),
+            _row("b", "static", "odd", 50, compile=60)]
+    s = skeptic_suite.summarize(rows)
+    assert s["static_geomean_vs_compile"] == pytest.approx((1.3 * 1.2) ** 0.5)
+    assert s["dynamic_geomean_vs_compile_static"] == pytest.approx(0.8)
+    assert s["worst_vs_best_compile"][0] == pytest.approx(0.8)
+    assert len(s["below_09_vs_best_compile"]) == 1 and "[90.0-110.0]" in s["below_09_vs_best_compile"][0]
+    assert s["nvfuser_geomean"] == pytest.approx(0.9) and len(s["nvfuser_wins"]) == 1
+    assert s["pct_copy_large"]["median"] == pytest.approx(50) and s["pct_copy_odd"]["n"] == 1
+    assert s["targets"]["no case below 0.9x the fastest compile"].startswith("NOT met")
+    assert skeptic_suite._status(s) == 0
+    rows[0]["memory"]["violations"] = ["eager"]
+    s = skeptic_suite.summarize(rows)
+    assert s["memory_bound_violations"] == ["a bf16 static large: eager"] and skeptic_suite._status(s) == 2
+    text = skeptic_suite.markdown(rows, s, {"commit": "x"})
+    assert "## Targets" in text and "130.0 [130.0-130.0]" in text
+
+
+def test_the_library_bound_counts_a_matmuls_operands() -> None:
+    case = {c.name: c for c in memory_suite.CASES}["attention"]
+    xs = case.inputs(0.002, "cpu")  # q [1, 8, 64], kt [1, 64, 8], v [1, 8, 64], bf16
+    out = sum(o.numel() * o.element_size() for o in case.torch_fn(*xs))
+    b = memory_suite.bounds(case, xs, out)
+    assert b["bound"] == 3 * 8 * 64 * 2 + out
+    assert b["bound_library"] == 3 * 8 * 64 * 2 + 8 * 8 * 2 + out  # p [1, 8, 8] bf16 beside the output
+    row = dict(b)
+    memory_suite.check_bounds(row, {"allotment": out - 1, "eager": 8 * 8 * 2 + out})
+    assert row["violations"] == ["allotment"] and row["under_library_bound"] == ["allotment"]
+
+
+def test_cpu_check_runs_the_whole_harness(tmp_path: Path) -> None:
+    out, md = tmp_path / "r.json", tmp_path / "r.md"
+    status = skeptic_suite.main(["--cpu-check", "--fusions", "rmsnorm_fwd,kv_cat", "--dtypes", "bf16",
+                                 "--repeats", "2", "--host-calls", "3", "--compile-backend", "aot_eager",
+                                 "--out", str(out), "--markdown", str(md)])
+    assert status == 0
+    d = json.loads(out.read_text())
+    assert d["meta"]["commit"] and d["meta"]["nvfuser"].startswith(("not importable", "nvfuser_direct"))
+    rows = d["results"]
+    assert len(rows) == 10 and {r["status"] for r in rows} == {"ok"}, [r.get("error") for r in rows]
+    for r in rows:
+        cols = {"eager", "compile", "allotment"} | ({"compile_static"} if r["extents"] == "dynamic" else set())
+        assert cols <= set(r["times"]), r["times"].keys()
+        assert all(r["times"][c]["n"] == 2 for c in cols)
+        assert r["memory"]["lower_bound"] == r["bytes"]
+        if d["meta"]["nvfuser"].startswith("not importable"):
+            assert r["errors"]["nvfuser"].startswith("not importable")
+    small = [r for r in rows if r["size"] == "small"]
+    assert small and small[0]["host"]["kernels"] >= 1
+    assert "## Cases" in md.read_text()
+    merged = tmp_path / "m.json"
+    assert skeptic_suite.main(["--merge", str(out), "--fill-plan", "--out", str(merged)]) == 0
+    m = json.loads(merged.read_text())
+    assert len(m["results"]) == 210 and m["summary"]["ok"] == 10
+
+
+def test_fresh_functions_compile_apart() -> None:
+    def f(x: torch.Tensor) -> torch.Tensor:
+        return x + 1
+
+    g = skeptic_suite.fresh_function(f, "tag")
+    assert g.__code__ is not f.__code__ and g(torch.ones(2)).tolist() == [2.0, 2.0]
