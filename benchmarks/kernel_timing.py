@@ -142,7 +142,7 @@ class ProfilerTimer(Timer):
             for i in range(self.calls):
                 self._call(self._sets[i % len(self._sets)])
             torch.cuda.synchronize()
-        us = sum(e.device_time for e in prof.events() if e.device_type == DeviceType.CUDA)
+        us = sum(e.time_range.elapsed_us() for e in prof.events() if e.device_type == DeviceType.CUDA)
         return us / 1e3 / self.calls
 
 

@@ -13,6 +13,8 @@
 # about 60 s, the merge and slack). On one H200 that share covers bf16 and part of f32/f16
 # (the rest is marked "not run"); on two it covers all of them. Then the memory table
 # (GPU 0) and, on a second GPU, the host-cost table with reduce-overhead.
+# nvFuser gets a static and a `?` definition per group on two GPUs or more; on one, only the
+# `?` one (NVF_EXTENTS=both|dynamic overrides), timed for both rows, to halve its compiles.
 # MAX_AUTOTUNE=1 adds torch.compile's max-autotune-no-cudagraphs column at the large size
 # while the run is under MAX_AUTOTUNE_S (default 120) seconds (slow: tens of seconds a compile).
 #
@@ -35,8 +37,8 @@ gpus=$(nvidia-smi -L | wc -l)
 [ "$gpus" -ge 1 ] || gpus=1
 budget=$((wall - (SECONDS - t0) - reserve))
 echo "setup $((SECONDS - t0)) s; suite budget $budget s over $gpus GPU(s)"
-extra=()
-[ "${MAX_AUTOTUNE:-0}" = 1 ] && extra=(--max-autotune --max-autotune-budget-s "${MAX_AUTOTUNE_S:-120}")
+extra=(--nvfuser-extents "${NVF_EXTENTS:-$([ "$gpus" -ge 2 ] && echo both || echo dynamic)}")
+[ "${MAX_AUTOTUNE:-0}" = 1 ] && extra+=(--max-autotune --max-autotune-budget-s "${MAX_AUTOTUNE_S:-120}")
 pids=()
 for k in $(seq 0 $((gpus - 1))); do
   CUDA_VISIBLE_DEVICES=$k ALLOT_CACHE_DIR=/tmp/allot-cache-$k timeout $((budget + 60)) \

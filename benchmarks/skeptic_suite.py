@@ -264,7 +264,10 @@ def markdown(rows: Sequence[dict[str, Any]], summary: dict[str, Any], meta: dict
     lines += ["", "## Targets", ""] + [f"- {k}: {v}" for k, v in s["targets"].items()]
     for what in ("failures", "not_run"):
         if s[what]:
-            lines += ["", f"{what.replace('_', ' ').capitalize()}:", ""] + [f"- {f}" for f in s[what]]
+            shown = s[what] if what == "failures" else s[what][:20]
+            lines += ["", f"{what.replace('_', ' ').capitalize()} ({len(s[what])}):", ""] + [f"- {f}" for f in shown]
+            if len(shown) < len(s[what]):
+                lines.append(f"- ... and {len(s[what]) - len(shown)} more (the JSON lists them)")
     lines += ["", "## Cases", "",
               "µs per call, kernel-only: median [min-max] of the repeats. compile = torch.compile of the case's kind "
               "(static: dynamic=False; `?`: dynamic=True); compile static = dynamic=False at the same shape; "
@@ -281,7 +284,8 @@ def markdown(rows: Sequence[dict[str, Any]], summary: dict[str, Any], meta: dict
         for c in COLUMNS:
             t = r.get("times", {}).get(c)
             m = r.get("methods", {}).get(c, "")
-            cells.append(_fmt_spread(t) + (f" ({m})" if t and m and m != "cuda-graph" else ""))
+            cells.append(_fmt_spread(t) + (f" ({m})" if t and m and m != "cuda-graph" else "")
+                         + (" (`?` def)" if c == "nvfuser" and t and r.get("nvfuser_definition") == "dynamic" else ""))
         v = r.get("vs", {})
         mem = r.get("memory", {}).get("peak_over_in_out", {})
         peak = "/".join(_num(mem.get(k), ".2f") for k in ("eager", "compile", "allotment", "nvfuser")) if mem else ""
@@ -429,7 +433,7 @@ class Runner:
                 state["allotment_dynamic"] = allotment.compile(f.text(g.dtype, True, self._extents(f, g.size)))
             exe_d = state["allotment_dynamic"]
             add("allotment_dynamic", lambda: lambda s: exe_d(*s))
-        for ext in g.extents:
+        for ext in (g.extents if self.a.nvfuser_extents == "both" else ("dynamic",)):
             name = f"nvfuser_{ext}"
             if self.nvf is None:
                 errors[name] = self.nvf_status
@@ -574,6 +578,9 @@ class Runner:
                     "nvfuser": f"nvfuser_{ext}"}
             if ext == "static":
                 cols.pop("compile_static")
+                if self.a.nvfuser_extents == "dynamic":  # one nvFuser definition, `?`, for both rows
+                    cols["nvfuser"] = "nvfuser_dynamic"
+                    r["nvfuser_definition"] = "dynamic"
             r["times"], r["methods"], r["first_call_s"] = (_pick(cols, d) for d in (times, methods, first))
             r["errors"] = {c: errors[s] for c, s in cols.items() if s in errors}
             r["errors"].update({k: v for k, v in errors.items() if k.endswith("_memory")})
@@ -696,6 +703,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--max-autotune-budget-s", type=float, default=0.0,
                    help="no max-autotune compile past N s into the run (0: no limit)")
     p.add_argument("--shard", default="0/1", help="K/N: run the fusions whose index is K modulo N")
+    p.add_argument("--nvfuser-extents", default="both", choices=("both", "dynamic"),
+                   help="nvFuser definitions per group: static and `?` (both), or `?` only, timed for both rows")
     p.add_argument("--no-compile", action="store_true")
     p.add_argument("--compile-backend", default="inductor")
     p.add_argument("--cpu-check", action="store_true", help="the whole code path on the CPU at tiny extents")
