@@ -30,20 +30,27 @@ t0=$SECONDS
 exec > >(tee "$out/session.log") 2>&1
 . benchmarks/session_common.sh
 . benchmarks/nvfuser_env.sh
-nvidia-smi --query-gpu=index,name,memory.total,driver_version,clocks.sm,clocks.mem --format=csv > "$out/gpu.txt"
+nvidia-smi --query-gpu=index,name,memory.total,driver_version,clocks.sm,clocks.mem --format=csv > "$out/gpu.txt" 2>&1
 python3 -c "import torch, triton; print('torch', torch.__version__, 'triton', triton.__version__, 'gpus', torch.cuda.device_count())" >> "$out/gpu.txt"
 cat "$out/gpu.txt"
-gpus=$(nvidia-smi -L | wc -l)
+gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
 [ "$gpus" -ge 1 ] || gpus=1
+# CPU_CHECK=1: the same session on this machine's CPU, one fusion at tiny extents (checks the script)
+check=() mem_check=()
+if [ "${CPU_CHECK:-0}" = 1 ]; then
+  check=(--cpu-check --fusions rmsnorm_fwd --dtypes bf16 --repeats 2 --host-calls 3 --compile-backend aot_eager)
+  mem_check=(--device cpu --scale 0.002 --only attention,adam)
+fi
 budget=$((wall - (SECONDS - t0) - reserve))
 echo "setup $((SECONDS - t0)) s; suite budget $budget s over $gpus GPU(s)"
 extra=(--nvfuser-extents "${NVF_EXTENTS:-$([ "$gpus" -ge 2 ] && echo both || echo dynamic)}")
 [ "${MAX_AUTOTUNE:-0}" = 1 ] && extra+=(--max-autotune --max-autotune-budget-s "${MAX_AUTOTUNE_S:-120}")
+rm -f /tmp/skeptic_*.json
 pids=()
 for k in $(seq 0 $((gpus - 1))); do
   CUDA_VISIBLE_DEVICES=$k ALLOT_CACHE_DIR=/tmp/allot-cache-$k timeout $((budget + 60)) \
     python3 benchmarks/skeptic_suite.py --shard "$k/$gpus" --budget-s "$budget" "${extra[@]}" \
-    --out "/tmp/skeptic_$k.json" > "/tmp/skeptic_$k.log" 2>&1 &
+    "${check[@]}" --out "/tmp/skeptic_$k.json" > "/tmp/skeptic_$k.log" 2>&1 &
   pids+=($!)
 done
 for p in "${pids[@]}"; do wait "$p"; echo "suite shard (pid $p): exit $?"; done
@@ -58,7 +65,7 @@ if [ "$gpus" -ge 2 ]; then
   hpid=$!
 fi
 CUDA_VISIBLE_DEVICES=0 timeout $((left > 20 ? left : 20)) python3 benchmarks/memory_suite.py \
-  --out "$out/memory.json" > "$out/memory.log" 2>&1
+  "${mem_check[@]}" --out "$out/memory.json" > "$out/memory.log" 2>&1
 echo "memory: exit $? at $((SECONDS - t0)) s"
 if [ "$gpus" -ge 2 ]; then wait "$hpid"; echo "host_cost: exit $?"; tail -n 20 /tmp/host_cost.log; fi
 tail -n 16 "$out/memory.log"
