@@ -15,6 +15,8 @@
 # (GPU 0) and, on a second GPU, the host-cost table with reduce-overhead.
 # nvFuser gets a static and a `?` definition per group on two GPUs or more; on one, only the
 # `?` one (NVF_EXTENTS=both|dynamic overrides), timed for both rows, to halve its compiles.
+# SMOKE=1: three fusions in bf16 and f32 and two memory cases (about 1 to 2 minutes), to
+# check the GPU-only paths (graph capture of every side, nvFuser) before the full session.
 # MAX_AUTOTUNE=1 adds torch.compile's max-autotune-no-cudagraphs column at the large size
 # while the run is under MAX_AUTOTUNE_S (default 120) seconds (slow: tens of seconds a compile).
 #
@@ -40,6 +42,9 @@ check=() mem_check=()
 if [ "${CPU_CHECK:-0}" = 1 ]; then
   check=(--cpu-check --fusions rmsnorm_fwd --dtypes bf16 --repeats 2 --host-calls 3 --compile-backend aot_eager)
   mem_check=(--device cpu --scale 0.002 --only attention,adam)
+elif [ "${SMOKE:-0}" = 1 ]; then  # a short GPU check of the whole path before the full session
+  check=(--fusions rmsnorm_fwd,kv_cat,cross_entropy --dtypes bf16,f32)
+  mem_check=(--only attention,adam)
 fi
 budget=$((wall - (SECONDS - t0) - reserve))
 echo "setup $((SECONDS - t0)) s; suite budget $budget s over $gpus GPU(s)"
