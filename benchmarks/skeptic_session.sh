@@ -5,14 +5,16 @@
 #
 #   ALLOT_COMMIT=<commit> bash benchmarks/skeptic_session.sh "$OUT" [WALL_S]
 #
-# WALL_S (default 540) is the whole session's wall-clock budget in seconds. The suite runs
-# its 150 groups (180 cases past the small size, 30 at it) bf16 first, then f32 `?` and f16
-# static, sharded by fusion over every GPU of the machine (one process per GPU), each
-# process stopping before a group that would end past the suite's share of the budget:
-# WALL_S minus the setup already spent minus RESERVE_S (default 110: the memory table,
-# about 60 s, the merge and slack). On one H200 that share covers bf16 and part of f32/f16
-# (the rest is marked "not run"); on two it covers all of them. Then the memory table
-# (GPU 0) and, on a second GPU, the host-cost table with reduce-overhead.
+# WALL_S (default 540) is the whole session's wall-clock budget in seconds, in this order:
+# the setup (wheels, nvFuser unpacked and its import checked: tens of seconds); the memory
+# table on GPU 0 and, on a second GPU, the host-cost table with reduce-overhead, side by
+# side (each cut at 150 s; about a minute expected); then the suite, its 150 groups (180
+# cases past the small size, 30 at it) bf16 first, then f32 `?` and f16 static, sharded by
+# fusion over every GPU (one process per GPU), each stopping before a group that would end
+# past its budget, WALL_S minus the time spent so far minus RESERVE_S (default 60), and
+# killed at that budget + 40 s (a group in flight is then "not run"); the merge. So the
+# session ends by WALL_S - 15 s at the latest. On one H200 the budget is expected to cover
+# bf16 and part of f32/f16 (the rest is marked "not run"); on two, all of it (not yet run).
 # nvFuser gets a static and a `?` definition per group on two GPUs or more; on one, only the
 # `?` one (NVF_EXTENTS=both|dynamic overrides), timed for both rows, to halve its compiles.
 # SMOKE=1: three fusions in bf16 and f32 and two memory cases (about 1 to 2 minutes), to
@@ -26,7 +28,7 @@
 set -u
 out=${1:?usage: skeptic_session.sh OUT_DIR [WALL_S]}
 wall=${2:-540}
-reserve=${RESERVE_S:-110}
+reserve=${RESERVE_S:-60}
 mkdir -p "$out"
 t0=$SECONDS
 exec > >(tee "$out/session.log") 2>&1
@@ -46,14 +48,25 @@ elif [ "${SMOKE:-0}" = 1 ]; then  # a short GPU check of the whole path before t
   check=(--fusions rmsnorm_fwd,kv_cat,cross_entropy --dtypes bf16,f32)
   mem_check=(--only attention,adam)
 fi
+# 1. the memory table (GPU 0) and, on a second GPU, the host-cost table, before the suite
+if [ "$gpus" -ge 2 ]; then
+  CUDA_VISIBLE_DEVICES=1 timeout 150 python3 benchmarks/host_cost.py --out "$out/host_cost.json" > /tmp/host_cost.log 2>&1 &
+  hpid=$!
+fi
+CUDA_VISIBLE_DEVICES=0 timeout 150 python3 benchmarks/memory_suite.py "${mem_check[@]}" --out "$out/memory.json" \
+  > "$out/memory.log" 2>&1
+echo "memory: exit $? at $((SECONDS - t0)) s"
+if [ "$gpus" -ge 2 ]; then wait "$hpid"; echo "host_cost: exit $? at $((SECONDS - t0)) s"; tail -n 16 /tmp/host_cost.log; fi
+tail -n 16 "$out/memory.log"
+# 2. the suite, sharded by fusion over every GPU, under what is left of the budget
 budget=$((wall - (SECONDS - t0) - reserve))
-echo "setup $((SECONDS - t0)) s; suite budget $budget s over $gpus GPU(s)"
+echo "setup and memory $((SECONDS - t0)) s; suite budget $budget s over $gpus GPU(s)"
 extra=(--nvfuser-extents "${NVF_EXTENTS:-$([ "$gpus" -ge 2 ] && echo both || echo dynamic)}")
 [ "${MAX_AUTOTUNE:-0}" = 1 ] && extra+=(--max-autotune --max-autotune-budget-s "${MAX_AUTOTUNE_S:-120}")
 rm -f /tmp/skeptic_*.json
 pids=()
 for k in $(seq 0 $((gpus - 1))); do
-  CUDA_VISIBLE_DEVICES=$k ALLOT_CACHE_DIR=/tmp/allot-cache-$k timeout $((budget + 60)) \
+  CUDA_VISIBLE_DEVICES=$k ALLOT_CACHE_DIR=/tmp/allot-cache-$k timeout $((budget + 40)) \
     python3 benchmarks/skeptic_suite.py --shard "$k/$gpus" --budget-s "$budget" "${extra[@]}" \
     "${check[@]}" --out "/tmp/skeptic_$k.json" > "/tmp/skeptic_$k.log" 2>&1 &
   pids+=($!)
@@ -63,16 +76,5 @@ for k in $(seq 0 $((gpus - 1))); do echo "== shard $k"; tail -n 40 "/tmp/skeptic
 python3 benchmarks/skeptic_suite.py --merge /tmp/skeptic_*.json --fill-plan --out "$out/skeptic_suite.json" \
   --markdown "$out/skeptic_suite.md"
 echo "merged: exit $? at $((SECONDS - t0)) s"
-left=$((wall - (SECONDS - t0) - 10))
-if [ "$gpus" -ge 2 ]; then
-  CUDA_VISIBLE_DEVICES=1 timeout $((left > 20 ? left : 20)) python3 benchmarks/host_cost.py \
-    --out "$out/host_cost.json" > /tmp/host_cost.log 2>&1 &
-  hpid=$!
-fi
-CUDA_VISIBLE_DEVICES=0 timeout $((left > 20 ? left : 20)) python3 benchmarks/memory_suite.py \
-  "${mem_check[@]}" --out "$out/memory.json" > "$out/memory.log" 2>&1
-echo "memory: exit $? at $((SECONDS - t0)) s"
-if [ "$gpus" -ge 2 ]; then wait "$hpid"; echo "host_cost: exit $?"; tail -n 20 /tmp/host_cost.log; fi
-tail -n 16 "$out/memory.log"
 sed -n '/## Summary/,/## Cases/p' "$out/skeptic_suite.md"
 echo "session: $((SECONDS - t0)) s"

@@ -308,7 +308,17 @@ def _short(e: BaseException) -> str:
 
 
 def import_nvfuser() -> tuple[types.ModuleType | None, str]:
-    """`nvfuser_direct` and its version, or None and why it does not import."""
+    """`nvfuser_direct` and its version, or None and why it does not import. The import is
+    tried in a child process first: a wheel built for another torch can abort the process
+    that loads it, which must not take the suite down."""
+    try:
+        probe = subprocess.run([sys.executable, "-c", "import torch, nvfuser_direct"], capture_output=True, text=True,
+                               timeout=300)
+    except Exception as e:  # noqa: BLE001
+        return None, f"not importable: the import check failed: {_short(e)}"
+    if probe.returncode != 0:
+        tail = [ln for ln in (probe.stderr or "").strip().splitlines() if ln.strip()][-1:] or [f"exit {probe.returncode}"]
+        return None, f"not importable: {tail[0][:400]} (exit {probe.returncode})"
     try:
         import nvfuser_direct  # type: ignore[import-not-found]
     except BaseException as e:  # noqa: BLE001 (an import can fail in any way: a missing symbol, an abort)
