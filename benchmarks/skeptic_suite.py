@@ -185,8 +185,20 @@ def summarize(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
         for side, v in r.get("memory", {}).get("peak_over_in_out", {}).items():
             ratios.setdefault(side, []).append(v)
     s["memory_peak_over_in_out_median"] = {k: statistics.median(v) for k, v in sorted(ratios.items())}
+    s["first_call_s"] = _first_calls(rows)
     s["targets"] = _targets(s)
     return s
+
+
+def _first_calls(rows: Sequence[dict[str, Any]]) -> dict[str, dict[str, float]]:
+    """Median and max seconds of each column's first call (a compile and a run), and of a
+    `?` column's first call at a new shape (its sizes after the large one)."""
+    seen: dict[str, list[float]] = {}
+    for r in rows:
+        for c, v in r.get("first_call_s", {}).items():
+            new_shape = r["extents"] == "dynamic" and r["size"] != "large" and c in ("compile", "allotment", "nvfuser")
+            seen.setdefault(f"{c} (new shape)" if new_shape else c, []).append(v)
+    return {k: {"median": statistics.median(v), "max": max(v), "n": len(v)} for k, v in sorted(seen.items())}
 
 
 def _targets(s: dict[str, Any]) -> dict[str, str]:
@@ -261,6 +273,9 @@ def markdown(rows: Sequence[dict[str, Any]], summary: dict[str, Any], meta: dict
                  + (": " + ", ".join(s["memory_bound_violations"][:10]) if s["memory_bound_violations"] else "")
                  + "; median peak / (inputs + outputs): "
                  + ", ".join(f"{k} {v:.3f}" for k, v in s["memory_peak_over_in_out_median"].items()))
+    if s.get("first_call_s"):
+        lines.append("- first call, s (compile and run; median / max): " + ", ".join(
+            f"{k} {v['median']:.2f} / {v['max']:.2f}" for k, v in s["first_call_s"].items()))
     lines += ["", "## Targets", ""] + [f"- {k}: {v}" for k, v in s["targets"].items()]
     for what in ("failures", "not_run"):
         if s[what]:
