@@ -32,6 +32,10 @@ written, marked partial; the JSON is rewritten after every unit.
         [--extents static,dynamic] [--matrix standard|full] [--out FILE.json] [--markdown FILE.md]
         [--budget-s N] [--list]
 
+This is the earlier method (do_bench around a Python call, one sample per case); issue 30's
+kernel-only method with repeats, torch.compile's best columns and nvFuser is
+`benchmarks/skeptic_suite.py`.
+
 Exit status 1 only if an Allotment output does not match eager's (or Allotment fails to
 compile or run a case); 0 otherwise, partial or not.
 """
