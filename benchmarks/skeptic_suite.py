@@ -453,14 +453,14 @@ class Runner:
                 add("compile_max_autotune", lambda: static_compile("max-autotune-no-cudagraphs", "mat"))
         if "static" in g.extents:
             def allot_static() -> Callable:
-                exe = allotment.compile(f.text(g.dtype, False, self._extents(f, g.size)))
+                exe = allotment.compile(self._allotment_text(f, g, False))
                 return lambda s: exe(*s)
 
             add("allotment_static", allot_static)
         if "dynamic" in g.extents:
             def allot_dynamic() -> Callable:
                 if "allotment_dynamic" not in state:
-                    state["allotment_dynamic"] = allotment.compile(f.text(g.dtype, True, self._extents(f, g.size)))
+                    state["allotment_dynamic"] = allotment.compile(self._allotment_text(f, g, True))
                 exe_d = state["allotment_dynamic"]
                 return lambda s: exe_d(*s)
 
@@ -479,6 +479,14 @@ class Runner:
 
             add(name, make_nvf)
         return calls, first, errors
+
+    def _allotment_text(self, f: SuiteFusion, g: Group, dynamic: bool) -> str:
+        """The fusion text Allotment compiles: the suite's text builder's (`--allotment-source
+        text`, the default, as in every earlier run) or the `FusionDefinition` that the same
+        build function writes through `suite_fd` (`fd`: op for op nvFuser's definition)."""
+        if self.a.allotment_source == "fd":
+            return suite_fd.define(f, allotment, g.dtype, dynamic, self._extents(f, g.size)).ir()
+        return f.text(g.dtype, dynamic, self._extents(f, g.size))
 
     def _past(self, budget_s: float) -> bool:
         return bool(budget_s) and time.perf_counter() - self.start > budget_s
@@ -737,6 +745,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--shard", default="0/1", help="K/N: run the fusions whose index is K modulo N")
     p.add_argument("--nvfuser-extents", default="both", choices=("both", "dynamic"),
                    help="nvFuser definitions per group: static and `?` (both), or `?` only, timed for both rows")
+    p.add_argument("--allotment-source", default="text", choices=("text", "fd"),
+                   help="Allotment compiles the suite's fusion text, or the FusionDefinition nvFuser also runs")
     p.add_argument("--no-compile", action="store_true")
     p.add_argument("--compile-backend", default="inductor")
     p.add_argument("--cpu-check", action="store_true", help="the whole code path on the CPU at tiny extents")
@@ -766,7 +776,7 @@ def main(argv: list[str] | None = None) -> int:
         "torch": torch.__version__, "triton": triton.__version__, "nvfuser": runner.nvf_status,
         **git_state(), "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "repeats": a.repeats,
         "method": "kernel-only: CUDA-graph replay over rotating input sets (>= 3x L2), interleaved repeats, medians",
-        "shard": a.shard, "argv": " ".join(sys.argv[1:] if argv is None else argv)}
+        "shard": a.shard, "allotment_source": a.allotment_source, "argv": " ".join(sys.argv[1:] if argv is None else argv)}
     print(json.dumps(meta), flush=True)
     groups = plan(fusions, [d for d in a.dtypes.split(",") if d])
 
