@@ -790,6 +790,11 @@ def emit_program(
     parts += [""] + h.launchers + ["", run, ""]
     if h.layouts:  # read by `launch.bind_kernels` when the module is loaded
         parts[-1:] = [_layouts_function(h.layouts), ""]
+    args = list(f.body.block.args)
+    written = sorted(args.index(a) for a in h._written_arguments())
+    if written:  # read by `replay.replayer_for`: in-place outputs
+        parts[-1:] = ["WRITTEN_ARGUMENTS = " + _tuple([str(i) for i in written])
+                      + "  # parameters of run that a kernel writes (in-place outputs)", ""]
     passed = h.passed_scalars()
     if passed:  # read by `replay.replayer_for`
         parts[-1:] = [_replay_scalars_function(passed), ""]
