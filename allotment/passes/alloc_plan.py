@@ -10,7 +10,8 @@ Runs on allocated functions (after `fusion-allocate`), in two steps:
    and an `alloc.alloc` moves to just before the first kernel that needs it.
    The chosen strategy and both estimates are recorded on the function
    (`alloc.schedule = "least-peak-first"`, `alloc.estimated_peak`,
-   `alloc.program_order_peak`, in bytes at the hint) so FileCheck sees them.
+   `alloc.program_order_peak`, in bytes at the hint, saturated at 2^63 - 1 where
+   many `?` extents make more) so FileCheck sees them.
    Program order is kept unless another order is strictly better.
 2. Free. For each top-level global `alloc.alloc` that is neither returned
    nor viewed by a returned value, one `alloc.dealloc` right after the last
@@ -93,9 +94,20 @@ def reorder(f: func.FuncOp, hint: int) -> str | None:
         op.detach()
         block.insert_op_before(op, ret)
     f.attributes["alloc.schedule"] = StringAttr(choice.strategy)
-    f.attributes["alloc.estimated_peak"] = IntegerAttr(choice.peak, i64)
-    f.attributes["alloc.program_order_peak"] = IntegerAttr(choice.program_peak, i64)
+    f.attributes["alloc.estimated_peak"] = _bytes_attr(choice.peak)
+    f.attributes["alloc.program_order_peak"] = _bytes_attr(choice.program_peak)
     return choice.strategy
+
+
+PEAK_LIMIT = (1 << 63) - 1
+"""The largest estimate an i64 attribute records: estimates past it (six `?` extents at the
+hint already make 2^74 bytes) are recorded as this, saturated."""
+
+
+def _bytes_attr(nbytes: int) -> IntegerAttr:
+    """An estimate in bytes as an i64 attribute, saturated at `PEAK_LIMIT` (the comparison
+    between orders is made on the exact Python integers before this)."""
+    return IntegerAttr(min(nbytes, PEAK_LIMIT), i64)
 
 
 def _only_buffer_use_is_plain(buffer: alloc.AllocOp) -> bool:
