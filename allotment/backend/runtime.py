@@ -55,7 +55,7 @@ from allotment.backend import launch as _launch
 from allotment.backend import program_cache
 from allotment.backend.host_runtime import InputTypeError, check_arity
 from allotment.backend.program_cache import CacheDirectoryWarning, cache_dir
-from allotment.errors import ArgumentError, CompileError, RunError
+from allotment.errors import ArgumentError, CompileError, Error, RunError
 
 TARGETS = ("cpu", "cuda")
 """Program targets: `cpu` (kernels in Triton's interpreter) and `cuda`."""
@@ -109,8 +109,9 @@ _ALLOCATION_FAILURES = ("can't allocate memory", "Storage size calculation overf
 
 
 def _raise_allocation_failure(e: RuntimeError, target: str) -> None:
-    """Raises a RunError if `e` says a buffer could not be allocated (else returns)."""
-    if any(m in str(e) for m in _ALLOCATION_FAILURES):
+    """Raises a RunError if `e` (torch's, not an `allotment.Error`, which are RuntimeErrors
+    too) says a buffer could not be allocated (else returns)."""
+    if not isinstance(e, Error) and any(m in str(e) for m in _ALLOCATION_FAILURES):
         raise RunError(f"cannot allocate a buffer of the fusion on {target}: {_first_line(e)}") from None
 
 

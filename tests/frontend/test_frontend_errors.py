@@ -149,6 +149,32 @@ def test_completed_definition_cannot_grow() -> None:
         fd.add_output(t0)
 
 
+def test_misuse_of_a_definition_is_a_usage_error_and_a_runtime_error() -> None:
+    """Adding to a completed definition, re-entering it, growing or executing one that raised,
+    executing one never defined: `allotment.UsageError`, also the RuntimeError nvFuser raises."""
+    import allotment
+
+    with FusionDefinition() as fd:
+        t0 = fd.define_tensor([-1])
+        fd.add_output(fd.ops.neg(t0))
+
+    def reenter() -> None:
+        with fd:
+            pass
+
+    failed = FusionDefinition()
+    with pytest.raises(ValueError), failed:
+        failed.define_tensor([-2])
+    for call, message in [(lambda: fd.ops.exp(t0), "completed definition"), (reenter, "completed definition"),
+                          (lambda: fd.define_scalar(1.0), "completed definition"),
+                          (lambda: failed.define_tensor([4]), "failed earlier"),
+                          (lambda: failed.execute([randn(4)]), "raised an error"),
+                          (lambda: FusionDefinition().execute([randn(4)]), "not complete")]:
+        with pytest.raises(allotment.UsageError, match=message) as info:
+            call()
+        assert isinstance(info.value, allotment.Error) and isinstance(info.value, RuntimeError)
+
+
 def test_handles_of_another_definition() -> None:
     fd1, t1 = _fd_with()
     fd2, _ = _fd_with()
