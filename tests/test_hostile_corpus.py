@@ -893,7 +893,7 @@ PLAN_SHAPE_CASES: list[tuple[str, Any, Expected]] = [
     ("wrong_rank_1", {"x": (8,)}, E.ShapeError),
     ("wrong_rank_3", {"x": (8, 64, 1)}, E.ShapeError),
     ("rank_0", {"x": ()}, E.ShapeError),
-    ("int_for_rank2", {"x": 8}, E.ShapeError),
+    ("int_for_rank2", {"x": 8}, E.ArgumentError),  # an int is no shape (issue 25): give (8,) for a 1-d tensor
     ("static_mismatch", {"x": (8, 63)}, E.ShapeError),
     ("w_static_mismatch", {"x": (8, 64), "w": (65,)}, E.ShapeError),
     ("missing_dynamic", {}, (E.ShapeError, E.ArgumentError)),

@@ -137,6 +137,23 @@ def test_var_mean_of_integers_is_a_type_error() -> None:
         fd.ops.var_mean(t0, [0])
 
 
+def test_mean_of_integers_needs_a_floating_point_dtype() -> None:
+    """As torch.mean: the mean of an integer tensor raises unless dtype= asks for a float."""
+    fd, t0 = _fd_with(dtype=DataType.Int32)
+    with pytest.raises(TypeError, match="mean: could not infer the output dtype: the input is DataType.Int32"):
+        fd.ops.mean(t0, [0])
+    with pytest.raises(TypeError, match="argument 'dtype' is DataType.Int"):
+        fd.ops.mean(t0, [0], dtype=DataType.Int)
+    with pytest.raises(RuntimeError, match="could not infer output dtype"):
+        torch.arange(4, dtype=torch.int32).mean()
+    with FusionDefinition() as fd:
+        t = fd.define_tensor(shape=[-1], dtype=DataType.Int32)
+        fd.add_output(fd.ops.mean(t, [0], dtype=DataType.Float))
+    x = torch.arange(4, dtype=torch.int32)
+    (m,) = fd.execute([x])
+    torch.testing.assert_close(m, x.mean(dtype=torch.float32))
+
+
 def test_completed_definition_cannot_grow() -> None:
     with FusionDefinition() as fd:
         t0 = fd.define_tensor([-1])
