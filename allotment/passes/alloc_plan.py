@@ -54,6 +54,7 @@ from xdsl.context import Context
 from xdsl.dialects import arith, func, memref
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
+    ArrayAttr,
     IndexType,
     IntegerAttr,
     MemRefType,
@@ -141,11 +142,23 @@ def reuse_in_place(f: func.FuncOp) -> int:
             if source is None:
                 continue
             taken.add(source)
+            _record_reuse(source.owner, target)
             target.result.replace_all_uses_with(source)
             target.detach()
             target.erase()
             reused += 1
     return reused
+
+
+def _record_reuse(buffer: alloc.AllocOp, erased: alloc.AllocOp) -> None:
+    """Notes on `buffer` (`reused_by`) the name of the erased buffer whose tensor it now holds
+    (and the names that buffer held), so that the plan still lists that tensor by name."""
+    names = [*buffer.reused_names]
+    if erased.buffer_name is not None:
+        names.append(erased.buffer_name.data)
+    names += erased.reused_names
+    if names:
+        buffer.reused_by = ArrayAttr([StringAttr(n) for n in names])
 
 
 def _dies_here(value: SSAValue, kernel: alloc.KernelOp, f: func.FuncOp, position: dict[Operation, int]) -> bool:
@@ -244,6 +257,8 @@ def pack_arena(f: func.FuncOp, alignment: int = ARENA_ALIGNMENT, hint: int | Non
         pack.offsets[k].name_hint = f"{b.result.name_hint or 'slot'}_offset"
         view = memref.ViewOp(arena.result, pack.offsets[k], list(b.sizes), b.result.type)
         view.result.name_hint = b.result.name_hint
+        if b.reused_by is not None:  # the tensors written into it in place keep their names
+            view.attributes[alloc.REUSED_BY] = b.reused_by
         block.insert_op_before(view, b)
         b.result.replace_all_uses_with(view.result)
         b.detach()
