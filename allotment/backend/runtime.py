@@ -148,18 +148,23 @@ def _key_lock(key: str) -> threading.Lock:
         return _key_locks.setdefault(key, threading.Lock())
 
 
-def _program_key(text: str, function: str, target: str) -> str:
+def program_knobs() -> tuple[str, ...]:
+    """The environment variables that change a generated program (the pipeline's decisions or
+    the generated text): each is part of the program cache key (`_program_key`), so that a
+    program built under one setting is never handed out under another. ALLOT_POISON counts
+    by `poison_enabled()`; the others by their text."""
     from allotment.analysis.library_matmul import TILED_ENV
-    from allotment.backend.host_codegen import poison_enabled
     from allotment.passes.split_reduction import INNER_SPLIT_ENV
 
-    options = (f"tanh={os.environ.get('ALLOT_TANH', 'exp')} poison={poison_enabled()} "
-               f"row={os.environ.get('ALLOT_ON_CHIP_ROW_BYTES', '')}:{os.environ.get('ALLOT_STREAM_ELEMENTS', '')} "
-               f"split={os.environ.get('ALLOT_SPLIT_PROGRAMS', '')} "
-               f"inner_split={':'.join(os.environ.get(k, '') for k in INNER_SPLIT_ENV)} "
-               f"inner_outer={os.environ.get('ALLOT_INNER_OUTER', '')}:{os.environ.get('ALLOT_INNER_OUTER_PROGRAMS', '')} "
-               f"stages={os.environ.get('ALLOT_ROW_STAGES', '')} "
-               f"tiled_matmul={':'.join(os.environ.get(k, '') for k in TILED_ENV)}")
+    return ("ALLOT_TANH", "ALLOT_POISON", "ALLOT_ON_CHIP_ROW_BYTES", "ALLOT_STREAM_ELEMENTS", "ALLOT_SPLIT_PROGRAMS",
+            *INNER_SPLIT_ENV, "ALLOT_INNER_OUTER", "ALLOT_INNER_OUTER_PROGRAMS", "ALLOT_ROW_STAGES", *TILED_ENV)
+
+
+def _program_key(text: str, function: str, target: str) -> str:
+    from allotment.backend.host_codegen import poison_enabled
+
+    options = " ".join(f"{k}={poison_enabled() if k == 'ALLOT_POISON' else os.environ.get(k, '')}"
+                       for k in program_knobs())
     return hashlib.sha256(f"{CODEGEN_VERSION}\n{target}\n{options}\n{function}\n{text}".encode()).hexdigest()[:24]
 
 
