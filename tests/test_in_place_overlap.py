@@ -110,3 +110,14 @@ def test_overlaps_itself_is_exact(sizes: tuple, strides: tuple, overlap: bool) -
         *[torch.arange(n) for n in sizes]).reshape(-1, len(sizes)).tolist()} if x.numel() else set()
     assert (len(offsets) != x.numel()) == overlap  # the oracle: count distinct offsets
     assert rt.overlaps_itself(x) == overlap
+
+
+def test_interleaved_disjoint_pieces_of_one_storage_run(step: allotment.Executable) -> None:
+    """Rows of p and g alternate in one storage: their byte ranges intersect, their bytes do not."""
+    base = torch.zeros(24)
+    p, g = base.as_strided((3, 4), (8, 1), 0), base.as_strided((3, 4), (8, 1), 4)
+    g.copy_(_g())
+    (out,) = step(p, g)
+    assert out is p and torch.equal(p, _g())
+    with pytest.raises(allotment.RunError, match="input g occupies"):
+        step(base.as_strided((3, 4), (8, 1), 0), base.as_strided((3, 4), (8, 1), 2))  # straddles p's rows

@@ -133,6 +133,26 @@ def byte_range(x: torch.Tensor) -> tuple[int, int]:
     return (lo, lo + element_span(x) * x.element_size())
 
 
+def _offsets(t: torch.Tensor) -> torch.Tensor:
+    """The byte offset from `t.data_ptr()` of every byte of every element of `t` (on the CPU)."""
+    offsets = torch.zeros((), dtype=torch.int64)
+    for n, st in zip(t.shape, t.stride()):
+        offsets = offsets.unsqueeze(-1) + torch.arange(n, dtype=torch.int64) * (st * t.element_size())
+    return (offsets.reshape(-1, 1) + torch.arange(t.element_size(), dtype=torch.int64)).reshape(-1)
+
+
+def _share_bytes(x: torch.Tensor, y: torch.Tensor) -> bool:
+    """Whether `x` and `y`, whose byte ranges intersect, have a byte in common: always for a
+    contiguous pair; else counted byte by byte (interleaved rows of one storage share none),
+    up to 2^24 bytes in all (past that they are taken to share)."""
+    if x.is_contiguous() and y.is_contiguous():
+        return True
+    if (x.numel() * x.element_size() + y.numel() * y.element_size()) > 1 << 24:
+        return True
+    shift = y.data_ptr() - x.data_ptr()
+    return bool(torch.isin(_offsets(y) + shift, _offsets(x)).any())
+
+
 def check_in_place(x: torch.Tensor, name: str, others: Sequence[Any], names: Sequence[str]) -> None:
     """The entry check of an argument that the program writes (an in-place output): as torch's
     in-place ops, it refuses a tensor that overlaps itself (an expanded, stride-0 view: the
@@ -150,7 +170,7 @@ def check_in_place(x: torch.Tensor, name: str, others: Sequence[Any], names: Seq
     for y, other in zip(others, names, strict=True):
         if isinstance(y, torch.Tensor) and y.device == x.device:
             ylo, yhi = byte_range(y)
-            if ylo < hi and lo < yhi:
+            if ylo < hi and lo < yhi and _share_bytes(x, y):
                 raise AllotmentRuntimeError(
                     f"input {name} is written in place (an in-place output), but input {other} occupies some "
                     f"of the same memory (they would refer to a single memory location): pass tensors that "
