@@ -121,3 +121,20 @@ def test_interleaved_disjoint_pieces_of_one_storage_run(step: allotment.Executab
     assert out is p and torch.equal(p, _g())
     with pytest.raises(allotment.RunError, match="input g occupies"):
         step(base.as_strided((3, 4), (8, 1), 0), base.as_strided((3, 4), (8, 1), 2))  # straddles p's rows
+
+
+def test_cuda_graph_calls_refuse_an_overlapping_in_place_input() -> None:
+    """`compile(cuda_graphs=True)`: the program runs on private copies of the inputs, so the
+    graphed call checks the caller's tensors itself before capturing or replaying (the check
+    comes first: no GPU is needed to see it)."""
+    from allotment.backend.cuda_graphs import GraphedProgram
+
+    ran: list = []
+    graphed = GraphedProgram(lambda *a: ran.append(a), {0: 0}, names=("p", "g"))
+    base = torch.zeros(1, 4)
+    with pytest.raises(allotment.RunError, match="input p is written in place.*more than one element"):
+        graphed(base.expand(3, 4), _g())
+    x = torch.zeros(3, 4)
+    with pytest.raises(allotment.RunError, match="input g occupies"):
+        graphed(x, x)
+    assert ran == [] and torch.equal(base, torch.zeros(1, 4))

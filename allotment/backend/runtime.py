@@ -274,7 +274,7 @@ class Executable:
             with self._lock:
                 if self._graphed is None:
                     aliases = aliased_results(find_function(self._module, self.function))
-                    self._graphed = GraphedProgram(self.program("cuda"), aliases)
+                    self._graphed = GraphedProgram(self.program("cuda"), aliases, names=self.arg_names)
                 graphed = self._graphed
         return graphed
 
