@@ -14,7 +14,7 @@ from typing import Any
 __version__ = "0.1.0"
 
 _ERRORS = ("Error", "ArgumentError", "ParseError", "VerifyError", "ShapeError", "UnsupportedError",
-           "CompileError", "RunError")
+           "CompileError", "RunError", "UsageError")
 
 _LAZY = {
     **{name: "allotment.errors" for name in _ERRORS},

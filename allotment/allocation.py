@@ -279,16 +279,22 @@ def argument_values_global(f: func.FuncOp, shapes: Mapping[str, Sequence[int] | 
                 if DYNAMIC_INDEX in t.get_shape():
                     raise SizeError(f"missing a shape for argument {name} ({type_name(t)})")
                 given = tuple(t.get_shape())
-            shape = tuple(given) if not isinstance(given, int) else (given,)
+            if isinstance(given, int):
+                raise ArgumentError(
+                    f"input_shapes[{name!r}]: argument {name} is a tensor ({type_name(t)}): give its shape "
+                    f"as a sequence of ints, e.g. ({given},), not the int {given}"
+                )
+            shape = tuple(given)
             if any(e < 0 for e in shape):
                 raise ArgumentError(f"input_shapes[{name!r}]: extents must be non-negative, got {shape}")
             out.append(shape)
         elif given is not None:
-            if not isinstance(given, int) and len(given) != 1:
+            if not isinstance(given, int):
                 raise ArgumentError(
-                    f"input_shapes[{name!r}]: argument {name} is a scalar: give one int, not {tuple(given)}"
+                    f"input_shapes[{name!r}]: argument {name} is a scalar ({type_name(t)}): give its value as "
+                    f"one int, not the sequence {tuple(given)}"
                 )
-            out.append(given if isinstance(given, int) else given[0])
+            out.append(given)
         else:
             out.append(None)
     return out
@@ -315,8 +321,9 @@ def plan_sizes(
     into, and each tensor in it with memory `arena`, its bytes being the arena's;
     `<kernel>_partials_<x>` for a split reduction's partials). Nothing is allocated. `fusion_ir` (IR text, a
     ModuleOp or a func.FuncOp) is not modified; `input_shapes` maps argument
-    names to shapes (sequences of non-negative ints) or, for `index` and
-    integer scalar arguments, ints (`{"x": (4, 8), "n": 5}`). Arguments of the wrong type or value raise ArgumentError
+    names to shapes (sequences of non-negative ints: `(4,)` for a 1-d tensor) or,
+    for `index` and integer scalar arguments, ints (`{"x": (4, 8), "n": 5}`); an int
+    for a tensor or a sequence for a scalar is an ArgumentError. Arguments of the wrong type or value raise ArgumentError
     naming them; shapes that do not fit the fusion raise ShapeError.
     """
     return {

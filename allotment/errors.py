@@ -2,14 +2,23 @@
 
 ```
 Error
-├── ArgumentError      a public function got an argument of the wrong type or value (also a TypeError)
+├── ArgumentError      a public function got an argument of the wrong type or value (also a TypeError
+│                      and a ValueError)
 ├── ParseError         IR text that does not parse (also xDSL's ParseError; located)
 ├── VerifyError        IR that breaks an op's rules (also xDSL's VerifyException; located)
-├── ShapeError         extents that disagree: argument shapes, reshapes, entry checks
+├── ShapeError         extents that disagree: argument shapes, reshapes, entry checks (also a RuntimeError)
 ├── UnsupportedError   an op, dtype or feature Allotment does not support (also a NotImplementedError)
-├── CompileError       a fusion the backend cannot turn into a program
-└── RunError           inputs that do not satisfy a compiled fusion, or a run that fails
+├── CompileError       a fusion the backend cannot turn into a program (also a RuntimeError)
+├── RunError           inputs that do not satisfy a compiled fusion, or a run that fails (also a RuntimeError)
+└── UsageError         an API used out of order: a FusionDefinition added to once complete or after it
+                       failed, re-entered, or executed incomplete (also a RuntimeError)
 ```
+
+Each class is also the built-in class that nvFuser's Python frontend and torch raise for
+the same fault, so that code (and nvFuser's tests) catching that class keeps working:
+TypeError or ValueError for a bad argument, NotImplementedError for a missing feature,
+RuntimeError for a shape that disagrees, a fusion that does not compile or run, and a
+definition used out of order.
 
 Each message names what is at fault: the argument, the value, or the IR
 location (`file:line:col: error: ...`) where there is one. Anything else that
@@ -58,20 +67,29 @@ class VerifyError(Error, VerifyException):
     """IR that breaks an op's rules; the message starts with the op's location."""
 
 
-class ShapeError(Error, DiagnosticException):
-    """Extents that disagree: a bad argument shape, a reshape of the wrong size, a failing check."""
+class ShapeError(Error, DiagnosticException, RuntimeError):
+    """Extents that disagree: a bad argument shape, a reshape of the wrong size, a failing check.
+
+    Also a `RuntimeError`, as nvFuser and torch raise for extents that disagree."""
 
 
 class UnsupportedError(Error, NotImplementedError):
     """An op, dtype or feature that Allotment does not support (the message names it)."""
 
 
-class CompileError(Error):
-    """A fusion that the backend cannot compile (the message names the op or feature)."""
+class CompileError(Error, RuntimeError):
+    """A fusion that the backend cannot compile (the message names the op or feature); also a
+    `RuntimeError`, as nvFuser raises."""
 
 
-class RunError(Error):
-    """Inputs that do not satisfy a compiled fusion (dtype, device, rank, extents), or a failed run."""
+class RunError(Error, RuntimeError):
+    """Inputs that do not satisfy a compiled fusion (dtype, device, rank, extents), or a failed
+    run; also a `RuntimeError`, as nvFuser and torch raise."""
+
+
+class UsageError(Error, RuntimeError):
+    """An API used out of order (a `FusionDefinition` added to once complete or after it failed,
+    re-entered, executed before it is defined); also a `RuntimeError`, as nvFuser raises."""
 
 
 def located(e: BaseException) -> Error:
@@ -96,6 +114,7 @@ __all__ = [
     "RunError",
     "ShapeError",
     "UnsupportedError",
+    "UsageError",
     "VerifyError",
     "located",
 ]

@@ -1452,7 +1452,15 @@ def random_inputs(
         if isinstance(ty, TensorType):
             shape = _shape_for(fn, i, name, shapes.get(name))
             dtype = torch_dtype(ty.element_type)
-            out.append(_random_tensor(shape, dtype, gen).to(device))
+            try:
+                out.append(_random_tensor(shape, dtype, gen).to(device))
+            except (RuntimeError, MemoryError) as e:  # torch: too large for memory or for its size type
+                shown = "x".join(str(n) for n in shape) or "a 0-d tensor"
+                first = (str(e).strip().splitlines() or [type(e).__name__])[0]
+                raise EvaluationError(
+                    f"@{fn.sym_name.data}: cannot make input {name} of shape {shown} "
+                    f"({math.prod(shape)} elements of {dtype}): {first}"
+                ) from None
         else:
             out.append(_scalar_for(fn, i, scalars.get(name)))
     return out

@@ -67,8 +67,10 @@ def test_shards_get_local_sizes_and_off_mesh_devices_allocate_nothing() -> None:
     text = example("sharded_mlp")
     on = allotment.plan_sizes(text, {"x": (8, 64)}, function="column_parallel_mlp", device_id=1)
     assert {k: (v.shape, v.nbytes) for k, v in on.items()} == {
-        "a": ((8, 128), 8 * 128 * 2),  # h is computed in place into a (its last use): alloc-plan
+        "a": ((8, 128), 8 * 128 * 2),
+        "h": ((8, 128), 8 * 128 * 2),  # computed in place into a (its last use): alloc-plan; a's bytes
     }
+    assert on["h"].memory == "reused"
     off = allotment.plan_sizes(text, {"x": (8, 64)}, function="column_parallel_mlp", device_id=5)
     assert sum(v.nbytes for v in off.values()) == 0
     assert all(not v.on_device for v in off.values())
@@ -122,3 +124,31 @@ func.func @f(%x: tensor<?xf32>) -> tensor<?x4xf32> {
     assert allotment.plan_sizes(text, {"x": (12,)})["z"].shape == (3, 4)
     with pytest.raises(SizeError, match=r"divisible by 4.*\(got 10 and 4\)"):
         allotment.plan_sizes(text, {"x": (10,)})
+
+
+REUSE = """func.func @f(%x: tensor<?x8xf32>, %w: tensor<8x8xf32>) -> (tensor<?x8xf32>, tensor<?x8xf32>) {
+  %e = fusion.matmul %x, %w : tensor<?x8xf32>, tensor<8x8xf32> -> tensor<?x8xf32>
+  %y = fusion.relu %e : tensor<?x8xf32>
+  %g = fusion.matmul %y, %w : tensor<?x8xf32>, tensor<8x8xf32> -> tensor<?x8xf32>
+  %h = fusion.exp %g : tensor<?x8xf32>
+  func.return %y, %h : tensor<?x8xf32>, tensor<?x8xf32>
+}
+"""
+
+
+def test_outputs_written_into_a_dead_buffer_are_listed_by_name() -> None:
+    """alloc-plan writes output %y into the buffer of %e (dead once %y's kernel read it) and
+    %h into %g's: plan_sizes and memory_plan still list %y and %h by name, as tensors whose
+    bytes are the reused buffer's (counted once); allocate_intermediates makes that one buffer."""
+    plans = allotment.plan_sizes(REUSE, {"x": (4, 8)})
+    assert set(plans) == {"e", "y", "g", "h"}
+    assert (plans["y"].memory, plans["y"].nbytes, plans["y"].shape) == ("reused", 128, (4, 8))
+    assert plans["e"].memory == "global" and plans["h"].memory == "reused"
+    profile = allotment.memory_plan(REUSE, {"x": (4, 8)})
+    named = {b.name: b for b in profile.buffers}
+    assert set(named) == {"e", "y", "g", "h"}
+    assert named["y"].memory == "in place of e" and not named["y"].holds_memory
+    assert named["y"].returned and named["h"].returned
+    assert profile.planned_peak == 256  # e and g, each counted once
+    buffers = allotment.allocate_intermediates(REUSE, {"x": (4, 8)}, device="cpu")
+    assert set(buffers) == {"e", "g"}

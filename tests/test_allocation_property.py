@@ -78,7 +78,7 @@ def check_fusion(seed: int) -> None:
             )
         elif b.memory == "global" and b.element_type == i8:
             continue  # an arena (alloc-plan): its slots are checked as the buffers below
-        elif b.memory in ("global", "arena"):
+        elif b.memory in ("global", "arena", "reused"):  # reused: a tensor written into a dead one's buffer
             copied = re.fullmatch(r"(.*)_contiguous(_\d+)?", b.name)
             if copied:  # the copy fusion-segment makes before a reshape (one per reshape: `_contiguous_1`, ...)
                 b = type(b)(copied.group(1), *list(b.__dict__.values())[1:])

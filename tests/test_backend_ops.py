@@ -834,6 +834,24 @@ def test_zero_dim_tensors() -> None:
     check(text, torch.tensor(0.5), torch.tensor(-1.25, dtype=torch.bfloat16), 3.0)
 
 
+def test_zero_dim_inputs_in_pow_and_logic() -> None:
+    """A 0-d input is loaded as a (1, 1) tile, as a Python scalar is made one: `pow` of a
+    constant by a loaded 0-d step (an optimizer's bias correction, 0.9 ** step) and bitwise
+    logic of loaded 0-d values run in Triton's CPU interpreter too (it failed with "ufunc
+    'bitwise_and' not supported" on a 0-d value)."""
+    text = """func.func @f(%step: tensor<f32>, %x: tensor<f32>, %b: tensor<i1>) -> (tensor<f32>, tensor<f32>, tensor<i1>) {
+  %c = arith.constant 0.9 : f32
+  %p = fusion.pow %c, %step : f32, tensor<f32> -> tensor<f32>
+  %q = fusion.pow %x, %step : tensor<f32>
+  %lt = fusion.lt %x, %step : tensor<f32>, tensor<f32> -> tensor<i1>
+  %and = fusion.bitwise_and %lt, %b : tensor<i1>
+  func.return %p, %q, %and : tensor<f32>, tensor<f32>, tensor<i1>
+}
+"""
+    check(text, torch.tensor(3.0), torch.tensor(-2.0), torch.tensor(True))
+    check(text, torch.tensor(0.5), torch.tensor(4.0), torch.tensor(False))
+
+
 def test_zero_dim_reduction_and_broadcast() -> None:
     text = """func.func @f(%x: tensor<?x4xf32>) -> (tensor<f32>, tensor<?x4xf32>) {
   %c0 = arith.constant 0 : index

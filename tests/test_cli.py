@@ -167,6 +167,16 @@ def test_compiled_run_time_error(tmp_path: Path, capsys: pytest.CaptureFixture[s
     assert "(got 8 and 5)" in err
 
 
+def test_shapes_too_large_for_an_input_are_named(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """An input of 2^64 elements (torch: "Storage size calculation overflowed") is a user error
+    naming the input and its shape, not an internal error."""
+    rc, out, err = in_process(capsys, write(tmp_path, ADD, "add.mlir"), "--device", "cpu", "--shapes",
+                              "a=4611686018427387904x4,b=4611686018427387904x4")
+    assert rc == 1 and out == ""
+    assert err.startswith("allot-run: error: @f: cannot make input a of shape 4611686018427387904x4"), err
+    assert "internal error" not in err
+
+
 def test_output_depends_only_on_the_seed(capsys: pytest.CaptureFixture[str]) -> None:
     runs = [in_process(capsys, RMSNORM, "--reference", "--shapes", "x=4x64", "--seed", s) for s in ("1", "1", "2")]
     assert all(rc == 0 for rc, _, _ in runs)

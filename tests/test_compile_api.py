@@ -290,3 +290,21 @@ def test_graph_signature_keys_on_layout_and_scalars() -> None:
     assert signature([x, 2.0]) != signature([x, 3.0])
     assert signature([x]) != signature([x.t().contiguous().t()])
     assert signature([x]) != signature([x.double()])
+
+
+def test_error_classes_are_also_the_builtin_classes_nvfuser_and_torch_raise() -> None:
+    """Code catching what nvFuser's frontend or torch raise keeps working: a shape that
+    disagrees, a fusion that cannot compile or run, and a definition used out of order are
+    RuntimeErrors; a bad argument a TypeError and a ValueError; a missing feature a
+    NotImplementedError."""
+    from allotment import errors as E
+
+    for cls in (E.ShapeError, E.CompileError, E.RunError, E.UsageError):
+        assert issubclass(cls, E.Error) and issubclass(cls, RuntimeError), cls
+    assert issubclass(E.ArgumentError, TypeError) and issubclass(E.ArgumentError, ValueError)
+    assert issubclass(E.UnsupportedError, NotImplementedError)
+    assert allotment.UsageError is E.UsageError
+    exe = allotment.compile("func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {\n"
+                            "  %y = fusion.exp %x : tensor<4xf32>\n  func.return %y : tensor<4xf32>\n}\n")
+    with pytest.raises(RuntimeError, match="dimension 0 has extent 5"):
+        exe(torch.zeros(5))

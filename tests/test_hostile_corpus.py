@@ -564,6 +564,11 @@ def _generated_cases() -> list[IrCase]:
                E.ParseError, E.ParseError),
         IrCase("nesting_modules_5000", _nested(5000, "builtin.module {\n", "}\n", ""), E.ParseError, E.ParseError,
                E.ParseError),
+        # 1,000 regions nested in a function (under the documented 4,096): the located error of
+        # fusion-segment, never a RecursionError (issue 25: a walk ran on the caller's stack)
+        IrCase("nesting_regions_in_function_1000", "func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {\n"
+               + "scf.execute_region {\n" * 1000 + "%a = fusion.exp %x : tensor<4xf32>\n" + "scf.yield\n}\n" * 1000
+               + "func.return %x : tensor<4xf32>\n}\n", None, E.CompileError, E.CompileError),
         # parses (tensors of tensors are builtin types) or hits the documented nesting limit; never runs
         IrCase("nesting_tensor_types_1000", "func.func @f(%x: " + "tensor<" * 1000 + "f32" + ">" * 1000 + ") {\n  func.return\n}\n",
                E.ParseError, (*CANNOT_RUN, *IR_ERROR), (*CANNOT_RUN, *IR_ERROR)),
@@ -893,7 +898,7 @@ PLAN_SHAPE_CASES: list[tuple[str, Any, Expected]] = [
     ("wrong_rank_1", {"x": (8,)}, E.ShapeError),
     ("wrong_rank_3", {"x": (8, 64, 1)}, E.ShapeError),
     ("rank_0", {"x": ()}, E.ShapeError),
-    ("int_for_rank2", {"x": 8}, E.ShapeError),
+    ("int_for_rank2", {"x": 8}, E.ArgumentError),  # an int is no shape (issue 25): give (8,) for a 1-d tensor
     ("static_mismatch", {"x": (8, 63)}, E.ShapeError),
     ("w_static_mismatch", {"x": (8, 64), "w": (65,)}, E.ShapeError),
     ("missing_dynamic", {}, (E.ShapeError, E.ArgumentError)),
@@ -917,6 +922,7 @@ PLAN_SHAPE_CASES: list[tuple[str, Any, Expected]] = [
     ("int_keys", {0: (8, 64)}, E.ArgumentError),
     ("unknown_name", {"x": (8, 64), "nosuch": (1,)}, E.ArgumentError),
     ("percent_name", {"%x": (8, 64)}, (E.ArgumentError, type(None))),
+    ("int_for_rank1", {"x": (8, 64), "w": 64}, E.ArgumentError),  # issue 25: give (64,)
 ]
 
 
@@ -964,6 +970,8 @@ PLAN_SCALAR_CASES: list[tuple[str, Any, Expected]] = [
     ("n_none", {"n": None}, (E.ArgumentError, E.ShapeError)),
     ("n_missing", {}, (E.ArgumentError, E.ShapeError)),
     ("bytes_overflow", {"n": 2**61}, BAD_EXTENT),
+    ("n_tuple_of_one", {"n": (4,)}, E.ArgumentError),  # issue 25: a scalar's value is one int
+    ("s_tuple_of_one", {"n": 4, "s": (1,)}, E.ArgumentError),
 ]
 
 
@@ -1422,6 +1430,201 @@ def test_fusion_definition_misuse(request: pytest.FixtureRequest, case_id: str) 
     check(request, case_id)
 
 
+# --------------------------------------------------------------------------- round 2 (issue 25)
+
+IN_PLACE = """func.func @step(%p: tensor<?x?xf32>, %g: tensor<?x?xf32>) -> (tensor<?x?xf32> {fusion.alias_input = 0 : i64}) {
+  %p2 = fusion.add %p, %g : tensor<?x?xf32>
+  func.return %p2 : tensor<?x?xf32>
+}
+"""
+
+
+def _pieces(lo: tuple[int, int], hi: tuple[int, int], n: int = 24) -> list[torch.Tensor]:
+    """Two [3, 4] views of one storage of n floats, starting at element lo[0] and hi[0] with
+    row strides lo[1] and hi[1]."""
+    base = torch.arange(n, dtype=torch.float32)
+    return [base.as_strided((3, 4), (lo[1], 1), lo[0]), base.as_strided((3, 4), (hi[1], 1), hi[0])]
+
+
+def _same_twice() -> list[torch.Tensor]:
+    x = _t(3, 4)
+    return [x, x]
+
+
+def _transposed_of_itself() -> list[torch.Tensor]:
+    x = _t(4, 4)
+    return [x, x.t()]
+
+
+def _row_expanded_of_itself() -> list[torch.Tensor]:
+    x = _t(3, 4)
+    return [x, x[1:2].expand(3, 4)]
+
+
+IN_PLACE_ERRORS: list[tuple[str, Callable[[], list[Any]], str]] = [
+    ("expanded_rows", lambda: [torch.zeros(1, 4).expand(3, 4), _t(3, 4)], "more than one element"),
+    ("expanded_everything", lambda: [torch.zeros(1, 1).expand(3, 4), _t(3, 4)], "more than one element"),
+    ("interleaved_rows", lambda: [torch.zeros(12).as_strided((3, 4), (1, 1)), _t(3, 4)], "more than one element"),
+    ("column_stride0", lambda: [torch.zeros(3, 1).expand(3, 4), _t(3, 4)], "more than one element"),
+    ("g_overlaps_p", lambda: _pieces((0, 4), (6, 4)), "input g occupies"),
+    ("g_straddles_p_rows", lambda: _pieces((0, 8), (2, 8)), "input g occupies"),
+    ("same_tensor_twice", _same_twice, "input g occupies"),
+    ("g_is_p_transposed", _transposed_of_itself, "input g occupies"),
+    ("g_is_a_row_of_p", _row_expanded_of_itself, "input g occupies"),
+]
+
+
+def _in_place_error(make: Callable[[], list[Any]], message: str) -> None:
+    exe = _exe_or_fail(IN_PLACE)
+    inputs = make()
+    snap = _snapshot(inputs)
+    e = expect_error(lambda: exe(*inputs), E.RunError, "input p is written in place")
+    if message not in str(e):
+        _fail(f"the message does not say {message!r}: {str(e)[:300]}")
+    _assert_unchanged(inputs, snap)
+
+
+for _id, _make, _message in IN_PLACE_ERRORS:
+    register(f"in-place-{_id}", partial(_in_place_error, _make, _message), timeout=30, lane="heavy")
+
+
+def _in_place_ok(make: Callable[[], list[Any]]) -> None:
+    """Pieces of one storage that do not overlap: the in-place output is written, right."""
+    exe = _exe_or_fail(IN_PLACE)
+    p, g = make()
+    want = p + g
+    (out,) = expect_ok(lambda: exe(p, g))
+    if out is not p or not torch.equal(p, want):
+        _fail("the in-place output is not the input with the sum in it")
+
+
+for _id, _make in [("disjoint_pieces", lambda: _pieces((0, 4), (12, 4))),
+                   ("interleaved_pieces", lambda: _pieces((0, 8), (4, 8), 28)),
+                   ("transposed_p", lambda: [torch.zeros(4, 3).t(), _t(3, 4)])]:
+    register(f"in-place-ok-{_id}", partial(_in_place_ok, _make), timeout=30, lane="heavy")
+
+
+@pytest.mark.parametrize("case_id", cases("in-place-"))
+def test_in_place_outputs_over_overlapping_memory(request: pytest.FixtureRequest, case_id: str) -> None:
+    check(request, case_id)
+
+
+def _round2_fd_cases() -> list[tuple[str, Callable[[], object], Expected]]:
+    from allotment import DataType, FusionDefinition
+
+    def completed() -> Any:
+        with FusionDefinition() as fd:
+            x = fd.define_tensor(shape=[-1], dtype=DataType.Float)
+            fd.add_output(fd.ops.exp(x))
+        return fd
+
+    def failed() -> Any:
+        fd = FusionDefinition()
+        try:
+            with fd:
+                fd.define_tensor(shape=[-2])
+        except E.ArgumentError:
+            pass
+        return fd
+
+    def reenter() -> None:
+        fd = completed()
+        with fd:
+            pass
+
+    def defining(build: Callable[[Any], object]) -> Callable[[], object]:
+        def call() -> object:
+            with FusionDefinition() as fd:
+                return build(fd)
+
+        return call
+
+    def int_tensor(fd: Any) -> Any:
+        return fd.define_tensor(shape=[-1], dtype=DataType.Int32)
+
+    def alias_expanded() -> object:
+        with FusionDefinition() as fd:
+            t0 = fd.define_tensor(shape=[-1, -1], contiguity=[None, True], dtype=DataType.Float)
+            t1 = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.Float)
+            fd.add_output(fd.ops.add(t0, t1), alias_input=t0)
+        base = torch.zeros(1, 4)
+        try:
+            return fd.execute([base.expand(3, 4), _t(3, 4)])
+        finally:
+            if not torch.equal(base, torch.zeros(1, 4)):
+                _fail("the expanded input was written")
+
+    return [
+        ("reenter_completed", reenter, E.UsageError),
+        ("define_after_completion", lambda: completed().define_tensor(shape=[4]), E.UsageError),
+        ("op_after_completion", lambda: completed().ops.exp(completed().define_scalar(1.0)), E.UsageError),
+        ("define_after_failure", lambda: failed().define_tensor(shape=[4]), E.UsageError),
+        ("execute_after_failure", lambda: failed().execute([_t(4)]), E.UsageError),
+        ("execute_never_defined", lambda: FusionDefinition().execute([_t(4)]), E.UsageError),
+        ("mean_of_int32", defining(lambda fd: fd.ops.mean(int_tensor(fd), [0])), E.ArgumentError),
+        ("mean_of_int32_as_int", defining(lambda fd: fd.ops.mean(int_tensor(fd), [0], dtype=DataType.Int)),
+         E.ArgumentError),
+        ("pow_int_by_negative_int", defining(lambda fd: fd.ops.pow(int_tensor(fd), -1)), E.ArgumentError),
+        ("pow_int_by_negative_int_operator", defining(lambda fd: int_tensor(fd) ** -3), E.ArgumentError),
+        ("alias_expanded_input", alias_expanded, E.RunError),
+    ]
+
+
+for _id, _call, _expected in _round2_fd_cases():
+    register(f"fd2-{_id}", partial(expect_error, _call, _expected), timeout=30, lane="heavy")
+
+
+@pytest.mark.parametrize("case_id", cases("fd2-"))
+def test_fusion_definition_round_2(request: pytest.FixtureRequest, case_id: str) -> None:
+    """Errors that were outside the hierarchy (plain RuntimeError) or missing (issue 25): each is
+    an allotment.Error of its class, also the RuntimeError nvFuser raises where it is a UsageError."""
+    check(request, case_id)
+
+
+def _rank(n: int) -> str:
+    t = f"tensor<{'x'.join(['?'] * n)}xf32>"
+    return f"func.func @f(%x: {t}) -> {t} {{\n  %y = fusion.exp %x : {t}\n  func.return %y : {t}\n}}\n"
+
+
+def _many_dims(rank: int, what: str) -> None:
+    """Six and more `?` extents (the estimated peak passed an i64 attribute): planned and run."""
+    text, shape = _rank(rank), tuple(2 if d % 2 else 1 for d in range(rank))
+    x = torch.randn(shape)
+    if what == "compile":
+        (y,) = expect_ok(lambda: allotment.compile(text)(x))
+        _same_results([y], [x.exp()], "compiled vs torch")
+    elif what == "plan_sizes":
+        plans = expect_ok(lambda: allotment.plan_sizes(text, {"x": shape}))
+        if plans["y"].shape != shape:
+            _fail(f"y planned {plans['y'].shape}, not {shape}")
+    else:
+        expect_ok(lambda: allotment.memory_plan(text, {"x": shape}))
+
+
+for _rk in (6, 9):
+    for _what in ("compile", "plan_sizes", "memory_plan"):
+        register(f"dims-{_rk}-{_what}", partial(_many_dims, _rk, _what), timeout=30, lane="heavy")
+
+
+def _pow_0d() -> None:
+    from allotment import DataType, FusionDefinition
+
+    with FusionDefinition() as fd:
+        step = fd.define_tensor(shape=[], contiguity=[], dtype=DataType.Float)
+        fd.add_output(fd.ops.pow(0.9, step))
+    step = torch.tensor(3.0)
+    (y,) = expect_ok(lambda: fd.execute([step]))
+    _same_results([y], [torch.pow(0.9, step)], "pow(0.9, 0-d step)")
+
+
+register("dims-0d-pow-of-a-constant", _pow_0d, timeout=30, lane="heavy")
+
+
+@pytest.mark.parametrize("case_id", cases("dims-"))
+def test_many_and_no_dimensions_run(request: pytest.FixtureRequest, case_id: str) -> None:
+    check(request, case_id)
+
+
 # --------------------------------------------------------------------------- command-line tools
 
 
@@ -1452,6 +1655,11 @@ def _cli_cases() -> list[CliCase]:
     empty.write_text("")
     hostile_name = _CLI_TMP / "hostile_name.mlir"
     hostile_name.write_text(_named(fn='"x\\"\\"\\"\\n' + PAYLOAD + '\\n\\"\\"\\""', A="if", C="rt", D="huge", F="device"))
+    dynamic = _CLI_TMP / "dynamic.mlir"
+    dynamic.write_text("func.func @f(%x: tensor<?x?xf32>) -> tensor<?x?xf32> {\n  %y = fusion.exp %x : tensor<?x?xf32>\n"
+                       "  func.return %y : tensor<?x?xf32>\n}\n")
+    rank6 = _CLI_TMP / "rank6.mlir"
+    rank6.write_text(_rank(6))
     punctuation = _CLI_TMP / "punctuation.mlir"
     punctuation.write_text(_named(**ALL_AT_ONCE[3]))
     cases += [
@@ -1477,6 +1685,12 @@ def _cli_cases() -> list[CliCase]:
         CliCase("run-shape-unknown-name", (run, str(EXAMPLES / "rmsnorm.mlir"), "--device", "cpu", "--shapes",
                                            "x=2x64,nosuch=4"), (1, 2)),
         CliCase("run-device-tpu", (run, str(EXAMPLES / "rmsnorm.mlir"), "--device", "tpu"), (2,)),
+        CliCase("run-shape-2p64-elements", (run, str(dynamic), "--device", "cpu", "--shapes", "x=4294967296x4294967296"),
+                (1,)),
+        CliCase("run-shape-1tib", (run, str(EXAMPLES / "rmsnorm.mlir"), "--device", "cpu", "--shapes",
+                                   "x=4294967296x64,w=64"), (1,)),
+        CliCase("opt-plan-rank-6", (opt, str(rank6), "-p", "fusion-segment,fusion-allocate,alloc-place,alloc-alias,"
+                                    "alloc-plan,alloc-verify"), (0,)),
         CliCase("run-hostile-name-check", (run, str(hostile_name), "--device", "cpu", "--shapes", "if=2x4", "--check"), (0,)),
     ]
     return cases

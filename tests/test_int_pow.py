@@ -82,3 +82,27 @@ def test_int_pow_with_scalar_operands() -> None:
     a, b = check(text, x)
     assert torch.equal(a, torch.pow(x, 39)) and a[0].item() == 3**39
     assert torch.equal(b, torch.pow(torch.full_like(x, 10), x)) and b[5].item() == 10**18
+
+
+def test_a_negative_python_int_exponent_of_an_integer_tensor_is_refused() -> None:
+    """As torch: `t.pow(-1)` of an integer tensor raises "Integers to negative integer powers are
+    not allowed" (a tensor exponent gives 0 or +-1, as above); a float exponent or a float base
+    is fine."""
+    from allotment import ArgumentError, DataType, FusionDefinition
+
+    for build in (lambda fd, t: fd.ops.pow(t, -1), lambda fd, t: t ** -2):
+        with pytest.raises(ArgumentError, match="Integers to negative integer powers are not allowed"):  # noqa: PT012
+            with FusionDefinition() as fd:
+                build(fd, fd.define_tensor(shape=[-1], dtype=DataType.Int32))
+    with pytest.raises(RuntimeError, match="Integers to negative integer powers are not allowed"):
+        torch.tensor([2]).pow(-1)
+    with FusionDefinition() as fd:
+        i = fd.define_tensor(shape=[-1], dtype=DataType.Int)
+        f = fd.define_tensor(shape=[-1], dtype=DataType.Float)
+        fd.add_output(fd.ops.pow(i, -1.0))
+        fd.add_output(fd.ops.pow(f, -1))
+        fd.add_output(fd.ops.pow(i, 2))
+    a, b = torch.tensor([1, 2, -4]), torch.tensor([0.5, 2.0, 4.0])
+    got = fd.execute([a, b])
+    for g, want in zip(got, (a.pow(-1.0), b.pow(-1), a.pow(2))):
+        torch.testing.assert_close(g, want)

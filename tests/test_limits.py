@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import torch
 
 import allotment
 from allotment.diagnostics import walk_ops
@@ -148,3 +149,18 @@ def test_deep_python_recursion_fits_the_deep_stack() -> None:
         return 0 if n == 0 else 1 + depth(n - 1)
 
     assert call_with_deep_stack(lambda: depth(100_000)) == 100_000
+
+
+def test_compile_of_1000_nested_regions_gives_a_located_error() -> None:
+    """`allotment.compile` walks the function before any pass (is it sharded?): that walk is
+    iterative, so 1,000 nested regions (under the documented 4,096) give the located error of
+    fusion-segment, not a RecursionError on the caller's thread."""
+    with pytest.raises(allotment.CompileError, match=r"<string>:2:1: error: scf.execute_region: fusion-segment"):
+        allotment.compile(nested_regions(1000))(torch.zeros(4))
+
+
+def test_is_sharded_function_walks_any_depth_on_any_thread() -> None:
+    from allotment.passes.sharding_propagation import is_sharded_function
+
+    module = allotment.parse_module(nested_regions(3000))
+    assert is_sharded_function(find_function(module, None)) is False  # on this thread's own stack

@@ -218,8 +218,10 @@ def test_mlp_example_reuses_and_frees_its_hidden_activation() -> None:
         actual = allotment.compile(text)(*inputs)
     compare(actual, expected, tolerance(text))
     plan = allotment.memory_plan(text, {"x": (4096, 1024)})
-    assert {b.name for b in plan.buffers} == {"h", "y"}  # the GELU writes its result into h
-    assert [b.name for b in plan.buffers if b.freed is not None] == ["h"]
+    assert {b.name for b in plan.buffers if b.holds_memory} == {"h", "y"}
+    gelu = next(b for b in plan.buffers if b.name == "gb")  # the GELU writes its result into h
+    assert gelu.memory == "in place of h" and gelu.nbytes == 4096 * 4096 * 2
+    assert [b.name for b in plan.buffers if b.freed is not None] == ["h", "gb"]
     assert plan.planned_peak == 4096 * 4096 * 2 + 4096 * 1024 * 2  # h and y, as torch.compile
     assert plan.without_reuse == plan.planned_peak + 4096 * 4096 * 2
 

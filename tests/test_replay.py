@@ -435,6 +435,104 @@ def test_inputs_sharing_storage_are_not_recorded(gpu: None) -> None:
 
 
 @needs_executor
+def test_a_signature_first_met_with_inputs_sharing_storage_is_recorded_later(gpu: None) -> None:
+    """Calls whose inputs share storage are run without being recorded, and are not counted
+    against their signature: however many come first, a later call with inputs of their own
+    is recorded and replayed (before, `ATTEMPTS` such calls refused the signature for good)."""
+    r = _replayer()
+    base = torch.randn(40)
+    for _ in range(replay.ATTEMPTS + 2):
+        x, w = base[:32].view(4, 8), base[32:]
+        (y, _) = r((x, w, 1.0))
+        torch.testing.assert_close(y, _expected(x, w, 1.0))
+    assert r.signatures() == (0, 0) and r.recordings == 0
+    for _ in range(2):
+        x, w = torch.randn(4, 8), torch.randn(8)
+        r((x, w, 1.0))
+    assert r.recorded == 1
+    before = _program.calls
+    x, w = base[:32].view(4, 8), base[32:]  # the signature, shared storage again: a read-only plan replays
+    (y, _) = r((x, w, 1.0))
+    assert _program.calls == before
+    torch.testing.assert_close(y, _expected(x, w, 1.0))
+
+
+def _in_place_program(x: torch.Tensor, w: torch.Tensor, alpha: float) -> tuple[torch.Tensor, ...]:
+    """An in-place output: x[n, m] = x * w * alpha (its entry check as a generated program's)."""
+    _in_place_program.calls += 1  # type: ignore[attr-defined]
+    rt.check_in_place(x, "x", (w,), ("w",))
+    n, m = x.shape
+    rt.launch(SCALE, (n,), (x, w, x, n, m, alpha), 1, 32, False, 4)
+    return (x,)
+
+
+_in_place_program.calls = 0  # type: ignore[attr-defined]
+
+
+@needs_executor
+def test_a_replay_declines_an_in_place_input_that_shares_memory(gpu: None) -> None:
+    """The signature of a call does not say whether a written input shares memory with another
+    input: the executor checks it (the program's `WRITTEN_ARGUMENTS`) and declines; the program
+    then refuses the call, as it does on its own path."""
+    r = replay.Replayer(_in_place_program, executor, get_device=lambda: 0, get_stream=lambda d: 99, written=(0,))
+    for _ in range(3):
+        x, w = torch.randn(4, 8), torch.randn(8)
+        want = x * w * 0.5
+        (y,) = r((x, w, 0.5))
+        assert y is x
+        torch.testing.assert_close(x, want)
+    assert r.recorded == 1
+    before = _in_place_program.calls
+    x, w = torch.randn(4, 8), torch.randn(8)
+    want = x * w * 0.5
+    r((x, w, 0.5))
+    assert _in_place_program.calls == before  # replayed
+    torch.testing.assert_close(x, want)
+    base = torch.randn(40)
+    keep = base.clone()
+    x, w = base[:32].view(4, 8), base[24:32]  # w is x's last row: the signature matches
+    with pytest.raises(allotment.RunError, match="input x is written in place.*input w occupies"):
+        r((x, w, 0.5))
+    assert _in_place_program.calls == before + 1  # the executor declined; the program refused
+    assert torch.equal(base, keep)  # nothing written
+    x, w = base[:32].view(4, 8), base[32:]  # one storage, disjoint: replayed
+    want = x * w * 0.5
+    r((x, w, 0.5))
+    assert _in_place_program.calls == before + 1
+    torch.testing.assert_close(x, want)
+
+
+@needs_executor
+def test_executor_checks_written_inputs_for_shared_memory() -> None:
+    t = _table()
+    base = torch.zeros(64)
+    a, b = base[:16].view(4, 4), base[16:32].view(4, 4)
+    executor.add(t, (a, b, 2), 0, [], [], [(0, 0)], None, (0,))
+    assert executor.call(t, (a, b, 2))[0] is a
+    assert executor.call(t, (a, base[12:28].view(4, 4), 2)) is False  # overlaps a's last row
+    assert executor.call(t, (a, a, 2)) is False
+    assert executor.call(t, (base[32:48].view(4, 4), base[48:].view(4, 4), 2))[0].data_ptr() == base[32:].data_ptr()
+    t2 = _table()
+    executor.add(t2, (a, b, 2), 0, [], [], [(0, 0)])  # nothing written: shared memory replays
+    assert executor.call(t2, (a, a, 2))[0] is a
+    with pytest.raises(ValueError, match="written input"):
+        executor.add(t2, (a, b, 2), 0, [], [], [(0, 0)], None, (2,))  # a scalar is not written
+    with pytest.raises(ValueError, match="written input"):
+        executor.add(t2, (a, b, 2), 0, [], [], [(0, 0)], None, (5,))
+
+
+def test_generated_programs_name_their_written_arguments() -> None:
+    step = allotment.compile("""
+func.func @step(%g: tensor<?xf32>, %p: tensor<?xf32>) -> (tensor<?xf32> {fusion.alias_input = 1 : i64}) {
+  %p2 = fusion.sub %p, %g : tensor<?xf32>
+  func.return %p2 : tensor<?xf32>
+}
+""")
+    assert "\nWRITTEN_ARGUMENTS = (1,)" in step.source("cuda")
+    assert "WRITTEN_ARGUMENTS" not in allotment.compile(ADD).source("cuda")
+
+
+@needs_executor
 def test_no_replay_while_launches_are_intercepted(gpu: None) -> None:
     r = _replayer()
     x, w = torch.randn(4, 8), torch.randn(8)
@@ -826,3 +924,66 @@ def test_gpu_library_kernels_replay_and_match_torch() -> None:
             (y,) = exe(x, w, b)
             torch.testing.assert_close(y, torch.tanh(torch.nn.functional.linear(x, w, b)), rtol=2e-2, atol=2e-2)
     assert exe.program("cuda").replayer.recorded == 2
+
+
+STEP = """
+func.func @step(%p: tensor<?x?xf32>, %g: tensor<?x?xf32>) -> (tensor<?x?xf32> {fusion.alias_input = 0 : i64}) {
+  %lr = arith.constant 0.5 : f32
+  %s = fusion.mul %g, %lr : tensor<?x?xf32>, f32 -> tensor<?x?xf32>
+  %p2 = fusion.sub %p, %s : tensor<?x?xf32>
+  func.return %p2 : tensor<?x?xf32>
+}
+"""
+
+
+@gpu_only
+@needs_executor
+def test_gpu_replayed_in_place_calls_refuse_shared_memory() -> None:
+    """An in-place fusion replayed on a GPU (through `allotment.compile` and through
+    `FusionDefinition.execute`): a call whose written input shares memory with another input of the recorded
+    signature is declined by the executor and refused by the program (nothing written); an
+    expanded written input is refused on every call; later calls still replay."""
+    from allotment import DataType, FusionDefinition
+
+    exe = allotment.compile(STEP)
+    for _ in range(4):
+        p, g = torch.randn(4, 8, device="cuda"), torch.randn(4, 8, device="cuda")
+        want = p - 0.5 * g
+        (out,) = exe(p, g)
+        assert out is p
+        torch.testing.assert_close(p, want)
+    rep = exe.program("cuda").replayer
+    assert rep is not None and rep.written == (0,) and rep.recorded >= 1
+    base = torch.randn(40, device="cuda")
+    keep = base.clone()
+    with pytest.raises(allotment.RunError, match="input p is written in place.*input g occupies"):
+        exe(base[:32].view(4, 8), base[8:40].view(4, 8))  # g overlaps p's last three rows
+    p = torch.randn(4, 8, device="cuda")
+    with pytest.raises(allotment.RunError, match="input g occupies"):
+        exe(p, p)
+    assert torch.equal(base, keep)
+    wide = torch.zeros(1, 8, device="cuda")
+    for _ in range(3):
+        with pytest.raises(allotment.RunError, match="more than one element"):
+            exe(wide.expand(4, 8), torch.randn(4, 8, device="cuda"))
+    assert torch.equal(wide, torch.zeros(1, 8, device="cuda"))
+    p, g = torch.randn(4, 8, device="cuda"), torch.randn(4, 8, device="cuda")
+    want = p - 0.5 * g
+    exe(p, g)
+    torch.testing.assert_close(p, want)
+
+    with FusionDefinition() as fd:
+        t0 = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.Float)
+        t1 = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.Float)
+        fd.add_output(fd.ops.sub(t0, t1), alias_input=t0)
+    for _ in range(4):
+        p, g = torch.randn(4, 8, device="cuda"), torch.randn(4, 8, device="cuda")
+        want = p - g
+        fd.execute([p, g])
+        torch.testing.assert_close(p, want)
+    assert fd._executables["cuda"].program("cuda").replayer.recorded >= 1  # replayed calls
+    base = torch.randn(40, device="cuda")
+    keep = base.clone()
+    with pytest.raises(allotment.RunError, match="single memory location"):
+        fd.execute([base[:32].view(4, 8), base[8:40].view(4, 8)])
+    assert torch.equal(base, keep)

@@ -341,6 +341,12 @@ RMS = """func.func @f(%x: tensor<?x8xf32>) -> tensor<?x8xf32> {
 }"""
 
 
+SCALED = """func.func @f(%x: tensor<?xf32>, %s: f32) -> tensor<?xf32> {
+  %y = fusion.mul %x, %s : tensor<?xf32>, f32 -> tensor<?xf32>
+  func.return %y : tensor<?xf32>
+}"""
+
+
 @pytest.mark.parametrize(
     "call, message",
     [
@@ -351,6 +357,9 @@ RMS = """func.func @f(%x: tensor<?x8xf32>) -> tensor<?x8xf32> {
         (lambda: allotment.plan_sizes(RMS, {"x": (-1, 8)}), r"input_shapes\['x'\]: extents must be non-negative"),
         (lambda: allotment.plan_sizes(RMS, {1: (8, 8)}), "keys must be argument names"),
         (lambda: allotment.plan_sizes(RMS, {"x": (8, 8), "q": (1,)}), "input_shapes: no argument named q"),
+        (lambda: allotment.plan_sizes(RMS, {"x": 8}), r"argument x is a tensor .*give its shape as a sequence"),
+        (lambda: allotment.plan_sizes(SCALED, {"x": (4,), "s": (1,)}), r"argument s is a scalar .*one int, not"),
+        (lambda: allotment.plan_sizes(SCALED, {"x": 4}), r"argument x is a tensor \(tensor<\?xf32>\)"),
         (lambda: allotment.plan_sizes(RMS, {"x": (2**63, 8)}), r"input_shapes\['x'\]\[0\] = 9223372036854775808 does"),
         (lambda: allotment.plan_sizes(42, {"x": (8, 8)}), "fusion_ir must be IR text .* not int"),
         (lambda: allotment.plan_sizes(RMS, {"x": (8, 8)}, function=3), "function must be a function name"),

@@ -44,8 +44,9 @@ class BufferLife:
     @property
     def holds_memory(self) -> bool:
         """Whether its bytes count in the planned peak on their own (not an arena slot,
-        whose bytes its arena holds, nor an on-chip buffer)."""
-        return not self.memory.startswith(("arena slot", "local", "shared"))
+        whose bytes its arena holds, nor a tensor written in place into a dead tensor's
+        buffer, whose bytes that buffer holds, nor an on-chip buffer)."""
+        return not self.memory.startswith(("arena slot", "local", "shared", "in place of"))
 
 
 @dataclass(frozen=True)
@@ -123,6 +124,7 @@ def memory_profile(f: func.FuncOp, nbytes: dict[Operation, int], without_reuse: 
         held.append((r.start, freed if freed is not None else steps, nbytes.get(op, 0)))
         if not arena:
             live.append((r.start, steps if r.returned else r.end, nbytes.get(op, 0)))
+        buffers += _reused(buffers[-1], op)
     for i, op in enumerate(ops):
         if isinstance(op, memref.ViewOp) and op.source.owner in arenas:
             users = [index[u] for u, _ in top_level_users(op.result, index) if not isinstance(u, alloc.DeallocOp)]
@@ -131,6 +133,7 @@ def memory_profile(f: func.FuncOp, nbytes: dict[Operation, int], without_reuse: 
             offset = names.get(op.byte_shift, "?")
             buffers.append(BufferLife(op.result.name_hint or f"slot{i}", _size_text(op, names), nbytes.get(op, 0),
                                       f"arena slot @ {offset}", i, end, freed, False))
+            buffers += _reused(buffers[-1], op)
             live.append((i, end, nbytes.get(op, 0)))
     for kernel in (op for op in ops if isinstance(op, alloc.KernelOp)):
         where = {"persistent": "on chip", "persistent_if": f"on chip if %{kernel.fits.name_hint if kernel.fits else '?'}"}
@@ -144,6 +147,14 @@ def memory_profile(f: func.FuncOp, nbytes: dict[Operation, int], without_reuse: 
     planned = peak_bytes(steps, held)
     total = sum(n for _, _, n in live) if without_reuse is None else without_reuse
     return MemoryProfile(f.sym_name.data, steps, tuple(buffers), planned, lower, total)
+
+
+def _reused(buffer: BufferLife, op: Operation) -> list[BufferLife]:
+    """The tensors written in place into `buffer` (`alloc.reused_by`), each by its name, with
+    the buffer's size and life and memory `in place of <buffer>` (its bytes counted once,
+    in the buffer: `holds_memory` is false)."""
+    return [BufferLife(name, buffer.size, buffer.nbytes, f"in place of {buffer.name}", buffer.start,
+                       buffer.last_use, buffer.freed, buffer.returned) for name in alloc.reused_names(op)]
 
 
 def _label(op: alloc.AllocOp, k: int) -> str:

@@ -186,6 +186,7 @@ def buffer_sizes(f: func.FuncOp, values: Mapping[SSAValue, int], device_id: int 
     for op in f.body.walk():
         if isinstance(op, memref.ViewOp) and op.source.owner in arenas:
             out.append(_slot_size(op, values, device_id))
+            out += _reused(out[-1], op)
             continue
         if not isinstance(op, alloc.AllocOp) or placed_off_chip(op, values):
             continue
@@ -226,7 +227,20 @@ def buffer_sizes(f: func.FuncOp, values: Mapping[SSAValue, int], device_id: int 
                 op,
             )
         )
+        out += _reused(out[-1], op)
     return out
+
+
+def _reused(buffer: BufferSize, op: alloc.AllocOp | memref.ViewOp) -> list[BufferSize]:
+    """The tensors written in place into `buffer` once its own tensor is dead (alloc-plan's
+    reuse, `alloc.reused_by`), each by its name with memory `reused` (its bytes are the
+    buffer's, counted once there)."""
+    return [BufferSize(name, buffer.shape, buffer.element_type, REUSED, buffer.nbytes, buffer.on_device, op)
+            for name in alloc.reused_names(op)]
+
+
+REUSED = "reused"
+"""The memory of a tensor written in place into a dead tensor's buffer (`_reused`)."""
 
 
 def _slot_size(view: memref.ViewOp, values: Mapping[SSAValue, int], device_id: int | None) -> BufferSize:

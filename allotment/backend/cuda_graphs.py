@@ -56,9 +56,12 @@ class _Capture:
 class GraphedProgram:
     """Replays one CUDA graph per input signature of `run` (module docstring)."""
 
-    def __init__(self, run: Callable[..., tuple[torch.Tensor, ...]], aliases: dict[int, int], max_graphs: int = 8) -> None:
+    def __init__(self, run: Callable[..., tuple[torch.Tensor, ...]], aliases: dict[int, int], max_graphs: int = 8,
+                 names: Sequence[str] | None = None) -> None:
         self._run = run
         self._aliases = aliases  # {result index: argument index}
+        self._names = tuple(names) if names is not None else None
+        """The arguments' names, for errors (default: #index)."""
         self._max = max(1, max_graphs)
         self._captures: OrderedDict[tuple, _Capture] = OrderedDict()
         self._lock = threading.Lock()
@@ -66,6 +69,8 @@ class GraphedProgram:
         """Graphs captured so far (a test counts them)."""
 
     def __call__(self, *inputs: Any) -> tuple[torch.Tensor, ...]:
+        if self._aliases:
+            self._check_in_place(inputs)
         key = signature(inputs)
         with self._lock:
             capture = self._captures.get(key)
@@ -87,6 +92,20 @@ class GraphedProgram:
                     user.copy_(capture.static[k])
                 outputs[r] = user
             return tuple(outputs)
+
+    def _check_in_place(self, inputs: Sequence[Any]) -> None:
+        """An input written back in place must not overlap itself (`host_runtime.check_in_place`:
+        the program itself runs on private copies, so it cannot see the caller's tensors)."""
+        from allotment.backend.host_runtime import check_in_place
+
+        def name(i: int) -> str:
+            return self._names[i] if self._names is not None and i < len(self._names) else f"#{i}"
+
+        for k in self._aliases.values():
+            x = inputs[k]
+            if isinstance(x, torch.Tensor):
+                others = [(y, name(j)) for j, y in enumerate(inputs) if j != k and isinstance(y, torch.Tensor)]
+                check_in_place(x, name(k), [y for y, _ in others], [n for _, n in others])
 
     def _capture(self, inputs: Sequence[Any]) -> _Capture:
         static = tuple(x.clone() if isinstance(x, torch.Tensor) else x for x in inputs)

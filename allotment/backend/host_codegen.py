@@ -144,6 +144,22 @@ class _HostEmitter:
             else:
                 kind, bits = _scalar_kind(t)
                 self.line(f"{p} = rt.check_scalar({p}, {shown}, {kind!r}{f', {bits}' if kind == 'int' else ''})")
+        self.in_place_checks(args, params)
+
+    def in_place_checks(self, args: list[SSAValue], params: list[str]) -> None:
+        """Per argument that a kernel writes, `rt.check_in_place` on the caller's tensor: not
+        overlapping itself, not sharing memory with another tensor argument (as torch's in-place
+        ops refuse). After the entry checks: every tensor argument is a tensor on `device`."""
+        written = self._written_arguments()
+        tensors = [(i, a, p) for i, (a, p) in enumerate(zip(args, params)) if isinstance(a.type, MemRefType)]
+        for i, a, p in tensors:
+            if a not in written:
+                continue
+            others = [(q, literal(b.name_hint or f"arg{j}")) for j, b, q in tensors if b is not a]
+            self.line(
+                f"rt.check_in_place({self.user_tensors.get(a, p)}, {literal(a.name_hint or f'arg{i}')}, "
+                f"{_tuple([q for q, _ in others])}, {_tuple([n for _, n in others])})"
+            )
 
     def passed_scalars(self) -> list[tuple[int, str, int]]:
         """(index, kind, bits) of each int or float scalar parameter whose only uses are
@@ -774,6 +790,11 @@ def emit_program(
     parts += [""] + h.launchers + ["", run, ""]
     if h.layouts:  # read by `launch.bind_kernels` when the module is loaded
         parts[-1:] = [_layouts_function(h.layouts), ""]
+    args = list(f.body.block.args)
+    written = sorted(args.index(a) for a in h._written_arguments())
+    if written:  # read by `replay.replayer_for`: in-place outputs
+        parts[-1:] = ["WRITTEN_ARGUMENTS = " + _tuple([str(i) for i in written])
+                      + "  # parameters of run that a kernel writes (in-place outputs)", ""]
     passed = h.passed_scalars()
     if passed:  # read by `replay.replayer_for`
         parts[-1:] = [_replay_scalars_function(passed), ""]

@@ -97,6 +97,86 @@ def _bad_tensor(x: Any, name: str, dtype: torch.dtype, shape: Sequence[int | Non
     raise AllotmentRuntimeError(f"input {name}: rank {x.dim()} does not match the fusion's {len(shape)}")
 
 
+def overlaps_itself(x: torch.Tensor) -> bool:
+    """Whether two elements of `x` (within its extents) are at one memory location: a stride
+    0 over an extent above 1, or strides that interleave (`as_strided((3, 4), (1, 1))`).
+
+    Exact: a contiguous or dense tensor never does; otherwise the dims of extent > 1,
+    innermost (smallest stride) first, cannot overlap while each stride exceeds the span of
+    the dims inside it; a tensor that fails that test is checked element by element (its
+    offsets counted, up to 2^24 elements; past that it is taken to overlap)."""
+    if x.is_contiguous() or x.numel() <= 1:
+        return False
+    dims = sorted((st, n) for n, st in zip(x.shape, x.stride()) if n > 1)
+    span = 0  # the largest offset reached by the dims so far
+    for st, n in dims:
+        if st == 0:
+            return True
+        if st <= span:
+            break
+        span += (n - 1) * st
+    else:
+        return False
+    if x.numel() > 1 << 24:
+        return True
+    offsets = torch.zeros((), dtype=torch.int64)
+    for st, n in dims:
+        offsets = (offsets.unsqueeze(-1) + torch.arange(n, dtype=torch.int64) * st)
+    return int(torch.unique(offsets.reshape(-1)).numel()) != x.numel()
+
+
+def byte_range(x: torch.Tensor) -> tuple[int, int]:
+    """[first, last) bytes that the elements of `x` occupy (empty for a tensor without elements)."""
+    if x.numel() == 0:
+        return (0, 0)
+    lo = x.data_ptr()
+    return (lo, lo + element_span(x) * x.element_size())
+
+
+def _offsets(t: torch.Tensor) -> torch.Tensor:
+    """The byte offset from `t.data_ptr()` of every byte of every element of `t` (on the CPU)."""
+    offsets = torch.zeros((), dtype=torch.int64)
+    for n, st in zip(t.shape, t.stride()):
+        offsets = offsets.unsqueeze(-1) + torch.arange(n, dtype=torch.int64) * (st * t.element_size())
+    return (offsets.reshape(-1, 1) + torch.arange(t.element_size(), dtype=torch.int64)).reshape(-1)
+
+
+def _share_bytes(x: torch.Tensor, y: torch.Tensor) -> bool:
+    """Whether `x` and `y`, whose byte ranges intersect, have a byte in common: always for a
+    contiguous pair; else counted byte by byte (interleaved rows of one storage share none),
+    up to 2^24 bytes in all (past that they are taken to share)."""
+    if x.is_contiguous() and y.is_contiguous():
+        return True
+    if (x.numel() * x.element_size() + y.numel() * y.element_size()) > 1 << 24:
+        return True
+    shift = y.data_ptr() - x.data_ptr()
+    return bool(torch.isin(_offsets(y) + shift, _offsets(x)).any())
+
+
+def check_in_place(x: torch.Tensor, name: str, others: Sequence[Any], names: Sequence[str]) -> None:
+    """The entry check of an argument that the program writes (an in-place output): as torch's
+    in-place ops, it refuses a tensor that overlaps itself (an expanded, stride-0 view: the
+    kernel would write one location once per element that refers to it), and a tensor whose
+    memory another tensor argument of the call (`others`, named `names`) also occupies (that
+    argument would be read while it is written)."""
+    if not x.is_contiguous() and overlaps_itself(x):
+        raise AllotmentRuntimeError(
+            f"input {name} is written in place (an in-place output), but more than one element of it "
+            f"refers to a single memory location (sizes {list(x.shape)}, strides {list(x.stride())}): "
+            f"pass a tensor that does not overlap itself, e.g. {name}.clone()")
+    lo, hi = byte_range(x)
+    if lo == hi:
+        return
+    for y, other in zip(others, names, strict=True):
+        if isinstance(y, torch.Tensor) and y.device == x.device:
+            ylo, yhi = byte_range(y)
+            if ylo < hi and lo < yhi and _share_bytes(x, y):
+                raise AllotmentRuntimeError(
+                    f"input {name} is written in place (an in-place output), but input {other} occupies some "
+                    f"of the same memory (they would refer to a single memory location): pass tensors that "
+                    f"do not share memory, e.g. {other}.clone()")
+
+
 def check_scalar(x: Any, name: str, kind: str, bits: int = 64) -> Any:
     """Checks one scalar input: its Python kind (`float` takes ints too; `bool` takes
     bools and the ints 0 and 1) and, for integers, that it fits `bits` signed bits."""

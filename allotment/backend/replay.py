@@ -26,8 +26,10 @@ arithmetic and launch layer.
 
 A recording that fails for a reason of this call only is retried on the next call with
 the signature: a kernel launched for the first time (through Triton's JIT) at every
-call until its launcher is known, inputs that share storage (whose pointers cannot be
-told apart) up to `ATTEMPTS` times; a
+call until its launcher is known, an input not aligned as Triton's JIT expects up to
+`ATTEMPTS` times; a call whose inputs share storage (whose pointers a recording cannot tell
+apart) is run without being recorded or counted, so that a signature first met with
+aliased inputs is still recorded by a later call; a
 reason of the signature (host work, an output that is a view of a new buffer) refuses
 the signature at once: its calls run the program. At most `MAX_SIGNATURES` signatures
 are kept per program (least recently matched first out), and at most `MAX_RECORDINGS`
@@ -45,6 +47,12 @@ step count, a learning rate) can be passed through instead of matched by value, 
 a value that changes at every call is still replayed (ints matched by Triton's
 specialization class: 1, divisibility by 16, 32-bit range; `launch.passing_scalars`:
 `ALLOT_REPLAY_SCALARS=0` turns that off).
+
+In-place outputs: the program's `WRITTEN_ARGUMENTS` go with each plan, and the executor
+declines to replay a call where one of them shares memory with another input; the program
+then runs and refuses it (`host_runtime.check_in_place`), as on its own path. Whether a
+written input overlaps itself is a matter of its sizes and strides (the signature): a
+recorded call passed that check, so every call with its signature does.
 
 Not replayed: calls while launches are intercepted (`launch.intercepted`: the
 executor checks that context variable itself), and calls
@@ -90,7 +98,7 @@ def replayer_for(module: Any) -> Replayer | None:
         return None
     scalars = getattr(module, "replay_scalars", None)
     passed = scalars() if callable(scalars) and _launch.passing_scalars() else ()
-    return Replayer(module.run, executor, passed=passed)
+    return Replayer(module.run, executor, passed=passed, written=getattr(module, "WRITTEN_ARGUMENTS", ()))
 
 
 class Replayer:
@@ -98,9 +106,13 @@ class Replayer:
 
     def __init__(self, run: Callable[..., tuple[torch.Tensor, ...]], executor: Any,
                  get_device: Callable[[], int] | None = None, get_stream: Callable[[int], int] | None = None,
-                 passed: Sequence[tuple[int, str, int]] = ()) -> None:
+                 passed: Sequence[tuple[int, str, int]] = (), written: Sequence[int] = ()) -> None:
         self.run = run
         self.executor = executor
+        self.written = tuple(written)
+        """Tensor parameters that the program writes (its `WRITTEN_ARGUMENTS`: in-place
+        outputs). A replay of a call where one of them shares memory with another input is
+        declined (the program refuses it: `host_runtime.check_in_place`)."""
         self.passed = {i: (kind, bits) for i, kind, bits in passed}
         """Scalar parameters that only feed kernels (the program's `replay_scalars()`): by
         index, (kind, bits). A replay passes their values through rather than matching them."""
@@ -140,6 +152,8 @@ class Replayer:
     def _record(self, inputs: tuple[Any, ...]) -> tuple[torch.Tensor, ...]:
         if self.recordings >= MAX_RECORDINGS or any(type(x) not in _PLAIN_TYPES for x in inputs):
             return self.run(*inputs)
+        if shares_storage(inputs):  # a fact of this call's pointers, not of its signature: not
+            return self.run(*inputs)  # recorded nor counted, so that a later call records it
         self.recordings += 1
         rec = Recorder()
         with _launch.recording(rec):
@@ -150,7 +164,7 @@ class Replayer:
             if plan is not None:
                 allocs, launches, outs, passed = plan
                 try:
-                    self.executor.add(self.table, inputs, device, allocs, launches, outs, passed)
+                    self.executor.add(self.table, inputs, device, allocs, launches, outs, passed, self.written)
                     self.recorded += 1
                 except ValueError:  # an input the executor cannot match (an int beyond 64 bits)
                     pass  # this call succeeded; its signature is simply not kept
@@ -169,6 +183,20 @@ class Replayer:
                         self._attempts.clear()
                     self._attempts[key] = tries
         return outputs
+
+
+def shares_storage(inputs: Sequence[Any]) -> bool:
+    """Whether two tensor inputs with bytes have one storage (a recording could not tell their
+    pointers apart)."""
+    seen: set[int] = set()
+    for x in inputs:
+        if isinstance(x, torch.Tensor):
+            st = x.untyped_storage()
+            if st.nbytes():
+                if st.data_ptr() in seen:
+                    return True
+                seen.add(st.data_ptr())
+    return False
 
 
 def _signature(inputs: Sequence[Any], device: int) -> tuple:

@@ -55,7 +55,7 @@ from allotment.backend import launch as _launch
 from allotment.backend import program_cache
 from allotment.backend.host_runtime import InputTypeError, check_arity
 from allotment.backend.program_cache import CacheDirectoryWarning, cache_dir
-from allotment.errors import ArgumentError, CompileError, RunError
+from allotment.errors import ArgumentError, CompileError, Error, RunError
 
 TARGETS = ("cpu", "cuda")
 """Program targets: `cpu` (kernels in Triton's interpreter) and `cuda`."""
@@ -109,8 +109,9 @@ _ALLOCATION_FAILURES = ("can't allocate memory", "Storage size calculation overf
 
 
 def _raise_allocation_failure(e: RuntimeError, target: str) -> None:
-    """Raises a RunError if `e` says a buffer could not be allocated (else returns)."""
-    if any(m in str(e) for m in _ALLOCATION_FAILURES):
+    """Raises a RunError if `e` (torch's, not an `allotment.Error`, which are RuntimeErrors
+    too) says a buffer could not be allocated (else returns)."""
+    if not isinstance(e, Error) and any(m in str(e) for m in _ALLOCATION_FAILURES):
         raise RunError(f"cannot allocate a buffer of the fusion on {target}: {_first_line(e)}") from None
 
 
@@ -147,18 +148,23 @@ def _key_lock(key: str) -> threading.Lock:
         return _key_locks.setdefault(key, threading.Lock())
 
 
-def _program_key(text: str, function: str, target: str) -> str:
+def program_knobs() -> tuple[str, ...]:
+    """The environment variables that change a generated program (the pipeline's decisions or
+    the generated text): each is part of the program cache key (`_program_key`), so that a
+    program built under one setting is never handed out under another. ALLOT_POISON counts
+    by `poison_enabled()`; the others by their text."""
     from allotment.analysis.library_matmul import TILED_ENV
-    from allotment.backend.host_codegen import poison_enabled
     from allotment.passes.split_reduction import INNER_SPLIT_ENV
 
-    options = (f"tanh={os.environ.get('ALLOT_TANH', 'exp')} poison={poison_enabled()} "
-               f"row={os.environ.get('ALLOT_ON_CHIP_ROW_BYTES', '')}:{os.environ.get('ALLOT_STREAM_ELEMENTS', '')} "
-               f"split={os.environ.get('ALLOT_SPLIT_PROGRAMS', '')} "
-               f"inner_split={':'.join(os.environ.get(k, '') for k in INNER_SPLIT_ENV)} "
-               f"inner_outer={os.environ.get('ALLOT_INNER_OUTER', '')}:{os.environ.get('ALLOT_INNER_OUTER_PROGRAMS', '')} "
-               f"stages={os.environ.get('ALLOT_ROW_STAGES', '')} "
-               f"tiled_matmul={':'.join(os.environ.get(k, '') for k in TILED_ENV)}")
+    return ("ALLOT_TANH", "ALLOT_POISON", "ALLOT_ON_CHIP_ROW_BYTES", "ALLOT_STREAM_ELEMENTS", "ALLOT_SPLIT_PROGRAMS",
+            *INNER_SPLIT_ENV, "ALLOT_INNER_OUTER", "ALLOT_INNER_OUTER_PROGRAMS", "ALLOT_ROW_STAGES", *TILED_ENV)
+
+
+def _program_key(text: str, function: str, target: str) -> str:
+    from allotment.backend.host_codegen import poison_enabled
+
+    options = " ".join(f"{k}={poison_enabled() if k == 'ALLOT_POISON' else os.environ.get(k, '')}"
+                       for k in program_knobs())
     return hashlib.sha256(f"{CODEGEN_VERSION}\n{target}\n{options}\n{function}\n{text}".encode()).hexdigest()[:24]
 
 
@@ -268,7 +274,7 @@ class Executable:
             with self._lock:
                 if self._graphed is None:
                     aliases = aliased_results(find_function(self._module, self.function))
-                    self._graphed = GraphedProgram(self.program("cuda"), aliases)
+                    self._graphed = GraphedProgram(self.program("cuda"), aliases, names=self.arg_names)
                 graphed = self._graphed
         return graphed
 

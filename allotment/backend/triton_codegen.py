@@ -435,7 +435,9 @@ class _Emitter:
         base = self.mask_for(axes)
         mask = " & ".join(([base] if base else []) + list(bounds) + [g for g, _ in self.guards]) or None
         offset = " + ".join(terms) or "0"
-        if axes != self.axes_of(m) or (axes and not terms):  # a guard's mask is a tile: so is the pointer
+        if axes != self.axes_of(m) or not terms:  # a guard's mask is a tile: so is the pointer
+            # (and a value loaded at one place, a 0-d input, is a (1, 1) tile as a Python
+            # scalar made a tile is: Triton's CPU interpreter fails on a 0-d value in `&`)
             offset = f"{offset} + tl.zeros({TILE_SHAPES[axes]}, tl.int32)"
         name = self.fresh("ld")
         self.line(f"{name} = tl.load(in{i}_ptr + ({offset})" + (f", mask={mask}, other=0)" if mask else ")"))

@@ -112,6 +112,17 @@ def shard_count(mesh: MeshOp, axes: Sequence[int]) -> int:
     return prod(shape[a] for a in axes)
 
 
+REUSED_BY = "alloc.reused_by"
+"""The attribute of an arena slot (`memref.view`) whose buffer had `reused_by` names."""
+
+
+def reused_names(op: Operation) -> tuple[str, ...]:
+    """The names of tensors written in place into the buffer of `op` (an `alloc.alloc`'s
+    `reused_by`, or an arena slot's `alloc.reused_by`), in order."""
+    attr = op.reused_by if isinstance(op, AllocOp) else op.attributes.get(REUSED_BY)
+    return tuple(a.data for a in attr.data if isinstance(a, StringAttr)) if isinstance(attr, ArrayAttr) else ()
+
+
 @irdl_op_definition
 class AllocOp(IRDLOperation):
     """A new buffer of the memref result type, in `memory`.
@@ -121,7 +132,10 @@ class AllocOp(IRDLOperation):
     (the tensor's sharding; the memref's extents are then the local shard's,
     and `global_shape` keeps the global extents, `?` where dynamic), `order`
     (the allocation order: dims from outermost to innermost stride, default
-    row-major), `zero_init`, `alignment` (bytes) and `name` (the tensor it holds).
+    row-major), `zero_init`, `alignment` (bytes), `name` (the tensor it holds) and
+    `reused_by` (the names of tensors that later kernels write into this buffer in place
+    of a buffer of their own, once the tensor it was made for is dead: alloc-plan's
+    reuse; `plan_sizes` and `memory_plan` list each of them by name).
     """
 
     name = "alloc.alloc"
@@ -135,6 +149,7 @@ class AllocOp(IRDLOperation):
     zero_init = opt_prop_def(UnitAttr)
     alignment = opt_prop_def(IntegerAttr[I64])
     buffer_name = opt_prop_def(StringAttr, prop_name="name")
+    reused_by = opt_prop_def(ArrayAttr[StringAttr])
     result = result_def(MemRefType)
     irdl_options = (ParsePropInAttrDict(),)
     assembly_format = "`(` $sizes `)` attr-dict `:` type($result)"
@@ -164,6 +179,11 @@ class AllocOp(IRDLOperation):
     @property
     def memory_space(self) -> MemorySpace:
         return self.memory.data
+
+    @property
+    def reused_names(self) -> tuple[str, ...]:
+        """The `reused_by` names, in the order their tensors take the buffer."""
+        return reused_names(self)
 
     def verify_(self) -> None:
         t = self.result.type

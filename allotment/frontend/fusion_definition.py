@@ -60,7 +60,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from allotment.backend.host_runtime import InputTypeError
 from allotment.dialects import fusion
-from allotment.errors import ArgumentError, UnsupportedError
+from allotment.errors import ArgumentError, UnsupportedError, UsageError
 from allotment.frontend.datatypes import (
     DataType,
     check_dtype,
@@ -106,7 +106,7 @@ def _backend_compile() -> Callable[..., Any]:
     try:
         from allotment import compile as allot_compile  # type: ignore[attr-defined]
     except (ImportError, AttributeError):
-        raise RuntimeError(
+        raise UsageError(
             "FusionDefinition.execute needs the backend's allotment.compile, which is not "
             "available in this installation; to evaluate the fusion without compiling it, "
             "run allotment.reference.evaluate on the function parsed from fd.ir()"
@@ -219,13 +219,13 @@ class FusionDefinition:
 
     def _check_open(self, what: str) -> None:
         if self._module is not None:
-            raise RuntimeError(f"{what}: attempting to add to a completed definition")
+            raise UsageError(f"{what}: attempting to add to a completed definition")
         if self._failed:
-            raise RuntimeError(f"{what}: the definition failed earlier and cannot be extended")
+            raise UsageError(f"{what}: the definition failed earlier and cannot be extended")
 
     def _check_schedulable(self, what: str) -> None:
         if self._module is not None:
-            raise RuntimeError(
+            raise UsageError(
                 f"{what}: the definition is complete; set meshes and parallelize axes inside "
                 "the `with FusionDefinition()` block or in multidevice_schedule()"
             )
@@ -234,9 +234,9 @@ class FusionDefinition:
         if self._module is not None:
             return
         if self._failed:
-            raise RuntimeError("the definition raised an error; it cannot be executed")
+            raise UsageError("the definition raised an error; it cannot be executed")
         if type(self).definition is FusionDefinition.definition:
-            raise RuntimeError(
+            raise UsageError(
                 "the definition is not complete: define it in a `with FusionDefinition() as fd:` "
                 "block, or override definition()"
             )

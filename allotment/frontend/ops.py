@@ -491,6 +491,12 @@ class Operators(RandomOperators, ScanOperators):
         b = self._operand(arg2, name, "arg2")
         if not _is_tensor(a) and not _is_tensor(b):
             return self._scalar_binary(name, a, b)
+        if (cls is fusion.PowOp and type(arg2) is int and arg2 < 0 and _is_tensor(a)
+                and not rules.is_float(_elem(a))):
+            # torch refuses a negative Python int exponent of an integer tensor (a tensor
+            # exponent gives 0 or +-1, as the IR's fusion.pow does: tests/test_int_pow.py)
+            raise ArgumentError(f"{name}: Integers to negative integer powers are not allowed "
+                                f"(argument 'arg1' is {rules.type_name(a.type)}, argument 'arg2' is {arg2})")
         a, b = self._align([a, b])
         if promote != "none":
             a, b = self._promote(name, [a, b], promote == "float")
@@ -996,8 +1002,17 @@ class Operators(RandomOperators, ScanOperators):
             if cls in (fusion.SumOp, fusion.ProdOp):
                 v = self._cast(v, et)
                 declared = et
-        if cls is fusion.MeanOp and not rules.is_float(_elem(v)):
-            v = self._cast(v, f32)
+        if cls is fusion.MeanOp:
+            # as torch.mean: the mean of integers needs a floating-point dtype= (nvFuser's
+            # frontend has no mean; the result would otherwise be a float of an int input)
+            wanted = _elem(v) if dt is DataType.Null else to_element_type(dt)
+            if not rules.is_float(wanted):
+                what = f"argument 'dtype' is {dt!r}" if dt is not DataType.Null else f"the input is {t.dtype!r}"
+                raise ArgumentError(
+                    f"{name}: could not infer the output dtype: {what}; the mean needs a floating-point "
+                    "dtype (pass dtype=DataType.Float to average integers, as torch.mean(x, dtype=...))")
+            if not rules.is_float(_elem(v)):
+                v = self._cast(v, f32)
         props: dict[str, Attribute] = {"dims": fusion.int_list(ds)}
         if keep:
             props["keepdim"] = UnitAttr()

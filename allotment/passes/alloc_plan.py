@@ -10,7 +10,8 @@ Runs on allocated functions (after `fusion-allocate`), in two steps:
    and an `alloc.alloc` moves to just before the first kernel that needs it.
    The chosen strategy and both estimates are recorded on the function
    (`alloc.schedule = "least-peak-first"`, `alloc.estimated_peak`,
-   `alloc.program_order_peak`, in bytes at the hint) so FileCheck sees them.
+   `alloc.program_order_peak`, in bytes at the hint, saturated at 2^63 - 1 where
+   many `?` extents make more) so FileCheck sees them.
    Program order is kept unless another order is strictly better.
 2. Free. For each top-level global `alloc.alloc` that is neither returned
    nor viewed by a returned value, one `alloc.dealloc` right after the last
@@ -53,6 +54,7 @@ from xdsl.context import Context
 from xdsl.dialects import arith, func, memref
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
+    ArrayAttr,
     IndexType,
     IntegerAttr,
     MemRefType,
@@ -93,9 +95,20 @@ def reorder(f: func.FuncOp, hint: int) -> str | None:
         op.detach()
         block.insert_op_before(op, ret)
     f.attributes["alloc.schedule"] = StringAttr(choice.strategy)
-    f.attributes["alloc.estimated_peak"] = IntegerAttr(choice.peak, i64)
-    f.attributes["alloc.program_order_peak"] = IntegerAttr(choice.program_peak, i64)
+    f.attributes["alloc.estimated_peak"] = _bytes_attr(choice.peak)
+    f.attributes["alloc.program_order_peak"] = _bytes_attr(choice.program_peak)
     return choice.strategy
+
+
+PEAK_LIMIT = (1 << 63) - 1
+"""The largest estimate an i64 attribute records: estimates past it (six `?` extents at the
+hint already make 2^74 bytes) are recorded as this, saturated."""
+
+
+def _bytes_attr(nbytes: int) -> IntegerAttr:
+    """An estimate in bytes as an i64 attribute, saturated at `PEAK_LIMIT` (the comparison
+    between orders is made on the exact Python integers before this)."""
+    return IntegerAttr(min(nbytes, PEAK_LIMIT), i64)
 
 
 def _only_buffer_use_is_plain(buffer: alloc.AllocOp) -> bool:
@@ -129,11 +142,23 @@ def reuse_in_place(f: func.FuncOp) -> int:
             if source is None:
                 continue
             taken.add(source)
+            _record_reuse(source.owner, target)
             target.result.replace_all_uses_with(source)
             target.detach()
             target.erase()
             reused += 1
     return reused
+
+
+def _record_reuse(buffer: alloc.AllocOp, erased: alloc.AllocOp) -> None:
+    """Notes on `buffer` (`reused_by`) the name of the erased buffer whose tensor it now holds
+    (and the names that buffer held), so that the plan still lists that tensor by name."""
+    names = [*buffer.reused_names]
+    if erased.buffer_name is not None:
+        names.append(erased.buffer_name.data)
+    names += erased.reused_names
+    if names:
+        buffer.reused_by = ArrayAttr([StringAttr(n) for n in names])
 
 
 def _dies_here(value: SSAValue, kernel: alloc.KernelOp, f: func.FuncOp, position: dict[Operation, int]) -> bool:
@@ -232,6 +257,8 @@ def pack_arena(f: func.FuncOp, alignment: int = ARENA_ALIGNMENT, hint: int | Non
         pack.offsets[k].name_hint = f"{b.result.name_hint or 'slot'}_offset"
         view = memref.ViewOp(arena.result, pack.offsets[k], list(b.sizes), b.result.type)
         view.result.name_hint = b.result.name_hint
+        if b.reused_by is not None:  # the tensors written into it in place keep their names
+            view.attributes[alloc.REUSED_BY] = b.reused_by
         block.insert_op_before(view, b)
         b.result.replace_all_uses_with(view.result)
         b.detach()

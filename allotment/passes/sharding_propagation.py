@@ -54,11 +54,12 @@ def fail(op: Operation, pass_name: str, message: str) -> PassFailedException:
 
 
 def is_sharded_function(f: func.FuncOp) -> bool:
-    """Whether any tensor of `f` (argument, result or value) carries a sharding."""
+    """Whether any tensor of `f` (argument, result or value) carries a sharding. Walks
+    without recursion (`walk_ops`): safe on any thread, however deep the regions nest."""
     types = [*f.function_type.inputs.data, *f.function_type.outputs.data]
     if any(sr.sharding_of(t) is not None for t in types):
         return True
-    return any(sr.sharding_of(r.type) is not None for op in f.body.walk() for r in op.results)
+    return any(sr.sharding_of(r.type) is not None for op in walk_ops(f) for r in op.results)
 
 
 def is_sharded_module(module: ModuleOp) -> bool:

@@ -137,6 +137,23 @@ def test_var_mean_of_integers_is_a_type_error() -> None:
         fd.ops.var_mean(t0, [0])
 
 
+def test_mean_of_integers_needs_a_floating_point_dtype() -> None:
+    """As torch.mean: the mean of an integer tensor raises unless dtype= asks for a float."""
+    fd, t0 = _fd_with(dtype=DataType.Int32)
+    with pytest.raises(TypeError, match="mean: could not infer the output dtype: the input is DataType.Int32"):
+        fd.ops.mean(t0, [0])
+    with pytest.raises(TypeError, match="argument 'dtype' is DataType.Int"):
+        fd.ops.mean(t0, [0], dtype=DataType.Int)
+    with pytest.raises(RuntimeError, match="could not infer output dtype"):
+        torch.arange(4, dtype=torch.int32).mean()
+    with FusionDefinition() as fd:
+        t = fd.define_tensor(shape=[-1], dtype=DataType.Int32)
+        fd.add_output(fd.ops.mean(t, [0], dtype=DataType.Float))
+    x = torch.arange(4, dtype=torch.int32)
+    (m,) = fd.execute([x])
+    torch.testing.assert_close(m, x.mean(dtype=torch.float32))
+
+
 def test_completed_definition_cannot_grow() -> None:
     with FusionDefinition() as fd:
         t0 = fd.define_tensor([-1])
@@ -147,6 +164,32 @@ def test_completed_definition_cannot_grow() -> None:
         fd.define_tensor([-1])
     with pytest.raises(RuntimeError, match="completed definition"):
         fd.add_output(t0)
+
+
+def test_misuse_of_a_definition_is_a_usage_error_and_a_runtime_error() -> None:
+    """Adding to a completed definition, re-entering it, growing or executing one that raised,
+    executing one never defined: `allotment.UsageError`, also the RuntimeError nvFuser raises."""
+    import allotment
+
+    with FusionDefinition() as fd:
+        t0 = fd.define_tensor([-1])
+        fd.add_output(fd.ops.neg(t0))
+
+    def reenter() -> None:
+        with fd:
+            pass
+
+    failed = FusionDefinition()
+    with pytest.raises(ValueError), failed:
+        failed.define_tensor([-2])
+    for call, message in [(lambda: fd.ops.exp(t0), "completed definition"), (reenter, "completed definition"),
+                          (lambda: fd.define_scalar(1.0), "completed definition"),
+                          (lambda: failed.define_tensor([4]), "failed earlier"),
+                          (lambda: failed.execute([randn(4)]), "raised an error"),
+                          (lambda: FusionDefinition().execute([randn(4)]), "not complete")]:
+        with pytest.raises(allotment.UsageError, match=message) as info:
+            call()
+        assert isinstance(info.value, allotment.Error) and isinstance(info.value, RuntimeError)
 
 
 def test_handles_of_another_definition() -> None:

@@ -238,3 +238,13 @@ def test_bitwise_ops_of_scalars(run_fusion) -> None:
     outs = run_fusion(fd, [x, 3, True])
     for out, exp in zip(outs, [x + (3 ^ 6), x + ~3, x + (3 | 8), torch.zeros_like(x)]):
         check(out, exp)
+
+
+def test_pow_of_a_constant_by_a_0d_step() -> None:
+    """`fd.ops.pow(0.9, step)` with `step` a 0-d f32 input (Adam's bias correction) runs on the
+    CPU too: the loaded 0-d value is a tile, as the constant is."""
+    with FusionDefinition() as fd:
+        step = fd.define_tensor(shape=[], contiguity=[], dtype=DataType.Float)
+        fd.add_output(fd.ops.pow(0.9, step))
+    (y,) = fd.execute([torch.tensor(3.0)])
+    torch.testing.assert_close(y, torch.pow(0.9, torch.tensor(3.0)))

@@ -15,7 +15,9 @@
 // allocates, launches on the current stream and returns the outputs: no Python code
 // runs. It returns None when no signature matches (the caller runs the program, and
 // may record it), and False when the matching signature was recorded as one that must
-// not be replayed. An allocation that fails returns None before any launch (the
+// not be replayed, or when an input that the plan writes (an in-place output) shares
+// memory with another input of this call (the program then refuses the call as it does
+// on its own path: that depends on pointers, not on the signature). An allocation that fails returns None before any launch (the
 // program then runs and reports the error); an exception from a launch propagates.
 //
 // Nothing here interprets IR or text: the table holds Python objects and integers
@@ -178,6 +180,8 @@ struct Plan {
   std::vector<Launch> launches;
   std::vector<Output> outs;
   std::vector<long long> marks;  // callers whose own checks passed this signature (`mark`)
+  std::vector<int> written;      // tensor inputs the program writes (in-place outputs)
+  std::vector<int64_t> spans;    // per input: the bytes its elements span (0: a scalar or no elements)
   ~Plan() {
     for (auto& l : launches) {
       Py_XDECREF(l.fn);
@@ -741,18 +745,71 @@ void insert(Table* tab, std::shared_ptr<Plan> plan) {
   tab->plans.insert(tab->plans.begin(), std::move(plan));
 }
 
-// add(table, inputs, device_index, allocs, launches, outs): a replayable signature.
+// The bytes from a tensor's data pointer that its elements span (sizes and strides are
+// the signature's): 0 without elements.
+int64_t span_bytes(const InputSpec& s) {
+  int64_t last = 0;
+  for (size_t d = 0; d < s.sizes.size(); ++d) {
+    if (s.sizes[d] == 0) return 0;
+    last += (s.sizes[d] - 1) * s.strides[d];
+  }
+  return (last + 1) * static_cast<int64_t>(c10::elementSize(s.dtype));
+}
+
+// The inputs a plan writes (in-place outputs) and every tensor input's span: a replay then
+// checks that no written input shares memory with another input (`overlapping`).
+bool parse_written(PyObject* written, Plan& plan) {
+  if (written == Py_None) return true;
+  std::vector<int64_t> idx;
+  if (!int_vector(written, idx)) return false;
+  for (int64_t i : idx) {
+    if (i < 0 || i >= static_cast<int64_t>(plan.ins.size()) || plan.ins[i].kind != Kind::Tensor) {
+      PyErr_SetString(PyExc_ValueError, "a written input names no tensor input");
+      return false;
+    }
+    plan.written.push_back(static_cast<int>(i));
+  }
+  if (!plan.written.empty()) {
+    plan.spans.resize(plan.ins.size(), 0);
+    for (size_t i = 0; i < plan.ins.size(); ++i)
+      if (plan.ins[i].kind == Kind::Tensor) plan.spans[i] = span_bytes(plan.ins[i]);
+  }
+  return true;
+}
+
+// Whether an input the plan writes shares memory with another tensor input of this call
+// (data pointers `ptrs`): such a call is not replayed; the program runs and refuses it
+// (`host_runtime.check_in_place`). A written input that overlaps itself is a matter of
+// its sizes and strides, which the signature fixes: the recorded call passed that check.
+bool overlapping(const Plan& plan, const std::vector<uintptr_t>& ptrs) {
+  for (int w : plan.written) {
+    uintptr_t lo = ptrs[w], hi = lo + static_cast<uintptr_t>(plan.spans[w]);
+    if (lo == hi) continue;
+    for (size_t j = 0; j < plan.ins.size(); ++j) {
+      if (static_cast<int>(j) == w || plan.ins[j].kind != Kind::Tensor || plan.spans[j] == 0) continue;
+      if (plan.ins[j].device != plan.ins[w].device) continue;
+      uintptr_t jlo = ptrs[j], jhi = jlo + static_cast<uintptr_t>(plan.spans[j]);
+      if (jlo < hi && lo < jhi) return true;
+    }
+  }
+  return false;
+}
+
+// add(table, inputs, device_index, allocs, launches, outs[, passed[, written]]): a replayable
+// signature; `written`: the tensor inputs that the program writes (in-place outputs).
 PyObject* add(PyObject*, PyObject* args) {
-  PyObject *cap, *inputs, *allocs, *launches, *outs, *passed = Py_None;
+  PyObject *cap, *inputs, *allocs, *launches, *outs, *passed = Py_None, *written = Py_None;
   long device_index;
-  if (!PyArg_ParseTuple(args, "OOlOOO|O", &cap, &inputs, &device_index, &allocs, &launches, &outs, &passed))
+  if (!PyArg_ParseTuple(args, "OOlOOO|OO", &cap, &inputs, &device_index, &allocs, &launches, &outs, &passed,
+                        &written))
     return nullptr;
   Table* tab = table_of(cap);
   if (!tab) return nullptr;
   auto plan = std::make_shared<Plan>();
   plan->device_index = device_index;
   plan->replay = true;
-  if (!parse_inputs(inputs, *plan) || !parse_passed(passed, *plan) || !parse_plan(allocs, launches, outs, *plan))
+  if (!parse_inputs(inputs, *plan) || !parse_passed(passed, *plan) || !parse_plan(allocs, launches, outs, *plan) ||
+      !parse_written(written, *plan))
     return nullptr;
   insert(tab, std::move(plan));
   Py_RETURN_NONE;
@@ -1005,7 +1062,7 @@ PyObject* mark(PyObject*, PyObject* args) {
 }
 
 // call(table, inputs[, token]) -> tuple of outputs | None (no signature, or one `token` did
-// not mark) | False (refused)
+// not mark) | False (refused, or inputs that share memory with one the plan writes)
 PyObject* call(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   if (nargs < 2 || nargs > 3 || !PyTuple_Check(args[1])) {
     PyErr_SetString(PyExc_TypeError, "call(table, inputs: tuple[, token: int])");
@@ -1035,6 +1092,7 @@ PyObject* call(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
     if (token == -1 && PyErr_Occurred()) return nullptr;
     if (std::find(plan->marks.begin(), plan->marks.end(), token) == plan->marks.end()) Py_RETURN_NONE;
   }
+  if (!plan->written.empty() && overlapping(*plan, ptrs)) Py_RETURN_FALSE;  // the program refuses it
 
   std::vector<at::Tensor> bufs;
   std::vector<uintptr_t> bptrs;
@@ -1167,7 +1225,7 @@ PyObject* call(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
 PyMethodDef kMethods[] = {
     {"new_table", new_table, METH_VARARGS,
      "new_table(get_device, get_stream, max_plans[, hook[, native_cuda]]) -> table"},
-    {"add", add, METH_VARARGS, "add(table, inputs, device, allocs, launches, outs[, passed])"},
+    {"add", add, METH_VARARGS, "add(table, inputs, device, allocs, launches, outs[, passed[, written]])"},
     {"refuse", refuse, METH_VARARGS, "refuse(table, inputs, device)"},
     {"call", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)(void)>(call)), METH_FASTCALL,
      "call(table, inputs[, token]) -> outputs | None | False"},

@@ -22,8 +22,8 @@ func.func @chain(%x: tensor<?x64xf32>, %w: tensor<64x64xf32>) -> tensor<?x64xf32
 // %c by kernels 2..4: they are live together at step 2.
 // CHECK-NEXT:    %arena_bytes, %a_offset, %c_offset = alloc.pack align 256 ([0, 2] = %a_bytes, [2, 4] = %c_bytes)
 // CHECK-NEXT:    %arena = alloc.alloc(%arena_bytes) {memory = #alloc.memory<global>, name = "arena"} : memref<?xi8>
-// CHECK-NEXT:    %a = memref.view %arena[%a_offset][%x_d0] : memref<?xi8> to memref<?x64xf32>
-// CHECK:         %c = memref.view %arena[%c_offset][%x_d0] : memref<?xi8> to memref<?x64xf32>
+// CHECK-NEXT:    %a = memref.view %arena[%a_offset][%x_d0] {alloc.reused_by = ["b"]} : memref<?xi8> to memref<?x64xf32>
+// CHECK:         %c = memref.view %arena[%c_offset][%x_d0] {alloc.reused_by = ["d"]} : memref<?xi8> to memref<?x64xf32>
 // CHECK:         alloc.kernel "k2" library ins(%a, %w
 // CHECK-NEXT:    ^
 // CHECK:         alloc.dealloc %a : memref<?x64xf32>
