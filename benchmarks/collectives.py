@@ -54,7 +54,7 @@ def parse_size(text: str) -> int:
 
 
 def fusion_text(rows: int, width: int, world: int) -> str:
-    """The two one-collective fusions over a mesh of every rank."""
+    """The three one-collective fusions over a mesh of every rank."""
     ids = ", ".join(map(str, range(world)))
     split = f"tensor<{rows}x{width}xbf16, #fusion.sharding<@world, [[0], []]>>"
     whole = f"tensor<{rows}x{width}xbf16, #fusion.sharding<@world, [[], []]>>"
@@ -67,6 +67,10 @@ func.func @all_gather(%x: {split}) -> {whole} {{
 func.func @reduce_scatter(%p: {whole}) -> {split} {{
   %y = comm.reduce_scatter %p "sum" over [0] : {whole} -> {split}
   func.return %y : {split}
+}}
+func.func @all_reduce(%p: {whole}) -> {whole} {{
+  %y = comm.all_reduce %p "sum" over [0] : {whole} -> {whole}
+  func.return %y : {whole}
 }}
 """
 

@@ -13,6 +13,7 @@ Shared by tests/test_distributed.py (gloo on the CPU) and tests/gpu/check_distri
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 TP = """
@@ -298,6 +299,13 @@ others); a bf16 variant (`extra_cases`) makes those of its case."""
 RUNTIME_CALLS = ("drt.all_reduce", "drt.reduce_scatter", "drt.all_gather", "drt.transfer", "drt.shard")
 
 
+def runtime_calls(source: str) -> set[str]:
+    """The collectives of RUNTIME_CALLS a generated program performs: the calls of
+    `drt.transfer` and `drt.shard`, and the plans (`drt.all_gather_plan`, ...) it makes."""
+    found = re.findall(r"\b(drt\.(?:all_reduce|reduce_scatter|all_gather|transfer|shard))(?:_plan)?\(", source)
+    return set(found)
+
+
 def check_reports(case: str, reports: list[Any], nproc: int) -> list[str]:
     """What is wrong with the `RankReport`s (in rank order) of one case run on `nproc` ranks:
     a shard that differs from the reference, allocations other than the rank's plan (a buffer
@@ -320,7 +328,7 @@ def check_reports(case: str, reports: list[Any], nproc: int) -> list[str]:
     calls = EXPECTED_COLLECTIVES.get(case.removesuffix("_bf16"))
     if calls is not None:
         for call in RUNTIME_CALLS:
-            callers = [r.rank for r in reports if f"    {call}(" in r.source]
+            callers = [r.rank for r in reports if call in runtime_calls(r.source)]
             if bool(callers) != (call in calls):
                 problems.append(f"the programs of ranks {callers} call {call}" if callers
                                 else f"no rank's program calls {call}")

@@ -28,6 +28,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 
 from allotment.analysis import view_extents
+from allotment.backend import distributed_runtime as drt
 from allotment.backend import program_cache
 from allotment.backend.distributed_codegen import argument_shardings, emit_rank_program, shard_index
 from allotment.backend.host_runtime import InputTypeError, check_arity
@@ -72,7 +73,7 @@ class DistributedExecutable(Executable):
             if x is not None and not isinstance(x, torch.Tensor):
                 raise InputTypeError(f"input {self.arg_names[i]}: expected a tensor or None, got {type(x).__name__}")
         target = self._target(inputs)
-        pg = dist.group.WORLD if dist.is_available() else None
+        pg = drt.world()
         last = self._last
         if last is not None and last[0] is pg and last[1] == target:  # the hot path
             return last[2](*inputs)
