@@ -447,3 +447,27 @@ def frontend_multidevice(device: str = "cpu") -> list[str]:
     if out.shape != want.shape or not torch.allclose(out, want, atol=1e-6):
         problems.append(f"rank {rank}: {out} != {want}")
     return problems
+
+
+NATIVE_CASES = ("sharded_reduction", "tp_mlp_all_reduce", "tp_mlp_reduce_scatter", "sequence_parallel_layernorm")
+"""2-rank cases whose collectives take a plan's fast path (dim 0, the group's own method)."""
+
+
+def run_cases_native(group: list[tuple[str, str | None, dict]], device: str = "cpu") -> tuple[list[Any], int]:
+    """`run_cases` on this rank with the collective plans sending CPU tensors to the process
+    group's own methods (`_allgather_base` & co.; gloo has them), as they do CUDA tensors on
+    NCCL: the plans' fast path with real data. Returns the reports and how many plans took it."""
+    from allotment.backend import distributed_runtime as drt
+    from allotment.tools.distributed_check import run_cases
+
+    made = []
+    native = drt._native
+
+    def recording(group: Any, *names: str) -> Any:
+        method = native(group, *names)
+        made.append(method is not None)
+        return method
+
+    drt._has_gloo = lambda group: False
+    drt._native = recording
+    return run_cases(group, 0, device), sum(made)

@@ -93,6 +93,17 @@ def test_collectives_used(two_ranks: dict[str, list[RankReport]]) -> None:
             assert (call in made) == (call in calls), (case, call)
 
 
+def test_collective_plans_fast_path_with_data() -> None:
+    """The plans' fast path (the process group's own methods, as on NCCL) gives the
+    reference's shards: on gloo, whose groups have those methods too."""
+    group = [(text, fn, {}) for case, text, fn in cases.TWO_RANK_CASES if case in cases.NATIVE_CASES]
+    per_rank = launch(cases.run_cases_native, 2, (group,), timeout=TIMEOUT_S)
+    for rank, (_, native) in enumerate(per_rank):
+        assert native == 6, f"rank {rank}: {native} plans took the fast path, want 6"  # 3 + 1 + 1 + 1
+    for i, case in enumerate(c for c, _, _ in cases.TWO_RANK_CASES if c in cases.NATIVE_CASES):
+        _check(case, [reports[i] for reports, _ in per_rank], 2)
+
+
 def test_off_mesh_rank_allocates_nothing(two_ranks: dict[str, list[RankReport]]) -> None:
     """Pipeline stage 0 lives on rank 0 only, stage 1 on rank 1 only."""
     r0, r1 = two_ranks["pipeline"]
