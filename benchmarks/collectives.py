@@ -1,18 +1,20 @@
 """Collective bandwidth: Allotment's generated programs next to torch.distributed's own.
 
-For all_gather and reduce_scatter of bf16 tensors of 1 MiB, 64 MiB and 1 GiB
-(the whole tensor: all_gather's output, reduce_scatter's input, as nccl-tests
-counts), it times
+For all_gather, reduce_scatter and all_reduce of bf16 tensors of 1 MiB, 64 MiB
+and 1 GiB (the whole tensor: all_gather's output, reduce_scatter's and
+all_reduce's input, as nccl-tests counts), on 2, 4 or 8 ranks, it times
 
 - `allotment`: the program Allotment generates for a one-op fusion: a
   `fusion.set` from a row split to replicated (lowered to `comm.all_gather`),
-  and a `comm.reduce_scatter` of a partial tensor, called like any compiled
-  fusion (its output allocated per call, as the program does);
+  a `comm.reduce_scatter` and a `comm.all_reduce` of a partial tensor, called
+  like any compiled fusion (its output allocated per call, as the program does;
+  the all_reduce's output is a new tensor, so it copies its input first);
 - `torch`: `dist.all_gather_into_tensor` / `dist.reduce_scatter_tensor` on the
-  same input buffers into a preallocated output;
+  same input buffers into a preallocated output, `dist.all_reduce` in place;
 
 and reports time per call, algorithm bandwidth (bytes / time) and bus bandwidth
-(algbw * (n - 1) / n, nccl-tests' convention), and Allotment's bus bandwidth
+(algbw * (n - 1) / n for all_gather and reduce_scatter, 2 (n - 1) / n for
+all_reduce: nccl-tests' convention), and Allotment's bus bandwidth
 over torch's, twice: per call between barriers (latency: the host's time to
 issue the call is on the clock), and back to back (`b2b`: `--iters` calls
 queued after one barrier, nccl-tests' own method, where the host issues the
@@ -20,7 +22,7 @@ next call while the GPUs communicate). Rank 0 prints a table, then one JSON
 document.
 
     torchrun --nproc-per-node 2 benchmarks/collectives.py             # NCCL, one GPU per rank
-    python benchmarks/collectives.py --nproc 2                        # starts its own ranks
+    python benchmarks/collectives.py --nproc 8                        # starts its own ranks
     python benchmarks/collectives.py --nproc 2 --device cpu --sizes 64KiB,1MiB   # gloo, a smoke test
 
 Times are medians over `--iters` calls after `--warmup`, each call between two
@@ -54,7 +56,7 @@ def parse_size(text: str) -> int:
 
 
 def fusion_text(rows: int, width: int, world: int) -> str:
-    """The two one-collective fusions over a mesh of every rank."""
+    """The three one-collective fusions over a mesh of every rank."""
     ids = ", ".join(map(str, range(world)))
     split = f"tensor<{rows}x{width}xbf16, #fusion.sharding<@world, [[0], []]>>"
     whole = f"tensor<{rows}x{width}xbf16, #fusion.sharding<@world, [[], []]>>"
@@ -67,6 +69,10 @@ func.func @all_gather(%x: {split}) -> {whole} {{
 func.func @reduce_scatter(%p: {whole}) -> {split} {{
   %y = comm.reduce_scatter %p "sum" over [0] : {whole} -> {split}
   func.return %y : {split}
+}}
+func.func @all_reduce(%p: {whole}) -> {whole} {{
+  %y = comm.all_reduce %p "sum" over [0] : {whole} -> {whole}
+  func.return %y : {whole}
 }}
 """
 
@@ -148,8 +154,12 @@ def bench_rank(sizes: list[int], device: str, warmup: int, iters: int) -> list[d
     return rows_out
 
 
+BUS_FACTOR = {"all_gather": 1.0, "reduce_scatter": 1.0, "all_reduce": 2.0}
+"""nccl-tests' bus bandwidth = algbw x factor x (n - 1) / n."""
+
+
 def _bench_size(size: int, dev: Any, world: int, device: str, warmup: int, iters: int) -> list[dict[str, Any]]:
-    """The four timings (two ops, two implementations) at one size."""
+    """The six timings (three ops, two implementations) at one size."""
     import torch
     import torch.distributed as dist
 
@@ -163,48 +173,60 @@ def _bench_size(size: int, dev: Any, world: int, device: str, warmup: int, iters
     text = fusion_text(rows, width, world)
     gather = allotment.compile(text, function="all_gather")
     scatter = allotment.compile(text, function="reduce_scatter")
+    reduce = allotment.compile(text, function="all_reduce")
     local = torch.randn(rows // world, width, dtype=torch.bfloat16, device=dev)
     partial = torch.randn(rows, width, dtype=torch.bfloat16, device=dev)
     whole = torch.empty(rows, width, dtype=torch.bfloat16, device=dev)
     mine = torch.empty(rows // world, width, dtype=torch.bfloat16, device=dev)
+    summed = partial.clone()
     if device == "cuda":
         torch_gather = lambda: dist.all_gather_into_tensor(whole, local)  # noqa: E731
         torch_scatter = lambda: dist.reduce_scatter_tensor(mine, partial)  # noqa: E731
+        torch_reduce = lambda: dist.all_reduce(summed)  # noqa: E731
     else:  # gloo has neither: its list all_gather, and an all_reduce (of a copy in f32)
         torch_gather = lambda: dist.all_gather(list(whole.chunk(world)), local)  # noqa: E731
         torch_scatter = lambda: dist.all_reduce(partial.float())  # noqa: E731
+        torch_reduce = lambda: dist.all_reduce(partial.float())  # noqa: E731
     (check,) = gather(local)
     torch_gather()
     if not torch.equal(check, whole):
         raise SystemExit(f"collectives.py: rank {dist.get_rank()}: Allotment's all_gather differs from torch's")
+    (total,) = reduce(partial)
+    if device == "cuda":
+        dist.all_reduce(summed)  # the same sum as Allotment's, from the same partials
+        if not torch.equal(total, summed):
+            raise SystemExit(f"collectives.py: rank {dist.get_rank()}: Allotment's all_reduce differs from torch's")
     cases = {
         ("all_gather", "allotment"): lambda: gather(local),
         ("all_gather", "torch"): torch_gather,
         ("reduce_scatter", "allotment"): lambda: scatter(partial),
         ("reduce_scatter", "torch"): torch_scatter,
+        ("all_reduce", "allotment"): lambda: reduce(partial),
+        ("all_reduce", "torch"): torch_reduce,
     }
     out = []
     for (op, impl), fn in cases.items():
         t = _median(fn, device, warmup, iters)
         algbw = size / t / 1e9
         t_b2b = _back_to_back(fn, device, iters)
+        bus = BUS_FACTOR[op] * (world - 1) / world
         out.append({"op": op, "impl": impl, "bytes": size, "ranks": world, "seconds": t,
-                    "algbw_GBps": algbw, "busbw_GBps": algbw * (world - 1) / world,
-                    "seconds_b2b": t_b2b, "busbw_b2b_GBps": size / t_b2b / 1e9 * (world - 1) / world})
+                    "algbw_GBps": algbw, "busbw_GBps": algbw * bus,
+                    "seconds_b2b": t_b2b, "busbw_b2b_GBps": size / t_b2b / 1e9 * bus})
     return out
 
 
 def table(rows: list[dict[str, Any]]) -> str:
-    lines = [f"{'op':<15}{'bytes':>12}{'impl':>11}{'time us':>12}{'algbw GB/s':>12}{'busbw GB/s':>12}"
+    lines = [f"{'ranks':>5} {'op':<15}{'bytes':>12}{'impl':>11}{'time us':>12}{'algbw GB/s':>12}{'busbw GB/s':>12}"
              f"{'vs torch':>10}{'b2b us':>10}{'b2b busbw':>11}{'vs torch':>10}"]
-    key = ("op", "bytes")
+    key = ("ranks", "op", "bytes")
     torch_bw = {tuple(r[k] for k in key): r for r in rows if r["impl"] == "torch"}
-    for r in sorted(rows, key=lambda r: (r["op"], r["bytes"], r["impl"])):
+    for r in sorted(rows, key=lambda r: (r["ranks"], r["op"], r["bytes"], r["impl"])):
         ref = torch_bw.get(tuple(r[k] for k in key))
         ratio = r["busbw_GBps"] / ref["busbw_GBps"] if ref else float("nan")
         ratio_b2b = r["busbw_b2b_GBps"] / ref["busbw_b2b_GBps"] if ref else float("nan")
         lines.append(
-            f"{r['op']:<15}{r['bytes']:>12}{r['impl']:>11}{r['seconds'] * 1e6:>12.1f}"
+            f"{r['ranks']:>5} {r['op']:<15}{r['bytes']:>12}{r['impl']:>11}{r['seconds'] * 1e6:>12.1f}"
             f"{r['algbw_GBps']:>12.2f}{r['busbw_GBps']:>12.2f}{ratio:>10.3f}"
             f"{r['seconds_b2b'] * 1e6:>10.1f}{r['busbw_b2b_GBps']:>11.2f}{ratio_b2b:>10.3f}"
         )

@@ -1,13 +1,19 @@
-"""Sharded fusions the distributed tests run on 2 and 4 gloo ranks (tiny shapes: the kernels
+"""Sharded fusions the distributed tests run on 2, 4 and 8 gloo ranks (tiny shapes: the kernels
 run in Triton's interpreter), and what each rank's report must show (`check_reports`).
 Intermediates are mostly left unannotated: their shardings come from
 `fusion-propagate-sharding`.
 
+`cases_for(n)` lists the cases of an `n`-rank group: the hand-written 2- and 4-rank ones,
+and for 4 and 8 ranks `grid_cases(rows, cols)` on a 2x2 and a 2x4 mesh (every resharding
+collective, along one mesh axis, the other, and both; uneven shards, one of them holding
+no data), a sequence-parallel LayerNorm and a pipeline between the two halves of the ranks.
+
 Shared by tests/test_distributed.py (gloo on the CPU) and tests/gpu/check_distributed.py
-(the 2-rank cases, and `EXTRA_TWO_RANK_CASES`, on NCCL with rank r on cuda:r)."""
+(every case of `cases_for(n)`, and `extra_cases(n)`, on NCCL with rank r on cuda:r)."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 TP = """
@@ -150,14 +156,6 @@ TWO_RANK_CASES = [
 ]
 """(case id, module text, function) run on 2 ranks."""
 
-EXTRA_TWO_RANK_CASES = [
-    ("sharded_reduction_bf16", SHARDED_REDUCTION.replace("f32", "bf16"), "sharded_reduction"),
-    ("tp_mlp_all_reduce_bf16", TENSOR_PARALLEL_MLP.replace("f32", "bf16"), "tp_mlp_all_reduce"),
-    ("tp_mlp_reduce_scatter_bf16", TENSOR_PARALLEL_MLP.replace("f32", "bf16"), "tp_mlp_reduce_scatter"),
-]
-"""(case id, module text, function) that only tests/gpu/check_distributed.py runs on 2 ranks:
-bf16 reductions (NCCL reduces bf16 natively, gloo in f32)."""
-
 FOUR_RANK_CASES = [
     ("data_parallel4", DATA_PARALLEL_4, "data_parallel4"),
     ("grid_reduction", GRID_REDUCTION, "grid_reduction"),
@@ -166,17 +164,146 @@ FOUR_RANK_CASES = [
 """(case id, module text, function) run on 4 ranks."""
 
 
+def sharding(mesh: str, axes: list[list[int]], uneven: bool = False) -> str:
+    """The `#fusion.sharding` of a tensor over `mesh`: for each dim, the mesh axes it is split over."""
+    dims = ", ".join("[" + ", ".join(map(str, a)) + "]" for a in axes)
+    return f"#fusion.sharding<@{mesh}, [{dims}]{', uneven' if uneven else ''}>"
+
+
+def mesh_decl(name: str, shape: tuple[int, ...], first: int = 0) -> str:
+    """A `fusion.mesh` of the devices first, first + 1, ... in row-major order."""
+    count = 1
+    for e in shape:
+        count *= e
+    ids = ", ".join(map(str, range(first, first + count)))
+    return f"fusion.mesh @{name} shape {'x'.join(map(str, shape))} devices [{ids}]\n"
+
+
+def grid_cases(rows: int, cols: int) -> list[tuple[str, str, str]]:
+    """(case id, module text, function) on a `rows` x `cols` mesh @g of every rank (and, for
+    the pipeline, two 1-D meshes of half the ranks each): each resharding collective, over
+    mesh axis 0, axis 1 and both, uneven shards, and a tensor-parallel MLP whose batch is
+    split over the other axis. Tiny shapes: the kernels run in Triton's interpreter."""
+    n = rows * cols
+    g = mesh_decl("g", (rows, cols))
+    split2 = f"tensor<{2 * rows}x{2 * cols}xf32, {sharding('g', [[0], [1]])}>"
+    whole2 = f"tensor<{2 * rows}x{2 * cols}xf32, {sharding('g', [[], []])}>"
+    over_both = f"tensor<{2 * n}x4xf32, {sharding('g', [[0, 1], []])}>"
+    whole_both = f"tensor<{2 * n}x4xf32, {sharding('g', [[], []])}>"
+    row_sums = f"tensor<{2 * rows}x1xf32, {sharding('g', [[0], []])}>"
+    col_max = f"tensor<1x{2 * cols}xf32, {sharding('g', [[], [1]])}>"
+    mean_all = f"tensor<1x4xf32, {sharding('g', [[], []])}>"
+    out = [
+        ("grid_pointwise", g + f"""
+func.func @grid_pointwise(%x: {split2}) -> {split2} {{
+  %y = fusion.exp %x : {split2}
+  func.return %y : {split2}
+}}""", "grid_pointwise"),
+        ("grid_all_reduce", g + f"""
+func.func @grid_all_reduce(%x: {split2}, %z: {over_both}) -> ({row_sums}, {col_max}, {mean_all}) {{
+  %s = fusion.sum %x dims [1] keepdim : {split2} -> {row_sums}
+  %m = fusion.max %x dims [0] keepdim : {split2} -> {col_max}
+  %a = fusion.mean %z dims [0] keepdim : {over_both} -> {mean_all}
+  func.return %s, %m, %a : {row_sums}, {col_max}, {mean_all}
+}}""", "grid_all_reduce"),
+        ("grid_all_gather", g + f"""
+func.func @grid_all_gather(%x: {split2}, %z: {over_both}) -> ({whole2}, {whole_both}) {{
+  %y = fusion.set %x : {split2} -> {whole2}
+  %w = fusion.set %z : {over_both} -> {whole_both}
+  func.return %y, %w : {whole2}, {whole_both}
+}}""", "grid_all_gather"),
+        ("grid_shard", g + f"""
+func.func @grid_shard(%x: {whole2}) -> {split2} {{
+  %e = fusion.tanh %x : {whole2}
+  %y = fusion.set %e : {whole2} -> {split2}
+  func.return %y : {split2}
+}}""", "grid_shard"),
+    ]
+    batch, hidden, width = 2 * rows, 4 * cols, 2 * cols  # few terms a device: bf16 partials stay close
+    x = f"tensor<{batch}x16xf32, {sharding('g', [[0], []])}>"
+    w1 = f"tensor<{hidden}x16xf32, {sharding('g', [[1], []])}>"
+    b1 = f"tensor<{hidden}xf32, {sharding('g', [[1]])}>"
+    h = f"tensor<{batch}x{hidden}xf32>"
+    for case, w, uneven in (("grid_reduce_scatter", width, False), ("grid_uneven_reduce_scatter", width + 1, True)):
+        w2 = f"tensor<{w}x{hidden}xf32, {sharding('g', [[], [1]])}>"
+        y = f"tensor<{batch}x{w}xf32, {sharding('g', [[0], [1]], uneven)}>"
+        out.append((case, g + f"""
+func.func @{case}(%x: {x}, %w1: {w1}, %b1: {b1}, %w2: {w2}) -> {y} {{
+  %h = fusion.linear %x, %w1, %b1 : {x}, {w1}, {b1} -> {h}
+  %a = fusion.tanh %h : {h}
+  %p = fusion.linear %a, %w2 : {h}, {w2} -> tensor<{batch}x{w}xf32>
+  %y = fusion.set %p : tensor<{batch}x{w}xf32> -> {y}
+  func.return %y : {y}
+}}""", case))
+    # 7 rows over `rows` shards, 5 columns over `cols` (on 2x4: 2, 2, 1 and 0 columns of data)
+    ragged = f"tensor<7x5xf32, {sharding('g', [[0], [1]], True)}>"
+    whole = f"tensor<7x5xf32, {sharding('g', [[], []])}>"
+    out.append(("grid_uneven", g + f"""
+func.func @grid_uneven(%x: {ragged}, %w: {whole}) -> ({whole}, {ragged}) {{
+  %e = fusion.exp %x : {ragged}
+  %y = fusion.set %e : {ragged} -> {whole}
+  %s = fusion.set %w : {whole} -> {ragged}
+  func.return %y, %s : {whole}, {ragged}
+}}""", "grid_uneven"))
+    half = n // 2
+    first = f"tensor<{2 * half}x4xf32, {sharding('a', [[0], []])}>"
+    second = f"tensor<{2 * half}x4xf32, {sharding('b', [[0], []])}>"
+    out.append(("stage_transfer", mesh_decl("a", (half,)) + mesh_decl("b", (half,), half) + f"""
+func.func @stage_transfer(%x: {first}) -> {second} {{
+  %t = fusion.tanh %x : {first}
+  %y = fusion.set %t : {first} -> {second}
+  %z = fusion.neg %y : {second}
+  func.return %z : {second}
+}}""", "stage_transfer"))
+    return out
+
+
+def cases_for(nproc: int) -> list[tuple[str, str, str]]:
+    """(case id, module text, function) of the cases run on `nproc` ranks (2, 4 or 8)."""
+    if nproc == 2:
+        return list(TWO_RANK_CASES)
+    if nproc == 4:
+        return [*FOUR_RANK_CASES, *grid_cases(2, 2)]
+    if nproc == 8:
+        return [*grid_cases(2, 4), ("sequence_parallel_layernorm8", layernorm("sp8", 8), "sequence_parallel_layernorm")]
+    raise ValueError(f"no distributed cases for {nproc} ranks (2, 4 or 8)")
+
+
+BF16_CASES = ("sharded_reduction", "tp_mlp_all_reduce", "tp_mlp_reduce_scatter", "grid_all_reduce",
+              "grid_reduce_scatter", "grid_uneven_reduce_scatter")
+"""Cases with reductions that also run in bf16 on NCCL (which reduces bf16 natively, gloo in f32)."""
+
+
+def extra_cases(nproc: int) -> list[tuple[str, str, str]]:
+    """(case id, module text, function) that only tests/gpu/check_distributed.py runs on
+    `nproc` ranks: the bf16 variants of the cases with reductions."""
+    return [(f"{case}_bf16", text.replace("f32", "bf16"), fn) for case, text, fn in cases_for(nproc)
+            if case in BF16_CASES]
+
+
 EXPECTED_COLLECTIVES = {
     "data_parallel": [], "sharded_view": [], "sharded_reduction": ["drt.all_reduce"],
     "tp_mlp_all_reduce": ["drt.all_reduce"], "tp_mlp_reduce_scatter": ["drt.reduce_scatter"],
     "sequence_parallel_layernorm": ["drt.all_gather"], "pipeline": ["drt.transfer"],
     "widen_mesh": ["drt.transfer", "drt.shard"],
-    "sharded_reduction_bf16": ["drt.all_reduce"], "tp_mlp_all_reduce_bf16": ["drt.all_reduce"],
-    "tp_mlp_reduce_scatter_bf16": ["drt.reduce_scatter"],
+    "data_parallel4": [], "grid_reduction": ["drt.all_reduce"], "sequence_parallel_layernorm4": ["drt.all_gather"],
+    "sequence_parallel_layernorm8": ["drt.all_gather"],
+    "grid_pointwise": [], "grid_all_reduce": ["drt.all_reduce"], "grid_all_gather": ["drt.all_gather"],
+    "grid_shard": ["drt.shard"], "grid_reduce_scatter": ["drt.reduce_scatter"],
+    "grid_uneven_reduce_scatter": ["drt.reduce_scatter"], "grid_uneven": ["drt.all_gather", "drt.shard"],
+    "stage_transfer": ["drt.all_gather", "drt.transfer", "drt.shard"],
 }
-"""The distributed_runtime calls each 2-rank case's generated programs make (and no others)."""
+"""The distributed_runtime calls each case's generated programs make, on some rank (and no
+others); a bf16 variant (`extra_cases`) makes those of its case."""
 
 RUNTIME_CALLS = ("drt.all_reduce", "drt.reduce_scatter", "drt.all_gather", "drt.transfer", "drt.shard")
+
+
+def runtime_calls(source: str) -> set[str]:
+    """The collectives of RUNTIME_CALLS a generated program performs: the calls of
+    `drt.transfer` and `drt.shard`, and the plans (`drt.all_gather_plan`, ...) it makes."""
+    found = re.findall(r"\b(drt\.(?:all_reduce|reduce_scatter|all_gather|transfer|shard))(?:_plan)?\(", source)
+    return set(found)
 
 
 def check_reports(case: str, reports: list[Any], nproc: int) -> list[str]:
@@ -198,18 +325,20 @@ def check_reports(case: str, reports: list[Any], nproc: int) -> list[str]:
         for name, (nbytes, here) in r.planned.items():
             if not here and nbytes != 0:
                 problems.append(f"rank {r.rank}: {name} is on a mesh without the rank but planned at {nbytes} bytes")
-    if nproc == 2 and case in EXPECTED_COLLECTIVES:
-        calls = EXPECTED_COLLECTIVES[case]
-        source = reports[0].source
+    calls = EXPECTED_COLLECTIVES.get(case.removesuffix("_bf16"))
+    if calls is not None:
         for call in RUNTIME_CALLS:
-            if (f"    {call}(" in source) != (call in calls):
-                problems.append(f"rank 0's program {'calls' if call not in calls else 'does not call'} {call}")
+            callers = [r.rank for r in reports if call in runtime_calls(r.source)]
+            if bool(callers) != (call in calls):
+                problems.append(f"the programs of ranks {callers} call {call}" if callers
+                                else f"no rank's program calls {call}")
     return problems + off_mesh_problems(case, reports)
 
 
 def off_mesh_problems(case: str, reports: list[Any]) -> list[str]:
-    """The pipeline's stage 0 lives on rank 0 only, stage 1 on rank 1 only; widen_mesh's
-    `e` on rank 0 only: what the reports show otherwise."""
+    """The pipeline's stage 0 lives on rank 0 only, stage 1 on rank 1 only; stage_transfer's
+    first stage on the first half of the ranks, its second on the others; widen_mesh's `e` on
+    rank 0 only: what the reports show otherwise."""
     problems = []
     if case == "pipeline":
         r0, r1 = reports
@@ -221,6 +350,14 @@ def off_mesh_problems(case: str, reports: list[Any]) -> list[str]:
             problems.append("a rank's program allocates or runs something of the other stage")
         if sum(b for _, _, b in r1.allocated) != 4 * 8 * 4:  # h1 only (y is computed in place)
             problems.append(f"rank 1 allocated {r1.allocated}, want h1 only (128 bytes)")
+    elif case == "stage_transfer":
+        half = len(reports) // 2
+        for r in reports[:half]:
+            if r.lines != [f"out0: not on rank {r.rank}"]:
+                problems.append(f"rank {r.rank} (the first stage) returned {r.lines}, want out0 not on rank {r.rank}")
+        for r in reports[half:]:
+            if r.planned.get("t") != (0, False):
+                problems.append(f"rank {r.rank} (the second stage) planned t at {r.planned.get('t')}: want (0, False)")
     elif case == "widen_mesh":
         w0, w1 = reports
         if w1.planned.get("e") != (0, False) or not w0.planned.get("e", (0, False))[1]:
@@ -254,6 +391,20 @@ func.func @needs_four(%x: tensor<8x4xf32, #fusion.sharding<@four, [[0], []]>>)
 """
 
 
+def too_few_ranks(nproc: int) -> tuple[str, str, str]:
+    """(module text, function, the error expected) of a mesh naming twice as many devices as
+    a group of `nproc` ranks has."""
+    mesh = f"x{2 * nproc}"
+    t = f"tensor<{4 * nproc}x4xf32, {sharding(mesh, [[0], []])}>"
+    text = mesh_decl(mesh, (2 * nproc,)) + f"""
+func.func @needs_more(%x: {t}) -> {t} {{
+  %y = fusion.neg %x : {t}
+  func.return %y : {t}
+}}
+"""
+    return text, "needs_more", f"mesh @{mesh} names device {nproc}, but the process group has {nproc} ranks"
+
+
 def _device(device: str) -> Any:
     """This rank's torch device: cuda's current device (the launcher sets cuda:rank), or the CPU."""
     import torch
@@ -262,29 +413,30 @@ def _device(device: str) -> Any:
 
 
 def frontend_multidevice(device: str = "cpu") -> list[str]:
-    """nvFuser's multidevice API on this rank: a data-parallel relu + add over a mesh of the
-    two ranks and a column split of a second input; each rank executes on its local shards
-    (on `device`) and checks them against torch. Returns the problems found (none when right)."""
+    """nvFuser's multidevice API on this rank: a data-parallel relu + add over a mesh of every
+    rank of the group and a row split (outer_split) of the output; each rank executes on its
+    local shards (on `device`) and checks them against torch. Returns the problems found
+    (none when right)."""
     import torch
     import torch.distributed as dist
 
     from allotment import FusionDefinition
     from allotment.frontend.multidevice import DeviceMesh, ParallelType
 
-    rank = dist.get_rank()
-    mesh = DeviceMesh([0, 1])
+    rank, world = dist.get_rank(), dist.get_world_size()
+    mesh = DeviceMesh(list(range(world)))
     with FusionDefinition() as fd:
-        t0 = fd.define_tensor([4, 6], contiguity=True)
-        t1 = fd.define_tensor([4, 6], contiguity=True)
+        t0 = fd.define_tensor([2 * world, 6], contiguity=True)
+        t1 = fd.define_tensor([2 * world, 6], contiguity=True)
         t2 = fd.ops.add(fd.ops.relu(t0), t1)
         fd.add_output(t2)
         for t in (t0, t1, t2):
             t.set_device_mesh(mesh)
         t0.axis(0).parallelize(ParallelType.mesh_x)
-        t2.outer_split(0, 2)
+        t2.outer_split(0, world)
         t2.axis(0).parallelize(ParallelType.mesh_x)
     torch.manual_seed(0)
-    x, y = torch.randn(4, 6), torch.randn(4, 6)
+    x, y = torch.randn(2 * world, 6), torch.randn(2 * world, 6)
     dev = _device(device)
     (out,) = fd.execute([mesh.shard_tensor(x, 0, rank).to(dev), y.to(dev)])
     want = mesh.shard_tensor(torch.relu(x) + y, 0, rank)
@@ -295,3 +447,27 @@ def frontend_multidevice(device: str = "cpu") -> list[str]:
     if out.shape != want.shape or not torch.allclose(out, want, atol=1e-6):
         problems.append(f"rank {rank}: {out} != {want}")
     return problems
+
+
+NATIVE_CASES = ("sharded_reduction", "tp_mlp_all_reduce", "tp_mlp_reduce_scatter", "sequence_parallel_layernorm")
+"""2-rank cases whose collectives take a plan's fast path (dim 0, the group's own method)."""
+
+
+def run_cases_native(group: list[tuple[str, str | None, dict]], device: str = "cpu") -> tuple[list[Any], int]:
+    """`run_cases` on this rank with the collective plans sending CPU tensors to the process
+    group's own methods (`_allgather_base` & co.; gloo has them), as they do CUDA tensors on
+    NCCL: the plans' fast path with real data. Returns the reports and how many plans took it."""
+    from allotment.backend import distributed_runtime as drt
+    from allotment.tools.distributed_check import run_cases
+
+    made = []
+    native = drt._native
+
+    def recording(group: Any, *names: str) -> Any:
+        method = native(group, *names)
+        made.append(method is not None)
+        return method
+
+    drt._has_gloo = lambda group: False
+    drt._native = recording
+    return run_cases(group, 0, device), sum(made)

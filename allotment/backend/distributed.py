@@ -28,10 +28,19 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 
 from allotment.analysis import view_extents
+from allotment.backend import distributed_runtime as drt
 from allotment.backend import program_cache
 from allotment.backend.distributed_codegen import argument_shardings, emit_rank_program, shard_index
 from allotment.backend.host_runtime import InputTypeError, check_arity
-from allotment.backend.runtime import CODEGEN_VERSION, Executable, Program, _key_lock, _load, _program_key
+from allotment.backend.runtime import (
+    CODEGEN_VERSION,
+    Executable,
+    Program,
+    _key_lock,
+    _load,
+    _program_key,
+    _raise_allocation_failure,
+)
 from allotment.dialects import fusion
 from allotment.dialects.alloc import shard_count
 from allotment.errors import CompileError, RunError
@@ -60,9 +69,10 @@ class DistributedExecutable(Executable):
         self.meshes = {op.sym_name.data: op for op in module.walk() if isinstance(op, fusion.MeshOp)}
         """The module's meshes by name."""
         self._rank_programs: dict[tuple[str, int, int], Program] = {}
-        self._last: tuple[Any, str, Program] | None = None
-        """(default process group, target, program) of the last call: the next call on the
-        same group and target skips the rank lookup."""
+        self._last: tuple[Any, str, Any] | None = None
+        """(default process group, target, the program's `run_prepared`) of the last call: the
+        next call on the same group and target skips the rank lookup and the program's own
+        check of the group (the last call prepared the program for it)."""
 
     def __call__(self, *inputs: Any) -> tuple[torch.Tensor | None, ...]:
         if len(inputs) != self.arity:
@@ -72,14 +82,19 @@ class DistributedExecutable(Executable):
             if x is not None and not isinstance(x, torch.Tensor):
                 raise InputTypeError(f"input {self.arg_names[i]}: expected a tensor or None, got {type(x).__name__}")
         target = self._target(inputs)
-        pg = dist.group.WORLD if dist.is_available() else None
+        pg = drt.world()
         last = self._last
         if last is not None and last[0] is pg and last[1] == target:  # the hot path
-            return last[2](*inputs)
+            try:
+                return last[2](*inputs)
+            except RuntimeError as e:  # as Program.__call__ does
+                _raise_allocation_failure(e, target)
+                raise
         rank, world = process_group(f"@{self.function}")
         prog = self.rank_program(target, rank, world)
-        self._last = (pg, target, prog)
-        return prog(*inputs)
+        outputs = prog(*inputs)  # prepares the program for `pg` (its checks, groups and plans)
+        self._last = (pg, target, getattr(prog.module, "run_prepared", prog))
+        return outputs
 
     def _target(self, inputs: Sequence[Any]) -> str:
         if self.device is not None:

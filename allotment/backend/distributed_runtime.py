@@ -15,11 +15,25 @@ global extent are not data (`view_extents.local_extent`). Gathers trim them.
 Backends: NCCL for CUDA tensors, gloo on the CPU. gloo has no reduce_scatter:
 it is an all_reduce followed by each rank keeping its slice. gloo reduces
 16-bit floats in f32 (it does not reduce them natively).
+
+Collective plans. A program calls each of its all_gathers, reduce_scatters and
+all_reduces through a plan (`all_gather_plan`, `reduce_scatter_plan`,
+`all_reduce_plan`) that it makes once per process group, after `init_groups`:
+the plan has the group's `ProcessGroup` object, its backend, its reduce op and
+the options object of the call resolved, so that a call does only the checks that
+depend on the buffers (contiguity, the shard sizes of an uneven split) and then the
+process group's own method: `ProcessGroup.all_gather_single` (`_allgather_base`
+before torch 2.12), `reduce_scatter_single` (`_reduce_scatter_base`), `allreduce`,
+the methods torch.distributed's functions call after their argument checks,
+logging and deprecation warnings. `ALLOT_DIST_DIRECT=0` makes new plans call the
+public `torch.distributed` functions instead (as does a process group without those
+methods). The plans of a group hold it: a program makes new ones for a new group.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import os
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import torch
@@ -33,11 +47,14 @@ _WORLD_ID: list[int] = []  # id of the default group the cached groups belong to
 _OPS = {"sum": "SUM", "mean": "SUM", "prod": "PRODUCT", "max": "MAX", "min": "MIN"}
 
 
+_AVAILABLE = dist.is_available()
+
+
 def world() -> Any:
     """The default process group object, None when there is none. A program compares it
     by identity with the group it was checked and set up for (`require_world`,
     `init_groups`), so the per-call cost of that check is one attribute read."""
-    return dist.group.WORLD if dist.is_available() else None
+    return dist.group.WORLD if _AVAILABLE else None
 
 
 def require_world(world: int, rank: int, program: str) -> None:
@@ -77,6 +94,125 @@ def _group(ranks: tuple[int, ...]) -> Any:
 
 def _is_gloo(t: torch.Tensor) -> bool:
     return not t.is_cuda
+
+
+Plan = Callable[[torch.Tensor, torch.Tensor], None]
+"""A collective bound to its process group: plan(out, x)."""
+
+
+def _process_group(ranks: tuple[int, ...]) -> Any:
+    """The `ProcessGroup` object of `ranks` (the default group's when they are all ranks)."""
+    group = _group(ranks)
+    return dist.group.WORLD if group is None else group
+
+
+def _has_gloo(group: Any) -> bool:
+    """Whether the process group runs some tensors on gloo (its CPU tensors, when it also
+    has NCCL): a plan then sends a CPU tensor the way of `all_gather` & co., which suits gloo."""
+    return "gloo" in str(dist.get_backend(group))
+
+
+def _native(group: Any, *names: str) -> Any:
+    """The first of the methods `names` the process group has, None without any (or with
+    ALLOT_DIST_DIRECT=0: the public torch.distributed functions are called instead)."""
+    if os.environ.get("ALLOT_DIST_DIRECT", "1") == "0":
+        return None
+    for name in names:
+        method = getattr(group, name, None)
+        if method is not None:
+            return method
+    return None
+
+
+def _options(kind: str, op: Any = None) -> Any:
+    """A synchronous options object of a collective (`AllgatherOptions`, ...), reduce op set."""
+    opts = getattr(dist.distributed_c10d, kind)()
+    if op is not None:
+        opts.reduceOp = op
+    if hasattr(opts, "asyncOp"):
+        opts.asyncOp = False
+    return opts
+
+
+def _wait(work: Any) -> None:
+    """What torch.distributed does after a synchronous call: on NCCL the current stream
+    waits for the collective's (no host synchronization)."""
+    if work is not None:
+        work.wait()
+
+
+def all_gather_plan(steps: Sequence[tuple[int, tuple[int, ...]]]) -> Plan:
+    """`all_gather`'s call for these steps, bound to the current process groups."""
+    steps = [(dim, tuple(ranks)) for dim, ranks in steps]
+    if len(steps) != 1 or steps[0][0] != 0 or len(steps[0][1]) == 1:
+        return lambda out, x: all_gather(out, x, steps)
+    ranks = steps[0][1]
+    n = len(ranks)
+    group = _process_group(ranks)
+    gloo = _has_gloo(group)
+    method = _native(group, "all_gather_single", "_allgather_base")
+    opts = _options("AllgatherOptions")
+
+    def plan(out: torch.Tensor, x: torch.Tensor) -> None:
+        if (gloo and not x.is_cuda) or out.shape[0] != n * x.shape[0] or not out.is_contiguous():
+            return all_gather(out, x, steps)  # gloo, or a padded (uneven) gather
+        if method is not None:
+            _wait(method(out, x.contiguous(), opts))
+        else:
+            dist.all_gather_into_tensor(out, x.contiguous(), group=group)
+
+    return plan
+
+
+def reduce_scatter_plan(kind: str, dim: int, ranks: tuple[int, ...], index: int) -> Plan:
+    """`reduce_scatter`'s call for these arguments, bound to the current process groups."""
+    ranks = tuple(ranks)
+    n = len(ranks)
+    if n == 1 or dim != 0 or kind == "mean":
+        return lambda out, x: reduce_scatter(out, x, kind, dim, ranks, index)
+    group = _process_group(ranks)
+    gloo = _has_gloo(group)
+    method = _native(group, "reduce_scatter_single", "_reduce_scatter_base")
+    op = _reduce_op(kind)
+    opts = _options("ReduceScatterOptions", op)
+
+    def plan(out: torch.Tensor, x: torch.Tensor) -> None:
+        if (gloo and not x.is_cuda) or x.shape[0] != n * out.shape[0] or not out.is_contiguous():
+            return reduce_scatter(out, x, kind, dim, ranks, index)  # gloo, or a padded (uneven) scatter
+        if method is not None:
+            _wait(method(out, x.contiguous(), opts))
+        else:
+            dist.reduce_scatter_tensor(out, x.contiguous(), op=op, group=group)
+
+    return plan
+
+
+def all_reduce_plan(kind: str, ranks: tuple[int, ...]) -> Plan:
+    """`all_reduce`'s call for these arguments, bound to the current process groups."""
+    ranks = tuple(ranks)
+    n = len(ranks)
+    if n == 1:
+        return lambda out, x: all_reduce(out, x, kind, ranks)
+    group = _process_group(ranks)
+    gloo = _has_gloo(group)
+    method = _native(group, "allreduce")
+    op = _reduce_op(kind)
+    opts = _options("AllreduceOptions", op)
+    mean = kind == "mean"
+
+    def plan(out: torch.Tensor, x: torch.Tensor) -> None:
+        if (gloo and not x.is_cuda) or out.dtype != x.dtype or out.shape != x.shape or not out.is_contiguous():
+            return all_reduce(out, x, kind, ranks)
+        if out is not x:  # reduced in place, in the tensor's own type: in `out`, no temporary
+            out.copy_(x)
+        if method is not None:
+            _wait(method([out], opts))
+        else:
+            dist.all_reduce(out, op=op, group=group)
+        if mean:
+            out.div_(n)
+
+    return plan
 
 
 def _reducible(t: torch.Tensor) -> torch.Tensor:

@@ -72,7 +72,7 @@ from allotment.analysis import packing
 from allotment.analysis.liveness import VIEW_OPS, live_ranges, top_level_users
 from allotment.analysis.memory_profile import peak_bytes
 from allotment.analysis.schedule import buffer_bytes, choose_schedule, hint_index_values
-from allotment.dialects import alloc
+from allotment.dialects import alloc, comm
 from allotment.dtypes import element_nbytes
 from allotment.passes.alloc_alias import _reads_elementwise
 
@@ -125,12 +125,18 @@ def reuse_in_place(f: func.FuncOp) -> int:
     after this kernel, and the kernel reads the input only elementwise at the index it
     writes the output at (the code generator loads every input of a tile before it
     stores any output). The output's buffer is then erased and the kernel writes the
-    input's buffer, as Inductor reuses a dead input for a pointwise output."""
+    input's buffer, as Inductor reuses a dead input for a pointwise output.
+
+    A `collective` kernel of one `comm.all_reduce` qualifies on the same terms about the
+    buffers (its partial input and its result have one local shape): collectives reduce
+    in place (NCCL's and gloo's all_reduce do), so the reduction then needs neither its
+    own buffer nor a copy of the partial into it."""
     ops = list(f.body.block.ops)
     position = {op: i for i, op in enumerate(ops)}
     reused = 0
     for kernel in [op for op in ops if isinstance(op, alloc.KernelOp)]:
-        if kernel.kind.data not in ("pointwise", "normalization"):
+        reduces_in_place = kernel.kind.data == "collective" and _is_all_reduce(kernel)
+        if kernel.kind.data not in ("pointwise", "normalization") and not reduces_in_place:
             continue
         taken: set[SSAValue] = set(kernel.outs)
         for out in list(kernel.outs):
@@ -138,7 +144,8 @@ def reuse_in_place(f: func.FuncOp) -> int:
             if not (isinstance(target, alloc.AllocOp) and target.parent_op() is f and _only_buffer_use_is_plain(target)):
                 continue
             source = next((v for v in kernel.ins if v not in taken and _dies_here(v, kernel, f, position)
-                           and _same_buffer_type(v, target) and _reads_elementwise(kernel, v, out)), None)
+                           and _same_buffer_type(v, target)
+                           and (reduces_in_place or _reads_elementwise(kernel, v, out))), None)
             if source is None:
                 continue
             taken.add(source)
@@ -159,6 +166,11 @@ def _record_reuse(buffer: alloc.AllocOp, erased: alloc.AllocOp) -> None:
     names += erased.reused_names
     if names:
         buffer.reused_by = ArrayAttr([StringAttr(n) for n in names])
+
+
+def _is_all_reduce(kernel: alloc.KernelOp) -> bool:
+    body = [op for op in kernel.body.block.ops if not isinstance(op, alloc.YieldOp)]
+    return len(body) == 1 and isinstance(body[0], comm.AllReduceOp)
 
 
 def _dies_here(value: SSAValue, kernel: alloc.KernelOp, f: func.FuncOp, position: dict[Operation, int]) -> bool:

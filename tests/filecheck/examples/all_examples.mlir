@@ -14,4 +14,6 @@
 // CHECK-DAG: round-trips: bias_gelu.mlir
 // CHECK-DAG: round-trips: add_rmsnorm.mlir
 // CHECK-DAG: round-trips: sharded_mlp.mlir
+// CHECK-DAG: round-trips: sharded_2x2.mlir
+// CHECK-DAG: round-trips: sharded_2x4.mlir
 // CHECK-DAG: round-trips: mlp.mlir
