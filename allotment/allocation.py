@@ -22,7 +22,6 @@ from xdsl.traits import SymbolTable
 from xdsl.utils.exceptions import DiagnosticException, VerifyException
 
 from allotment import dtypes
-from allotment.analysis import size_arith, view_extents
 from allotment.analysis.size_eval import (
     BufferSize,
     SizeError,
@@ -36,6 +35,7 @@ from allotment.dialects import fusion
 from allotment.dialects.alloc import shard_count
 from allotment.dialects.fusion_rules import type_name
 from allotment.errors import ArgumentError, CompileError, Error, RunError, VerifyError
+from allotment.extents import size_arith, view_extents
 from allotment.limits import call_with_deep_stack
 
 if TYPE_CHECKING:

@@ -9,6 +9,9 @@ Error
 ├── UnsupportedError   an op, dtype or feature Allotment does not support (also a NotImplementedError)
 ├── CompileError       a fusion the backend cannot turn into a program
 └── RunError           inputs that do not satisfy a compiled fusion, or a run that fails
+    └── AllotmentRuntimeError  an input the compiled fusion rejects (dtype, device, shape, extents)
+        └── InputTypeError     the wrong number of inputs, or an input of the wrong Python type
+                               (also an ArgumentError)
 ```
 
 Each message names what is at fault: the argument, the value, or the IR
@@ -74,6 +77,15 @@ class RunError(Error):
     """Inputs that do not satisfy a compiled fusion (dtype, device, rank, extents), or a failed run."""
 
 
+class AllotmentRuntimeError(RunError):
+    """Inputs that do not satisfy the fusion (dtype, device, shape, extents)."""
+
+
+class InputTypeError(ArgumentError, AllotmentRuntimeError):
+    """A call of a compiled fusion with the wrong number of inputs, or an input of the wrong
+    Python type (a list where a tensor goes): an ArgumentError, and a RunError like every input check."""
+
+
 def located(e: BaseException) -> Error:
     """`e` as an `allotment.Error`, keeping its message: xDSL's parse and verify errors
     become `ParseError` and `VerifyError`; Allotment's own errors are returned as they are."""
@@ -89,9 +101,11 @@ def located(e: BaseException) -> Error:
 
 
 __all__ = [
+    "AllotmentRuntimeError",
     "ArgumentError",
     "CompileError",
     "Error",
+    "InputTypeError",
     "ParseError",
     "RunError",
     "ShapeError",

@@ -69,13 +69,13 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 from allotment import dtypes, philox
-from allotment.analysis import size_arith, view_extents
 from allotment.diagnostics import SOURCE_SPANS
 from allotment.dialects import fusion
 from allotment.dialects import fusion_rules as rules
 from allotment.dialects.comm import COMM_OPS
 from allotment.dialects.fusion_rules import DYNAMIC, type_name
 from allotment.errors import RunError, UnsupportedError
+from allotment.extents import size_arith, view_extents
 
 Scalar: TypeAlias = int | float | bool
 Value: TypeAlias = torch.Tensor | Scalar

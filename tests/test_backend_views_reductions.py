@@ -373,7 +373,7 @@ def rmsnorm_backward(ty: str, hidden: str) -> str:
 @pytest.mark.parametrize("hidden", ["?", "7"])
 def test_rmsnorm_backward_is_one_inner_outer_kernel(ty: str, hidden: str) -> None:
     text = rmsnorm_backward(ty, hidden)
-    # dx (row reductions) and dw's partials in one kernel (`passes/inner_outer.py`), one read of
+    # dx (row reductions) and dw's partials in one kernel (`analysis/inner_outer.py`), one read of
     # dy and x; the partials' sum and dw's cast in a second Triton function of the same launcher
     assert kernels(text) == 1
     assert sorted(allocations(text)) == ["dw", "dx", "k0_partials_dwf"]  # no f32 intermediate

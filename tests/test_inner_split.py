@@ -19,8 +19,8 @@ import pytest  # noqa: E402
 import torch  # noqa: E402
 from backend_check import check, launches, planned  # noqa: E402
 
-from allotment.analysis.symbolic import Const  # noqa: E402
-from allotment.passes import split_reduction  # noqa: E402
+from allotment.analysis import split_reduction  # noqa: E402
+from allotment.extents.symbolic import Const  # noqa: E402
 
 pytestmark = pytest.mark.filterwarnings("ignore:.*encountered in:RuntimeWarning")
 

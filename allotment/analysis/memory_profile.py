@@ -23,9 +23,9 @@ from xdsl.dialects import arith, func, memref
 from xdsl.dialects.builtin import DYNAMIC_INDEX, IntegerAttr
 from xdsl.ir import Operation, SSAValue
 
-from allotment.analysis import size_arith
 from allotment.analysis.liveness import live_ranges, top_level_users
 from allotment.dialects import alloc
+from allotment.extents import size_arith
 
 
 @dataclass(frozen=True)

@@ -35,10 +35,10 @@ from xdsl.dialects import arith, func, memref
 from xdsl.dialects.builtin import DYNAMIC_INDEX, IndexType, IntegerAttr, MemRefType
 from xdsl.ir import Operation, SSAValue
 
-from allotment.analysis import size_arith
 from allotment.analysis.liveness import VIEW_OPS, view_root
 from allotment.dialects import alloc
 from allotment.dtypes import element_nbytes
+from allotment.extents import size_arith
 
 T = TypeVar("T")
 

@@ -27,7 +27,6 @@ import torch.distributed as dist
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 
-from allotment.analysis import view_extents
 from allotment.backend import program_cache
 from allotment.backend.distributed_codegen import argument_shardings, emit_rank_program, shard_index
 from allotment.backend.host_runtime import InputTypeError, check_arity
@@ -35,6 +34,7 @@ from allotment.backend.runtime import CODEGEN_VERSION, Executable, Program, _key
 from allotment.dialects import fusion
 from allotment.dialects.alloc import shard_count
 from allotment.errors import CompileError, RunError
+from allotment.extents import view_extents
 
 
 def process_group(program: str) -> tuple[int, int]:

@@ -543,7 +543,7 @@ def _arith_expr(op: Operation, xs: list[str]) -> str:
     plain Python computes exactly: min and max, floor and ceiling division by a value known
     positive (no zero divisor, no overflow), and add, sub and mul (exact Python ints, which
     `_overflow_guard`'s check after them sends to `rt.size_arith` when they overflow)."""
-    from allotment.analysis import size_arith
+    from allotment.extents import size_arith
 
     name = op.name.split(".", 1)[1]
     if isinstance(op, arith.CmpiOp):

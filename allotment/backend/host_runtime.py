@@ -15,16 +15,7 @@ from typing import Any
 import torch
 
 from allotment.backend import launch as _launch
-from allotment.errors import ArgumentError, RunError
-
-
-class AllotmentRuntimeError(RunError):
-    """Inputs that do not satisfy the fusion (dtype, device, shape, extents)."""
-
-
-class InputTypeError(ArgumentError, AllotmentRuntimeError):
-    """A call of a compiled fusion with the wrong number of inputs, or an input of the wrong
-    Python type (a list where a tensor goes): an ArgumentError, and a RunError like every input check."""
+from allotment.errors import AllotmentRuntimeError, InputTypeError
 
 
 def check_arity(function: str, names: Sequence[str], inputs: Sequence[Any]) -> None:
@@ -136,7 +127,7 @@ def check_indices(index: torch.Tensor, extent: int, what: str, where: str) -> No
 
 # Integer arithmetic of the host program is `size_arith`'s, the one definition
 # (generated code calls `rt.size_arith.<op>(a, b)`; these are its `divsi`/`remsi`).
-from allotment.analysis import size_arith  # noqa: E402
+from allotment.extents import size_arith  # noqa: E402
 
 trunc_div = size_arith.divsi
 trunc_rem = size_arith.remsi

@@ -1,4 +1,4 @@
-"""Plans, Triton code and launches of `inner_outer` kernels (`passes/inner_outer.py`).
+"""Plans, Triton code and launches of `inner_outer` kernels (`analysis/inner_outer.py`).
 
 An inner-outer kernel's domain is [rows..., N]: its row reductions reduce the
 last dim (the plan's `reductions`, the tile's columns as in a normalization
@@ -39,6 +39,7 @@ from xdsl.dialects.builtin import DenseArrayBase, TensorType
 from xdsl.ir import Operation, SSAValue
 
 from allotment.analysis.capacity import env_int
+from allotment.analysis.inner_outer import is_column_reduction, is_row_reduction
 from allotment.backend.kernel_plan import (
     REDUCTIONS,
     CodegenError,
@@ -50,7 +51,6 @@ from allotment.backend.kernel_plan import (
 )
 from allotment.dialects import alloc, fusion
 from allotment.dtypes import element_nbytes, triton_dtype
-from allotment.passes.inner_outer import is_column_reduction, is_row_reduction
 
 if TYPE_CHECKING:
     from allotment.backend.triton_codegen import _Emitter

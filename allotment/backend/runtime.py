@@ -149,8 +149,8 @@ def _key_lock(key: str) -> threading.Lock:
 
 def _program_key(text: str, function: str, target: str) -> str:
     from allotment.analysis.library_matmul import TILED_ENV
+    from allotment.analysis.split_reduction import INNER_SPLIT_ENV
     from allotment.backend.host_codegen import poison_enabled
-    from allotment.passes.split_reduction import INNER_SPLIT_ENV
 
     options = (f"tanh={os.environ.get('ALLOT_TANH', 'exp')} poison={poison_enabled()} "
                f"row={os.environ.get('ALLOT_ON_CHIP_ROW_BYTES', '')}:{os.environ.get('ALLOT_STREAM_ELEMENTS', '')} "

@@ -76,6 +76,7 @@ from xdsl.ir import Attribute, Operation, SSAValue
 
 from allotment.analysis.one_hot import OneHot, one_hot_pick
 from allotment.analysis.row_passes import online_softmax_pairs, softmax_terms, streamed_levels
+from allotment.analysis.split_reduction import unreduced_outputs
 from allotment.backend import triton_indexing, triton_math, triton_random
 from allotment.backend.identifiers import comment
 from allotment.backend.kernel_plan import (
@@ -99,7 +100,6 @@ from allotment.backend.kernel_plan import (
 from allotment.dialects import fusion
 from allotment.dialects.fusion_rules import element_type_of, promote
 from allotment.dtypes import triton_dtype
-from allotment.passes.split_reduction import unreduced_outputs
 
 
 def float_literal(v: float) -> str:
@@ -1080,7 +1080,7 @@ class _Emitter:
     def inner_chunk(self, split: str) -> str:
         """The line computing `chunk`, the reduced indices of one split of an inner split (a
         multiple of `split_reduction.inner_split_align()`; both stages compute it alike)."""
-        from allotment.passes.split_reduction import inner_split_align
+        from allotment.analysis.split_reduction import inner_split_align
 
         align = inner_split_align()
         return f"chunk = ((N + {split} - 1) // {split} + {align - 1}) // {align} * {align}"

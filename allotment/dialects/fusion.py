@@ -90,7 +90,6 @@ from xdsl.traits import (
 from xdsl.utils.exceptions import VerifyException
 
 from allotment import dtypes
-from allotment.analysis import size_arith, view_extents
 from allotment.dialects import fusion_rules as rules
 from allotment.dialects.fusion_rules import (
     DYNAMIC,
@@ -100,6 +99,15 @@ from allotment.dialects.fusion_rules import (
     fmt_shape,
     type_name,
 )
+from allotment.extents import size_arith, view_extents
+
+ALIAS_ATTR = "fusion.alias_input"
+"""Result attribute of a fusion function: the input an output is written into (an in-place
+output, nvFuser's `add_output(out, alias_input)`), which alloc-alias honours."""
+
+STRIDE_ORDER_ATTR = "fusion.stride_order"
+"""Result attribute: nvFuser's stride order of an output (`stride_order[d]` is dim d's place
+counted from the innermost), which fusion-allocate turns into the output alloc's `order`."""
 
 # --------------------------------------------------------------------------- #
 # Attributes                                                                  #
@@ -2693,7 +2701,7 @@ class SegmentOp(IRDLOperation):
       [rows..., N] domain (row reductions, keeping the rows) together with column
       reductions of values on the same domain (sums or means of floats over every
       row dim, keeping the last dim: RMSNorm and LayerNorm backward's dw, db),
-      made only where the row fits on chip (`passes/inner_outer.py`). The kernel
+      made only where the row fits on chip (`analysis/inner_outer.py`). The kernel
       reads each row once: it computes the row reductions' outputs and adds the
       row's column terms to partial sums it keeps on chip, one [programs, N]
       partials row per program; a second small kernel reduces the partials in a

@@ -19,7 +19,7 @@ contiguity, dtype, stride order, an op's operands, a handle of another
 definition) raises `allotment.ArgumentError` (also a TypeError and a
 ValueError), an unsupported dtype or feature `allotment.UnsupportedError` (also
 a NotImplementedError), and inputs to `execute` that do not match the
-definition the backend's `InputTypeError` (an ArgumentError and a
+definition `allotment.errors.InputTypeError` (an ArgumentError and a
 `allotment.RunError`), or a RunError for tensors without data (meta, sparse, nested).
 
 `execute` checks the inputs against the definition, compiles the fusion with
@@ -58,9 +58,10 @@ from xdsl.printer import Printer
 from xdsl.rewriter import Rewriter
 from xdsl.utils.exceptions import VerifyException
 
-from allotment.backend.host_runtime import InputTypeError
 from allotment.dialects import fusion
-from allotment.errors import ArgumentError, UnsupportedError
+from allotment.dialects.fusion import ALIAS_ATTR as ALIAS_INPUT
+from allotment.dialects.fusion import STRIDE_ORDER_ATTR as STRIDE_ORDER
+from allotment.errors import ArgumentError, InputTypeError, UnsupportedError
 from allotment.frontend.datatypes import (
     DataType,
     check_dtype,
@@ -83,8 +84,6 @@ from allotment.frontend.inputs import (
     vector_values,
 )
 from allotment.frontend.multidevice import DeviceMesh
-from allotment.passes.alloc_alias import ALIAS_ATTR as ALIAS_INPUT
-from allotment.passes.fusion_allocate import STRIDE_ORDER_ATTR as STRIDE_ORDER
 
 Number = bool | int | float
 _MAX_RANK = 64  # more dimensions than any tensor has (torch allows 64)

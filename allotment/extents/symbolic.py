@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from allotment.analysis import size_arith
+from allotment.extents import size_arith
 
 
 class Extent:

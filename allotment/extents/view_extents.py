@@ -21,9 +21,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from allotment.analysis import size_arith
-from allotment.analysis import symbolic as sym
-from allotment.analysis.symbolic import Const, Extent
+from allotment.extents import size_arith
+from allotment.extents import symbolic as sym
+from allotment.extents.symbolic import Const, Extent
 
 
 def _int(e: Extent, what: str) -> int:
