@@ -39,7 +39,7 @@ import memory_suite  # noqa: E402
 
 import allotment  # noqa: E402
 from allotment import FusionDefinition  # noqa: E402
-from allotment.backend.runtime import intercept_launches  # noqa: E402
+from allotment.driver.runtime import intercept_launches  # noqa: E402
 
 
 def _kernels(fn: Any) -> tuple[int, int]:

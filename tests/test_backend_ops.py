@@ -23,8 +23,9 @@ from backend_check import check, fn1, interpreter_rounding_to_nearest  # noqa: E
 from xdsl.dialects.builtin import DYNAMIC_INDEX  # noqa: E402
 
 import allotment  # noqa: E402
-from allotment.backend import host_runtime, runtime  # noqa: E402
+from allotment.backend import host_runtime  # noqa: E402
 from allotment.backend.host_runtime import AllotmentRuntimeError  # noqa: E402
+from allotment.driver import runtime  # noqa: E402
 from allotment.ir import find_function, parse_module  # noqa: E402
 from allotment.reference import random_inputs  # noqa: E402
 

@@ -15,7 +15,7 @@ from backend_check import check
 import allotment
 from allotment.backend import host_runtime as rt
 from allotment.backend import launch as L
-from allotment.backend.runtime import intercept_launches
+from allotment.driver.runtime import intercept_launches
 from allotment.errors import RunError
 
 RMSNORM = (Path(__file__).resolve().parents[1] / "examples" / "rmsnorm.mlir").read_text()

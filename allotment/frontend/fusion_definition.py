@@ -61,6 +61,8 @@ from xdsl.utils.exceptions import VerifyException
 from allotment.dialects import fusion
 from allotment.dialects.fusion import ALIAS_ATTR as ALIAS_INPUT
 from allotment.dialects.fusion import STRIDE_ORDER_ATTR as STRIDE_ORDER
+from allotment.driver.compiler import compile as allot_compile
+from allotment.driver.runtime import replay_executor
 from allotment.errors import ArgumentError, InputTypeError, UnsupportedError
 from allotment.frontend.datatypes import (
     DataType,
@@ -99,18 +101,6 @@ class _Output:
     handle: Tensor | Scalar
     alias_input: int | None  # position of the aliased input
     stride_order: list[int] | None
-
-
-def _backend_compile() -> Callable[..., Any]:
-    try:
-        from allotment import compile as allot_compile  # type: ignore[attr-defined]
-    except (ImportError, AttributeError):
-        raise RuntimeError(
-            "FusionDefinition.execute needs the backend's allotment.compile, which is not "
-            "available in this installation; to evaluate the fusion without compiling it, "
-            "run allotment.reference.evaluate on the function parsed from fd.ir()"
-        ) from None
-    return allot_compile
 
 
 _TOKENS = itertools.count(1)
@@ -880,9 +870,7 @@ class FusionDefinition:
             return
         if any(a is not b for a, b in zip(args, inputs)):
             return
-        from allotment.backend import native
-
-        executor = native.replay_module()
+        executor = replay_executor()
         if executor is None:
             return
         marked = executor.mark(replayed[1], tuple(args), self._token)
@@ -983,10 +971,9 @@ class FusionDefinition:
         key = _signature(args, device)
         exe = self._executables.get(key)
         if exe is None:
-            compile_fn = _backend_compile()
             # Without tensor inputs the device cannot be inferred: tell the backend.
             where = None if any(isinstance(x, torch.Tensor) for x in args) else str(device)
-            exe = compile_fn(module_text, function=self.FUNCTION_NAME, device=where)
+            exe = allot_compile(module_text, function=self.FUNCTION_NAME, device=where)
             self._executables[key] = exe
         return exe
 

@@ -26,7 +26,7 @@ Modes (each a function of (args, function, inputs) registered in `_MODES`;
   is the kernels' (triton.testing.do_bench, CUDA events) and host time is wall
   time per call with the GPU work queued; on the CPU both are wall times, host
   time with the Triton kernels' launches skipped (the host program's own work,
-  through `allotment.backend.runtime.intercept_launches`).
+  through `allotment.driver.runtime.intercept_launches`).
 - `--dump`: prints the generated program (host code and its Triton kernels).
 - `--nproc N`: a sharded fusion on N local ranks of torch.distributed that the
   tool starts itself (a rendezvous on a free local port; gloo on cpu, NCCL on
@@ -63,7 +63,7 @@ if TYPE_CHECKING:
     from xdsl.dialects.func import FuncOp
 
     from allotment.analysis.memory_profile import MemoryProfile
-    from allotment.backend.runtime import Executable
+    from allotment.driver.runtime import Executable
 
 TOOL = "allot-run"
 EXIT_USAGE = 2
@@ -446,7 +446,7 @@ def run_bench(args: argparse.Namespace, fn: FuncOp, inputs: list) -> int:
         torch.cuda.synchronize()
         what, host_what = "kernels, CUDA events", "wall, GPU work queued"
     else:
-        from allotment.backend.runtime import intercept_launches
+        from allotment.driver.runtime import intercept_launches
 
         with _announce(f"timing @{fn.sym_name.data} on cpu (Triton interpreter)..."):
             kernel_s = _wall_per_call(lambda: exe(*inputs))

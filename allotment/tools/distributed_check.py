@@ -63,8 +63,8 @@ def run_rank(
 ) -> RankReport:
     """Runs the fusion on this rank (see the module doc)."""
     from allotment.allocation import plan_sizes
-    from allotment.backend.distributed import DistributedExecutable, valid_extents
-    from allotment.backend.runtime import compile
+    from allotment.driver.compiler import compile
+    from allotment.driver.distributed import DistributedExecutable, valid_extents
     from allotment.ir import find_function, parse_module
     from allotment.reference import evaluate, random_inputs
     from allotment.tools.allot_run import compare_output, tolerance
