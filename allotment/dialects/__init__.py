@@ -2,7 +2,8 @@
 
 `ALL_DIALECTS` is what `ir.make_context` registers and what the `xdsl.universe`
 entry point (`allotment/universe.py`) publishes; importing this package loads
-none of the dialect modules.
+none of the dialect modules. Loading `fusion` loads `sharding_rules` with it, which
+registers the verifier's sharding agreement check (`fusion.register_sharding_check`).
 """
 
 from collections.abc import Callable
@@ -11,8 +12,10 @@ from xdsl.ir import Dialect
 
 
 def _fusion() -> Dialect:
-    from allotment.dialects.fusion import Fusion
+    from allotment.dialects.fusion import Fusion, register_sharding_check
+    from allotment.dialects.sharding_rules import op_sharding_problem
 
+    register_sharding_check(op_sharding_problem)  # the verifier's sharding agreement check
     return Fusion
 
 

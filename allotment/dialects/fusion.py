@@ -109,6 +109,18 @@ STRIDE_ORDER_ATTR = "fusion.stride_order"
 """Result attribute: nvFuser's stride order of an output (`stride_order[d]` is dim d's place
 counted from the innermost), which fusion-allocate turns into the output alloc's `order`."""
 
+_SHARDING_CHECKS: list[Callable[[Operation], str | None]] = []
+"""What the verifier of an op with a sharded tensor runs: `sharding_rules.op_sharding_problem`,
+registered when that module loads (it reads this module's ops, so this module cannot import
+it) and by `allotment.dialects.ALL_DIALECTS`, which loads the two together."""
+
+
+def register_sharding_check(check: Callable[[Operation], str | None]) -> None:
+    """Adds `check` (why an op's sharded tensors disagree, or None) to `_SHARDING_CHECKS`, once."""
+    if check not in _SHARDING_CHECKS:
+        _SHARDING_CHECKS.append(check)
+
+
 # --------------------------------------------------------------------------- #
 # Attributes                                                                  #
 # --------------------------------------------------------------------------- #
@@ -347,11 +359,10 @@ class FusionOp(IRDLOperation, ABC):
             raise VerifyException(str(e)) from None
         # -- sharding agreement (allotment.dialects.sharding_rules) --
         if any(isinstance(getattr(v.type, "encoding", None), ShardingAttr) for v in (*self.operands, *self.results)):
-            from allotment.dialects.sharding_rules import op_sharding_problem
-
-            problem = op_sharding_problem(self)
-            if problem is not None:
-                raise VerifyException(problem)
+            for check in _SHARDING_CHECKS:
+                problem = check(self)
+                if problem is not None:
+                    raise VerifyException(problem)
         # -- end sharding agreement --
         for i, (res, inferred) in enumerate(zip(self.results, inferred_types)):
             declared = res.type

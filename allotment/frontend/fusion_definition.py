@@ -71,7 +71,8 @@ from allotment.frontend.datatypes import (
     to_element_type,
     to_torch,
 )
-from allotment.frontend.handles import Scalar, Tensor, Vector
+from allotment.frontend.errors import NotSupportedError
+from allotment.frontend.handles import Number, Scalar, Tensor, Vector
 from allotment.frontend.inputs import (
     Input,
     ScalarInput,
@@ -86,14 +87,11 @@ from allotment.frontend.inputs import (
     vector_values,
 )
 from allotment.frontend.multidevice import DeviceMesh
+from allotment.frontend.ops import Operators
+from allotment.passes.sharding_propagation import insert_explicit_reshardings
 
-Number = bool | int | float
 _MAX_RANK = 64  # more dimensions than any tensor has (torch allows 64)
 RunFn = Callable[[str, list[Any], torch.device], Sequence[Any]]
-
-
-class NotSupportedError(UnsupportedError, AttributeError):
-    """An nvFuser feature the fusion dialect does not have ("not supported: <name>")."""
 
 
 @dataclass
@@ -160,8 +158,6 @@ class FusionDefinition:
         use_multidevice_executor: bool = False,
         backend_type: object = None,
     ):
-        from allotment.frontend.ops import Operators
-
         self._id = id
         self._block = Block()
         self._inputs: list[Input] = []
@@ -675,8 +671,6 @@ class FusionDefinition:
         )
         module = ModuleOp([*mesh_ops, fn])
         if mesh_ops:  # multidevice: resharding where a tensor's mesh or split changes
-            from allotment.passes.sharding_propagation import insert_explicit_reshardings
-
             insert_explicit_reshardings(fn)
         try:
             module.verify()

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
+from allotment.dialects.fusion_rules import type_name
 from allotment.errors import ArgumentError, InputTypeError, RunError
 from allotment.frontend.datatypes import DataType, to_torch
 
@@ -174,8 +175,6 @@ def describe(position: int, spec: Input) -> str:
         return f"input #{position} (a vector of {len(spec.items)} Int scalars)"
     v = spec.handle.value
     name = f"%{v.name_hint}: " if v.name_hint else ""
-    from allotment.dialects.fusion_rules import type_name
-
     return f"input #{position} ({name}{type_name(v.type)})"
 
 
