@@ -14,6 +14,7 @@ from typing import Any
 
 import torch
 
+from allotment.analysis.packing import pack as _pack
 from allotment.backend import launch as _launch
 from allotment.errors import AllotmentRuntimeError, InputTypeError
 
@@ -494,8 +495,6 @@ def write_back(caller: torch.Tensor, written: torch.Tensor) -> None:
 def pack(sizes: tuple[int, ...], lifetimes: tuple[tuple[int, int], ...], alignment: int) -> tuple[int, ...]:
     """`alloc.pack`: (arena bytes, offset of each slot), by `analysis.packing.pack`
     (cached per tuple of sizes)."""
-    from allotment.analysis.packing import pack as _pack
-
     total, offsets = _pack(sizes, lifetimes, alignment)
     return (total, *offsets)
 

@@ -63,6 +63,7 @@ from allotment.analysis.shapes import ShapeAnalysis, ShapeError, reify_shapes
 from allotment.diagnostics import SOURCE_SPANS, located_message, message_at, walk_ops
 from allotment.dialects import fusion
 from allotment.dialects.comm import CommOp
+from allotment.dtypes import element_nbytes
 from allotment.extents.symbolic import Const, Extent
 from allotment.limits import call_with_deep_stack
 from allotment.passes.gc_pause import gc_paused
@@ -87,8 +88,6 @@ GATHERS = (fusion.PadOp, fusion.CatOp, fusion.FullOp, fusion.IotaOp, *INDEXING)
 
 
 def _element_bytes(t: TensorType) -> int:
-    from allotment.dtypes import element_nbytes
-
     return element_nbytes(t.element_type)
 
 
