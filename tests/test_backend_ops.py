@@ -1087,7 +1087,7 @@ def test_looped_product_and_outer_reduction(looped: list[int]) -> None:
 """
     check(text, 1 + 0.01 * randn(40, 3))  # one split: the looped variant
     check(text, 1 + 0.001 * randn(600, 3))  # three splits, combined by a second kernel
-    # an outer reduction streams its rows in coalesced tiles, split across CTAs (passes.split_reduction)
+    # an outer reduction streams its rows in coalesced tiles, split across CTAs (analysis.split_reduction)
     assert "k0_split_partial" in allotment.compile(text).source("cpu")
 
 

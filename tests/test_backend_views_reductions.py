@@ -4,7 +4,7 @@
   arithmetic in the kernel that reads them: a rotary embedding is one kernel
   and allocates nothing but its output.
 - Outer (column), middle-axis and full reductions of floats are split across
-  CTAs (`passes.split_reduction`): a partials buffer [split, kept] that
+  CTAs (`analysis.split_reduction`): a partials buffer [split, kept] that
   fusion-allocate declares, a first kernel per (kept tile, split), a second
   that combines the partials in order. Extents are odd, static and `?`, large
   enough that the split has more than one part.

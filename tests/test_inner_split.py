@@ -1,4 +1,4 @@
-"""Inner splits (`passes.split_reduction`): row reductions and reductions over non-adjacent
+"""Inner splits (`analysis.split_reduction`): row reductions and reductions over non-adjacent
 dims (BatchNorm statistics, var_mean over [0, 2] of [N, C, L]) with few kept rows, split
 across CTAs along the reduced axis, against torch and the reference evaluator.
 

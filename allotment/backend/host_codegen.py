@@ -541,7 +541,7 @@ def _overflow_guard(op: Operation, result: str, xs: list[str]) -> tuple[str, str
 
 
 def _arith_expr(op: Operation, xs: list[str]) -> str:
-    """Python for one host-level `arith` op. Integer ops call `analysis.size_arith`
+    """Python for one host-level `arith` op. Integer ops call `extents.size_arith`
     (as `rt.size_arith`): `index` ops as `rt.size_arith.divsi(a, b)` (an error on a
     zero divisor or overflow), `iN` ops wrapping at N bits; except the `index` ops that
     plain Python computes exactly: min and max, floor and ceiling division by a value known
@@ -634,7 +634,7 @@ def _launcher(gen: GeneratedKernel, launch: str, n_in: int, n_out: int) -> str:
     elif plan.kind == "inner_outer":  # rows on `programs` programs, then the columns' partials
         programs = in_size(next(iter(plan.columns.values())), 0) if plan.columns else "1"
         lines += inner_outer_lines(plan, gen.functions, args, programs)
-    elif plan.partials and not plan.inner_split:  # split across CTAs (`passes.split_reduction`): one kernel, or two stages
+    elif plan.partials and not plan.inner_split:  # split across CTAs (`analysis.split_reduction`): one kernel, or two stages
         split = in_size(next(iter(plan.partials.values())), 0)
         fn = gen.functions
         lines += [
@@ -651,7 +651,7 @@ def _launcher(gen: GeneratedKernel, launch: str, n_in: int, n_out: int) -> str:
     elif plan.reductions:
         lines.append("    if M == 0:")
         lines.append("        return")
-        if plan.partials:  # an inner split (`passes.split_reduction`): two stages when %split > 1, else the row kernel
+        if plan.partials:  # an inner split (`analysis.split_reduction`): two stages when %split > 1, else the row kernel
             split = in_size(next(iter(plan.partials.values())), 0)
             fn = gen.functions
             lines += [

@@ -323,7 +323,7 @@ SHORT_CHUNK = 256
 
 SHORT_REDUCED = 256
 """Below this many reduced indices a split reduction always has one split
-(`passes.split_reduction.SPLIT_MIN_REDUCED`): one program reduces the whole short axis."""
+(`analysis.split_reduction.SPLIT_MIN_REDUCED`): one program reduces the whole short axis."""
 
 
 @functools.lru_cache(maxsize=4096)
@@ -385,7 +385,7 @@ _INNER_SPLIT = _env_blocks("INNER_SPLIT")
 
 @functools.lru_cache(maxsize=4096)
 def inner_split_blocks(m: int, n: int) -> tuple[int, int, int]:
-    """Blocks of an inner split's first stage (`passes.split_reduction`: a row reduction
+    """Blocks of an inner split's first stage (`analysis.split_reduction`: a row reduction
     or BatchNorm statistics with few kept rows, each split into chunks of at least 4096
     reduced elements): one kept row by 1024 contiguous reduced elements a step, 4 warps
     (eight elements, 16 bytes of bf16, per thread and load), m kept rows and n reduced

@@ -49,7 +49,7 @@ def variants(plan: KernelPlan) -> list[str]:
     if plan.partials and plan.inner_split:  # the row kernel alloc-place chose when %split is 1
         row = ["persistent", "looped"] if schedule == "persistent_if" else [schedule]
         return [*row, "split_partial", "split_final"]
-    if plan.partials:  # split across CTAs (`passes.split_reduction`): one kernel when %split is 1
+    if plan.partials:  # split across CTAs (`analysis.split_reduction`): one kernel when %split is 1
         return ["looped", "split_partial", "split_final"]
     return ["persistent", "looped"] if schedule == "persistent_if" else [schedule]
 

@@ -87,7 +87,7 @@ class KernelPlan:
     row_buffers: dict[Operation, alloc.AllocOp] = field(default_factory=dict)
     partials: dict[Operation, int] = field(default_factory=dict)
     """A reduction split across CTAs -> the in holding its partials [split, kept]
-    (`passes.split_reduction`; the kernel's `partials` attribute); a var_mean's or
+    (`analysis.split_reduction`; the kernel's `partials` attribute); a var_mean's or
     welford's: its sum partials."""
     partials_m2: dict[Operation, int] = field(default_factory=dict)
     """A var_mean or welford split across CTAs -> the in holding its partial sums of squared
@@ -96,7 +96,7 @@ class KernelPlan:
     @property
     def inner_split(self) -> bool:
         """A reduction split across CTAs that reduces the innermost domain dim and keeps
-        another (`passes.split_reduction`'s inner split: rows of few kept indices)."""
+        another (`analysis.split_reduction`'s inner split: rows of few kept indices)."""
         return bool(self.partials) and bool(self.outer) and len(self.domain) - 1 in self.inner
     columns: dict[Operation, int] = field(default_factory=dict)
     """An inner-outer kernel's column reductions -> the in holding each one's partials

@@ -17,7 +17,7 @@ to its IR type, as torch does op by op.
   more loop that computes and stores the full-domain outputs. A softmax's
   max and sum of exp(x - max) (in f32) share one loop with online rescaling,
   so a long-row softmax reads its row twice, not three times.
-- reduction split across CTAs (`passes.split_reduction`: outer, middle-axis
+- reduction split across CTAs (`analysis.split_reduction`: outer, middle-axis
   and full reductions; the kernel's `partials` attribute names one partials
   buffer [split, kept] per reduction): `split_partial`, one program per (tile of
   BLOCK_M kept indices, split), loops over its split's whole BLOCK_N tiles of

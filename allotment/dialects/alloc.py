@@ -338,7 +338,7 @@ class CheckOp(IRDLOperation):
 
     `alloc.check eq %a, %b, "message"`: fails with the message and both values
     unless the predicate holds (`eq`: a == b, `divisible`: b != 0 and a remsi b == 0,
-    `ge`: a >= b; `analysis.size_arith.check_holds` is the one definition).
+    `ge`: a >= b; `extents.size_arith.check_holds` is the one definition).
     """
 
     name = "alloc.check"

@@ -1582,7 +1582,7 @@ class SliceOp(FusionOp):
     Entries are static integers or `index` values; step >= 1. As in torch, a
     negative start or stop counts from the end (`+ extent`), then both are
     clamped to [0, extent]; the result extent is ceildiv(max(stop - start, 0),
-    step) (`analysis.view_extents.slice_sym`, the one definition).
+    step) (`extents.view_extents.slice_sym`, the one definition).
     """
 
     name = "fusion.slice"

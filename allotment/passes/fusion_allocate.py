@@ -30,8 +30,8 @@ Runs on segmented functions (`fusion-segment` first). It guarantees:
   divisibility, extents taken from index values >= 0, and every dynamic
   reduced extent of a `max`/`min` >= 1 (they have no identity). A requirement
   on constants is decided here (`size_arith.check_holds`): a false one is an
-  error. Sizes mean what `analysis.size_arith` says; slice offsets and extents,
-  pad, cat, reshape and shard extents come from `analysis.view_extents`.
+  error. Sizes mean what `extents.size_arith` says; slice offsets and extents,
+  pad, cat, reshape and shard extents come from `extents.view_extents`.
 - Errors are located (`file:line:col: error: <op>: fusion-allocate: ...`)
   where the op came from parsed text; an `alloc.check` keeps the location of
   the op that required it. Argument and result types whose static extents
