@@ -12,7 +12,8 @@ map and give no extent; where a domain extent is only theirs, the launcher
 computes it (`ExtentSource.expr`, `launcher_extent`). A reduction split across
 CTAs has a partials input (`KernelPlan.partials`).
 
-`plan_domain_kernel` (through `kernel_kinds.plan_kernel`) derives D, the split, each value's natural map and, for each
+`plan_domain_kernel` (which `kernel_kinds.plan_kernel` calls for the kinds without a
+planner of their own) derives D, the split, each value's natural map and, for each
 dynamic domain dim, which `index` values of the host program give its extent
 (a dim of an in or out buffer, which the host program knows as an
 `alloc.alloc` size or a `memref.dim`, or an `index` value it passes in): the
