@@ -61,7 +61,6 @@ from xdsl.utils.exceptions import VerifyException
 from allotment.dialects import fusion
 from allotment.dialects.fusion import ALIAS_ATTR as ALIAS_INPUT
 from allotment.dialects.fusion import STRIDE_ORDER_ATTR as STRIDE_ORDER
-from allotment.driver.compiler import compile as allot_compile
 from allotment.driver.runtime import replay_executor
 from allotment.errors import ArgumentError, InputTypeError, UnsupportedError
 from allotment.frontend.datatypes import (
@@ -99,6 +98,18 @@ class _Output:
     handle: Tensor | Scalar
     alias_input: int | None  # position of the aliased input
     stride_order: list[int] | None
+
+
+def _backend_compile() -> Callable[..., Any]:
+    try:
+        from allotment import compile as allot_compile  # type: ignore[attr-defined]
+    except (ImportError, AttributeError):
+        raise RuntimeError(
+            "FusionDefinition.execute needs the backend's allotment.compile, which is not "
+            "available in this installation; to evaluate the fusion without compiling it, "
+            "run allotment.reference.evaluate on the function parsed from fd.ir()"
+        ) from None
+    return allot_compile
 
 
 _TOKENS = itertools.count(1)
@@ -965,9 +976,10 @@ class FusionDefinition:
         key = _signature(args, device)
         exe = self._executables.get(key)
         if exe is None:
+            compile_fn = _backend_compile()
             # Without tensor inputs the device cannot be inferred: tell the backend.
             where = None if any(isinstance(x, torch.Tensor) for x in args) else str(device)
-            exe = allot_compile(module_text, function=self.FUNCTION_NAME, device=where)
+            exe = compile_fn(module_text, function=self.FUNCTION_NAME, device=where)
             self._executables[key] = exe
         return exe
 
