@@ -22,7 +22,7 @@ from xdsl.traits import SymbolTable
 from xdsl.utils.exceptions import DiagnosticException, VerifyException
 
 from allotment import dtypes
-from allotment.analysis import size_arith, view_extents
+from allotment.analysis.memory_profile import memory_profile
 from allotment.analysis.size_eval import (
     BufferSize,
     SizeError,
@@ -33,10 +33,13 @@ from allotment.analysis.size_eval import (
 )
 from allotment.diagnostics import SOURCE_SPANS, located_message, verify_located
 from allotment.dialects import fusion
-from allotment.dialects.alloc import shard_count
+from allotment.dialects.alloc import KernelOp, shard_count
 from allotment.dialects.fusion_rules import type_name
 from allotment.errors import ArgumentError, CompileError, Error, RunError, VerifyError
+from allotment.extents import size_arith, view_extents
+from allotment.ir import parse_module
 from allotment.limits import call_with_deep_stack
+from allotment.passes.pipeline import compile_passes, run_pipeline
 
 if TYPE_CHECKING:
     import torch
@@ -154,8 +157,6 @@ def _check_device(device: object) -> torch.device:
 
 def _module_and_name(fusion_ir: FusionLike, name: str | None) -> tuple[ModuleOp, str | None]:
     """A verified copy of the IR passed in (which is never modified)."""
-    from allotment.ir import parse_module
-
     if isinstance(fusion_ir, str):
         copy = parse_module(fusion_ir)  # verified
     elif isinstance(fusion_ir, func.FuncOp):
@@ -219,8 +220,6 @@ def _allocated(fusion_ir: FusionLike, function: str | None, planned: bool = True
     """The fusion function and its allocated copy: the compile pipeline (`passes.pipeline`),
     so the buffers are the ones a compiled program allocates, or with `planned=False`
     the same up to `alloc-alias` (no order, reuse or frees). The input is never modified."""
-    from allotment.passes.pipeline import compile_passes, run_pipeline
-
     module, name = _module_and_name(fusion_ir, function)
     original = _find(module, name)
     passes = compile_passes() if planned else [p for p in compile_passes() if p.name not in ("alloc-plan",)]
@@ -301,8 +300,6 @@ def argument_values_global(f: func.FuncOp, shapes: Mapping[str, Sequence[int] | 
 
 
 def _kernel_of(buf: BufferSize) -> str | None:
-    from allotment.dialects.alloc import KernelOp
-
     parent = buf.op.parent_op()
     return parent.sym_name.data if isinstance(parent, KernelOp) else None
 
@@ -389,7 +386,6 @@ def memory_plan(
     if not isinstance(block_bytes, int) or isinstance(block_bytes, bool) or block_bytes < 1:
         raise ArgumentError(f"memory_plan: block_bytes must be a positive int, got {block_bytes!r}")
     rounded = (lambda n: -(-n // block_bytes) * block_bytes)
-    from allotment.analysis.memory_profile import memory_profile
 
     _check_fusion_ir(fusion_ir)
     shapes = _check_shapes(input_shapes)

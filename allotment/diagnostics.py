@@ -30,8 +30,8 @@ from xdsl.utils.exceptions import DiagnosticException, VerifyException
 from xdsl.utils.exceptions import ParseError as XdslParseError
 from xdsl.utils.lexer import Span
 
-from allotment.analysis.size_arith import INDEX_MAX
 from allotment.errors import VerifyError
+from allotment.extents.size_arith import INDEX_MAX
 from allotment.limits import MAX_ATTRIBUTE_DEPTH, MAX_REGION_DEPTH, call_with_deep_stack
 
 STRING_LITERAL = re.compile(r'"(?:[^"\\\n\v\f]++|\\(?:["nt\\]|[0-9A-Fa-f]{2}))*+"')

@@ -10,6 +10,9 @@ Error
 ├── UnsupportedError   an op, dtype or feature Allotment does not support (also a NotImplementedError)
 ├── CompileError       a fusion the backend cannot turn into a program (also a RuntimeError)
 ├── RunError           inputs that do not satisfy a compiled fusion, or a run that fails (also a RuntimeError)
+│   └── AllotmentRuntimeError  an input the compiled fusion rejects (dtype, device, shape, extents)
+│       └── InputTypeError     the wrong number of inputs, or an input of the wrong Python type
+│                              (also an ArgumentError)
 └── UsageError         an API used out of order: a FusionDefinition added to once complete or after it
                        failed, re-entered, or executed incomplete (also a RuntimeError)
 ```
@@ -92,6 +95,15 @@ class UsageError(Error, RuntimeError):
     re-entered, executed before it is defined); also a `RuntimeError`, as nvFuser raises."""
 
 
+class AllotmentRuntimeError(RunError):
+    """Inputs that do not satisfy the fusion (dtype, device, shape, extents)."""
+
+
+class InputTypeError(ArgumentError, AllotmentRuntimeError):
+    """A call of a compiled fusion with the wrong number of inputs, or an input of the wrong
+    Python type (a list where a tensor goes): an ArgumentError, and a RunError like every input check."""
+
+
 def located(e: BaseException) -> Error:
     """`e` as an `allotment.Error`, keeping its message: xDSL's parse and verify errors
     become `ParseError` and `VerifyError`; Allotment's own errors are returned as they are."""
@@ -107,9 +119,11 @@ def located(e: BaseException) -> Error:
 
 
 __all__ = [
+    "AllotmentRuntimeError",
     "ArgumentError",
     "CompileError",
     "Error",
+    "InputTypeError",
     "ParseError",
     "RunError",
     "ShapeError",

@@ -18,9 +18,9 @@ from xdsl.universe import Universe
 from xdsl.utils.exceptions import ParseError as XdslParseError
 
 from allotment.diagnostics import LocatedParser, parse_error_diagnostic, verify_located, walk_ops
+from allotment.dialects import ALL_DIALECTS
 from allotment.errors import ArgumentError, ParseError
 from allotment.limits import call_with_deep_stack
-from allotment.universe import ALL_DIALECTS
 
 
 @cache

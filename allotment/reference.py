@@ -37,7 +37,7 @@ Choices where the dialect leaves room (each is torch's behaviour unless said):
   converts once to the element type.
 - `fusion.max`/`fusion.min` over a zero-extent dimension is an error (there
   is no identity), even when the result is empty, as in torch.
-- `fusion.slice` bounds follow torch (`analysis.view_extents`): negative ones
+- `fusion.slice` bounds follow torch (`extents.view_extents`): negative ones
   count from the end, then clamp to [0, extent].
 - `fusion.var_mean` divides by max(N - correction, 0) (inf or NaN at and
   beyond N), as torch does.
@@ -69,13 +69,13 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 from allotment import dtypes, philox
-from allotment.analysis import size_arith, view_extents
 from allotment.diagnostics import SOURCE_SPANS
 from allotment.dialects import fusion
 from allotment.dialects import fusion_rules as rules
 from allotment.dialects.comm import COMM_OPS
 from allotment.dialects.fusion_rules import DYNAMIC, type_name
 from allotment.errors import RunError, UnsupportedError
+from allotment.extents import size_arith, view_extents
 
 Scalar: TypeAlias = int | float | bool
 Value: TypeAlias = torch.Tensor | Scalar
@@ -1029,7 +1029,7 @@ def _dim(run: _Run, op: Operation) -> list[Value]:
 _INT_BINARY: tuple[type[Operation], ...] = tuple(
     cls for cls in arith.Arith.operations if size_arith.arith_op_name(cls.name) is not None
 )
-"""Integer `arith` ops: their meaning is `analysis.size_arith`'s, the one definition."""
+"""Integer `arith` ops: their meaning is `extents.size_arith`'s, the one definition."""
 
 
 def _scalar_operands(run: _Run, op: Operation) -> list[Scalar]:

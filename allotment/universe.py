@@ -3,31 +3,11 @@ entry point: the stock `xdsl-opt` and our `allot-opt` both load them from here."
 
 from collections.abc import Callable
 
-from xdsl.ir import Dialect
 from xdsl.passes import ModulePass
 from xdsl.universe import Universe
 
+from allotment.dialects import ALL_DIALECTS
 
-def _fusion() -> Dialect:
-    from allotment.dialects.fusion import Fusion
-
-    return Fusion
-
-
-def _alloc() -> Dialect:
-    from allotment.dialects.alloc import Alloc
-
-    return Alloc
-
-
-def _comm() -> Dialect:
-    from allotment.dialects.comm import Comm
-
-    return Comm
-
-
-ALL_DIALECTS: dict[str, Callable[[], Dialect]] = {"fusion": _fusion, "alloc": _alloc, "comm": _comm}
-"""Our dialects by name, loaded lazily."""
 
 def _fusion_segment() -> type[ModulePass]:
     from allotment.passes.fusion_segment import FusionSegmentPass

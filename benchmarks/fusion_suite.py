@@ -14,7 +14,7 @@ type: `suite_fusions.tolerance`), then measures:
   moving the same number of bytes;
 - at the small size, host µs per call (calls queued, one synchronize at the end), and
   Allotment's host µs per kernel it launched (launches counted by
-  `allotment.backend.runtime.intercept_launches`);
+  `allotment.driver.runtime.intercept_launches`);
 - peak memory of one call over its output bytes (`benchmarks/peak_memory.py`).
 
 The matrix. Most of the time goes to compiling (torch.compile's Inductor and Triton,
@@ -258,7 +258,7 @@ def _us(ms: Any) -> float | None:
 
 def count_launches(exe: Any, xs: Sequence[Any]) -> int:
     """Kernels one call of an Allotment executable launches (intercepted: none runs)."""
-    from allotment.backend.runtime import intercept_launches
+    from allotment.driver.runtime import intercept_launches
 
     launched: list[object] = []
     with intercept_launches(lambda kernel, *rest: launched.append(kernel)):

@@ -42,7 +42,7 @@ from skeptic_suite import fresh_function  # noqa: E402
 
 import allotment  # noqa: E402
 from allotment import FusionDefinition  # noqa: E402
-from allotment.backend.runtime import intercept_launches  # noqa: E402
+from allotment.driver.runtime import intercept_launches  # noqa: E402
 
 
 def _kernels(fn: Any) -> tuple[int, int]:

@@ -141,7 +141,7 @@ def interpreter_rounding_to_nearest() -> Iterator[None]:
 def truncation_artifact(text: str, run: Any, expected: Sequence[torch.Tensor]) -> bool:
     """Whether compiled outputs that differ from `expected` agree once the interpreter rounds
     to nearest (`run()` runs the compiled program again)."""
-    from allotment.backend.runtime import interpreting
+    from allotment.driver.runtime import interpreting
 
     if "bf16" not in text or not interpreting():
         return False

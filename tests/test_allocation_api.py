@@ -11,7 +11,7 @@ from xdsl.printer import Printer
 
 import allotment
 from allotment.analysis.size_eval import SizeError
-from allotment.backend import runtime
+from allotment.driver import runtime
 from allotment.ir import parse_module
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"

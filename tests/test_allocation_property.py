@@ -23,9 +23,9 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import i8
 
 from allotment.allocation import plan_buffers
-from allotment.analysis.symbolic import Const
+from allotment.analysis import inner_outer, split_reduction
+from allotment.extents.symbolic import Const
 from allotment.ir import find_function, parse_module
-from allotment.passes import inner_outer, split_reduction
 from allotment.reference import evaluate, random_inputs
 
 EXAMPLES = int(os.environ.get("ALLOT_PROPERTY_EXAMPLES", "500"))

@@ -70,7 +70,7 @@ def always_pack(monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:  # noqa: ANN
     monkeypatch.setattr(pipeline, "compile_passes", passes)
     monkeypatch.setenv("ALLOT_POISON", "1")
     monkeypatch.setenv("ALLOT_CACHE_DIR", str(tmp_path))
-    from allotment.backend import runtime
+    from allotment.driver import runtime
 
     monkeypatch.setattr(runtime, "_PROGRAMS", {})
 

@@ -21,7 +21,7 @@ import allotment
 import allotment.passes.pipeline as pipeline
 from allotment.analysis import packing
 from allotment.backend import host_runtime as rt
-from allotment.backend import runtime
+from allotment.driver import runtime
 from allotment.passes.alloc_plan import AllocPlanPass
 
 CHAIN = """

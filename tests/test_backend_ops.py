@@ -23,8 +23,9 @@ from backend_check import check, fn1, interpreter_rounding_to_nearest  # noqa: E
 from xdsl.dialects.builtin import DYNAMIC_INDEX  # noqa: E402
 
 import allotment  # noqa: E402
-from allotment.backend import host_runtime, runtime  # noqa: E402
-from allotment.backend.host_runtime import AllotmentRuntimeError  # noqa: E402
+from allotment.backend import host_runtime  # noqa: E402
+from allotment.errors import AllotmentRuntimeError  # noqa: E402
+from allotment.driver import runtime  # noqa: E402
 from allotment.ir import find_function, parse_module  # noqa: E402
 from allotment.reference import random_inputs  # noqa: E402
 
@@ -1104,7 +1105,7 @@ def test_looped_product_and_outer_reduction(looped: list[int]) -> None:
 """
     check(text, 1 + 0.01 * randn(40, 3))  # one split: the looped variant
     check(text, 1 + 0.001 * randn(600, 3))  # three splits, combined by a second kernel
-    # an outer reduction streams its rows in coalesced tiles, split across CTAs (passes.split_reduction)
+    # an outer reduction streams its rows in coalesced tiles, split across CTAs (analysis.split_reduction)
     assert "k0_split_partial" in allotment.compile(text).source("cpu")
 
 

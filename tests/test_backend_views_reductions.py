@@ -4,7 +4,7 @@
   arithmetic in the kernel that reads them: a rotary embedding is one kernel
   and allocates nothing but its output.
 - Outer (column), middle-axis and full reductions of floats are split across
-  CTAs (`passes.split_reduction`): a partials buffer [split, kept] that
+  CTAs (`analysis.split_reduction`): a partials buffer [split, kept] that
   fusion-allocate declares, a first kernel per (kept tile, split), a second
   that combines the partials in order. Extents are odd, static and `?`, large
   enough that the split has more than one part.
@@ -373,7 +373,7 @@ def rmsnorm_backward(ty: str, hidden: str) -> str:
 @pytest.mark.parametrize("hidden", ["?", "7"])
 def test_rmsnorm_backward_is_one_inner_outer_kernel(ty: str, hidden: str) -> None:
     text = rmsnorm_backward(ty, hidden)
-    # dx (row reductions) and dw's partials in one kernel (`passes/inner_outer.py`), one read of
+    # dx (row reductions) and dw's partials in one kernel (`analysis/inner_outer.py`), one read of
     # dy and x; the partials' sum and dw's cast in a second Triton function of the same launcher
     assert kernels(text) == 1
     assert sorted(allocations(text)) == ["dw", "dx", "k0_partials_dwf"]  # no f32 intermediate

@@ -21,8 +21,9 @@ import pytest  # noqa: E402
 import torch  # noqa: E402
 
 import allotment  # noqa: E402
-from allotment.backend import program_cache, runtime  # noqa: E402
+from allotment.backend import program_cache  # noqa: E402
 from allotment.backend.program_cache import CacheDirectoryWarning  # noqa: E402
+from allotment.driver import runtime  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -53,7 +54,7 @@ def run_and_check(text: str, op: str, n: int = 6, seed: int = 0) -> allotment.Ex
 
 
 def entry_of(exe: allotment.Executable, target: str = "cpu") -> Path:
-    key = runtime._program_key(exe.text, exe.function, target)
+    key = runtime.program_key(exe.text, exe.function, target)
     return program_cache.entry_path(program_cache.cache_dir(), key)
 
 
@@ -126,7 +127,7 @@ def test_an_entry_with_a_forged_hash_of_other_code_is_rejected(monkeypatch: pyte
     forged = program_cache.entry_text(other_key, path.read_text().partition("\n")[2], runtime.CODEGEN_VERSION)
     path.write_text(forged)
     old_version = program_cache.entry_text(
-        runtime._program_key(exe.text, exe.function, "cpu"), "raise SystemExit(3)\n", "0123456789abcdef"
+        runtime.program_key(exe.text, exe.function, "cpu"), "raise SystemExit(3)\n", "0123456789abcdef"
     )
     for text in (forged, old_version):
         path.write_text(text)
@@ -159,7 +160,7 @@ def test_an_entry_that_is_not_a_regular_file_is_replaced(kind: str, monkeypatch:
 
 def test_a_verified_entry_that_does_not_import_is_regenerated(monkeypatch: pytest.MonkeyPatch) -> None:
     exe = run_and_check(ADD, "add")
-    key = runtime._program_key(exe.text, exe.function, "cpu")
+    key = runtime.program_key(exe.text, exe.function, "cpu")
     bad = program_cache.entry_text(key, "raise ImportError('stale program')\n", runtime.CODEGEN_VERSION)
     entry_of(exe).write_text(bad)
     forget_programs(monkeypatch)

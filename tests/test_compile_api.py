@@ -27,7 +27,7 @@ from xdsl.printer import Printer  # noqa: E402
 
 import allotment  # noqa: E402
 from allotment import ArgumentError, CompileError, RunError  # noqa: E402
-from allotment.backend import runtime  # noqa: E402
+from allotment.driver import runtime  # noqa: E402
 from allotment.ir import find_function, parse_module  # noqa: E402
 from allotment.reference import evaluate  # noqa: E402
 
@@ -192,7 +192,7 @@ SUBPROCESS = """
 import os, sys, torch
 {first}
 import allotment
-from allotment.backend import runtime
+from allotment.driver import runtime
 from allotment.ir import find_function, parse_module
 from allotment.reference import evaluate
 assert os.environ.get("TRITON_INTERPRET") == {interpret!r}, os.environ.get("TRITON_INTERPRET")

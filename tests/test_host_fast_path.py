@@ -15,7 +15,7 @@ from backend_check import check
 import allotment
 from allotment.backend import host_runtime as rt
 from allotment.backend import launch as L
-from allotment.backend.runtime import intercept_launches
+from allotment.driver.runtime import intercept_launches
 from allotment.errors import RunError
 
 RMSNORM = (Path(__file__).resolve().parents[1] / "examples" / "rmsnorm.mlir").read_text()
@@ -366,7 +366,7 @@ def _partials_args(exe: allotment.Executable, x: torch.Tensor) -> list[torch.Ten
 
 
 def test_empty_partials_take_no_arena(monkeypatch: pytest.MonkeyPatch) -> None:
-    """An inner split's partials (`passes.split_reduction`) packed in one arena: with one
+    """An inner split's partials (`analysis.split_reduction`) packed in one arena: with one
     split they are [1, 0], and the program neither packs nor allocates: both are the one
     cached empty tensor of that shape (`rt.no_elements`); with more splits they are slots of
     a real arena. Results against torch and the reference evaluator, both ways."""

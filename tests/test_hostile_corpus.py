@@ -212,7 +212,7 @@ FIRST_CASE_GRACE_S = 10.0
 def _warm_imports() -> None:
     """Imports what the cases use lazily, once in the parent, so that forked children share them."""
     import allotment.allocation  # noqa: F401
-    import allotment.backend.runtime  # noqa: F401
+    import allotment.driver.runtime  # noqa: F401
     import allotment.frontend  # noqa: F401
     import allotment.reference  # noqa: F401
 

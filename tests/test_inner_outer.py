@@ -1,4 +1,4 @@
-"""Inner-outer kernels (`passes/inner_outer.py`, `backend/inner_outer.py`): a normalization's
+"""Inner-outer kernels (`analysis/inner_outer.py`, `backend/inner_outer.py`): a normalization's
 row reductions and the column reductions of the same [rows, N] domain in one kernel.
 
 RMSNorm backward (dx, dw) and LayerNorm backward (dx, dw, db) with `?` rows and static or
@@ -24,10 +24,11 @@ from backend_check import check, launches, planned  # noqa: E402
 
 import allotment  # noqa: E402
 from allotment import DataType, FusionDefinition  # noqa: E402
-from allotment.backend import host_runtime, runtime  # noqa: E402
+from allotment.analysis import inner_outer  # noqa: E402
+from allotment.backend import host_runtime  # noqa: E402
 from allotment.backend import inner_outer as inner_outer_backend  # noqa: E402
+from allotment.driver import runtime  # noqa: E402
 from allotment.ir import find_function, parse_module  # noqa: E402
-from allotment.passes import inner_outer  # noqa: E402
 from allotment.passes.pipeline import compile_passes, run_pipeline  # noqa: E402
 from allotment.reference import evaluate  # noqa: E402
 
@@ -269,8 +270,8 @@ def test_the_weight_is_loaded_once_a_program(hidden: str) -> None:
 
 
 def test_program_count() -> None:
-    from allotment.analysis import symbolic as sym
-    from allotment.analysis.symbolic import Const
+    from allotment.extents import symbolic as sym
+    from allotment.extents.symbolic import Const
 
     def count(rows: int) -> int:
         e = inner_outer.program_count(Const(rows))

@@ -1,4 +1,4 @@
-"""Inner splits (`passes.split_reduction`): row reductions and reductions over non-adjacent
+"""Inner splits (`analysis.split_reduction`): row reductions and reductions over non-adjacent
 dims (BatchNorm statistics, var_mean over [0, 2] of [N, C, L]) with few kept rows, split
 across CTAs along the reduced axis, against torch and the reference evaluator.
 
@@ -19,8 +19,8 @@ import pytest  # noqa: E402
 import torch  # noqa: E402
 from backend_check import check, launches, planned  # noqa: E402
 
-from allotment.analysis.symbolic import Const  # noqa: E402
-from allotment.passes import split_reduction  # noqa: E402
+from allotment.analysis import split_reduction  # noqa: E402
+from allotment.extents.symbolic import Const  # noqa: E402
 
 pytestmark = pytest.mark.filterwarnings("ignore:.*encountered in:RuntimeWarning")
 

@@ -139,8 +139,8 @@ def test_in_place_hazard_is_resolved() -> None:
 
 def test_in_place_hazard_without_the_fix_is_wrong(tmp_path) -> None:  # noqa: ANN001
     """The hazard is real: writing in place with no reordering gives a wrong matmul."""
-    from allotment.backend import runtime
     from allotment.backend.host_codegen import emit_program
+    from allotment.driver import runtime
     from allotment.passes.alloc_alias import AllocAliasPass
     from allotment.passes.fusion_allocate import FusionAllocatePass
     from allotment.passes.fusion_segment import FusionSegmentPass
@@ -150,7 +150,7 @@ def test_in_place_hazard_without_the_fix_is_wrong(tmp_path) -> None:  # noqa: AN
         parse_module(HAZARD), [FusionSegmentPass(), FusionAllocatePass(), AllocAliasPass(resolve_hazards=False)]
     )
     source = emit_program(find_function(unsafe), "cpu").source
-    program = runtime._load(tmp_path / "unsafe.py", source, "unsafe", "cpu")
+    program = runtime.load_program(tmp_path / "unsafe.py", source, "unsafe", "cpu")
     x, w = inputs_for(HAZARD, [(5, 4), (4, 4)])
     x0 = x.clone()
     _, z = program(x, w)

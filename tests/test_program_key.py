@@ -1,4 +1,4 @@
-"""Every knob that changes a generated program changes its cache key (`runtime._program_key`):
+"""Every knob that changes a generated program changes its cache key (`runtime.program_key`):
 a program built under one setting is never handed out under another (the in-memory and the
 disk caches are keyed by it). Each knob of `runtime.program_knobs()` is toggled; a scan of the
 code generator's sources finds every ALLOT_* variable it reads and requires it to be a program
@@ -15,7 +15,7 @@ import pytest
 import torch
 
 import allotment
-from allotment.backend import runtime
+from allotment.driver import runtime
 
 ROOT = Path(__file__).resolve().parents[1] / "allotment"
 
@@ -55,18 +55,18 @@ def test_the_table_of_values_covers_every_knob() -> None:
 def test_every_program_knob_changes_the_key(knob: str, monkeypatch: pytest.MonkeyPatch) -> None:
     for k in VALUES:
         monkeypatch.delenv(k, raising=False)
-    keys = {target: runtime._program_key(TEXT, "f", target) for target in runtime.TARGETS}
+    keys = {target: runtime.program_key(TEXT, "f", target) for target in runtime.TARGETS}
     monkeypatch.setenv(knob, VALUES[knob])
     for target, before in keys.items():
-        assert runtime._program_key(TEXT, "f", target) != before, f"{knob} does not change the {target} key"
+        assert runtime.program_key(TEXT, "f", target) != before, f"{knob} does not change the {target} key"
 
 
 def test_poison_off_is_one_key_whatever_its_spelling(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("ALLOT_POISON", raising=False)
-    unset = runtime._program_key(TEXT, "f", "cpu")
+    unset = runtime.program_key(TEXT, "f", "cpu")
     for off in ("0", ""):
         monkeypatch.setenv("ALLOT_POISON", off)
-        assert runtime._program_key(TEXT, "f", "cpu") == unset
+        assert runtime.program_key(TEXT, "f", "cpu") == unset
 
 
 def test_every_variable_the_code_generator_reads_is_a_knob_or_a_run_time_switch() -> None:

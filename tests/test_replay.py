@@ -701,7 +701,7 @@ def test_execute_fast_path_keeps_the_frontend_checks(monkeypatch: pytest.MonkeyP
     definition and replayed at once; any other input still gets the frontend's checks and
     errors, and another definition does not take a plan it did not mark."""
     from allotment import DataType, FusionDefinition
-    from allotment.backend.host_runtime import InputTypeError
+    from allotment.errors import InputTypeError
 
     monkeypatch.setattr(torch._C, "_cuda_getDevice", lambda: 0, raising=False)
     monkeypatch.setattr(torch._C, "_cuda_getCurrentRawStream", lambda d: 0, raising=False)
@@ -829,7 +829,7 @@ def test_gpu_execute_fast_path() -> None:
     """`FusionDefinition.execute` on a GPU: the second call on a signature takes the fast path
     (replayed), results stay right on new inputs, and a bad input still gets its error."""
     from allotment import DataType, FusionDefinition
-    from allotment.backend.host_runtime import InputTypeError
+    from allotment.errors import InputTypeError
 
     with FusionDefinition() as fd:
         x = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.BFloat16)

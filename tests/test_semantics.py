@@ -1,6 +1,6 @@
 """One semantics for sizes and checks, each rule in one home, checked against torch.
 
-- Integer size arithmetic (`analysis/size_arith.py`) is MLIR's `arith`: divsi and
+- Integer size arithmetic (`extents/size_arith.py`) is MLIR's `arith`: divsi and
   remsi truncate, floordivsi floors, ceildivsi rounds up, the unsigned ops read
   the bits as unsigned; a zero divisor and `index` overflow are errors naming
   the op. The symbolic folder, the size evaluator, the generated host program
@@ -31,8 +31,6 @@ from xdsl.printer import Printer  # noqa: E402
 
 import allotment  # noqa: E402
 from allotment import dtypes  # noqa: E402
-from allotment.analysis import size_arith, view_extents  # noqa: E402
-from allotment.analysis import symbolic as sym  # noqa: E402
 from allotment.backend import host_runtime  # noqa: E402
 from allotment.dialects import alloc, fusion  # noqa: E402
 from allotment.errors import (  # noqa: E402
@@ -44,6 +42,8 @@ from allotment.errors import (  # noqa: E402
     ShapeError,
     VerifyError,
 )
+from allotment.extents import size_arith, view_extents  # noqa: E402
+from allotment.extents import symbolic as sym  # noqa: E402
 from allotment.ir import find_function, parse_module  # noqa: E402
 from allotment.reference import EvaluationError, evaluate  # noqa: E402
 from allotment.reference import torch_dtype as reference_dtype  # noqa: E402

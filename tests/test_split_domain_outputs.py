@@ -1,5 +1,5 @@
 """Reductions split across CTAs that also write outputs of their whole domain
-(`passes/split_reduction.py`): a bias gradient beside dx, a column max beside its input's
+(`analysis/split_reduction.py`): a bias gradient beside dx, a column max beside its input's
 transform, a middle-axis sum beside a 3-D output, a full sum beside its input doubled.
 
 The first stage (`split_partial`) stores the domain outputs as it streams its share of the

@@ -17,7 +17,7 @@ import pytest  # noqa: E402
 import torch  # noqa: E402
 
 import allotment  # noqa: E402
-from allotment.backend import runtime  # noqa: E402
+from allotment.driver import runtime  # noqa: E402
 from allotment.ir import find_function, parse_module  # noqa: E402
 from allotment.reference import evaluate  # noqa: E402
 

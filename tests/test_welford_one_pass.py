@@ -23,7 +23,8 @@ import torch  # noqa: E402
 from backend_check import check, launches  # noqa: E402
 
 import allotment  # noqa: E402
-from allotment.backend import host_runtime, runtime  # noqa: E402
+from allotment.backend import host_runtime  # noqa: E402
+from allotment.driver import runtime  # noqa: E402
 
 pytestmark = pytest.mark.filterwarnings("ignore:.*encountered in:RuntimeWarning")
 

@@ -23,9 +23,10 @@ from xdsl.dialects import arith, func, memref
 from xdsl.dialects.builtin import DYNAMIC_INDEX, IntegerAttr
 from xdsl.ir import Operation, SSAValue
 
-from allotment.analysis import size_arith
 from allotment.analysis.liveness import live_ranges, top_level_users
 from allotment.dialects import alloc
+from allotment.dtypes import element_nbytes
+from allotment.extents import size_arith
 
 
 @dataclass(frozen=True)
@@ -92,7 +93,6 @@ def size_expressions(f: func.FuncOp) -> dict[SSAValue, str]:
 def _size_text(op: alloc.AllocOp | memref.ViewOp, names: dict[SSAValue, str]) -> str:
     sizes = iter(op.sizes)
     factors = [names.get(next(sizes), "?") if e == DYNAMIC_INDEX else str(e) for e in op.result.type.get_shape()]
-    from allotment.dtypes import element_nbytes
 
     factors.append(str(element_nbytes(op.result.type.element_type)))
     return " * ".join(f.removeprefix("(").removesuffix(")") if len(factors) == 1 else f for f in factors) + " B"

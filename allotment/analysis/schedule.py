@@ -35,10 +35,11 @@ from xdsl.dialects import arith, func, memref
 from xdsl.dialects.builtin import DYNAMIC_INDEX, IndexType, IntegerAttr, MemRefType
 from xdsl.ir import Operation, SSAValue
 
-from allotment.analysis import size_arith
+from allotment.analysis import packing
 from allotment.analysis.liveness import VIEW_OPS, view_root
 from allotment.dialects import alloc
 from allotment.dtypes import element_nbytes
+from allotment.extents import size_arith
 
 T = TypeVar("T")
 
@@ -119,8 +120,6 @@ def hint_index_values(f: func.FuncOp, hint: int) -> dict[SSAValue, int]:
                 except size_arith.SizeArithmeticError:
                     pass
         elif isinstance(op, alloc.PackOp) and all(v in values for v in op.sizes):
-            from allotment.analysis import packing
-
             total, offsets = packing.pack([values[v] for v in op.sizes], op.lifetime_pairs(), op.alignment.value.data)
             for r, v in zip(op.results, (total, *offsets)):
                 values[r] = v

@@ -26,12 +26,12 @@ from xdsl.dialects.builtin import IndexType, IntegerAttr, IntegerType, TensorTyp
 from xdsl.ir import Operation, SSAValue
 
 from allotment import errors
-from allotment.analysis import size_arith, view_extents
-from allotment.analysis import symbolic as sym
 from allotment.analysis.size_eval import is_size_scalar_type
-from allotment.analysis.symbolic import ArgDim, ArgScalar, Const, Extent, ExtentEquivalence
 from allotment.dialects import fusion
 from allotment.dialects.fusion_rules import DYNAMIC
+from allotment.extents import size_arith, view_extents
+from allotment.extents import symbolic as sym
+from allotment.extents.symbolic import ArgDim, ArgScalar, Const, Extent, ExtentEquivalence
 
 
 class ShapeError(errors.ShapeError):

@@ -17,10 +17,11 @@ from xdsl.dialects.builtin import DYNAMIC_INDEX, IndexType, IntegerAttr, Integer
 from xdsl.ir import Attribute, BlockArgument, Operation, SSAValue
 from xdsl.traits import SymbolTable
 
-from allotment.analysis import packing, size_arith
+from allotment.analysis import packing
 from allotment.dialects import alloc, fusion
 from allotment.dtypes import element_nbytes
 from allotment.errors import ShapeError, UnsupportedError
+from allotment.extents import size_arith
 
 
 class SizeError(ShapeError):

@@ -44,10 +44,14 @@ from allotment.analysis.library_matmul import tileable
 from allotment.analysis.liveness import view_root
 from allotment.backend import tiled_matmul, triton_indexing
 from allotment.backend.identifiers import Namespace, comment, generated, literal
-from allotment.backend.kernel_plan import BufferDim, CodegenError, ExtentSource, plan_kernel
-from allotment.backend.triton_codegen import GeneratedKernel, float_literal, generate_kernel, module_prelude, variants
+from allotment.backend.inner_outer import launch_lines as inner_outer_lines
+from allotment.backend.kernel_kinds import generate_kernel, plan_kernel, variants
+from allotment.backend.kernel_plan import BufferDim, CodegenError, ExtentSource
+from allotment.backend.scan_codegen import launch_lines as scan_launch_lines
+from allotment.backend.triton_codegen import GeneratedKernel, float_literal, module_prelude
 from allotment.dialects import alloc, fusion
 from allotment.dtypes import buffer_torch_dtype_name, ir_name, torch_dtype_source
+from allotment.extents import size_arith
 
 
 @dataclass
@@ -553,14 +557,12 @@ def _overflow_guard(op: Operation, result: str, xs: list[str]) -> tuple[str, str
 
 
 def _arith_expr(op: Operation, xs: list[str]) -> str:
-    """Python for one host-level `arith` op. Integer ops call `analysis.size_arith`
+    """Python for one host-level `arith` op. Integer ops call `extents.size_arith`
     (as `rt.size_arith`): `index` ops as `rt.size_arith.divsi(a, b)` (an error on a
     zero divisor or overflow), `iN` ops wrapping at N bits; except the `index` ops that
     plain Python computes exactly: min and max, floor and ceiling division by a value known
     positive (no zero divisor, no overflow), and add, sub and mul (exact Python ints, which
     `_overflow_guard`'s check after them sends to `rt.size_arith` when they overflow)."""
-    from allotment.analysis import size_arith
-
     name = op.name.split(".", 1)[1]
     if isinstance(op, arith.CmpiOp):
         # index comparisons (alloc-place's `%fits`): Python ints compare exactly
@@ -644,15 +646,11 @@ def _launcher(gen: GeneratedKernel, launch: str, n_in: int, n_out: int) -> str:
     ]))
     args = "args"  # the launches below pass the one tuple
     if plan.kind in ("scan", "sort"):  # one program per BLOCK_M rows (`scan_codegen`)
-        from allotment.backend.scan_codegen import launch_lines
-
-        lines += launch_lines(plan, gen.functions, args)
+        lines += scan_launch_lines(plan, gen.functions, args)
     elif plan.kind == "inner_outer":  # rows on `programs` programs, then the columns' partials
-        from allotment.backend.inner_outer import launch_lines as inner_outer_lines
-
         programs = in_size(next(iter(plan.columns.values())), 0) if plan.columns else "1"
         lines += inner_outer_lines(plan, gen.functions, args, programs)
-    elif plan.partials and not plan.inner_split:  # split across CTAs (`passes.split_reduction`): one kernel, or two stages
+    elif plan.partials and not plan.inner_split:  # split across CTAs (`analysis.split_reduction`): one kernel, or two stages
         split = in_size(next(iter(plan.partials.values())), 0)
         fn = gen.functions
         lines += [
@@ -669,7 +667,7 @@ def _launcher(gen: GeneratedKernel, launch: str, n_in: int, n_out: int) -> str:
     elif plan.reductions:
         lines.append("    if M == 0:")
         lines.append("        return")
-        if plan.partials:  # an inner split (`passes.split_reduction`): two stages when %split > 1, else the row kernel
+        if plan.partials:  # an inner split (`analysis.split_reduction`): two stages when %split > 1, else the row kernel
             split = in_size(next(iter(plan.partials.values())), 0)
             fn = gen.functions
             lines += [

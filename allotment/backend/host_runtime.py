@@ -14,17 +14,9 @@ from typing import Any
 
 import torch
 
+from allotment.analysis.packing import pack as _pack
 from allotment.backend import launch as _launch
-from allotment.errors import ArgumentError, RunError
-
-
-class AllotmentRuntimeError(RunError):
-    """Inputs that do not satisfy the fusion (dtype, device, shape, extents)."""
-
-
-class InputTypeError(ArgumentError, AllotmentRuntimeError):
-    """A call of a compiled fusion with the wrong number of inputs, or an input of the wrong
-    Python type (a list where a tensor goes): an ArgumentError, and a RunError like every input check."""
+from allotment.errors import AllotmentRuntimeError, InputTypeError
 
 
 def check_arity(function: str, names: Sequence[str], inputs: Sequence[Any]) -> None:
@@ -216,7 +208,7 @@ def check_indices(index: torch.Tensor, extent: int, what: str, where: str) -> No
 
 # Integer arithmetic of the host program is `size_arith`'s, the one definition
 # (generated code calls `rt.size_arith.<op>(a, b)`; these are its `divsi`/`remsi`).
-from allotment.analysis import size_arith  # noqa: E402
+from allotment.extents import size_arith  # noqa: E402
 
 trunc_div = size_arith.divsi
 trunc_rem = size_arith.remsi
@@ -411,7 +403,7 @@ SHORT_CHUNK = 256
 
 SHORT_REDUCED = 256
 """Below this many reduced indices a split reduction always has one split
-(`passes.split_reduction.SPLIT_MIN_REDUCED`): one program reduces the whole short axis."""
+(`analysis.split_reduction.SPLIT_MIN_REDUCED`): one program reduces the whole short axis."""
 
 
 @functools.lru_cache(maxsize=4096)
@@ -473,7 +465,7 @@ _INNER_SPLIT = _env_blocks("INNER_SPLIT")
 
 @functools.lru_cache(maxsize=4096)
 def inner_split_blocks(m: int, n: int) -> tuple[int, int, int]:
-    """Blocks of an inner split's first stage (`passes.split_reduction`: a row reduction
+    """Blocks of an inner split's first stage (`analysis.split_reduction`: a row reduction
     or BatchNorm statistics with few kept rows, each split into chunks of at least 4096
     reduced elements): one kept row by 1024 contiguous reduced elements a step, 4 warps
     (eight elements, 16 bytes of bf16, per thread and load), m kept rows and n reduced
@@ -583,8 +575,6 @@ def write_back(caller: torch.Tensor, written: torch.Tensor) -> None:
 def pack(sizes: tuple[int, ...], lifetimes: tuple[tuple[int, int], ...], alignment: int) -> tuple[int, ...]:
     """`alloc.pack`: (arena bytes, offset of each slot), by `analysis.packing.pack`
     (cached per tuple of sizes)."""
-    from allotment.analysis.packing import pack as _pack
-
     total, offsets = _pack(sizes, lifetimes, alignment)
     return (total, *offsets)
 

@@ -1,4 +1,4 @@
-"""Plans, Triton code and launches of `inner_outer` kernels (`passes/inner_outer.py`).
+"""Plans, Triton code and launches of `inner_outer` kernels (`analysis/inner_outer.py`).
 
 An inner-outer kernel's domain is [rows..., N]: its row reductions reduce the
 last dim (the plan's `reductions`, the tile's columns as in a normalization
@@ -33,12 +33,12 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 from xdsl.dialects.builtin import DenseArrayBase, TensorType
 from xdsl.ir import Operation, SSAValue
 
 from allotment.analysis.capacity import env_int
+from allotment.analysis.inner_outer import is_column_reduction, is_row_reduction
 from allotment.backend.kernel_plan import (
     REDUCTIONS,
     CodegenError,
@@ -48,12 +48,9 @@ from allotment.backend.kernel_plan import (
     _shape,
     identity_map,
 )
+from allotment.backend.triton_codegen import _Emitter
 from allotment.dialects import alloc, fusion
 from allotment.dtypes import element_nbytes, triton_dtype
-from allotment.passes.inner_outer import is_column_reduction, is_row_reduction
-
-if TYPE_CHECKING:
-    from allotment.backend.triton_codegen import _Emitter
 
 ALL_AXES = {frozenset({"m", "n"}), frozenset({"m"}), frozenset({"n"}), frozenset()}
 
@@ -114,206 +111,190 @@ def variants(plan: KernelPlan) -> list[str]:
     return [*first, "column_final"]
 
 
-def emitter_class() -> type[_Emitter]:
-    """`InnerOuterEmitter` (defined on first use: it extends triton_codegen's emitter)."""
-    global _EMITTER
-    if _EMITTER is None:
-        _EMITTER = _make_emitter()
-    return _EMITTER
+class InnerOuterEmitter(_Emitter):
+    """Emits the three functions of an inner-outer kernel (module docstring)."""
 
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)
+        self.column_reduced: dict[SSAValue, str] = {}
+        self.columns = column_values(self.plan)
+        self.storing: Callable[[SSAValue], bool] = lambda v: True
 
-_EMITTER: type | None = None
+    def emit(self) -> None:
+        {"persistent": self.emit_rows_persistent, "looped": self.emit_rows_looped,
+         "column_final": self.emit_column_final}[self.variant]()
 
+    def _known(self, v: SSAValue, m: tuple) -> tuple[str, frozenset[str]] | None:
+        if v in self.column_reduced:  # a (1, BLOCK_N) tile of the final kernel
+            return self.column_reduced[v], frozenset({"n"})
+        return super()._known(v, m)
 
-def _make_emitter() -> type:
-    from allotment.backend.triton_codegen import _Emitter
+    def store_outputs(self, axes_filter: set[frozenset[str]], only: set[int] | None = None) -> None:
+        """The base class's stores of the outputs that `self.storing` selects."""
+        chosen = {k for k, v in enumerate(self.block.last_op.operands) if self.storing(v)}
+        super().store_outputs(axes_filter, chosen if only is None else chosen & only)
 
-    class InnerOuterEmitter(_Emitter):
-        """Emits the three functions of an inner-outer kernel (module docstring)."""
+    def _grid_stride(self) -> None:
+        self.line("pid = tl.program_id(0)")
+        self.line("programs = tl.num_programs(0)")
+        self.line("tiles_m = (M + BLOCK_M - 1) // BLOCK_M")
 
-        def __init__(self, *args: object, **kwargs: object) -> None:
-            super().__init__(*args, **kwargs)
-            self.column_reduced: dict[SSAValue, str] = {}
-            self.columns = column_values(self.plan)
-            self.storing: Callable[[SSAValue], bool] = lambda v: True
+    def _partials_ptr(self, c: Operation, row: str) -> str:
+        i = self.plan.columns[c]
+        return f"in{i}_ptr + ({row} * in{i}_s0 + rn[None, :] * in{i}_s1)"
 
-        def emit(self) -> None:
-            {"persistent": self.emit_rows_persistent, "looped": self.emit_rows_looped,
-             "column_final": self.emit_column_final}[self.variant]()
+    def _accumulate_in_registers(self) -> list[tuple[Operation, str, str]]:
+        accs = []
+        for c in self.plan.columns:
+            _, _, acc = self.reduce_spec(c)
+            a = self.fresh("col")
+            self.line(f"{a} = tl.zeros((1, BLOCK_N), {acc})")
+            accs.append((c, a, acc))
+        return accs
 
-        def _known(self, v: SSAValue, m: tuple) -> tuple[str, frozenset[str]] | None:
-            if v in self.column_reduced:  # a (1, BLOCK_N) tile of the final kernel
-                return self.column_reduced[v], frozenset({"n"})
-            return super()._known(v, m)
-
-        def store_outputs(self, axes_filter: set[frozenset[str]], only: set[int] | None = None) -> None:
-            """The base class's stores of the outputs that `self.storing` selects."""
-            chosen = {k for k, v in enumerate(self.block.last_op.operands) if self.storing(v)}
-            super().store_outputs(axes_filter, chosen if only is None else chosen & only)
-
-        def _grid_stride(self) -> None:
-            self.line("pid = tl.program_id(0)")
-            self.line("programs = tl.num_programs(0)")
-            self.line("tiles_m = (M + BLOCK_M - 1) // BLOCK_M")
-
-        def _partials_ptr(self, c: Operation, row: str) -> str:
-            i = self.plan.columns[c]
-            return f"in{i}_ptr + ({row} * in{i}_s0 + rn[None, :] * in{i}_s1)"
-
-        def _accumulate_in_registers(self) -> list[tuple[Operation, str, str]]:
-            accs = []
-            for c in self.plan.columns:
-                _, _, acc = self.reduce_spec(c)
-                a = self.fresh("col")
-                self.line(f"{a} = tl.zeros((1, BLOCK_N), {acc})")
-                accs.append((c, a, acc))
-            return accs
-
-        def emit_rows_persistent(self) -> None:
-            self.storing = lambda v: v not in self.columns
-            self._grid_stride()
-            self.emit_inner_indices("0")
-            accs = self._accumulate_in_registers()
-            # a weight read by the column only is loaded once a program, not once a row block
-            # (LayerNorm backward 16384x4096 bf16 147 -> 139 us on an H200, with 3 stages 110:
-            # `benchmarks/split_loop_variants.py`)
-            self.hoist_row_invariants(
-                [(r.operands[0], identity_map(r.operands[0].type.get_shape(), self.plan.domain))
-                 for r in self.plan.reductions]
-                + [(v, self.plan.natural[v]) for v in self.block.last_op.operands
-                   if self.storing(v) and v in self.plan.natural],
-                axis="m",
-            )
-            choices = self.row_stage_choices()
-            branched = len(choices) > 1  # constexpr conditions: Triton compiles the branch taken
-            before = dict(self.reduced)
-            for k, (condition, stages) in enumerate(choices):
-                if branched:
-                    self.line("else:" if k == len(choices) - 1 else f"{'if' if k == 0 else 'elif'} {condition}:")
-                    self.indent += 1
-                self.reduced = dict(before)  # each branch computes the row's reductions itself
-                loop = (f"tl.range(pid, tiles_m, programs, num_stages={stages})" if stages > 1
-                        else "range(pid, tiles_m, programs)")
-                self.line(f"for tile in {loop}:")
+    def emit_rows_persistent(self) -> None:
+        self.storing = lambda v: v not in self.columns
+        self._grid_stride()
+        self.emit_inner_indices("0")
+        accs = self._accumulate_in_registers()
+        # a weight read by the column only is loaded once a program, not once a row block
+        # (LayerNorm backward 16384x4096 bf16 147 -> 139 us on an H200, with 3 stages 110:
+        # `benchmarks/split_loop_variants.py`)
+        self.hoist_row_invariants(
+            [(r.operands[0], identity_map(r.operands[0].type.get_shape(), self.plan.domain))
+             for r in self.plan.reductions]
+            + [(v, self.plan.natural[v]) for v in self.block.last_op.operands
+               if self.storing(v) and v in self.plan.natural],
+            axis="m",
+        )
+        choices = self.row_stage_choices()
+        branched = len(choices) > 1  # constexpr conditions: Triton compiles the branch taken
+        before = dict(self.reduced)
+        for k, (condition, stages) in enumerate(choices):
+            if branched:
+                self.line("else:" if k == len(choices) - 1 else f"{'if' if k == 0 else 'elif'} {condition}:")
                 self.indent += 1
-                self.scopes.append({})
-                self.emit_outer_indices("tile")
-                self.persistent_reductions()
-                for c, a, _ in accs:  # every load of the block before its first store
-                    tile, _, _ = self.reduction_input(c)
-                    self.line(f"{a} = {a} + tl.sum({tile}, 0)[None, :]")
-                self.store_outputs(ALL_AXES)
-                self.scopes.pop()
-                self.indent -= 1
-                if branched:
-                    self.indent -= 1
-            for c, a, _ in accs:
-                i = self.plan.columns[c]
-                pt = triton_dtype(self.block.args[i].type.element_type)
-                self.line(f"tl.store({self._partials_ptr(c, 'pid')}, {a}.to({pt}), mask=mask_n)")
-
-        def row_stage_choices(self) -> list[tuple[str, int]]:
-            """Software-pipelining stages of the persistent row loop (`tl.range(...,
-            num_stages=)`: the next row blocks' loads, through shared memory, overlap this
-            block's work), as (constexpr condition on BLOCK_M and BLOCK_N, stages) in the
-            order tried, the last one taken when no other holds: LONG_ROW_STAGES for rows
-            (BLOCK_N) of LONG_ROW elements or more, ROW_STAGES for shorter ones, each only
-            where its stages' tiles of the domain-shaped inputs fit ROW_STAGE_BYTES, else 1
-            (a long row whose three stages do not fit is not pipelined: f32 LayerNorm
-            backward 16384x4096 `?` took 241 us unpipelined, 308 with two stages). The blocks
-            are chosen at launch (`rt.inner_outer_blocks`), so the choice is Triton's, at
-            compile time of each specialization, for a static row as for a `?` one.
-            ALLOT_ROW_STAGES fixes one count."""
-            if os.environ.get("ALLOT_ROW_STAGES", ""):
-                return [("", env_int("ALLOT_ROW_STAGES", ROW_STAGES, minimum=1))]
-            partials = set(self.plan.columns.values())  # [programs, N]: not read per row block
-            per_element = sum(element_nbytes(a.type.element_type) for i, a in enumerate(self.block.args)
-                              if i not in partials and isinstance(a.type, TensorType)
-                              and tuple(a.type.get_shape()) == tuple(self.plan.domain))
-
-            def fits(stages: int) -> str:
-                return f"BLOCK_M * BLOCK_N * {stages * per_element} <= {ROW_STAGE_BYTES}"
-
-            return [(f"BLOCK_N >= {LONG_ROW} and {fits(LONG_ROW_STAGES)}", LONG_ROW_STAGES),
-                    (f"BLOCK_N < {LONG_ROW} and {fits(ROW_STAGES)}", ROW_STAGES),
-                    ("", 1)]
-
-        def emit_rows_looped(self) -> None:
-            self.storing = lambda v: v not in self.columns
-            self._grid_stride()
-            self.line("for start in range(0, N, BLOCK_N):")  # this program's partials row: zeros
-            self.indent += 1
-            self.scopes.append({})
-            self.emit_inner_indices("start")
-            for c in self.plan.columns:
-                i = self.plan.columns[c]
-                pt = triton_dtype(self.block.args[i].type.element_type)
-                self.line(f"tl.store({self._partials_ptr(c, 'pid')}, tl.zeros((1, BLOCK_N), {pt}), mask=mask_n)")
-            self.scopes.pop()
-            self.indent -= 1
-            self.line("tl.debug_barrier()")
-            self.line("for tile in range(pid, tiles_m, programs):")
+            self.reduced = dict(before)  # each branch computes the row's reductions itself
+            loop = (f"tl.range(pid, tiles_m, programs, num_stages={stages})" if stages > 1
+                    else "range(pid, tiles_m, programs)")
+            self.line(f"for tile in {loop}:")
             self.indent += 1
             self.scopes.append({})
             self.emit_outer_indices("tile")
-            self.looped_reductions()
-            self.store_outputs({frozenset({"m"}), frozenset()})
-            self.line("for start in range(0, N, BLOCK_N):")
-            self.indent += 1
-            self.scopes.append({})
-            self.emit_inner_indices("start")
-            sums = []
-            for c in self.plan.columns:
-                i = self.plan.columns[c]
-                tile, _, acc = self.reduction_input(c)
-                old = self.fresh("old")
-                self.line(f"{old} = tl.load({self._partials_ptr(c, 'pid')}, mask=mask_n, other=0)")
-                new = self.fresh("col")
-                pt = triton_dtype(self.block.args[i].type.element_type)
-                self.line(f"{new} = ({old}.to({acc}) + tl.sum({tile}, 0)[None, :]).to({pt})")
-                sums.append((c, new))
-            self.store_outputs({frozenset({"m", "n"}), frozenset({"n"})})
-            for c, new in sums:
-                self.line(f"tl.store({self._partials_ptr(c, 'pid')}, {new}, mask=mask_n)")
+            self.persistent_reductions()
+            for c, a, _ in accs:  # every load of the block before its first store
+                tile, _, _ = self.reduction_input(c)
+                self.line(f"{a} = {a} + tl.sum({tile}, 0)[None, :]")
+            self.store_outputs(ALL_AXES)
             self.scopes.pop()
             self.indent -= 1
-            self.line("tl.debug_barrier()")  # the next block reads what this one stored
-            self.scopes.pop()
-            self.indent -= 1
-
-        def emit_column_final(self) -> None:
-            self.storing = lambda v: v in self.columns
-            self.line("pid = tl.program_id(0)")
-            self.emit_inner_indices("pid * BLOCK_N")
-            for c in self.plan.columns:
-                _, _, acc = self.reduce_spec(c)
-                i = self.plan.columns[c]
-                programs = self.kernel_extent(self.block.args[i], 0)
-                a = self.fresh("acc")
-                self.line(f"{a} = tl.zeros((BLOCK_M, BLOCK_N), {acc})")
-                self.line(f"for start in range(0, {programs}, BLOCK_M):")
-                self.indent += 1
-                self.line("rs = start + tl.arange(0, BLOCK_M)")
-                part = self.fresh("ld")
-                self.line(
-                    f"{part} = tl.load(in{i}_ptr + (rs[:, None] * in{i}_s0 + rn[None, :] * in{i}_s1), "
-                    f"mask=(rs < {programs})[:, None] & mask_n, other=0)"
-                )
-                self.line(f"{a} = {a} + {part}.to({acc})")
+            if branched:
                 self.indent -= 1
-                total = self.fresh("tot")
-                self.line(f"{total} = tl.sum({a}, 0)[None, :]")
-                res = c.results[0]
-                name = self.fresh("red")
-                rt = triton_dtype(res.type.element_type)
-                if isinstance(c, fusion.MeanOp):
-                    self.line(f"{name} = ({total} / M).to({rt})")
-                else:
-                    self.line(f"{name} = {total}.to({rt})")
-                self.column_reduced[res] = name
-            self.store_outputs({frozenset({"n"}), frozenset()})
+        for c, a, _ in accs:
+            i = self.plan.columns[c]
+            pt = triton_dtype(self.block.args[i].type.element_type)
+            self.line(f"tl.store({self._partials_ptr(c, 'pid')}, {a}.to({pt}), mask=mask_n)")
 
-    return InnerOuterEmitter
+    def row_stage_choices(self) -> list[tuple[str, int]]:
+        """Software-pipelining stages of the persistent row loop (`tl.range(...,
+        num_stages=)`: the next row blocks' loads, through shared memory, overlap this
+        block's work), as (constexpr condition on BLOCK_M and BLOCK_N, stages) in the
+        order tried, the last one taken when no other holds: LONG_ROW_STAGES for rows
+        (BLOCK_N) of LONG_ROW elements or more, ROW_STAGES for shorter ones, each only
+        where its stages' tiles of the domain-shaped inputs fit ROW_STAGE_BYTES, else 1
+        (a long row whose three stages do not fit is not pipelined: f32 LayerNorm
+        backward 16384x4096 `?` took 241 us unpipelined, 308 with two stages). The blocks
+        are chosen at launch (`rt.inner_outer_blocks`), so the choice is Triton's, at
+        compile time of each specialization, for a static row as for a `?` one.
+        ALLOT_ROW_STAGES fixes one count."""
+        if os.environ.get("ALLOT_ROW_STAGES", ""):
+            return [("", env_int("ALLOT_ROW_STAGES", ROW_STAGES, minimum=1))]
+        partials = set(self.plan.columns.values())  # [programs, N]: not read per row block
+        per_element = sum(element_nbytes(a.type.element_type) for i, a in enumerate(self.block.args)
+                          if i not in partials and isinstance(a.type, TensorType)
+                          and tuple(a.type.get_shape()) == tuple(self.plan.domain))
+
+        def fits(stages: int) -> str:
+            return f"BLOCK_M * BLOCK_N * {stages * per_element} <= {ROW_STAGE_BYTES}"
+
+        return [(f"BLOCK_N >= {LONG_ROW} and {fits(LONG_ROW_STAGES)}", LONG_ROW_STAGES),
+                (f"BLOCK_N < {LONG_ROW} and {fits(ROW_STAGES)}", ROW_STAGES),
+                ("", 1)]
+
+    def emit_rows_looped(self) -> None:
+        self.storing = lambda v: v not in self.columns
+        self._grid_stride()
+        self.line("for start in range(0, N, BLOCK_N):")  # this program's partials row: zeros
+        self.indent += 1
+        self.scopes.append({})
+        self.emit_inner_indices("start")
+        for c in self.plan.columns:
+            i = self.plan.columns[c]
+            pt = triton_dtype(self.block.args[i].type.element_type)
+            self.line(f"tl.store({self._partials_ptr(c, 'pid')}, tl.zeros((1, BLOCK_N), {pt}), mask=mask_n)")
+        self.scopes.pop()
+        self.indent -= 1
+        self.line("tl.debug_barrier()")
+        self.line("for tile in range(pid, tiles_m, programs):")
+        self.indent += 1
+        self.scopes.append({})
+        self.emit_outer_indices("tile")
+        self.looped_reductions()
+        self.store_outputs({frozenset({"m"}), frozenset()})
+        self.line("for start in range(0, N, BLOCK_N):")
+        self.indent += 1
+        self.scopes.append({})
+        self.emit_inner_indices("start")
+        sums = []
+        for c in self.plan.columns:
+            i = self.plan.columns[c]
+            tile, _, acc = self.reduction_input(c)
+            old = self.fresh("old")
+            self.line(f"{old} = tl.load({self._partials_ptr(c, 'pid')}, mask=mask_n, other=0)")
+            new = self.fresh("col")
+            pt = triton_dtype(self.block.args[i].type.element_type)
+            self.line(f"{new} = ({old}.to({acc}) + tl.sum({tile}, 0)[None, :]).to({pt})")
+            sums.append((c, new))
+        self.store_outputs({frozenset({"m", "n"}), frozenset({"n"})})
+        for c, new in sums:
+            self.line(f"tl.store({self._partials_ptr(c, 'pid')}, {new}, mask=mask_n)")
+        self.scopes.pop()
+        self.indent -= 1
+        self.line("tl.debug_barrier()")  # the next block reads what this one stored
+        self.scopes.pop()
+        self.indent -= 1
+
+    def emit_column_final(self) -> None:
+        self.storing = lambda v: v in self.columns
+        self.line("pid = tl.program_id(0)")
+        self.emit_inner_indices("pid * BLOCK_N")
+        for c in self.plan.columns:
+            _, _, acc = self.reduce_spec(c)
+            i = self.plan.columns[c]
+            programs = self.kernel_extent(self.block.args[i], 0)
+            a = self.fresh("acc")
+            self.line(f"{a} = tl.zeros((BLOCK_M, BLOCK_N), {acc})")
+            self.line(f"for start in range(0, {programs}, BLOCK_M):")
+            self.indent += 1
+            self.line("rs = start + tl.arange(0, BLOCK_M)")
+            part = self.fresh("ld")
+            self.line(
+                f"{part} = tl.load(in{i}_ptr + (rs[:, None] * in{i}_s0 + rn[None, :] * in{i}_s1), "
+                f"mask=(rs < {programs})[:, None] & mask_n, other=0)"
+            )
+            self.line(f"{a} = {a} + {part}.to({acc})")
+            self.indent -= 1
+            total = self.fresh("tot")
+            self.line(f"{total} = tl.sum({a}, 0)[None, :]")
+            res = c.results[0]
+            name = self.fresh("red")
+            rt = triton_dtype(res.type.element_type)
+            if isinstance(c, fusion.MeanOp):
+                self.line(f"{name} = ({total} / M).to({rt})")
+            else:
+                self.line(f"{name} = {total}.to({rt})")
+            self.column_reduced[res] = name
+        self.store_outputs({frozenset({"n"}), frozenset()})
 
 
 ROW_STAGES = 2

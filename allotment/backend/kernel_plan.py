@@ -12,7 +12,8 @@ map and give no extent; where a domain extent is only theirs, the launcher
 computes it (`ExtentSource.expr`, `launcher_extent`). A reduction split across
 CTAs has a partials input (`KernelPlan.partials`).
 
-`plan_kernel` derives D, the split, each value's natural map and, for each
+`plan_domain_kernel` (which `kernel_kinds.plan_kernel` calls for the kinds without a
+planner of their own) derives D, the split, each value's natural map and, for each
 dynamic domain dim, which `index` values of the host program give its extent
 (a dim of an in or out buffer, which the host program knows as an
 `alloc.alloc` size or a `memref.dim`, or an `index` value it passes in): the
@@ -87,7 +88,7 @@ class KernelPlan:
     row_buffers: dict[Operation, alloc.AllocOp] = field(default_factory=dict)
     partials: dict[Operation, int] = field(default_factory=dict)
     """A reduction split across CTAs -> the in holding its partials [split, kept]
-    (`passes.split_reduction`; the kernel's `partials` attribute); a var_mean's or
+    (`analysis.split_reduction`; the kernel's `partials` attribute); a var_mean's or
     welford's: its sum partials."""
     partials_m2: dict[Operation, int] = field(default_factory=dict)
     """A var_mean or welford split across CTAs -> the in holding its partial sums of squared
@@ -96,7 +97,7 @@ class KernelPlan:
     @property
     def inner_split(self) -> bool:
         """A reduction split across CTAs that reduces the innermost domain dim and keeps
-        another (`passes.split_reduction`'s inner split: rows of few kept indices)."""
+        another (`analysis.split_reduction`'s inner split: rows of few kept indices)."""
         return bool(self.partials) and bool(self.outer) and len(self.domain) - 1 in self.inner
     columns: dict[Operation, int] = field(default_factory=dict)
     """An inner-outer kernel's column reductions -> the in holding each one's partials
@@ -121,20 +122,9 @@ def identity_map(shape: Sequence[int], domain: Sequence[int]) -> Map:
     return tuple(None if e == 1 and domain[d] != 1 else (d, 0) for d, e in enumerate(shape))
 
 
-def plan_kernel(kernel: alloc.KernelOp) -> KernelPlan:
-    from allotment.backend import triton_indexing
-
-    scatter = triton_indexing.scatter_op(kernel)
-    if scatter is not None:  # a scatter kernel iterates over its index, not its output
-        return triton_indexing.plan_scatter(kernel, scatter)
-    if kernel.kind.data == "inner_outer":  # row and column reductions: `backend/inner_outer.py`
-        from allotment.backend.inner_outer import plan_inner_outer
-
-        return plan_inner_outer(kernel)
-    if kernel.kind.data in ("scan", "sort"):  # rows along the scan or sort dim
-        from allotment.backend.scan_codegen import plan_scan_kernel
-
-        return plan_scan_kernel(kernel)
+def plan_domain_kernel(kernel: alloc.KernelOp) -> KernelPlan:
+    """The plan of a pointwise, reduction or normalization kernel (the kinds without a planner
+    of their own: `kernel_kinds.plan_kernel` dispatches)."""
     block = kernel.body.block
     ops = [op for op in block.ops if not isinstance(op, alloc.YieldOp)]
     reductions = [op for op in ops if isinstance(op, REDUCTIONS)]
@@ -600,8 +590,6 @@ def launcher_extent(v: SSAValue, j: int, args: Sequence[SSAValue]) -> str:
         elif isinstance(op, fusion.IotaOp) and op.length:
             return launcher_scalar(op.length[0], args)
         elif isinstance(op, fusion.INDEXING_GATHERS):
-            from allotment.backend.triton_indexing import gather_extent
-
             v, j = gather_extent(op, j)
         elif isinstance(op, fusion.RandomOp):
             x = random_size(op, tuple((k, 0) for k in range(len(shape))), j)
@@ -615,3 +603,13 @@ def launcher_extent(v: SSAValue, j: int, args: Sequence[SSAValue]) -> str:
 
 def _slice_last(op: fusion.SliceOp, j: int, args: Sequence[SSAValue]) -> str:
     return _slice_bound(_mixed_entry(op, "stop", j, args), launcher_extent(op.input, j, args))
+
+
+def gather_extent(op: Operation, j: int) -> tuple[SSAValue, int]:
+    """Which operand extent gives extent j of a gather's result (`kernel_plan.launcher_extent`)."""
+    if isinstance(op, fusion.IndexSelectOp):
+        return (op.index, 0) if j == op.indexed_dim() else (op.input, j)
+    if isinstance(op, fusion.EmbeddingOp):
+        rank = len(_shape(op.index))
+        return (op.index, j) if j < rank else (op.weight, 1)
+    return op.index_operand, j

@@ -18,6 +18,10 @@ from xdsl.dialects.builtin import MemRefType, ModuleOp
 from xdsl.utils.exceptions import DiagnosticException
 from xdsl.utils.target import Target
 
+from allotment.backend.host_codegen import emit_program
+from allotment.backend.identifiers import literal
+from allotment.errors import Error
+
 
 @dataclass(frozen=True)
 class PythonTarget(Target):
@@ -28,10 +32,6 @@ class PythonTarget(Target):
     device: str = "cuda"
 
     def emit(self, ctx: Context, module: ModuleOp, output: IO[str]) -> None:
-        from allotment.backend.host_codegen import emit_program
-        from allotment.backend.identifiers import literal
-        from allotment.errors import Error
-
         funcs = [
             f for f in module.walk()
             if isinstance(f, func.FuncOp) and not f.is_declaration

@@ -17,7 +17,7 @@ to its IR type, as torch does op by op.
   more loop that computes and stores the full-domain outputs. A softmax's
   max and sum of exp(x - max) (in f32) share one loop with online rescaling,
   so a long-row softmax reads its row twice, not three times.
-- reduction split across CTAs (`passes.split_reduction`: outer, middle-axis
+- reduction split across CTAs (`analysis.split_reduction`: outer, middle-axis
   and full reductions; the kernel's `partials` attribute names one partials
   buffer [split, kept] per reduction): `split_partial`, one program per (tile of
   BLOCK_M kept indices, split), loops over its split's whole BLOCK_N tiles of
@@ -76,7 +76,9 @@ from xdsl.ir import Attribute, Operation, SSAValue
 
 from allotment.analysis.one_hot import OneHot, one_hot_pick
 from allotment.analysis.row_passes import online_softmax_pairs, softmax_terms, streamed_levels
+from allotment.analysis.split_reduction import inner_split_align, unreduced_outputs
 from allotment.backend import triton_indexing, triton_math, triton_random
+from allotment.backend.host_runtime import flat_rows
 from allotment.backend.identifiers import comment
 from allotment.backend.kernel_plan import (
     REDUCTIONS,
@@ -99,7 +101,6 @@ from allotment.backend.kernel_plan import (
 from allotment.dialects import fusion
 from allotment.dialects.fusion_rules import element_type_of, promote
 from allotment.dtypes import triton_dtype
-from allotment.passes.split_reduction import unreduced_outputs
 
 
 def float_literal(v: float) -> str:
@@ -1082,8 +1083,6 @@ class _Emitter:
     def inner_chunk(self, split: str) -> str:
         """The line computing `chunk`, the reduced indices of one split of an inner split (a
         multiple of `split_reduction.inner_split_align()`; both stages compute it alike)."""
-        from allotment.passes.split_reduction import inner_split_align
-
         align = inner_split_align()
         return f"chunk = ((N + {split} - 1) // {split} + {align - 1}) // {align} * {align}"
 
@@ -1343,111 +1342,12 @@ def _int_max(t: Attribute) -> str:
     return str(2 ** (t.width.data - 1) - 1) if isinstance(t, IntegerType) and t.width.data > 1 else "1"
 
 
-def variants(plan: KernelPlan) -> list[str]:
-    """The Triton functions a kernel gets: one pointwise, or the reduction variants its
-    placement (`alloc-place`'s schedule on the kernel) names: persistent, looped, or
-    both when the choice is made at run time. A reducing kernel that was never placed
-    is an error: the backend follows the IR and decides nothing itself."""
-    if plan.kind in ("scan", "sort"):  # one variant: `scan_codegen`
-        return [plan.kind]
-    if plan.kind == "inner_outer":  # rows, then the columns' partials (`backend/inner_outer.py`)
-        from allotment.backend import inner_outer
-
-        return inner_outer.variants(plan)
-    if not plan.reductions:
-        return ["pointwise"]
-    schedule = plan.kernel.schedule_name
-    if schedule is None:
-        raise CodegenError(f"kernel {plan.name!r} reduces but has no schedule: run alloc-place first")
-    if plan.partials and plan.inner_split:  # the row kernel alloc-place chose when %split is 1
-        row = ["persistent", "looped"] if schedule == "persistent_if" else [schedule]
-        return [*row, "split_partial", "split_final"]
-    if plan.partials:  # split across CTAs (`passes.split_reduction`): one kernel when %split is 1
-        return ["looped", "split_partial", "split_final"]
-    return ["persistent", "looped"] if schedule == "persistent_if" else [schedule]
-
-
-def generate_kernel(plan: KernelPlan, target: str, functions: dict[str, str]) -> GeneratedKernel:
-    """Triton functions (one per variant, named `functions[variant]`: identifiers that the
-    caller's `identifiers.Namespace` made) for a kernel plan, and their arguments.
-
-    The kernel's own names (`in0_ptr`, `D0`, `t3`, ...) are generated names: no IR
-    text reaches a Triton function but through those function names."""
-    wanted = variants(plan)
-    if sorted(functions) != sorted(wanted):
-        raise CodegenError(f"kernel {plan.name!r}: names for {sorted(functions)}, variants {wanted}")
-    bodies: dict[str, _Emitter] = {}
-    derived: dict[str, str] = {}
-    for variant in wanted:
-        if variant in ("scan", "sort"):
-            from allotment.backend.scan_codegen import ScanEmitter
-
-            e = ScanEmitter(plan, variant, target, derived)
-            e.emit()
-            bodies[variant] = e
-            continue
-        if plan.kind == "inner_outer":
-            from allotment.backend import inner_outer
-
-            io = inner_outer.emitter_class()(plan, variant, target, derived)
-            io.emit()
-            bodies[variant] = io
-            continue
-        e = _Emitter(plan, variant, target, derived, flat=variant == "pointwise" and flat_pointwise(plan))
-        {"pointwise": e.emit_pointwise, "persistent": e.emit_persistent, "looped": e.emit_looped,
-         "split_partial": e.emit_split_partial, "split_final": e.emit_split_final}[variant]()
-        if e.flat and e.transposed:  # an operand read along the outer axis: square tiles instead
-            e = _Emitter(plan, variant, target, derived)
-            e.emit_pointwise()
-        bodies[variant] = e
-    kernel = plan.kernel
-    block = kernel.body.block
-    args: list[KernelArg] = []
-    for i, a in enumerate(block.args[: len(kernel.ins)]):
-        if isinstance(a.type, TensorType):
-            args.append(KernelArg(f"in{i}_ptr", "in", i))
-            rank = len(a.type.get_shape())
-            args += [KernelArg(f"in{i}_s{j}", "in_stride", i, j) for j in range(rank)]
-            args += [KernelArg(f"in{i}_n{j}", "in_size", i, j) for j in range(rank)]
-        else:
-            args.append(KernelArg(f"s{i}", "scalar", i))
-    for k, v in enumerate(block.last_op.operands):
-        args.append(KernelArg(f"out{k}_ptr", "out", k))
-        args += [KernelArg(f"out{k}_s{j}", "out_stride", k, j) for j in range(len(v.type.get_shape()))]
-    for d, src in enumerate(plan.extents):
-        if src.static is None:
-            args.append(KernelArg(f"D{d}", "extent", d))
-    args += [KernelArg(name, "derived", expr=expr) for expr, name in derived.items()]
-    args += [KernelArg("M", "M"), KernelArg("N", "N")]
-    params = ", ".join(a.name for a in args)
-    if any(e.scalar_args for e in bodies.values()):
-        raise CodegenError(f"kernel {plan.name!r}: uses a scalar that is not a kernel input")
-    helpers = triton_math.helpers_for("\n".join(line for e in bodies.values() for line in e.lines), target)
-    if plan.kind == "scan":
-        from allotment.backend.scan_codegen import scan_helpers
-
-        helpers += scan_helpers("\n".join(line for e in bodies.values() for line in e.lines))
-    parts = []
-    for variant, e in bodies.items():
-        fname = functions[variant]
-        parts.append(
-            f"@triton.jit\ndef {fname}({params}, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, USE_I64: tl.constexpr):\n"
-            + "\n".join(e.lines if target == "cuda" else map(round_bf16_casts, e.lines))
-            + "\n"
-        )
-    transposed = plan.kind == "pointwise" and any(e.transposed for e in bodies.values() if isinstance(e, _Emitter))
-    flat = any(e.flat for e in bodies.values() if isinstance(e, _Emitter))
-    return GeneratedKernel(plan, functions, helpers + "\n\n".join(parts), args, transposed, flat)
-
-
 def flat_pointwise(plan: KernelPlan) -> bool:
     """Whether a pointwise kernel indexes its domain flat (`_Emitter.emit_flat_indices`):
     its inner extent N is static, `host_runtime.flat_rows(N)` (power-of-two tiles would
     idle more than 15% of a row's lanes), and it stores at its own indices (no scatter).
     A kernel that turns out to read an operand along its outer axis is emitted in tiles
     after all (a transpose needs square tiles)."""
-    from allotment.backend.host_runtime import flat_rows
-
     if plan.kind != "pointwise" or not plan.inner or triton_indexing.scatter_op(plan.kernel) is not None:
         return False
     n = 1

@@ -22,17 +22,31 @@ an index outside `[0, extent)` raises a RunError naming the op and operand.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from xdsl.dialects.builtin import BFloat16Type, TensorType
 from xdsl.ir import Operation, SSAValue
 
-from allotment.backend.kernel_plan import CodegenError, KernelPlan, Map, identity_map, index_expr
+from allotment.backend.identifiers import literal
+from allotment.backend.kernel_plan import CodegenError, KernelPlan, Map, _extent_sources, identity_map, index_expr
 from allotment.dialects import alloc, fusion
 from allotment.dtypes import triton_dtype
 
-if TYPE_CHECKING:
-    from allotment.backend.triton_codegen import _Emitter
+
+class _Emitter(Protocol):
+    """What these helpers use of the kernel emitter (`triton_codegen._Emitter`)."""
+
+    plan: KernelPlan
+    arg_index: dict[SSAValue, int]
+    guards: list[tuple[str, frozenset[str]]]
+
+    def value(self, v: SSAValue, m: Map) -> tuple[str, frozenset[str]]: ...
+    def axes_of(self, m: Map) -> frozenset[str]: ...
+    def mask_for(self, axes: frozenset[str]) -> str | None: ...
+    def fresh(self, prefix: str = "t") -> str: ...
+    def line(self, text: str) -> None: ...
+    def emit_outer_indices(self, pid_m: str) -> None: ...
+    def emit_inner_indices(self, start: str, full: bool = False) -> None: ...
 
 
 def _shape(v: SSAValue) -> tuple[int, ...]:
@@ -89,16 +103,6 @@ def gather(e: _Emitter, op: fusion.IndexingOp, m: Map) -> tuple[str, frozenset[s
     return name, axes
 
 
-def gather_extent(op: Operation, j: int) -> tuple[SSAValue, int]:
-    """Which operand extent gives extent j of a gather's result (`kernel_plan.launcher_extent`)."""
-    if isinstance(op, fusion.IndexSelectOp):
-        return (op.index, 0) if j == op.indexed_dim() else (op.input, j)
-    if isinstance(op, fusion.EmbeddingOp):
-        rank = len(_shape(op.index))
-        return (op.index, j) if j < rank else (op.weight, 1)
-    return op.index_operand, j
-
-
 # -- scatters ----------------------------------------------------------------------
 
 
@@ -119,8 +123,6 @@ def scatter_domain(op: Operation) -> SSAValue:
 def plan_scatter(kernel: alloc.KernelOp, op: Operation) -> KernelPlan:
     """The plan of a scatter kernel: its domain is `scatter_domain`'s shape, the index and
     source are read on it, and its one output (the input's shape) is off it."""
-    from allotment.backend.kernel_plan import _extent_sources
-
     block = kernel.body.block
     yielded = list(block.last_op.operands)
     body = [o for o in block.ops if not isinstance(o, alloc.YieldOp)]
@@ -179,8 +181,6 @@ def host_prologue(kernel: alloc.KernelOp, ins: list[str], outs: list[str], dim_o
     """Host lines run before a kernel's launch: a bounds check of the index of every
     indexing op (`host_runtime.check_indices`), and for a scatter kernel the copy of
     the input into the output buffer. `dim_of(buffer, j)` spells a host extent."""
-    from allotment.backend.identifiers import literal
-
     args = list(kernel.body.block.args)
     lines: list[str] = []
     for op in kernel.body.walk():

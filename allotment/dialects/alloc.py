@@ -65,9 +65,9 @@ from xdsl.traits import HasParent, IsTerminator, SymbolTable
 from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.str_enum import StrEnum
 
-from allotment.analysis import size_arith, view_extents
 from allotment.dialects.fusion import SEGMENT_KINDS, MeshOp, ShardingAttr, constant_index, verify_extents
 from allotment.dialects.fusion_rules import type_name
+from allotment.extents import size_arith, view_extents
 
 
 class MemorySpace(StrEnum):
@@ -358,7 +358,7 @@ class CheckOp(IRDLOperation):
 
     `alloc.check eq %a, %b, "message"`: fails with the message and both values
     unless the predicate holds (`eq`: a == b, `divisible`: b != 0 and a remsi b == 0,
-    `ge`: a >= b; `analysis.size_arith.check_holds` is the one definition).
+    `ge`: a >= b; `extents.size_arith.check_holds` is the one definition).
     """
 
     name = "alloc.check"

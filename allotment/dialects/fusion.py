@@ -90,7 +90,6 @@ from xdsl.traits import (
 from xdsl.utils.exceptions import VerifyException
 
 from allotment import dtypes
-from allotment.analysis import size_arith, view_extents
 from allotment.dialects import fusion_rules as rules
 from allotment.dialects.fusion_rules import (
     DYNAMIC,
@@ -100,6 +99,27 @@ from allotment.dialects.fusion_rules import (
     fmt_shape,
     type_name,
 )
+from allotment.extents import size_arith, view_extents
+
+ALIAS_ATTR = "fusion.alias_input"
+"""Result attribute of a fusion function: the input an output is written into (an in-place
+output, nvFuser's `add_output(out, alias_input)`), which alloc-alias honours."""
+
+STRIDE_ORDER_ATTR = "fusion.stride_order"
+"""Result attribute: nvFuser's stride order of an output (`stride_order[d]` is dim d's place
+counted from the innermost), which fusion-allocate turns into the output alloc's `order`."""
+
+_SHARDING_CHECKS: list[Callable[[Operation], str | None]] = []
+"""What the verifier of an op with a sharded tensor runs: `sharding_rules.op_sharding_problem`,
+registered when that module loads (it reads this module's ops, so this module cannot import
+it) and by `allotment.dialects.ALL_DIALECTS`, which loads the two together."""
+
+
+def register_sharding_check(check: Callable[[Operation], str | None]) -> None:
+    """Adds `check` (why an op's sharded tensors disagree, or None) to `_SHARDING_CHECKS`, once."""
+    if check not in _SHARDING_CHECKS:
+        _SHARDING_CHECKS.append(check)
+
 
 # --------------------------------------------------------------------------- #
 # Attributes                                                                  #
@@ -339,11 +359,10 @@ class FusionOp(IRDLOperation, ABC):
             raise VerifyException(str(e)) from None
         # -- sharding agreement (allotment.dialects.sharding_rules) --
         if any(isinstance(getattr(v.type, "encoding", None), ShardingAttr) for v in (*self.operands, *self.results)):
-            from allotment.dialects.sharding_rules import op_sharding_problem
-
-            problem = op_sharding_problem(self)
-            if problem is not None:
-                raise VerifyException(problem)
+            for check in _SHARDING_CHECKS:
+                problem = check(self)
+                if problem is not None:
+                    raise VerifyException(problem)
         # -- end sharding agreement --
         for i, (res, inferred) in enumerate(zip(self.results, inferred_types)):
             declared = res.type
@@ -1563,7 +1582,7 @@ class SliceOp(FusionOp):
     Entries are static integers or `index` values; step >= 1. As in torch, a
     negative start or stop counts from the end (`+ extent`), then both are
     clamped to [0, extent]; the result extent is ceildiv(max(stop - start, 0),
-    step) (`analysis.view_extents.slice_sym`, the one definition).
+    step) (`extents.view_extents.slice_sym`, the one definition).
     """
 
     name = "fusion.slice"
@@ -2693,7 +2712,7 @@ class SegmentOp(IRDLOperation):
       [rows..., N] domain (row reductions, keeping the rows) together with column
       reductions of values on the same domain (sums or means of floats over every
       row dim, keeping the last dim: RMSNorm and LayerNorm backward's dw, db),
-      made only where the row fits on chip (`passes/inner_outer.py`). The kernel
+      made only where the row fits on chip (`analysis/inner_outer.py`). The kernel
       reads each row once: it computes the row reductions' outputs and adds the
       row's column terms to partial sums it keeps on chip, one [programs, N]
       partials row per program; a second small kernel reduces the partials in a

@@ -371,3 +371,6 @@ def op_sharding_problem(op: Operation) -> str | None:
                 "reshard the operand with fusion.set"
             )
     return None
+
+
+fusion.register_sharding_check(op_sharding_problem)

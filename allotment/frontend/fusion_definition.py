@@ -19,7 +19,7 @@ contiguity, dtype, stride order, an op's operands, a handle of another
 definition) raises `allotment.ArgumentError` (also a TypeError and a
 ValueError), an unsupported dtype or feature `allotment.UnsupportedError` (also
 a NotImplementedError), and inputs to `execute` that do not match the
-definition the backend's `InputTypeError` (an ArgumentError and a
+definition `allotment.errors.InputTypeError` (an ArgumentError and a
 `allotment.RunError`), or a RunError for tensors without data (meta, sparse, nested).
 
 `execute` checks the inputs against the definition, compiles the fusion with
@@ -58,9 +58,11 @@ from xdsl.printer import Printer
 from xdsl.rewriter import Rewriter
 from xdsl.utils.exceptions import VerifyException
 
-from allotment.backend.host_runtime import InputTypeError
 from allotment.dialects import fusion
-from allotment.errors import ArgumentError, UnsupportedError, UsageError
+from allotment.dialects.fusion import ALIAS_ATTR as ALIAS_INPUT
+from allotment.dialects.fusion import STRIDE_ORDER_ATTR as STRIDE_ORDER
+from allotment.driver.runtime import replay_executor
+from allotment.errors import ArgumentError, InputTypeError, UnsupportedError, UsageError
 from allotment.frontend.datatypes import (
     DataType,
     check_dtype,
@@ -68,7 +70,8 @@ from allotment.frontend.datatypes import (
     to_element_type,
     to_torch,
 )
-from allotment.frontend.handles import Scalar, Tensor, Vector
+from allotment.frontend.errors import NotSupportedError
+from allotment.frontend.handles import Number, Scalar, Tensor, Vector
 from allotment.frontend.inputs import (
     Input,
     ScalarInput,
@@ -83,16 +86,11 @@ from allotment.frontend.inputs import (
     vector_values,
 )
 from allotment.frontend.multidevice import DeviceMesh
-from allotment.passes.alloc_alias import ALIAS_ATTR as ALIAS_INPUT
-from allotment.passes.fusion_allocate import STRIDE_ORDER_ATTR as STRIDE_ORDER
+from allotment.frontend.ops import Operators
+from allotment.passes.sharding_propagation import insert_explicit_reshardings
 
-Number = bool | int | float
 _MAX_RANK = 64  # more dimensions than any tensor has (torch allows 64)
 RunFn = Callable[[str, list[Any], torch.device], Sequence[Any]]
-
-
-class NotSupportedError(UnsupportedError, AttributeError):
-    """An nvFuser feature the fusion dialect does not have ("not supported: <name>")."""
 
 
 @dataclass
@@ -171,8 +169,6 @@ class FusionDefinition:
         use_multidevice_executor: bool = False,
         backend_type: object = None,
     ):
-        from allotment.frontend.ops import Operators
-
         self._id = id
         self._block = Block()
         self._inputs: list[Input] = []
@@ -686,8 +682,6 @@ class FusionDefinition:
         )
         module = ModuleOp([*mesh_ops, fn])
         if mesh_ops:  # multidevice: resharding where a tensor's mesh or split changes
-            from allotment.passes.sharding_propagation import insert_explicit_reshardings
-
             insert_explicit_reshardings(fn)
         try:
             module.verify()
@@ -881,9 +875,7 @@ class FusionDefinition:
             return
         if any(a is not b for a, b in zip(args, inputs)):
             return
-        from allotment.backend import native
-
-        executor = native.replay_module()
+        executor = replay_executor()
         if executor is None:
             return
         marked = executor.mark(replayed[1], tuple(args), self._token)

@@ -10,21 +10,38 @@ keys; use `fd.ops.eq` / `fd.ops.ne` for elementwise comparison.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from xdsl.dialects.builtin import IndexType, TensorType
-from xdsl.ir import SSAValue
+from xdsl.ir import Attribute, Operation, SSAValue
 
 from allotment.errors import ArgumentError, UnsupportedError
 from allotment.frontend.datatypes import DataType, from_element_type
 from allotment.frontend.multidevice import DeviceMesh, IterDomain, TensorSharding
 
-if TYPE_CHECKING:
-    from allotment.frontend.fusion_definition import FusionDefinition
+Number = bool | int | float
+
+
+class Definition(Protocol):
+    """What handles and `fd.ops` use of the `FusionDefinition` they belong to (the class
+    itself, `frontend/fusion_definition.py`, sits above them and builds them)."""
+
+    ops: Any
+
+    def _check_open(self, what: str) -> None: ...
+    def _check_schedulable(self, what: str) -> None: ...
+    def _name_scalar(self, value: SSAValue, constant: Number | None = None) -> Scalar: ...
+    def _emit(self, op: Operation) -> Operation: ...
+    def _tensor_result(self, op: Operation, i: int = 0) -> Tensor: ...
+    def _constant(self, value: Number, t: Attribute) -> SSAValue: ...
+    def _constant_handle(self, value: Number, t: Attribute) -> Scalar: ...
+    def _python_scalar(self, x: Number) -> SSAValue: ...
+    def _rng_state(self) -> tuple[SSAValue, SSAValue]: ...
+    def _own(self, handle: Tensor | Scalar | Vector, what: str) -> None: ...
 
 
 class _Handle:
-    def __init__(self, fd: FusionDefinition, value: SSAValue, index: int):
+    def __init__(self, fd: Definition, value: SSAValue, index: int):
         self._fd = fd
         self._value = value
         self.index = index
@@ -34,7 +51,7 @@ class _Handle:
         """The SSA value this handle stands for (replaced when a sharding retypes it)."""
         return self._value
 
-    def _get_fusion_definition(self) -> FusionDefinition:
+    def _get_fusion_definition(self) -> Definition:
         return self._fd
 
     # Arithmetic, as nvFuser binds it on Tensor and Scalar.
@@ -113,7 +130,7 @@ class _Handle:
 class Tensor(_Handle):
     """A tensor of the fusion (`nvfuser.Tensor`)."""
 
-    def __init__(self, fd: FusionDefinition, value: SSAValue, index: int):
+    def __init__(self, fd: Definition, value: SSAValue, index: int):
         super().__init__(fd, value, index)
         assert isinstance(value.type, TensorType)
         self._sharding = TensorSharding(len(value.type.get_shape()))
@@ -183,7 +200,7 @@ class Scalar(_Handle):
     """
 
     def __init__(
-        self, fd: FusionDefinition, value: SSAValue, index: int, constant: int | float | bool | None = None
+        self, fd: Definition, value: SSAValue, index: int, constant: int | float | bool | None = None
     ):
         super().__init__(fd, value, index)
         self.constant = constant
@@ -204,7 +221,7 @@ class Scalar(_Handle):
 class Vector:
     """A list of scalar extents (`nvfuser.Vector`), as `t.shape()` returns."""
 
-    def __init__(self, fd: FusionDefinition, items: list[Scalar]):
+    def __init__(self, fd: Definition, items: list[Scalar]):
         self._fd = fd
         self._items = items
 

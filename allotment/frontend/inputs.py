@@ -14,7 +14,7 @@ Contiguity and stride order follow nvFuser's conventions:
 dtype, rank and static extents of the definition, and says which input and
 which dimension do not hold. A definition-time error (a bad stride order)
 raises `allotment.ArgumentError`; an input that does not match the definition
-raises the backend's `InputTypeError` (an `ArgumentError` and a `RunError`, so
+raises `allotment.errors.InputTypeError` (an `ArgumentError` and a `RunError`, so
 also a TypeError and a ValueError); a meta-device, sparse or nested input, which has no
 data to run on, raises `allotment.RunError`.
 """
@@ -28,8 +28,8 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
-from allotment.backend.host_runtime import InputTypeError
-from allotment.errors import ArgumentError, RunError
+from allotment.dialects.fusion_rules import type_name
+from allotment.errors import ArgumentError, InputTypeError, RunError
 from allotment.frontend.datatypes import DataType, to_torch
 
 if TYPE_CHECKING:
@@ -175,8 +175,6 @@ def describe(position: int, spec: Input) -> str:
         return f"input #{position} (a vector of {len(spec.items)} Int scalars)"
     v = spec.handle.value
     name = f"%{v.name_hint}: " if v.name_hint else ""
-    from allotment.dialects.fusion_rules import type_name
-
     return f"input #{position} ({name}{type_name(v.type)})"
 
 

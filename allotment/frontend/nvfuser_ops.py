@@ -42,6 +42,8 @@ from __future__ import annotations
 
 import sys
 
+from allotment.frontend import ops
+
 NVFUSER_OPS: tuple[str, ...] = (
     # unary math
     "abs", "acos", "acosh", "asin", "asinh", "atan", "atanh", "ceil", "cos", "cosh", "exp",
@@ -86,8 +88,6 @@ WHY_NOT: dict[str, str] = {
 
 def status(name: str) -> str:
     """`supported`, `composite` or `not supported`, from the frontend's registries today."""
-    from allotment.frontend import ops
-
     if name in ops.COMPOSITES:
         return "composite"
     if name in ops.SUPPORTED:
@@ -97,8 +97,6 @@ def status(name: str) -> str:
 
 def reason(name: str) -> str:
     """What the table says beside the status."""
-    from allotment.frontend import ops
-
     s = status(name)
     if s == "composite":
         return "built from other fusion-dialect ops"

@@ -32,7 +32,7 @@ import functools
 import inspect
 import numbers
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
 import torch
 from xdsl.dialects import arith, tensor
@@ -57,14 +57,13 @@ from xdsl.utils.exceptions import VerifyException
 from allotment.dialects import fusion
 from allotment.dialects import fusion_rules as rules
 from allotment.errors import ArgumentError, Error
+from allotment.frontend.building import make_op as _make
 from allotment.frontend.datatypes import DataType, check_dtype, to_element_type
-from allotment.frontend.fusion_definition import NotSupportedError
-from allotment.frontend.handles import Scalar, Tensor, Vector
+from allotment.frontend.errors import NotSupportedError
+from allotment.frontend.handles import Definition, Scalar, Tensor, Vector
+from allotment.frontend.inputs import check_stride_order
 from allotment.frontend.random_ops import RandomOperators
 from allotment.frontend.scan_ops import ScanOperators
-
-if TYPE_CHECKING:
-    from allotment.frontend.fusion_definition import FusionDefinition
 
 HALF = (f16, bf16)
 DYNAMIC = DYNAMIC_INDEX
@@ -108,29 +107,10 @@ def _elem(v: SSAValue) -> Attribute:
     return rules.element_type_of(v.type)
 
 
-def _make(
-    cls: type[IRDLOperation],
-    operands: Sequence[Any],
-    properties: dict[str, Attribute] | None = None,
-    result_types: Sequence[Attribute] | None = None,
-) -> IRDLOperation:
-    """Builds a fusion op with the generic builder, then gives it its inferred result types."""
-    op = cls.__new__(cls)
-    placeholder = TensorType(i1, [])
-    IRDLOperation.__init__(
-        op,
-        operands=list(operands),
-        result_types=list(result_types or [placeholder]),
-        properties=properties or {},
-    )
-    fusion.retype_results(op)  # type: ignore[arg-type]
-    return op
-
-
 class Operators(RandomOperators, ScanOperators):
     """The `fd.ops` namespace."""
 
-    def __init__(self, fd: FusionDefinition):
+    def __init__(self, fd: Definition):
         self._fd = fd
         self._dim_cache: dict[tuple[SSAValue, int], SSAValue] = {}
         self._cast_cache: dict[tuple[SSAValue, Attribute], SSAValue] = {}
@@ -544,8 +524,6 @@ class Operators(RandomOperators, ScanOperators):
     def stride_order(self, arg: object, stride_order: Sequence[int]) -> Tensor:
         """A copy of `arg`; the layout request is not represented (results are row-major)."""
         t = self._tensor(arg, "stride_order", "arg")
-        from allotment.frontend.inputs import check_stride_order
-
         check_stride_order(stride_order, t.ndim, "stride_order")  # type: ignore[arg-type]
         return self.set(t)  # type: ignore[return-value]
 

@@ -14,7 +14,7 @@ uses offset k (`FusionDefinition._rng_state`). `uniform` and `normal` are
 from __future__ import annotations
 
 import numbers
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from xdsl.dialects.builtin import Float64Type, IntegerType, TensorType, f32, f64, i1, i64
 from xdsl.ir import Attribute, SSAValue
@@ -22,20 +22,14 @@ from xdsl.ir import Attribute, SSAValue
 from allotment.dialects import fusion
 from allotment.dialects import fusion_rules as rules
 from allotment.errors import ArgumentError
+from allotment.frontend.building import make_op
 from allotment.frontend.datatypes import DataType, from_element_type, to_element_type
 from allotment.frontend.handles import Scalar, Tensor
 
-if TYPE_CHECKING:
-    from allotment.frontend.ops import Operators
 
-    _Base = Operators
-else:
-    _Base = object
-
-
-
-class RandomOperators(_Base):
-    """The random-number ops and welford of `fd.ops` (mixed into `Operators`)."""
+class RandomOperators:
+    """The random-number ops and welford of `fd.ops` (mixed into `Operators`, whose helpers
+    `_open`, `_tensor`, `_build`, ... its methods call)."""
 
     def _rng_operands(self, name: str, rng_seed: object, rng_offset: object) -> tuple[SSAValue, SSAValue]:
         if (rng_seed is None) != (rng_offset is None):
@@ -71,9 +65,7 @@ class RandomOperators(_Base):
         seed, offset = self._rng_operands(name, rng_seed, rng_offset)
         static, dynamic = self._split(entries)
         props = {"static_sizes": fusion.int_list(static)}
-        from allotment.frontend.ops import _make
-
-        return self._tensor_op(name, lambda: _make(cls, [seed, offset, dynamic], props, [TensorType(et, [])]))
+        return self._tensor_op(name, lambda: make_op(cls, [seed, offset, dynamic], props, [TensorType(et, [])]))
 
     def rand(self, shape: object, dtype: DataType = DataType.Float, rng_seed: object = None,
              rng_offset: object = None) -> Tensor:
@@ -154,9 +146,7 @@ class RandomOperators(_Base):
         ds = self._dims(dims, t.ndim, name)
         if not rules.is_float(rules.element_type_of(t.value.type)):
             raise ArgumentError(f"{name}: argument 'arg' must be a floating-point tensor, got {t.dtype!r}")
-        from allotment.frontend.ops import _make
-
         ph = TensorType(i1, [])
         v = t.value
-        op = self._build(name, lambda: _make(fusion.WelfordOp, [v], {"dims": fusion.int_list(ds)}, [ph, ph, ph]))
+        op = self._build(name, lambda: make_op(fusion.WelfordOp, [v], {"dims": fusion.int_list(ds)}, [ph, ph, ph]))
         return self._fd._tensor_result(op, 0), self._fd._tensor_result(op, 1), self._fd._tensor_result(op, 2)

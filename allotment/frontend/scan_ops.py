@@ -12,7 +12,7 @@ sorted (see `fusion.SortOp`). `k` is an int or a constant integer Scalar.
 from __future__ import annotations
 
 import numbers
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import IntegerAttr, TensorType, UnitAttr, i1, i64
@@ -20,18 +20,13 @@ from xdsl.ir import Attribute
 
 from allotment.dialects import fusion
 from allotment.errors import ArgumentError
+from allotment.frontend.building import make_op
 from allotment.frontend.handles import Scalar, Tensor
 
-if TYPE_CHECKING:
-    from allotment.frontend.ops import Operators
 
-    _Base = Operators
-else:
-    _Base = object
-
-
-class ScanOperators(_Base):
-    """The scans and sorts of `fd.ops` (mixed into `Operators`)."""
+class ScanOperators:
+    """The scans and sorts of `fd.ops` (mixed into `Operators`, whose helpers
+    `_open`, `_tensor`, `_build`, ... its methods call)."""
 
     def _row_op(
         self, name: str, cls: type, arg: object, dim: object, props: dict[str, Attribute], results: int
@@ -41,11 +36,9 @@ class ScanOperators(_Base):
         if t.ndim == 0:
             raise ArgumentError(f"{name}: argument 'arg' must have rank >= 1, got a 0-d tensor")
         (d,) = self._dims(dim, t.ndim, name, "dim")
-        from allotment.frontend.ops import _make
-
         props = {"dim": IntegerAttr(d, i64), **props}
         ph = TensorType(i1, [])
-        op = self._build(name, lambda: _make(cls, [t.value], props, [ph] * results))
+        op = self._build(name, lambda: make_op(cls, [t.value], props, [ph] * results))
         return tuple(self._fd._tensor_result(op, i) for i in range(results))
 
     def cumsum(self, arg: object, dim: object) -> Tensor:

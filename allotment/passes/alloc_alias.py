@@ -59,11 +59,11 @@ from xdsl.passes import ModulePass
 from allotment.analysis.liveness import view_root
 from allotment.diagnostics import located_message
 from allotment.dialects import alloc, fusion
+from allotment.dialects.fusion import ALIAS_ATTR
 from allotment.errors import VerifyError
 from allotment.passes.concat_in_place import write_cats_in_place
 from allotment.passes.kernels import copy_kernel as _copy_kernel
 
-ALIAS_ATTR = "fusion.alias_input"
 DECISION_ATTR = "alloc.alias"
 
 

@@ -8,7 +8,7 @@ arguments and the `arith` on top of it) by `arith.constant`s, checks the
 `alloc.check`s (a failing one is a compile-time error naming both values, a
 passing one is erased), and leaves every `alloc.alloc` with constant sizes, so
 that a concrete plan can be printed and FileChecked without running anything.
-Size arithmetic means what `analysis.size_arith` says (a zero divisor or an
+Size arithmetic means what `extents.size_arith` says (a zero divisor or an
 `index` overflow is an error naming the op); a buffer with a negative extent,
 or more bytes than a 64-bit index holds, is an error naming the alloc. Errors
 are located (`file:line:col: error: ...`) where the op came from parsed text.

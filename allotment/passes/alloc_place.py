@@ -11,7 +11,7 @@ the accumulation type), from the capacity model of the target
   `schedule(persistent)` and keeps its row buffers (registers);
 - a static row over the budget: `schedule(looped)`; the row buffers are
   erased, since a looped kernel streams its row in tiles and holds no row;
-- an `inner_outer` kernel (`passes/inner_outer.py`) holds its row buffers and its
+- an `inner_outer` kernel (`analysis/inner_outer.py`) holds its row buffers and its
   column accumulators at once: they share the budget (each gets the budget
   divided by their number);
 - a kernel that reads its row once when streamed (`analysis/row_passes.py`:

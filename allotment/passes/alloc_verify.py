@@ -44,13 +44,14 @@ from xdsl.dialects.builtin import DYNAMIC_INDEX, IndexType, IntegerAttr, MemRefT
 from xdsl.ir import BlockArgument, Operation, SSAValue
 from xdsl.passes import ModulePass
 
-from allotment.analysis import packing, size_arith
-from allotment.analysis import symbolic as sym
+from allotment.analysis import packing
 from allotment.analysis.liveness import top_level_users, view_root
 from allotment.diagnostics import located_message
 from allotment.dialects import alloc
 from allotment.dtypes import element_nbytes
 from allotment.errors import VerifyError
+from allotment.extents import size_arith
+from allotment.extents import symbolic as sym
 
 
 def _name(op: alloc.AllocOp) -> str:

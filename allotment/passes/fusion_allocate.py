@@ -12,12 +12,12 @@ Runs on segmented functions (`fusion-segment` first). It guarantees:
   reduction in a reduction or normalization kernel gets a local `alloc.alloc`
   of its reduced row (product of the reduced extents, accumulation type: f32
   for 16-bit floats), sized in the same terms, so the backend reads that size
-  instead of computing it. An `inner_outer` kernel (`passes/inner_outer.py`)
+  instead of computing it. An `inner_outer` kernel (`analysis/inner_outer.py`)
   gets, per column reduction, a local accumulator [N] instead of a row buffer
   and a global partials buffer [%programs, N] in the accumulation type (an
   extra `in`, named by the kernel's `column_partials` attribute), `%programs`
   computed at entry from the row count.
-- A reduction segment split across CTAs (`passes/split_reduction.py`) gets global
+- A reduction segment split across CTAs (`analysis/split_reduction.py`) gets global
   partials buffers `[%split, kept]` (an extra `in` each, named by the kernel's
   `partials` attribute): a column or full split's kernel is `schedule(looped)`
   and has no row buffer; an inner split (few long rows) keeps its row buffers and
@@ -30,8 +30,8 @@ Runs on segmented functions (`fusion-segment` first). It guarantees:
   divisibility, extents taken from index values >= 0, and every dynamic
   reduced extent of a `max`/`min` >= 1 (they have no identity). A requirement
   on constants is decided here (`size_arith.check_holds`): a false one is an
-  error. Sizes mean what `analysis.size_arith` says; slice offsets and extents,
-  pad, cat, reshape and shard extents come from `analysis.view_extents`.
+  error. Sizes mean what `extents.size_arith` says; slice offsets and extents,
+  pad, cat, reshape and shard extents come from `extents.view_extents`.
 - Errors are located (`file:line:col: error: <op>: fusion-allocate: ...`)
   where the op came from parsed text; an `alloc.check` keeps the location of
   the op that required it. Argument and result types whose static extents
@@ -76,19 +76,16 @@ from xdsl.rewriter import Rewriter
 from xdsl.traits import SymbolTable
 from xdsl.utils.exceptions import PassFailedException, VerifyException
 
-from allotment.analysis import size_arith, view_extents
-from allotment.analysis import symbolic as sym
+from allotment.analysis import inner_outer, split_reduction
 from allotment.analysis.shapes import ShapeAnalysis, ShapeError, reify_shapes
-from allotment.analysis.symbolic import Const, Extent
 from allotment.diagnostics import SOURCE_SPANS, located_message
 from allotment.dialects import alloc, fusion, sharding_rules
-from allotment.passes import inner_outer, split_reduction
+from allotment.dialects.fusion import STRIDE_ORDER_ATTR
+from allotment.extents import size_arith, view_extents
+from allotment.extents import symbolic as sym
+from allotment.extents.symbolic import Const, Extent
 from allotment.passes.gc_pause import gc_paused
 from allotment.passes.size_builder import SizeBuilder
-
-STRIDE_ORDER_ATTR = "fusion.stride_order"
-"""Result attribute: nvFuser's stride order of an output (`stride_order[d]` is dim d's place
-counted from the innermost), which fusion-allocate turns into the output alloc's `order`."""
 
 
 @dataclass(frozen=True)
@@ -453,7 +450,7 @@ class _Allocator:
         return a.result
 
     def _column_partials(self, seg: fusion.SegmentOp, block: Block, first: int) -> list[SSAValue]:
-        """An inner-outer kernel's partials (`passes/inner_outer.py`): one global buffer
+        """An inner-outer kernel's partials (`analysis/inner_outer.py`): one global buffer
         [%programs, N] in the accumulation type per column reduction, in body order, allocated
         before the kernel; `%programs` from the row count (`inner_outer.program_count`)."""
         out = []

@@ -26,7 +26,7 @@ The grouping is greedy and deterministic, in program order:
   in one compute group, recomputed at the indices read (pads and cats read
   values computed in their kernel). A rotary embedding is one kernel. What
   stays a view segment, and why, is listed on `fusion.SegmentOp`.
-- Then (`_merge_inner_outer`, `passes/inner_outer.py`) a group of column
+- Then (`_merge_inner_outer`, `analysis/inner_outer.py`) a group of column
   reductions (float sums or means over every dim but the last) joins a group
   of row reductions (over the last dim) of the same domain, when neither
   needs the other's results and the rows fit on chip (the capacity model of
@@ -57,14 +57,15 @@ from xdsl.transforms.common_subexpression_elimination import cse
 from xdsl.transforms.dead_code_elimination import is_trivially_dead
 from xdsl.utils.exceptions import PassFailedException
 
+from allotment.analysis import inner_outer
 from allotment.analysis.capacity import Capacity, capacity
 from allotment.analysis.shapes import ShapeAnalysis, ShapeError, reify_shapes
-from allotment.analysis.symbolic import Const, Extent
 from allotment.diagnostics import SOURCE_SPANS, located_message, message_at, walk_ops
 from allotment.dialects import fusion
 from allotment.dialects.comm import CommOp
+from allotment.dtypes import element_nbytes
+from allotment.extents.symbolic import Const, Extent
 from allotment.limits import call_with_deep_stack
-from allotment.passes import inner_outer
 from allotment.passes.gc_pause import gc_paused
 from allotment.passes.size_builder import SizeBuilder
 
@@ -87,8 +88,6 @@ GATHERS = (fusion.PadOp, fusion.CatOp, fusion.FullOp, fusion.IotaOp, *INDEXING)
 
 
 def _element_bytes(t: TensorType) -> int:
-    from allotment.dtypes import element_nbytes
-
     return element_nbytes(t.element_type)
 
 
@@ -751,7 +750,7 @@ class _Grouping:
                     us.discard(h.index)
                     us.add(g.index)
 
-    # -- inner-outer kernels (`passes/inner_outer.py`) ---------------------------
+    # -- inner-outer kernels (`analysis/inner_outer.py`) ---------------------------
 
     def _merge_inner_outer(self) -> None:
         """Merges each column-reduction group into a row-reduction group of the same
@@ -1046,7 +1045,7 @@ class FusionSegmentPass(ModulePass):
 
     inner_outer: bool = True
     """Merge column reductions into row-reduction kernels of the same domain where the rows
-    fit on chip (`passes/inner_outer.py`); false keeps them separate kernels."""
+    fit on chip (`analysis/inner_outer.py`); false keeps them separate kernels."""
 
     target: str = "h200"
     """The capacity model inner-outer kernels must fit (`analysis/capacity.py`), as `alloc-place`'s."""

@@ -43,7 +43,7 @@ def compile_passes(target: str = "cuda") -> list[ModulePass]:
     target (`cuda` or `cpu`: it picks `alloc-place`'s capacity model)."""
     place = AllocPlacePass(target=PROGRAM_TARGETS.get(target, target))
     sharding = [PropagateShardingPass(), InsertReshardingPass()]  # no-ops on fusions without shardings
-    # ALLOT_INNER_OUTER=0: no inner-outer kernels (`passes/inner_outer.py`), for comparisons
+    # ALLOT_INNER_OUTER=0: no inner-outer kernels (`analysis/inner_outer.py`), for comparisons
     segment = FusionSegmentPass(inner_outer=os.environ.get("ALLOT_INNER_OUTER", "1") != "0", target=place.target)
     return [*sharding, segment, FusionAllocatePass(), place, AllocAliasPass(), AllocPlanPass(),
             AllocVerifyPass()]

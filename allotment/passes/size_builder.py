@@ -15,8 +15,8 @@ from xdsl.dialects import arith, memref, tensor
 from xdsl.dialects.builtin import IndexType, IntegerAttr
 from xdsl.ir import Operation, SSAValue
 
-from allotment.analysis import size_arith
-from allotment.analysis.symbolic import ArgDim, ArgScalar, BinOp, Const, Extent
+from allotment.extents import size_arith
+from allotment.extents.symbolic import ArgDim, ArgScalar, BinOp, Const, Extent
 
 _ARITH: dict[str, type[Operation]] = {
     name: cls

@@ -26,7 +26,7 @@ Modes (each a function of (args, function, inputs) registered in `_MODES`;
   is the kernels' (triton.testing.do_bench, CUDA events) and host time is wall
   time per call with the GPU work queued; on the CPU both are wall times, host
   time with the Triton kernels' launches skipped (the host program's own work,
-  through `allotment.backend.runtime.intercept_launches`).
+  through `allotment.driver.runtime.intercept_launches`).
 - `--dump`: prints the generated program (host code and its Triton kernels).
 - `--nproc N`: a sharded fusion on N local ranks of torch.distributed that the
   tool starts itself (a rendezvous on a free local port; gloo on cpu, NCCL on
@@ -63,7 +63,7 @@ if TYPE_CHECKING:
     from xdsl.dialects.func import FuncOp
 
     from allotment.analysis.memory_profile import MemoryProfile
-    from allotment.backend.runtime import Executable
+    from allotment.driver.runtime import Executable
 
 TOOL = "allot-run"
 EXIT_USAGE = 2
@@ -343,56 +343,9 @@ def run_dump(args: argparse.Namespace, fn: FuncOp, inputs: list) -> int:
     return 0
 
 
-TOLERANCES = {"bf16": 5e-2, "f16": 5e-3}
-"""rtol = atol of `--check` by the least precise float type in the function; 1e-4 otherwise."""
-
-
-def tolerance(fn: FuncOp) -> float:
-    from xdsl.dialects.builtin import BFloat16Type, Float16Type
-
-    from allotment.dialects.fusion_rules import element_type_of
-
-    types = [a.type for a in fn.args] + list(fn.function_type.outputs.data)
-    types += [r.type for op in fn.walk() for r in op.results]
-    elements = {type(element_type_of(t)) for t in types}
-    if BFloat16Type in elements:
-        return TOLERANCES["bf16"]
-    if Float16Type in elements:
-        return TOLERANCES["f16"]
-    return 1e-4
-
-
-def compare_output(name: str, actual: torch.Tensor, expected: torch.Tensor, tol: float) -> tuple[bool, str]:
-    """(passed, `name: shape=... dtype=... max_abs=... max_rel=... tol=... PASS|FAIL`)."""
-    import torch
-
-    shape = "x".join(str(e) for e in expected.shape) or "scalar"
-    dtype = str(expected.dtype).removeprefix("torch.")
-    if actual.shape != expected.shape or actual.dtype != expected.dtype:
-        got = "x".join(str(e) for e in actual.shape) or "scalar"
-        return False, f"{name}: shape={shape} dtype={dtype} compiled shape={got} dtype={str(actual.dtype).removeprefix('torch.')} FAIL"
-    a = actual.detach().to(device="cpu", dtype=torch.float64)
-    e = expected.detach().to(device="cpu", dtype=torch.float64)
-    both_nan = a.isnan() & e.isnan()
-    diff = torch.where(both_nan, 0.0, (a - e).abs())
-    diff = torch.where(a == e, 0.0, diff)  # equal infinities
-    rel = diff / e.abs().clamp_min(torch.finfo(torch.float64).tiny)
-    max_abs = diff.max().item() if diff.numel() else 0.0
-    max_rel = rel.max().item() if rel.numel() else 0.0
-    if expected.dtype.is_floating_point:
-        ok = bool(torch.allclose(actual.cpu(), expected.cpu(), rtol=tol, atol=tol, equal_nan=True))
-        tol_s = f"{tol:g}"
-    else:
-        ok = bool(torch.equal(actual.cpu(), expected.cpu()))
-        tol_s = "exact"
-    return ok, (
-        f"{name}: shape={shape} dtype={dtype} max_abs={max_abs:.6g} max_rel={max_rel:.6g} "
-        f"tol={tol_s} {'PASS' if ok else 'FAIL'}"
-    )
-
-
 def run_check(args: argparse.Namespace, fn: FuncOp, inputs: list) -> int:
     from allotment.reference import evaluate
+    from allotment.tools.output_check import compare_output, tolerance
 
     expected = evaluate(fn, inputs, device=args.device)
     actual = _run_compiled_once(args, fn, inputs)
@@ -446,7 +399,7 @@ def run_bench(args: argparse.Namespace, fn: FuncOp, inputs: list) -> int:
         torch.cuda.synchronize()
         what, host_what = "kernels, CUDA events", "wall, GPU work queued"
     else:
-        from allotment.backend.runtime import intercept_launches
+        from allotment.driver.runtime import intercept_launches
 
         with _announce(f"timing @{fn.sym_name.data} on cpu (Triton interpreter)..."):
             kernel_s = _wall_per_call(lambda: exe(*inputs))

@@ -21,6 +21,13 @@ from typing import Any
 import torch
 import torch.distributed as dist
 
+from allotment.allocation import plan_sizes
+from allotment.driver.compiler import compile
+from allotment.driver.distributed import DistributedExecutable, valid_extents
+from allotment.ir import find_function, parse_module
+from allotment.reference import evaluate, random_inputs
+from allotment.tools.output_check import compare_output, tolerance
+
 
 @dataclass
 class RankReport:
@@ -62,13 +69,6 @@ def run_rank(
     check: bool, device: str = "cpu",
 ) -> RankReport:
     """Runs the fusion on this rank (see the module doc)."""
-    from allotment.allocation import plan_sizes
-    from allotment.backend.distributed import DistributedExecutable, valid_extents
-    from allotment.backend.runtime import compile
-    from allotment.ir import find_function, parse_module
-    from allotment.reference import evaluate, random_inputs
-    from allotment.tools.allot_run import compare_output, tolerance
-
     warnings.filterwarnings("ignore", message="Failed to initialize NumPy")
     warnings.filterwarnings("ignore", message=".*encountered in", category=RuntimeWarning)
     rank = dist.get_rank()

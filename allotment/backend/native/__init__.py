@@ -30,6 +30,8 @@ import warnings
 from pathlib import Path
 from types import ModuleType
 
+from allotment.backend import program_cache
+
 SOURCE = Path(__file__).with_name("replay.cpp")
 MODULE = "_allot_replay"
 
@@ -108,8 +110,6 @@ def _key(cxx: str) -> str:
 
 
 def _directory() -> Path:
-    from allotment.backend import program_cache
-
     d = program_cache.cache_dir() / "native"
     try:
         d.mkdir(parents=True, exist_ok=True, mode=0o700)

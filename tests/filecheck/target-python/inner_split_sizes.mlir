@@ -1,4 +1,4 @@
-// The host program of an inner split (BatchNorm statistics, `passes/split_reduction.py`):
+// The host program of an inner split (BatchNorm statistics, `analysis/split_reduction.py`):
 // its split count and partials sizes are plain Python integer arithmetic (add, sub and mul
 // with a check that sends a result past 64 bits to `rt.size_arith`, which raises; ceiling
 // division by `max(n, 1)`, known positive, inline), and the partials, packed into one arena,

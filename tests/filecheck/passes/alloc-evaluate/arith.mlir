@@ -1,6 +1,6 @@
 // RUN: allot-opt %s -p 'alloc-evaluate{shapes="x=4"}' | filecheck %s
 
-// Size arithmetic means what MLIR's arith says (analysis/size_arith.py, the
+// Size arithmetic means what MLIR's arith says (extents/size_arith.py, the
 // one definition, also used by the host program and the reference), with
 // n = 4: remsi truncates (-7 remsi 4 = -3: r has 1 element, where a floored
 // remainder would give 5), divsi truncates (-1 + 4 = 3), floordivsi floors

@@ -86,7 +86,7 @@ func.func @sibling(%x: tensor<?x64xf32>) -> (tensor<?xf32>, tensor<?xf32>) {
 // -----
 
 // A column sum and a row max of one [rows, 64] domain are one `inner_outer`
-// segment (`passes/inner_outer.py`): one read of %x for both, the column sum
+// segment (`analysis/inner_outer.py`): one read of %x for both, the column sum
 // accumulated in partials (tests/filecheck/passes/fusion-segment/inner_outer.mlir).
 
 // CHECK-LABEL: func.func @different_dims
@@ -141,7 +141,7 @@ func.func @row_then_column(%x: tensor<?x64xf32>) -> tensor<?x64xf32> {
 // -----
 
 // RMSNorm backward: by default dx (row reductions) and dw (a column sum) are one
-// `inner_outer` kernel (`passes/inner_outer.py`). Without inner-outer kernels, dx
+// `inner_outer` kernel (`analysis/inner_outer.py`). Without inner-outer kernels, dx
 // (row reductions, broadcast back) is one normalization kernel, with rstd**2
 // (pointwise over the reduced domain) inside it; dw (a column sum over the rows) is
 // a second kernel that recomputes dy * x * rstd from the inputs instead of reading

@@ -72,10 +72,10 @@ import os
 from xdsl.dialects.builtin import BFloat16Type, Float16Type, Float32Type, Float64Type, TensorType, f32
 from xdsl.ir import Attribute, Block, Operation, OpResult, SSAValue
 
-from allotment.analysis import symbolic as sym
 from allotment.analysis.capacity import env_int
-from allotment.analysis.symbolic import Const, Extent
 from allotment.dialects import fusion
+from allotment.extents import symbolic as sym
+from allotment.extents.symbolic import Const, Extent
 
 SPLIT_TARGET_PROGRAMS = int(os.environ.get("ALLOT_SPLIT_PROGRAMS", "1056"))
 """Programs the first stage aims for: eight per SM of an H200 (132 SMs). Measured

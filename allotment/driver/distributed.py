@@ -27,23 +27,26 @@ import torch.distributed as dist
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 
-from allotment.analysis import view_extents
 from allotment.backend import distributed_runtime as drt
 from allotment.backend import program_cache
 from allotment.backend.distributed_codegen import argument_shardings, emit_rank_program, shard_index
-from allotment.backend.host_runtime import InputTypeError, check_arity
-from allotment.backend.runtime import (
+from allotment.backend.host_runtime import check_arity
+from allotment.backend.kernel_plan import CodegenError
+from allotment.dialects import fusion
+from allotment.dialects.alloc import shard_count
+from allotment.driver.runtime import (
     CODEGEN_VERSION,
     Executable,
     Program,
-    _key_lock,
-    _load,
-    _program_key,
-    _raise_allocation_failure,
+    key_lock,
+    load_program,
+    program_key,
+    raise_allocation_failure,
+    run_pipeline,
 )
-from allotment.dialects import fusion
-from allotment.dialects.alloc import shard_count
-from allotment.errors import CompileError, RunError
+from allotment.errors import CompileError, InputTypeError, RunError
+from allotment.extents import view_extents
+from allotment.ir import find_function
 
 
 def process_group(program: str) -> tuple[int, int]:
@@ -88,7 +91,7 @@ class DistributedExecutable(Executable):
             try:
                 return last[2](*inputs)
             except RuntimeError as e:  # as Program.__call__ does
-                _raise_allocation_failure(e, target)
+                raise_allocation_failure(e, target)
                 raise
         rank, world = process_group(f"@{self.function}")
         prog = self.rank_program(target, rank, world)
@@ -110,15 +113,15 @@ class DistributedExecutable(Executable):
         prog = self._rank_programs.get(key3)
         if prog is not None:
             return prog
-        key = _program_key(self.text, self.function, f"{target}/rank{rank}of{world}")
-        with _key_lock(key):
+        key = program_key(self.text, self.function, f"{target}/rank{rank}of{world}")
+        with key_lock(key):
             entry = program_cache.read_entry(key, CODEGEN_VERSION)
             source = entry[1] if entry is not None else self.rank_source(target, rank, world)
             try:
                 path = entry[0] if entry is not None else program_cache.write_entry(key, source, CODEGEN_VERSION)
             except OSError as e:
                 raise CompileError(f"@{self.function}: cannot write the generated program: {e}") from None
-            prog = _load(path, source, key, target)
+            prog = load_program(path, source, key, target)
         self._rank_programs[key3] = prog
         self.compilations += 1
         return prog
@@ -126,10 +129,6 @@ class DistributedExecutable(Executable):
     def rank_source(self, target: str, rank: int, world: int) -> str:
         """The generated program of `rank` of a process group of `world` ranks (no GPU and no
         process group needed)."""
-        from allotment.backend.kernel_plan import CodegenError
-        from allotment.backend.runtime import run_pipeline
-        from allotment.ir import find_function
-
         with self._lock:
             allocated = self._allocated.get(target)
             if allocated is None:

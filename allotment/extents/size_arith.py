@@ -1,7 +1,7 @@
 """Integer and `index` arithmetic on Python ints: the one definition of what `arith` means.
 
 Every layer that computes with sizes asks this module: the symbolic folder
-(`analysis.symbolic`), the size evaluator (`analysis.size_eval`, hence
+(`extents.symbolic`), the size evaluator (`analysis.size_eval`, hence
 `alloc-evaluate` and `plan_sizes`), the size materializer (`passes.size_builder`),
 the generated host program (`backend.host_codegen` emits `rt.size_arith.<op>(a, b)`,
 and `backend.host_runtime.size_arith` is this module) and the reference

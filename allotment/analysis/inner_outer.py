@@ -34,10 +34,10 @@ import os
 from xdsl.dialects.builtin import BFloat16Type, Float16Type, Float32Type, Float64Type, TensorType
 from xdsl.ir import Attribute, Operation
 
-from allotment.analysis import symbolic as sym
 from allotment.analysis.capacity import Capacity
-from allotment.analysis.symbolic import Const, Extent
 from allotment.dialects import fusion
+from allotment.extents import symbolic as sym
+from allotment.extents.symbolic import Const, Extent
 
 SMS = 132
 """Streaming multiprocessors of an H200."""

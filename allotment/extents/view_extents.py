@@ -1,8 +1,8 @@
 """Output extents of slice, pad, cat, reshape and shards: the one home of each rule.
 
-Each rule is written once, over symbolic `Extent`s (`analysis.symbolic`), and
+Each rule is written once, over symbolic `Extent`s (`extents.symbolic`), and
 the concrete form is the same expression over constants (which fold through
-`analysis.size_arith`): the concrete and symbolic twins sit side by side and
+`extents.size_arith`): the concrete and symbolic twins sit side by side and
 cannot disagree. Users: the fusion verifier (`dialects.fusion`, static
 extents), the shape analysis (`analysis.shapes`), `fusion-allocate` (buffer
 sizes, view offsets, shard sizes), the alloc verifier, `plan_sizes` and the
@@ -21,9 +21,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from allotment.analysis import size_arith
-from allotment.analysis import symbolic as sym
-from allotment.analysis.symbolic import Const, Extent
+from allotment.extents import size_arith
+from allotment.extents import symbolic as sym
+from allotment.extents.symbolic import Const, Extent
 
 
 def _int(e: Extent, what: str) -> int:

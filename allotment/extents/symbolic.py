@@ -3,7 +3,7 @@
 An `Extent` is an immutable, hashable expression tree: constants, the extent of
 dimension d of function argument a (`ArgDim`), the value of an `index`
 argument (`ArgScalar`), and `arith` integer ops (`BinOp`: addi, floordivsi,
-remsi, minsi, ... each meaning exactly what `analysis.size_arith` says).
+remsi, minsi, ... each meaning exactly what `extents.size_arith` says).
 Constructors fold constants and trivial identities, so structurally equal
 expressions compare equal.
 
@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from allotment.analysis import size_arith
+from allotment.extents import size_arith
 
 
 class Extent:

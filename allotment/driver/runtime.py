@@ -1,4 +1,4 @@
-"""`allotment.compile(fusion) -> Executable`: compile once, cache, call many times.
+"""Executables and their programs: compile once (`compiler.compile`), cache, call many times.
 
 An `Executable` holds one fusion function. Called on tensors, it picks the
 target from the inputs' device (CUDA tensors: generated Triton kernels on the
@@ -8,7 +8,7 @@ Triton code generation) and runs it. The fusion's types fix dtypes, ranks and
 static extents, so a program is keyed by (code generator version, target,
 options, function, module text): a new value of a `?` extent never recompiles.
 
-The fusion is parsed once (`compile`), kept, and never printed and parsed
+The fusion is parsed once (`compiler.compile`), kept, and never printed and parsed
 again; a ModuleOp or FuncOp passed in is cloned, so the passes never modify
 the caller's IR. The IR is verified after every pass.
 
@@ -47,15 +47,26 @@ from typing import Any
 import torch
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, TensorType
-from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 from xdsl.printer import Printer
 
+from allotment.analysis.library_matmul import TILED_ENV
+from allotment.analysis.split_reduction import INNER_SPLIT_ENV
 from allotment.backend import launch as _launch
 from allotment.backend import program_cache
-from allotment.backend.host_runtime import InputTypeError, check_arity
+from allotment.backend.cuda_graphs import GraphedProgram
+from allotment.backend.host_codegen import emit_program, poison_enabled
+from allotment.backend.host_runtime import check_arity
+from allotment.backend.kernel_plan import CodegenError
+from allotment.backend.native import replay_module
 from allotment.backend.program_cache import CacheDirectoryWarning, cache_dir
-from allotment.errors import ArgumentError, CompileError, Error, RunError
+from allotment.backend.replay import replayer_for
+from allotment.errors import ArgumentError, CompileError, Error, InputTypeError, RunError
+from allotment.ir import find_function
+from allotment.limits import call_with_deep_stack
+from allotment.passes import pipeline as passes
+from allotment.passes.alloc_alias import aliased_results
+from allotment.passes.pipeline import compile_passes
 
 TARGETS = ("cpu", "cuda")
 """Program targets: `cpu` (kernels in Triton's interpreter) and `cuda`."""
@@ -66,7 +77,7 @@ def _codegen_version() -> str:
     a changed code generator never loads a stale program from the disk cache."""
     root = Path(__file__).resolve().parents[1]
     h = hashlib.sha256()
-    for rel in sorted(("backend", "passes", "analysis", "dialects")):
+    for rel in sorted(("analysis", "backend", "dialects", "driver", "extents", "passes")):
         for path in sorted((root / rel).glob("*.py")):
             h.update(path.read_bytes())
     return h.hexdigest()[:16]
@@ -78,13 +89,11 @@ CODEGEN_VERSION = _codegen_version()
 @dataclass(frozen=True)
 class Program:
     """A loaded program for one target: its module and its generated source."""
-
     module: ModuleType
     source: str
     target: str
     replayer: Any = None
     """The `replay.Replayer` of a CUDA program whose calls may be replayed, else None."""
-
     def __call__(self, *args: Any) -> tuple[torch.Tensor, ...]:
         try:
             replayer = self.replayer
@@ -92,7 +101,7 @@ class Program:
                 return replayer(args)
             return self.module.run(*args)
         except RuntimeError as e:  # torch.cuda.OutOfMemoryError included
-            _raise_allocation_failure(e, self.target)
+            raise_allocation_failure(e, self.target)
             raise
 
     def after_replay(self, args: tuple[Any, ...], answer: Any) -> tuple[torch.Tensor, ...]:
@@ -100,7 +109,7 @@ class Program:
         try:
             return self.replayer.missed(args, answer)
         except RuntimeError as e:
-            _raise_allocation_failure(e, self.target)
+            raise_allocation_failure(e, self.target)
             raise
 
 
@@ -108,7 +117,7 @@ _ALLOCATION_FAILURES = ("can't allocate memory", "Storage size calculation overf
 """What torch says when a buffer cannot be allocated (too large for memory or for its size type)."""
 
 
-def _raise_allocation_failure(e: RuntimeError, target: str) -> None:
+def raise_allocation_failure(e: RuntimeError, target: str) -> None:
     """Raises a RunError if `e` (torch's, not an `allotment.Error`, which are RuntimeErrors
     too) says a buffer could not be allocated (else returns)."""
     if not isinstance(e, Error) and any(m in str(e) for m in _ALLOCATION_FAILURES):
@@ -126,7 +135,21 @@ COMPILATIONS = 0
 _lock = threading.Lock()
 _key_locks: dict[str, threading.Lock] = {}
 
-__all__ = ["TARGETS", "CacheDirectoryWarning", "Executable", "Program", "cache_dir", "compile", "intercept_launches"]
+__all__ = [
+    "CODEGEN_VERSION",
+    "TARGETS",
+    "CacheDirectoryWarning",
+    "Executable",
+    "Program",
+    "build_program",
+    "cache_dir",
+    "intercept_launches",
+    "key_lock",
+    "load_program",
+    "program_key",
+    "replay_executor",
+    "run_pipeline",
+]
 
 
 def interpreting(target: str = "cpu") -> bool:
@@ -143,26 +166,25 @@ def intercept_launches(hook: Callable[..., None]) -> Iterator[None]:
         yield
 
 
-def _key_lock(key: str) -> threading.Lock:
+def key_lock(key: str) -> threading.Lock:
+    """The lock that builds the program of cache key `key` once, whatever the threads."""
     with _lock:
         return _key_locks.setdefault(key, threading.Lock())
 
 
 def program_knobs() -> tuple[str, ...]:
     """The environment variables that change a generated program (the pipeline's decisions or
-    the generated text): each is part of the program cache key (`_program_key`), so that a
+    the generated text): each is part of the program cache key (`program_key`), so that a
     program built under one setting is never handed out under another. ALLOT_POISON counts
     by `poison_enabled()`; the others by their text."""
-    from allotment.analysis.library_matmul import TILED_ENV
-    from allotment.passes.split_reduction import INNER_SPLIT_ENV
 
     return ("ALLOT_TANH", "ALLOT_POISON", "ALLOT_ON_CHIP_ROW_BYTES", "ALLOT_STREAM_ELEMENTS", "ALLOT_SPLIT_PROGRAMS",
             *INNER_SPLIT_ENV, "ALLOT_INNER_OUTER", "ALLOT_INNER_OUTER_PROGRAMS", "ALLOT_ROW_STAGES", *TILED_ENV)
 
 
-def _program_key(text: str, function: str, target: str) -> str:
-    from allotment.backend.host_codegen import poison_enabled
-
+def program_key(text: str, function: str, target: str) -> str:
+    """The cache key of the program of `function` in module `text` for `target`: the code
+    generator's version, the target and every knob of `program_knobs`."""
     options = " ".join(f"{k}={poison_enabled() if k == 'ALLOT_POISON' else os.environ.get(k, '')}"
                        for k in program_knobs())
     return hashlib.sha256(f"{CODEGEN_VERSION}\n{target}\n{options}\n{function}\n{text}".encode()).hexdigest()[:24]
@@ -199,7 +221,6 @@ class Executable:
         self._lock = threading.RLock()
         self._replay: tuple[Any, Any] | None = None
         """(the executor's `call`, the table) of the CUDA program's `Replayer`, once it is loaded."""
-
     def __repr__(self) -> str:
         targets = ", ".join(sorted(self.programs))
         device = f" device={self.device}" if self.device is not None else ""
@@ -223,7 +244,7 @@ class Executable:
         with self._lock:
             prog = self.programs.get(target)
             if prog is None:
-                prog = _build_program(self, target)
+                prog = build_program(self, target)
                 self.programs[target] = prog
                 self.compilations += 1
                 if prog.replayer is not None and self._hot:
@@ -267,10 +288,6 @@ class Executable:
     def _graph_program(self) -> Any:
         graphed = self._graphed
         if graphed is None:
-            from allotment.backend.cuda_graphs import GraphedProgram
-            from allotment.ir import find_function
-            from allotment.passes.alloc_alias import aliased_results
-
             with self._lock:
                 if self._graphed is None:
                     aliases = aliased_results(find_function(self._module, self.function))
@@ -291,7 +308,7 @@ class Executable:
         with self._lock:
             source = self._sources.get(target)
             if source is None:
-                key = _program_key(self.text, self.function, target)
+                key = program_key(self.text, self.function, target)
                 entry = program_cache.read_entry(key, CODEGEN_VERSION)
                 source = entry[1] if entry is not None else self.generate(target)
                 self._sources[target] = source
@@ -299,10 +316,6 @@ class Executable:
 
     def generate(self, target: str) -> str:
         """Runs the passes (once per executable and target) and generates the program text for `target`."""
-        from allotment.backend.host_codegen import emit_program
-        from allotment.backend.kernel_plan import CodegenError
-        from allotment.ir import find_function
-
         with self._lock:
             allocated = self._allocated.get(target)
             if allocated is None:
@@ -325,111 +338,9 @@ def _signature(f: func.FuncOp) -> str:
 
 def _module_text(module: ModuleOp) -> str:
     """The module printed (on a deep stack: xDSL prints nested regions recursively)."""
-    from allotment.limits import call_with_deep_stack
-
     stream = io.StringIO()
     call_with_deep_stack(lambda: Printer(stream=stream).print_op(module))
     return stream.getvalue()
-
-
-# --------------------------------------------------------------------------- #
-# compile                                                                     #
-# --------------------------------------------------------------------------- #
-
-
-def compile(
-    fusion: str | os.PathLike[str] | ModuleOp | func.FuncOp,
-    *,
-    function: str | None = None,
-    device: str | None = None,
-    cuda_graphs: bool = False,
-) -> Executable:
-    """Prepares a fusion for execution (code is generated on the first call per target).
-
-    `fusion` is IR text, a `pathlib.Path` to a .mlir file, a `ModuleOp` or a `func.FuncOp`
-    (cloned: the caller's IR is never modified); `function` picks a function of a module
-    (default: the first); `device` pins where it runs ("cpu", "cuda", "cuda:N"; default:
-    where the inputs are). `cuda_graphs=True`: CUDA calls capture one CUDA graph per input
-    signature and replay it (outputs are reused by the next call with the same signature:
-    see `backend/cuda_graphs.py`). Raises ArgumentError for arguments of the wrong type or value,
-    ParseError/VerifyError for bad IR, CompileError for a fusion that cannot run.
-    """
-    from allotment.ir import find_function
-
-    if function is not None and not isinstance(function, str):
-        raise ArgumentError(f"compile: function must be a str (a function name), got {type(function).__name__}")
-    _check_device(device)
-    module, function = _own_module(fusion, function)
-    f = find_function(module, function)
-    if f.is_declaration:
-        raise ArgumentError(f"compile: @{f.sym_name.data} is a declaration; a fusion needs a body to compile")
-    if _is_sharded(f):  # one program per rank, collectives through torch.distributed
-        from allotment.backend.distributed import DistributedExecutable
-
-        return DistributedExecutable(module, f, device)
-    if not isinstance(cuda_graphs, bool):
-        raise ArgumentError(f"compile: cuda_graphs must be True or False, got {cuda_graphs!r}")
-    return Executable(module, f, device, cuda_graphs)
-
-
-def _check_device(device: Any) -> None:
-    if device is None:
-        return
-    if not isinstance(device, str):
-        raise ArgumentError(f"compile: device must be a str (cpu, cuda or cuda:N), got {type(device).__name__}")
-    if device != "cpu" and not (device == "cuda" or device.startswith("cuda:") and device[5:].isdigit()):
-        raise ArgumentError(f"compile: unknown device {device!r}: use cpu, cuda or cuda:N")
-
-
-def _own_module(fusion: Any, function: str | None) -> tuple[ModuleOp, str | None]:
-    """A module that belongs to the executable (parsed, or a verified clone) and the function to use."""
-    from allotment.diagnostics import clone_located, verify_located
-    from allotment.ir import parse_module
-
-    if isinstance(fusion, str):
-        if _looks_like_a_path(fusion):
-            raise ArgumentError(
-                f"compile: fusion {fusion!r} looks like a file path; pass the text, e.g. "
-                "compile(open(path).read()), or a pathlib.Path"
-            )
-        return parse_module(fusion), function
-    if isinstance(fusion, os.PathLike):
-        path = Path(fusion)
-        try:
-            text = path.read_text(encoding="utf-8")
-        except OSError as e:
-            raise ArgumentError(f"compile: cannot read {str(path)!r}: {e.strerror or e}") from None
-        except UnicodeDecodeError:
-            raise ArgumentError(f"compile: {str(path)!r} is not UTF-8 text") from None
-        return parse_module(text, str(path)), function
-    if isinstance(fusion, func.FuncOp):
-        parent = fusion.parent_op()
-        origin: Operation = parent if isinstance(parent, ModuleOp) else fusion
-        function = function or fusion.sym_name.data
-    elif isinstance(fusion, ModuleOp):
-        origin = fusion
-    else:
-        raise ArgumentError(
-            "compile: fusion must be IR text (str), a pathlib.Path, a ModuleOp or a func.FuncOp, "
-            f"got {type(fusion).__name__}"
-        )
-    verify_located(origin)
-    copy = clone_located(origin)
-    return (copy if isinstance(copy, ModuleOp) else ModuleOp([copy])), function
-
-
-def _looks_like_a_path(text: str) -> bool:
-    stripped = text.strip()
-    return bool(stripped) and "\n" not in stripped and (
-        stripped.endswith(".mlir") or ("{" not in stripped and os.path.exists(stripped))
-    )
-
-
-def _is_sharded(f: func.FuncOp) -> bool:
-    """Whether a fusion has sharded tensors (it then runs on torch.distributed)."""
-    from allotment.passes.sharding_propagation import is_sharded_function
-
-    return is_sharded_function(f)
 
 
 # --------------------------------------------------------------------------- #
@@ -440,16 +351,12 @@ def _is_sharded(f: func.FuncOp) -> bool:
 def pipeline(target: str = "cuda") -> tuple[ModulePass, ...]:
     """The passes that turn a fusion into planned, allocated IR for `target`, in order
     (`passes.pipeline`)."""
-    from allotment.passes.pipeline import compile_passes
-
     return tuple(compile_passes(target))
 
 
 def run_pipeline(module: ModuleOp, target: str = "cuda") -> ModuleOp:
     """The planned, allocated IR of `module` for `target` (a clone: `module` itself is
     not modified)."""
-    from allotment.passes import pipeline as passes
-
     return passes.run_pipeline(module, list(pipeline(target)))
 
 
@@ -458,16 +365,16 @@ def run_pipeline(module: ModuleOp, target: str = "cuda") -> ModuleOp:
 # --------------------------------------------------------------------------- #
 
 
-def _build_program(exe: Executable, target: str) -> Program:
+def build_program(exe: Executable, target: str) -> Program:
     """The program of `exe` for `target`: from memory, from the disk cache, or generated."""
     global COMPILATIONS
-    key = _program_key(exe.text, exe.function, target)
-    with _key_lock(key):
+    key = program_key(exe.text, exe.function, target)
+    with key_lock(key):
         prog = _PROGRAMS.get(key)
         if prog is not None:
             return prog
         entry = program_cache.read_entry(key, CODEGEN_VERSION)
-        prog = _load_entry(entry, key, target) if entry is not None else None
+        prog = load_entry(entry, key, target) if entry is not None else None
         if prog is None:
             source = exe.generate(target)
             try:
@@ -475,7 +382,7 @@ def _build_program(exe: Executable, target: str) -> Program:
             except OSError as e:  # not even a private temporary directory could be written
                 raise CompileError(f"@{exe.function}: cannot write the generated program to any file: {e}") from None
             try:
-                prog = _load(path, source, key, target)
+                prog = load_program(path, source, key, target)
             except Exception as e:  # a bug of the code generator, reported as such
                 raise CompileError(f"@{exe.function}: the generated {target} program does not load: {e!r}") from e
             with _lock:
@@ -484,16 +391,16 @@ def _build_program(exe: Executable, target: str) -> Program:
         return prog
 
 
-def _load_entry(entry: tuple[Path, str], key: str, target: str) -> Program | None:
+def load_entry(entry: tuple[Path, str], key: str, target: str) -> Program | None:
     """The program of a verified disk entry, or None if it does not load (it is then regenerated)."""
     path, source = entry
     try:
-        return _load(path, source, key, target)
+        return load_program(path, source, key, target)
     except Exception:  # a verified entry that does not import: regenerate it, as for any bad entry
         return None
 
 
-def _load(path: Path, source: str, key: str, target: str) -> Program:
+def load_program(path: Path, source: str, key: str, target: str) -> Program:
     """Executes the verified `source` as the module stored at `path`.
 
     What runs is `source`, not what the file holds now: the file's text is put in
@@ -510,7 +417,12 @@ def _load(path: Path, source: str, key: str, target: str) -> Program:
     _launch.bind_kernels(module.__dict__, target)
     replayer = None
     if target == "cuda":
-        from allotment.backend.replay import replayer_for
 
         replayer = replayer_for(module)
     return Program(module, source, target, replayer)
+
+
+def replay_executor() -> Any:
+    """The native replay executor (`backend/native`: the C module that matches a call's whole
+    signature and replays its recorded launches), or None where it cannot be built."""
+    return replay_module()
