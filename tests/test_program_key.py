@@ -36,6 +36,7 @@ VALUES = {
 RUN_TIME_ONLY = {
     "ALLOT_CACHE_DIR": "where programs are stored, not what they are",
     "ALLOT_DEBUG": "tracebacks of the tools",
+    "ALLOT_DIST_DIRECT": "how a collective plan reaches the process group (decided when the plan is made)",
     "ALLOT_JIT_LAUNCH": "how a launch reaches Triton",
     "ALLOT_NATIVE": "whether the native executor is built",
     "ALLOT_NCCL_EAGER": "when NCCL communicators are made",

@@ -66,7 +66,6 @@ from allotment.ir import find_function
 from allotment.limits import call_with_deep_stack
 from allotment.passes import pipeline as passes
 from allotment.passes.alloc_alias import aliased_results
-from allotment.passes.pipeline import compile_passes
 
 TARGETS = ("cpu", "cuda")
 """Program targets: `cpu` (kernels in Triton's interpreter) and `cuda`."""
@@ -351,7 +350,7 @@ def _module_text(module: ModuleOp) -> str:
 def pipeline(target: str = "cuda") -> tuple[ModulePass, ...]:
     """The passes that turn a fusion into planned, allocated IR for `target`, in order
     (`passes.pipeline`)."""
-    return tuple(compile_passes(target))
+    return tuple(passes.compile_passes(target))
 
 
 def run_pipeline(module: ModuleOp, target: str = "cuda") -> ModuleOp:
