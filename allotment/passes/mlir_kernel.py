@@ -1,0 +1,825 @@
+"""One `alloc.kernel` as upstream loops: the kernel lowering of `alloc-to-mlir`.
+
+A kernel is lowered inline, where it stands in its function: for each group of
+outputs of one shape, a nest of `scf.for` loops over the output's extents (the
+kernel's iteration domain; a static extent 1 takes no loop). The innermost body
+computes one element of every output of the group and `memref.store`s it.
+
+Elements are pulled: the element of a value at an index is computed from its
+operands' elements at the indices the op maps it to (a broadcast reads index 0,
+a permute permutes, a slice scales and shifts, a reshape re-linearizes, a pad
+or cat reads its operand only where it lies inside, under `scf.if`). Each
+reduction is its own `scf.for` nest with `iter_args`, accumulating in the type
+the dialect specifies (f32 for f16 and bf16, i64 for integers and bools, the
+float result type where one is declared). Nothing is allocated: a kernel's
+intermediate tensors are scalars in registers.
+
+Every op is placed in the outermost loop that defines its operands (the
+emitter tracks, for each SSA value, the loop depth it lives at), so a row's
+statistics are computed once per row, before the loop over the row's elements
+writes anything: a kernel whose output overwrites one of its inputs (an
+in-place output, `alloc-alias`) reads every element of a row before it writes
+it, as the Triton kernels do. Output groups that write one of the kernel's
+inputs come last. Values read under a guard (`scf.if`) stay inside it.
+
+`memory = local` and `shared` buffers that the plan declares in a kernel become
+`memref.alloca`s of the plan's sizes (the loops keep rows in registers and do
+not need them; they are kept so that the plan's on-chip sizes stay visible).
+A library kernel that is one f32 2-D matmul of two of its inputs becomes
+`linalg.fill` + `linalg.matmul` on the buffers; other matmuls and linears (batches,
+16-bit types, bias) are loop nests accumulating in f32.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from xdsl.dialects import arith, linalg, memref, scf
+from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
+    IndexType,
+    IntegerAttr,
+    MemRefType,
+    StringAttr,
+    TensorType,
+    f32,
+    i1,
+    i64,
+)
+from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
+from xdsl.rewriter import InsertPoint, Rewriter
+
+from allotment.diagnostics import located_message
+from allotment.dialects import alloc, fusion
+from allotment.dialects.fusion_rules import normalize_dims
+from allotment.errors import UnsupportedError
+from allotment.passes import mlir_scalar as sc
+
+INDEX = IndexType()
+
+
+class LoweringError(UnsupportedError):
+    """An op `alloc-to-mlir` cannot lower: the message is located and names the op."""
+
+
+def refuse(op: Operation, why: str) -> LoweringError:
+    return LoweringError(located_message(op, f"alloc-to-mlir cannot lower it: {why}"))
+
+
+def _ints(attr: Attribute) -> list[int]:
+    return [int(x) for x in attr.get_values()]
+
+
+@dataclass
+class Scope:
+    """A block the emitter inserts into: at its end, or before `anchor` (the op of the
+    open child scope, or the kernel being replaced)."""
+
+    block: Block
+    anchor: Operation | None
+
+
+class KernelEmitter:
+    """Lowers one kernel in place (see the module docstring)."""
+
+    def __init__(self, kernel: alloc.KernelOp):
+        self.kernel = kernel
+        block = kernel.parent_block()
+        assert block is not None
+        self.scopes: list[Scope] = [Scope(block, kernel)]
+        self.floor = 0
+        self.depth: dict[SSAValue, int] = {}
+        self.cache: dict[tuple, tuple[SSAValue, Scope, int]] = {}
+        self.extents: dict[tuple[SSAValue, int], SSAValue] = {}
+        self.consts: dict[int, SSAValue] = {}
+        self.body = kernel.body.block
+        self.args = {a: kernel.ins[i] for i, a in enumerate(self.body.args)}
+
+    # ----------------------------------------------------------------- placing ops
+    def _depth(self, v: SSAValue) -> int:
+        return self.depth.get(v, 0)
+
+    def emit(self, op: Operation) -> Operation:
+        """Inserts `op` at the depth of its deepest operand (at least the guard floor)."""
+        d = max([self._depth(v) for v in op.operands], default=0)
+        d = max(d, self.floor)
+        if isinstance(op, arith.ConstantOp):
+            d = 0
+        self._insert(d, op)
+        for r in op.results:
+            self.depth[r] = d
+        return op
+
+    def _insert(self, d: int, op: Operation) -> None:
+        scope = self.scopes[d]
+        if scope.anchor is not None:
+            Rewriter.insert_op(op, InsertPoint.before(scope.anchor))
+        else:
+            scope.block.add_op(op)
+
+    def index(self, n: int) -> SSAValue:
+        if n not in self.consts:
+            op = arith.ConstantOp(IntegerAttr(n, INDEX))
+            self._insert(0, op)
+            self.depth[op.result] = 0
+            self.consts[n] = op.result
+        return self.consts[n]
+
+    @staticmethod
+    def known(v: SSAValue) -> int | None:
+        c = fusion.constant_index(v)
+        return c
+
+    def ix(self, name: str, a: SSAValue, b: SSAValue) -> SSAValue:
+        """Index arithmetic, folded where both sides are constants."""
+        ka, kb = self.known(a), self.known(b)
+        if ka is not None and kb is not None:
+            folded = {
+                "add": ka + kb, "sub": ka - kb, "mul": ka * kb,
+                "max": max(ka, kb), "min": min(ka, kb),
+                "floordiv": ka // kb if kb else None, "rem": (ka - kb * int(ka / kb)) if kb else None,
+                "ceildiv": -(-ka // kb) if kb else None,
+            }[name]
+            if folded is not None:
+                return self.index(folded)
+        if name == "add" and kb == 0 or name == "sub" and kb == 0 or name == "mul" and kb == 1:
+            return a
+        if name == "add" and ka == 0 or name == "mul" and ka == 1:
+            return b
+        if name == "mul" and (ka == 0 or kb == 0):
+            return self.index(0)
+        cls = {"add": arith.AddiOp, "sub": arith.SubiOp, "mul": arith.MuliOp, "max": arith.MaxSIOp,
+               "min": arith.MinSIOp, "floordiv": arith.FloorDivSIOp, "rem": arith.RemSIOp,
+               "ceildiv": arith.CeilDivSIOp}[name]
+        return self.emit(cls(a, b)).results[0]
+
+    def cmp(self, pred: str, a: SSAValue, b: SSAValue) -> SSAValue:
+        return self.emit(arith.CmpiOp(a, b, pred)).results[0]
+
+    # ----------------------------------------------------------------- structure
+    def _enter(self, d: int, op: Operation, block: Block, floor: int | None = None) -> tuple:
+        """Makes `block` (of `op`, inserted at depth d) the innermost scope."""
+        saved = (self.scopes, self.scopes[d].anchor, self.floor, d)
+        self.scopes = self.scopes[: d + 1]
+        self.scopes[d].anchor = op
+        self.scopes.append(Scope(block, None))
+        for a in block.args:
+            self.depth[a] = d + 1
+        if floor is not None:
+            self.floor = floor
+        return saved
+
+    def _leave(self, saved: tuple) -> None:
+        scopes, anchor, floor, d = saved
+        self.scopes = scopes
+        self.scopes[d].anchor = anchor
+        self.floor = floor
+
+    def loop(
+        self, upper: SSAValue, inits: Sequence[SSAValue], body: Callable[[SSAValue, Sequence[SSAValue]], Sequence[SSAValue]],
+        uses: Sequence[SSAValue] = (),
+    ) -> Sequence[SSAValue]:
+        """`scf.for %i = 0 to upper` carrying `inits`; `body(i, carried)` gives the next values.
+        The loop is placed where `upper`, `inits` and `uses` (the indices its body reads at) live."""
+        d = max([self._depth(upper), *[self._depth(v) for v in (*inits, *uses)], self.floor])
+        block = Block(arg_types=[INDEX, *[v.type for v in inits]])
+        op = scf.ForOp(self.index(0), upper, self.index(1), list(inits), Region(block))
+        self._insert(d, op)
+        saved = self._enter(d, op, block)
+        out = body(block.args[0], block.args[1:])
+        block.add_op(scf.YieldOp(*out))
+        self._leave(saved)
+        for r in op.results:
+            self.depth[r] = d
+        return op.results
+
+    def guarded(self, cond: SSAValue, t: Attribute, then: Callable[[], SSAValue], other: Callable[[], SSAValue],
+                uses: Sequence[SSAValue] = ()) -> SSAValue:
+        """`scf.if cond -> t`: what each branch computes stays inside it. The `scf.if` is
+        placed where `cond` and `uses` (the indices the branches read at) live."""
+        known = None
+        owner = cond.owner
+        if isinstance(owner, arith.ConstantOp):
+            known = owner.value.value.data != 0
+        if known is not None:
+            return then() if known else other()
+        d = max([self._depth(cond), *[self._depth(v) for v in uses], self.floor])
+        blocks = [Block(), Block()]
+        op = scf.IfOp(cond, [t], Region(blocks[0]), Region(blocks[1]))
+        self._insert(d, op)
+        for block, fn in zip(blocks, (then, other)):
+            saved = self._enter(d, op, block, floor=d + 1)
+            block.add_op(scf.YieldOp(fn()))
+            self._leave(saved)
+        self.depth[op.results[0]] = d
+        return op.results[0]
+
+    def true(self) -> SSAValue:
+        return self.emit(arith.ConstantOp(IntegerAttr(-1, i1))).results[0]
+
+    def both(self, a: SSAValue | None, b: SSAValue) -> SSAValue:
+        return b if a is None else self.emit(arith.AndIOp(a, b)).results[0]
+
+    # ----------------------------------------------------------------- extents
+    def extent(self, v: SSAValue, d: int) -> SSAValue:
+        """Extent `d` of tensor value `v` as an `index` value."""
+        t = v.type
+        assert isinstance(t, TensorType)
+        e = t.get_shape()[d]
+        if e != DYNAMIC_INDEX:
+            return self.index(e)
+        key = (v, d)
+        if key not in self.extents:
+            self.extents[key] = self._extent(v, d)
+        return self.extents[key]
+
+    def _extent(self, v: SSAValue, d: int) -> SSAValue:
+        if isinstance(v, BlockArgument) and v in self.args:
+            buf = self.args[v]
+            op = memref.DimOp.from_source_and_index(buf, self.index(d))
+            return self.emit(op).results[0]
+        op = v.owner
+        assert isinstance(op, Operation)
+        if isinstance(op, (fusion.ElementwiseOp, fusion.CastOp)):
+            for o in op.operands:
+                if isinstance(o.type, TensorType) and o.type.get_shape()[d] != 1:
+                    return self.extent(o, d)
+        if isinstance(op, (fusion.ReductionOp, fusion.VarMeanOp, fusion.WelfordOp)):
+            return self.extent(op.input, self._reduction_input_dims(op)[d])
+        if isinstance(op, (fusion.BroadcastInDimOp, fusion.ExpandOp)):
+            return self._mixed(_ints(op.static_shape), op.shape)[d]
+        if isinstance(op, (fusion.FullOp, fusion.RandomOp)):
+            return self._mixed(_ints(op.static_sizes), op.sizes)[d]
+        if isinstance(op, fusion.IotaOp):
+            return op.length[0]
+        if isinstance(op, fusion.ReshapeOp):
+            return self._reshape_extents(op)[d]
+        if isinstance(op, fusion.PermuteOp):
+            return self.extent(op.input, _ints(op.dims)[d])
+        if isinstance(op, fusion.SqueezeOp):
+            return self.extent(op.input, self._squeeze_map(op)[d])
+        if isinstance(op, fusion.SliceOp):
+            return self._slice(op, d)[1]
+        if isinstance(op, fusion.PadOp):
+            low, high = op.widths()
+            e = self.extent(op.input, d)
+            return self.ix("add", self.ix("add", self._width(low[d]), e), self._width(high[d]))
+        if isinstance(op, fusion.CatOp):
+            if d != self._cat_dim(op):
+                for x in op.inputs:
+                    if x.type.get_shape()[d] != DYNAMIC_INDEX:
+                        return self.extent(x, d)
+                return self.extent(op.inputs[0], d)
+            total = self.index(0)
+            for x in op.inputs:
+                total = self.ix("add", total, self.extent(x, d))
+            return total
+        if isinstance(op, fusion.MatmulOp):
+            return self._matmul_extent(op, d)
+        if isinstance(op, fusion.LinearOp):
+            rank = len(v.type.get_shape())
+            w = op.weight.type.get_shape()
+            if len(w) == 2 and d == rank - 1:
+                return self.extent(op.weight, 0)
+            return self.extent(op.input, d)
+        raise refuse(op, f"no rule for the extents of {op.name}")
+
+    def _width(self, w: int | SSAValue) -> SSAValue:
+        return self.index(w) if isinstance(w, int) else w
+
+    def _mixed(self, static: Sequence[int], dynamic: Sequence[SSAValue]) -> list[SSAValue]:
+        it = iter(dynamic)
+        return [next(it) if s == DYNAMIC_INDEX else self.index(s) for s in static]
+
+    def numel(self, v: SSAValue) -> SSAValue:
+        n = self.index(1)
+        for d in range(len(v.type.get_shape())):
+            n = self.ix("mul", n, self.extent(v, d))
+        return n
+
+    def _reshape_extents(self, op: fusion.ReshapeOp) -> list[SSAValue]:
+        static = _ints(op.static_shape)
+        it = iter(op.shape)
+        out: list[SSAValue | None] = []
+        for s in static:
+            out.append(next(it) if s == DYNAMIC_INDEX else None if s == -1 else self.index(s))
+        if None in out:
+            rest = self.index(1)
+            for e in out:
+                if e is not None:
+                    rest = self.ix("mul", rest, e)
+            inferred = self.ix("floordiv", self.numel(op.input), self.ix("max", rest, self.index(1)))
+            out = [inferred if e is None else e for e in out]
+        return [e for e in out if e is not None]
+
+    def _squeeze_map(self, op: fusion.SqueezeOp) -> list[int]:
+        rank = len(op.input.type.get_shape())
+        gone = set(normalize_dims(_ints(op.dims), rank))
+        return [d for d in range(rank) if d not in gone]
+
+    def _reduction_input_dims(self, op: Operation) -> list[int]:
+        """For each result dim of a reduction, the input dim it is."""
+        rank = len(op.input.type.get_shape())
+        dims = set(normalize_dims(_ints(op.dims), rank))
+        if op.keepdim is not None:
+            return list(range(rank))
+        return [d for d in range(rank) if d not in dims]
+
+    def _cat_dim(self, op: fusion.CatOp) -> int:
+        return normalize_dims([op.dim.value.data], len(op.result.type.get_shape()))[0]
+
+    def _slice(self, op: fusion.SliceOp, d: int) -> tuple[SSAValue, SSAValue, SSAValue]:
+        """(first input index, extent, step) of dimension d (torch's rule: negative
+        bounds count from the end, then both clamp to [0, extent])."""
+        n = self.extent(op.input, d)
+        bounds = []
+        for name in ("start", "stop", "step"):
+            bounds.append(self._mixed(_ints(getattr(op, f"static_{name}")), getattr(op, name))[d])
+        start, stop, step = bounds
+        start, stop = self._clamp_bound(start, n), self._clamp_bound(stop, n)
+        length = self.ix("ceildiv", self.ix("max", self.ix("sub", stop, start), self.index(0)), step)
+        return start, length, step
+
+    def _clamp_bound(self, b: SSAValue, n: SSAValue) -> SSAValue:
+        k = self.known(b)
+        if k is not None and k >= 0:
+            return self.ix("min", b, n)
+        if k is not None:
+            shifted = self.ix("add", b, n)
+        else:
+            neg = self.cmp("slt", b, self.index(0))
+            shifted = self.emit(arith.SelectOp(neg, self.ix("add", b, n), b)).results[0]
+        return self.ix("min", self.ix("max", shifted, self.index(0)), n)
+
+    def _matmul_extent(self, op: fusion.MatmulOp, d: int) -> SSAValue:
+        a, b = op.lhs.type.get_shape(), op.rhs.type.get_shape()
+        rank = len(op.result.type.get_shape())
+        if len(b) == 1:
+            return self.extent(op.lhs, d)
+        if len(a) == 1:
+            return self.extent(op.rhs, d if d < rank - 1 else len(b) - 1)
+        if d == rank - 1:
+            return self.extent(op.rhs, len(b) - 1)
+        if d == rank - 2:
+            return self.extent(op.lhs, len(a) - 2)
+        for x, s in ((op.lhs, a), (op.rhs, b)):
+            k = d - (rank - len(s))
+            if k >= 0 and s[k] != 1:
+                return self.extent(x, k)
+        return self.index(1)
+
+    # ----------------------------------------------------------------- elements
+    def scalar(self, v: SSAValue) -> SSAValue:
+        """A non-tensor value the body uses: an in, a value from outside, or a scalar op
+        of the body (cloned)."""
+        if isinstance(v, BlockArgument):
+            return self.args.get(v, v)
+        op = v.owner
+        if op.parent_op() is not self.kernel and not self._inside(op):
+            return v
+        key = (v, ())
+        hit = self._lookup(key)
+        if hit is not None:
+            return hit
+        if op.regions or op.name.split(".")[0] not in ("arith", "math"):
+            raise refuse(op, "a scalar op of the kernel body other than arith or math")
+        clone = op.clone_without_regions()
+        for i, o in enumerate(op.operands):
+            clone.operands[i] = self.scalar(o)
+        self.emit(clone)
+        for r, c in zip(op.results, clone.results):
+            self._store((r, ()), c)
+        return clone.results[v.index]
+
+    def _inside(self, op: Operation) -> bool:
+        p = op.parent_op()
+        while p is not None:
+            if p is self.kernel:
+                return True
+            p = p.parent_op()
+        return False
+
+    def _lookup(self, key: tuple) -> SSAValue | None:
+        hit = self.cache.get(key)
+        if hit is None:
+            return None
+        value, scope, d = hit
+        if d < len(self.scopes) and self.scopes[d] is scope:
+            return value
+        return None
+
+    def _store(self, key: tuple, value: SSAValue) -> None:
+        d = self._depth(value)
+        self.cache[key] = (value, self.scopes[d], d)
+
+    def elem(self, v: SSAValue, idx: Sequence[SSAValue]) -> SSAValue:
+        """The element of `v` at `idx` (a scalar of v's element type); a scalar `v` is itself."""
+        if not isinstance(v.type, TensorType):
+            return self.scalar(v)
+        key = (v, tuple(idx))
+        hit = self._lookup(key)
+        if hit is not None:
+            return hit
+        if isinstance(v, BlockArgument):
+            if v not in self.args:
+                raise LoweringError(located_message(self.kernel, "a tensor block argument that is not an in"))
+            out = self.emit(memref.LoadOp.get(self.args[v], list(idx))).results[0]
+        else:
+            out = self._elem_op(v, list(idx))
+        self._store(key, out)
+        return out
+
+    def _elem_op(self, v: SSAValue, idx: list[SSAValue]) -> SSAValue:
+        op = v.owner
+        assert isinstance(op, Operation)
+        et = v.type.element_type
+        cls = type(op)
+        if cls in sc.UNARY:
+            x = self._operand(op.input, idx, v)
+            ct = sc.compute_type(et)
+            return sc.convert(self.emit, sc.UNARY[cls](self.emit, sc.convert(self.emit, x, ct)), et)
+        if cls in sc.BINARY:
+            a, b = self._operand(op.lhs, idx, v), self._operand(op.rhs, idx, v)
+            ot = sc.binary_operand_type(op, et, [op.lhs.type, op.rhs.type])
+            r = sc.BINARY[cls](self.emit, sc.convert(self.emit, a, ot), sc.convert(self.emit, b, ot))
+            return sc.convert(self.emit, r, et)
+        if isinstance(op, fusion.WhereOp):
+            p = sc.convert(self.emit, self._operand(op.pred, idx, v), i1)
+            ct = sc.compute_type(et)
+            a = sc.convert(self.emit, self._operand(op.on_true, idx, v), ct)
+            b = sc.convert(self.emit, self._operand(op.on_false, idx, v), ct)
+            return sc.convert(self.emit, self.emit(arith.SelectOp(p, a, b)).results[0], et)
+        if isinstance(op, fusion.CastOp):
+            x = self.elem(op.input, idx)
+            if sc.is_float(x.type) and sc.is_float(et):
+                return sc.convert(self.emit, x, et)
+            return sc.convert(self.emit, sc.convert(self.emit, x, sc.compute_type(x.type)), et)
+        if isinstance(op, fusion.SetOp):
+            return self.elem(op.input, idx)
+        if isinstance(op, fusion.TriangularOp):
+            return self._triangular(op, idx, et)
+        if isinstance(op, fusion.FullOp):
+            return sc.convert(self.emit, self.scalar(op.value), et)
+        if isinstance(op, fusion.IotaOp):
+            start = sc.convert(self.emit, self.scalar(op.start), sc.compute_type(et))
+            step = sc.convert(self.emit, self.scalar(op.step), sc.compute_type(et))
+            i = sc.convert(self.emit, sc.convert(self.emit, idx[0], i64), sc.compute_type(et))
+            mul = arith.MulfOp if sc.is_float(et) else arith.MuliOp
+            add = arith.AddfOp if sc.is_float(et) else arith.AddiOp
+            r = self.emit(add(start, self.emit(mul(i, step)).results[0])).results[0]
+            return sc.convert(self.emit, r, et)
+        if isinstance(op, (fusion.BroadcastInDimOp,)):
+            dims = _ints(op.broadcast_dims)
+            shape = op.input.type.get_shape()
+            return self.elem(op.input, [self.index(0) if shape[k] == 1 else idx[d] for k, d in enumerate(dims)])
+        if isinstance(op, fusion.ExpandOp):
+            shape = op.input.type.get_shape()
+            return self.elem(op.input, [self.index(0) if shape[k] == 1 else idx[k] for k in range(len(shape))])
+        if isinstance(op, fusion.PermuteOp):
+            perm = _ints(op.dims)
+            inner: list[SSAValue] = [self.index(0)] * len(perm)
+            for i, p in enumerate(perm):
+                inner[p] = idx[i]
+            return self.elem(op.input, inner)
+        if isinstance(op, fusion.SqueezeOp):
+            keep = self._squeeze_map(op)
+            inner = [self.index(0)] * len(op.input.type.get_shape())
+            for i, k in enumerate(keep):
+                inner[k] = idx[i]
+            return self.elem(op.input, inner)
+        if isinstance(op, fusion.ReshapeOp):
+            return self.elem(op.input, self._reshape_index(op, idx))
+        if isinstance(op, fusion.SliceOp):
+            inner = []
+            for d, i in enumerate(idx):
+                first, _, step = self._slice(op, d)
+                inner.append(self.ix("add", first, self.ix("mul", i, step)))
+            return self.elem(op.input, inner)
+        if isinstance(op, fusion.PadOp):
+            return self._pad(op, idx, et)
+        if isinstance(op, fusion.CatOp):
+            return self._cat(op, idx, et, 0, self.index(0))
+        if isinstance(op, (fusion.SumOp, fusion.ProdOp, fusion.MaxOp, fusion.MinOp, fusion.MeanOp)):
+            return self._reduce(op, idx)
+        if isinstance(op, (fusion.VarMeanOp, fusion.WelfordOp)):
+            return self._moments(op, v, idx)
+        if isinstance(op, fusion.MatmulOp):
+            return self._matmul(op, idx, et)
+        if isinstance(op, fusion.LinearOp):
+            return self._linear(op, idx, et)
+        raise refuse(op, "no scalar lowering for this op")
+
+    def _operand(self, x: SSAValue, idx: list[SSAValue], result: SSAValue) -> SSAValue:
+        """The element of elementwise operand `x` for result index `idx` (static size-1
+        dims broadcast)."""
+        if not isinstance(x.type, TensorType):
+            return self.scalar(x)
+        shape = x.type.get_shape()
+        return self.elem(x, [self.index(0) if e == 1 else i for e, i in zip(shape, idx)])
+
+    def _triangular(self, op: fusion.TriangularOp, idx: list[SSAValue], et: Attribute) -> SSAValue:
+        x = self.elem(op.input, idx)
+        rank = len(idx)
+        diff = self.ix("sub", idx[rank - 1], idx[rank - 2])
+        k = self.index(op.diagonal_value())
+        keep = self.cmp("sge" if isinstance(op, fusion.TriuOp) else "sle", diff, k)
+        return self.emit(arith.SelectOp(keep, x, sc.constant(self.emit, 0, et))).results[0]
+
+    def _reshape_index(self, op: fusion.ReshapeOp, idx: list[SSAValue]) -> list[SSAValue]:
+        out = self._reshape_extents(op)
+        in_shape = op.input.type.get_shape()
+        rank = len(in_shape)
+        if len(out) == rank and all(
+            a != DYNAMIC_INDEX and a == self.known(b) for a, b in zip(in_shape, out)
+        ):
+            return idx
+        flat = self.index(0)
+        for i, e in zip(idx, out):
+            flat = self.ix("add", self.ix("mul", flat, e), i)
+        inner: list[SSAValue] = []
+        for d in reversed(range(rank)):
+            e = self.extent(op.input, d)
+            if d == 0:
+                inner.append(flat)
+            else:
+                inner.append(self.ix("rem", flat, e))
+                flat = self.ix("floordiv", flat, e)
+        return list(reversed(inner))
+
+    def _pad(self, op: fusion.PadOp, idx: list[SSAValue], et: Attribute) -> SSAValue:
+        low, _ = op.widths()
+        inner, inside = [], None
+        for d, i in enumerate(idx):
+            lo = self._width(low[d])
+            j = self.ix("sub", i, lo)
+            inner.append(j)
+            if self.known(lo) == 0 and op.high is not None and _ints(op.high)[d] == 0:
+                continue
+            n = self.extent(op.input, d)
+            ok = self.both(self.cmp("sge", j, self.index(0)), self.cmp("slt", j, n))
+            inside = self.both(inside, ok)
+        if inside is None:
+            return self.elem(op.input, inner)
+        value = sc.convert(self.emit, self.scalar(op.value), et)
+        return self.guarded(inside, et, lambda: self.elem(op.input, inner), lambda: value, uses=idx)
+
+    def _cat(self, op: fusion.CatOp, idx: list[SSAValue], et: Attribute, k: int, first: SSAValue) -> SSAValue:
+        d = self._cat_dim(op)
+        x = op.inputs[k]
+        shifted = [*idx]
+        shifted[d] = self.ix("sub", idx[d], first)
+        if k == len(op.inputs) - 1:
+            return self.elem(x, shifted)
+        n = self.extent(x, d)
+        inside = self.cmp("slt", shifted[d], n)
+        nxt = self.ix("add", first, n)
+        return self.guarded(inside, et, lambda: self.elem(x, shifted), lambda: self._cat(op, idx, et, k + 1, nxt),
+                            uses=idx)
+
+    # ----------------------------------------------------------------- reductions
+    def _over(
+        self, x: SSAValue, outer: dict[int, SSAValue], dims: Sequence[int], inits: Sequence[SSAValue],
+        step: Callable[[SSAValue, Sequence[SSAValue]], Sequence[SSAValue]],
+    ) -> Sequence[SSAValue]:
+        """Folds `step(element, carried)` over the `dims` of `x` (the other dims at `outer`)."""
+        rank = len(x.type.get_shape())
+
+        def nest(k: int, fixed: dict[int, SSAValue], carried: Sequence[SSAValue]) -> Sequence[SSAValue]:
+            if k == len(dims):
+                return step(self.elem(x, [fixed[d] for d in range(rank)]), carried)
+            d = dims[k]
+            if x.type.get_shape()[d] == 1:
+                return nest(k + 1, {**fixed, d: self.index(0)}, carried)
+            return self.loop(self.extent(x, d), carried, lambda i, c: nest(k + 1, {**fixed, d: i}, c),
+                             uses=list(fixed.values()))
+
+        return nest(0, dict(outer), inits)
+
+    def _outer(self, op: Operation, idx: list[SSAValue]) -> tuple[dict[int, SSAValue], list[int]]:
+        rank = len(op.input.type.get_shape())
+        dims = normalize_dims(_ints(op.dims), rank)
+        keep = self._reduction_input_dims(op)
+        outer = {k: i for k, i in zip(keep, idx) if k not in dims}
+        return outer, dims
+
+    def _count(self, x: SSAValue, dims: Sequence[int], t: Attribute) -> SSAValue:
+        n = self.index(1)
+        for d in dims:
+            n = self.ix("mul", n, self.extent(x, d))
+        return sc.convert(self.emit, sc.convert(self.emit, n, i64), t)
+
+    def _reduce(self, op: Operation, idx: list[SSAValue]) -> SSAValue:
+        et = op.result.type.element_type
+        in_t = op.input.type.element_type
+        outer, dims = self._outer(op, idx)
+        if isinstance(op, (fusion.SumOp, fusion.ProdOp, fusion.MeanOp)):
+            acc_t = sc.compute_type(et) if sc.is_float(et) else i64
+            is_sum = not isinstance(op, fusion.ProdOp)
+            init = sc.constant(self.emit, 0 if is_sum else 1, acc_t)
+            fl = sc.is_float(acc_t)
+            cls = (arith.AddfOp if fl else arith.AddiOp) if is_sum else (arith.MulfOp if fl else arith.MuliOp)
+
+            def step(x: SSAValue, c: Sequence[SSAValue]) -> Sequence[SSAValue]:
+                xc = sc.convert(self.emit, x, acc_t)
+                return [self.emit(cls(c[0], xc)).results[0]]
+
+            (acc,) = self._over(op.input, outer, dims, [init], step)
+            if isinstance(op, fusion.MeanOp):
+                acc = self.emit(arith.DivfOp(acc, self._count(op.input, dims, acc_t))).results[0]
+            return sc.convert(self.emit, acc, et)
+        ct = sc.compute_type(in_t)
+        init = sc.lowest(self.emit, ct) if isinstance(op, fusion.MaxOp) else sc.highest(self.emit, ct)
+        fn = sc.BINARY[fusion.MaximumOp if isinstance(op, fusion.MaxOp) else fusion.MinimumOp]
+        (acc,) = self._over(op.input, outer, dims, [init],
+                            lambda x, c: [fn(self.emit, c[0], sc.convert(self.emit, x, ct))])
+        return sc.convert(self.emit, acc, et)
+
+    def _moments(self, op: Operation, v: SSAValue, idx: list[SSAValue]) -> SSAValue:
+        """var_mean and welford: the mean, then the squared deviations (two passes)."""
+        outer, dims = self._outer(op, idx)
+        t = sc.compute_type(op.input.type.element_type)
+        zero = sc.constant(self.emit, 0.0, t)
+        (total,) = self._over(op.input, outer, dims, [zero],
+                              lambda x, c: [self.emit(arith.AddfOp(c[0], sc.convert(self.emit, x, t))).results[0]])
+        n = self._count(op.input, dims, t)
+        mean = self.emit(arith.DivfOp(total, n)).results[0]
+
+        def dev(x: SSAValue, c: Sequence[SSAValue]) -> Sequence[SSAValue]:
+            d = self.emit(arith.SubfOp(sc.convert(self.emit, x, t), mean)).results[0]
+            return [self.emit(arith.AddfOp(c[0], self.emit(arith.MulfOp(d, d)).results[0])).results[0]]
+
+        (m2,) = self._over(op.input, outer, dims, [zero], dev)
+        key = tuple(idx)
+        if isinstance(op, fusion.VarMeanOp):
+            corr = sc.constant(self.emit, float(op.correction.value.data), t)
+            denom = self.emit(arith.MaximumfOp(self.emit(arith.SubfOp(n, corr)).results[0], zero)).results[0]
+            var = self.emit(arith.DivfOp(m2, denom)).results[0]
+            values = [var, mean]
+        else:
+            count = sc.convert(self.emit, self._count(op.input, dims, t), i64)
+            values = [mean, m2, count]
+        outs = [sc.convert(self.emit, x, r.type.element_type) for x, r in zip(values, op.results)]
+        for r, x in zip(op.results, outs):
+            self._store((r, key), x)
+        return outs[v.index]
+
+    def _dot(self, a: SSAValue, b: SSAValue, a_idx: Callable[[SSAValue], list[SSAValue]],
+             b_idx: Callable[[SSAValue], list[SSAValue]], k_extent: SSAValue, et: Attribute,
+             uses: Sequence[SSAValue]) -> SSAValue:
+        t = sc.compute_type(et)
+
+        def step(k: SSAValue, c: Sequence[SSAValue]) -> Sequence[SSAValue]:
+            x = sc.convert(self.emit, self.elem(a, a_idx(k)), t)
+            y = sc.convert(self.emit, self.elem(b, b_idx(k)), t)
+            return [self.emit(arith.AddfOp(c[0], self.emit(arith.MulfOp(x, y)).results[0])).results[0]]
+
+        (acc,) = self.loop(k_extent, [sc.constant(self.emit, 0.0, t)], step, uses=uses)
+        return acc
+
+    def _matmul(self, op: fusion.MatmulOp, idx: list[SSAValue], et: Attribute) -> SSAValue:
+        a, b = op.lhs.type.get_shape(), op.rhs.type.get_shape()
+        k_extent = self.extent(op.lhs, len(a) - 1)
+        if len(a) == 1 and len(b) == 1:
+            acc = self._dot(op.lhs, op.rhs, lambda k: [k], lambda k: [k], k_extent, et, idx)
+        elif len(b) == 1:
+            acc = self._dot(op.lhs, op.rhs, lambda k: [*idx, k], lambda k: [k], k_extent, et, idx)
+        elif len(a) == 1:
+            batch, j = idx[:-1], idx[-1]
+            acc = self._dot(op.lhs, op.rhs, lambda k: [k], lambda k: [*self._batch(b, batch), k, j], k_extent, et, idx)
+        else:
+            batch, i, j = idx[:-2], idx[-2], idx[-1]
+            acc = self._dot(op.lhs, op.rhs, lambda k: [*self._batch(a, batch), i, k],
+                            lambda k: [*self._batch(b, batch), k, j], k_extent, et, idx)
+        return sc.convert(self.emit, acc, et)
+
+    def _batch(self, shape: Sequence[int], batch: list[SSAValue]) -> list[SSAValue]:
+        n = len(shape) - 2
+        mine = batch[len(batch) - n:] if n else []
+        return [self.index(0) if e == 1 else i for e, i in zip(shape[:n], mine)]
+
+    def _linear(self, op: fusion.LinearOp, idx: list[SSAValue], et: Attribute) -> SSAValue:
+        xs, ws = op.input.type.get_shape(), op.weight.type.get_shape()
+        k_extent = self.extent(op.input, len(xs) - 1)
+        if len(ws) == 2:
+            rows, j = idx[:-1], idx[-1]
+            acc = self._dot(op.input, op.weight, lambda k: [*rows, k], lambda k: [j, k], k_extent, et, idx)
+            bias_idx = [j]
+        else:
+            acc = self._dot(op.input, op.weight, lambda k: [*idx, k], lambda k: [k], k_extent, et, idx)
+            bias_idx = []
+        if op.bias is not None:
+            t = sc.compute_type(et)
+            acc = self.emit(arith.AddfOp(acc, sc.convert(self.emit, self.elem(op.bias, bias_idx), t))).results[0]
+        return sc.convert(self.emit, acc, et)
+
+    # ----------------------------------------------------------------- the kernel
+    def lower(self) -> None:
+        """Replaces the kernel by its loops (and its on-chip buffers by allocas)."""
+        for op in list(self.body.walk()):
+            if isinstance(op, alloc.AllocOp):
+                self._alloca(op)
+            elif not isinstance(op, (fusion.FusionOp, alloc.YieldOp, arith.ConstantOp)) and \
+                    op.name.split(".")[0] not in ("arith", "math"):
+                raise refuse(op, "not an op of a kernel body")
+            elif isinstance(op, fusion.FusionOp) and not _lowerable(op):
+                raise refuse(op, "no scalar lowering for this op")
+        if self._library_matmul():
+            return
+        yielded = list(self.body.last_op.values)
+        groups: dict[tuple, list[int]] = {}
+        for i, (v, out) in enumerate(zip(yielded, self.kernel.outs)):
+            key = (tuple(out.type.get_shape()), tuple(self._out_extents(i)))
+            groups.setdefault(key, []).append(i)
+        ins_roots = {_root(v) for v in self.kernel.ins if isinstance(v.type, MemRefType)}
+        ordered = sorted(groups.values(), key=lambda g: any(_root(self.kernel.outs[i]) in ins_roots for i in g))
+        for group in ordered:
+            self._store_group(group, yielded)
+
+    def _out_extents(self, i: int) -> list[SSAValue]:
+        out = self.kernel.outs[i]
+        ext = []
+        for d, e in enumerate(out.type.get_shape()):
+            if e != DYNAMIC_INDEX:
+                ext.append(self.index(e))
+            else:
+                key = (out, d)
+                if key not in self.extents:
+                    self.extents[key] = self.emit(memref.DimOp.from_source_and_index(out, self.index(d))).results[0]
+                ext.append(self.extents[key])
+        return ext
+
+    def _store_group(self, group: list[int], yielded: list[SSAValue]) -> None:
+        extents = self._out_extents(group[0])
+
+        def nest(k: int, idx: list[SSAValue]) -> Sequence[SSAValue]:
+            if k == len(extents):
+                values = [self.elem(yielded[i], idx) for i in group]
+                for i, v in zip(group, values):
+                    self.emit(memref.StoreOp.get(v, self.kernel.outs[i], list(idx)))
+                return []
+            if self.known(extents[k]) == 1:
+                return nest(k + 1, [*idx, self.index(0)])
+            return self.loop(extents[k], [], lambda i, _c: (nest(k + 1, [*idx, i]), [])[1], uses=idx)
+
+        nest(0, [])
+
+    def _alloca(self, op: alloc.AllocOp) -> None:
+        t = op.result.type
+        new = memref.AllocaOp.create(operands=list(op.sizes), result_types=[t],
+                                     properties={"operandSegmentSizes": _segments(len(op.sizes), 0)})
+        if op.buffer_name is not None:
+            new.memref.name_hint = op.buffer_name.data
+        new.attributes["alloc.memory"] = StringAttr(op.memory_space.value)
+        self._insert(0, new)
+
+    def _library_matmul(self) -> bool:
+        """A library kernel that is one f32 2-D matmul of two ins into a plain out:
+        `linalg.fill` 0 + `linalg.matmul` on the buffers."""
+        if self.kernel.kind.data != "library":
+            return False
+        ops = [o for o in self.body.ops if not isinstance(o, alloc.YieldOp)]
+        if len(ops) != 1 or not isinstance(ops[0], fusion.MatmulOp) or len(self.kernel.outs) != 1:
+            return False
+        op = ops[0]
+        a, b, out = op.lhs, op.rhs, self.kernel.outs[0]
+        if not all(isinstance(x, BlockArgument) and x in self.args for x in (a, b)):
+            return False
+        bufs = [self.args[a], self.args[b], out]
+        if any(len(x.type.get_shape()) != 2 or x.type.element_type != f32 for x in bufs):
+            return False
+        zero = sc.constant(self.emit, 0.0, f32)
+        self._insert(0, linalg.FillOp((zero,), (out,), ()))
+        self._insert(0, linalg.MatmulOp((bufs[0], bufs[1]), (out,)))
+        return True
+
+
+def _segments(*sizes: int) -> Attribute:
+    from xdsl.dialects.builtin import DenseArrayBase, i32
+
+    return DenseArrayBase.from_list(i32, list(sizes))
+
+
+def _root(v: SSAValue) -> SSAValue:
+    while isinstance(v.owner, Operation) and v.owner.name in ("memref.reinterpret_cast", "memref.view",
+                                                              "memref.subview", "memref.cast"):
+        v = v.owner.operands[0]
+    return v
+
+
+_HANDLED = (
+    fusion.WhereOp, fusion.CastOp, fusion.SetOp, fusion.TriangularOp, fusion.FullOp, fusion.IotaOp,
+    fusion.BroadcastInDimOp, fusion.ExpandOp, fusion.PermuteOp, fusion.SqueezeOp, fusion.ReshapeOp,
+    fusion.SliceOp, fusion.PadOp, fusion.CatOp, fusion.SumOp, fusion.ProdOp, fusion.MaxOp, fusion.MinOp,
+    fusion.MeanOp, fusion.VarMeanOp, fusion.WelfordOp, fusion.MatmulOp, fusion.LinearOp,
+)
+
+
+def _lowerable(op: Operation) -> bool:
+    return type(op) in sc.UNARY or type(op) in sc.BINARY or isinstance(op, _HANDLED)
+
+
+def lowerable_op_names() -> list[str]:
+    """The fusion ops a kernel body may hold (for the docs' table)."""
+    names = [c.name for c in (*sc.UNARY, *sc.BINARY, *_HANDLED)]
+    return sorted(set(names))
