@@ -207,13 +207,15 @@ def _printer(rank: int, et: str) -> str:
         lines.append(f"  %e{d} = memref.dim %m, %cd{d} : {t}")
         lines.append(f"  %n{d} = arith.muli {n}, %e{d} : index")
         n = f"%n{d}"
-    lines.append(f"  %sizes = memref.alloc() : memref<{rank}xi64>")
+    lines.append(f"  %sizes = memref.alloc() : memref<{max(rank, 1)}xi64>")
+    lines.append(f"  %s_one = arith.constant {rank} : i64")
+    lines.append(f"  memref.store %s_one, %sizes[%c0] : memref<{max(rank, 1)}xi64>")
     for d in range(rank):
         lines.append(f"  %s{d} = arith.index_cast %e{d} : index to i64")
-        lines.append(f"  memref.store %s{d}, %sizes[%cd{d}] : memref<{rank}xi64>")
-    lines.append(f"  %su = memref.cast %sizes : memref<{rank}xi64> to memref<*xi64>")
+        lines.append(f"  memref.store %s{d}, %sizes[%cd{d}] : memref<{max(rank, 1)}xi64>")
+    lines.append(f"  %su = memref.cast %sizes : memref<{max(rank, 1)}xi64> to memref<*xi64>")
     lines.append("  func.call @printMemrefI64(%su) : (memref<*xi64>) -> ()")
-    lines.append(f"  memref.dealloc %sizes : memref<{rank}xi64>")
+    lines.append(f"  memref.dealloc %sizes : memref<{max(rank, 1)}xi64>")
     lines.append(f"  %flat = memref.alloc({n}) : memref<?x{pk}>")
     ivs = [f"%i{d}" for d in range(rank)]
     for d in range(rank):
@@ -378,7 +380,9 @@ _DATA = re.compile(r"sizes = \[([^\]]*)\] strides = \[[^\]]*\] data =\s*\[(.*?)\
 def _decode(sizes: str, data: str, t: Attribute) -> torch.Tensor:
     """A tensor from a printed flat bit buffer and its printed extents."""
     et = _et(t.element_type)
-    shape = [int(v) for v in sizes.replace(",", " ").split()]
+    shape = [int(v) for v in sizes.replace("[", " ").replace("]", " ").replace(",", " ").split()]
+    if not t.get_shape():
+        shape = []  # a rank-0 value prints its rank, 0, in place of its extents
     values = [int(v) for v in data.replace("[", " ").replace("]", " ").replace(",", " ").split()]
     pk = torch.int64 if _print_kind(et) == "i64" else torch.int32
     bits = torch.tensor(values, dtype=pk)

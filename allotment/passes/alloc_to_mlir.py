@@ -86,7 +86,7 @@ def lower_function(f: func.FuncOp) -> None:
         elif isinstance(op, alloc.AllocOp):
             _alloc(op)
         elif isinstance(op, alloc.DeallocOp):
-            Rewriter.replace_op(op, memref.DeallocOp.get(op.buffer))
+            _dealloc(op)
         elif isinstance(op, alloc.CheckOp):
             _check(op)
         elif isinstance(op, alloc.PackOp):
@@ -132,6 +132,16 @@ def _zero_attr(t):
     from xdsl.dialects.builtin import FloatAttr
 
     return FloatAttr(0.0, t) if sc.is_float(t) else IntegerAttr(0, t)
+
+
+def _dealloc(op: alloc.DeallocOp) -> None:
+    """`memref.dealloc` of a buffer; the end of an arena slot (a `memref.view`) frees
+    nothing: its bytes are the arena's, freed with it."""
+    owner = op.buffer.owner
+    if isinstance(owner, Operation) and owner.name in ("memref.view", "memref.reinterpret_cast", "memref.subview"):
+        Rewriter.erase_op(op)
+    else:
+        Rewriter.replace_op(op, memref.DeallocOp.get(op.buffer))
 
 
 def _check(op: alloc.CheckOp) -> None:

@@ -231,7 +231,11 @@ class KernelEmitter:
             return self.index(e)
         key = (v, d)
         if key not in self.extents:
-            self.extents[key] = self._extent(v, d)
+            floor, self.floor = self.floor, 0  # extents depend on sizes only: outside every loop
+            try:
+                self.extents[key] = self._extent(v, d)
+            finally:
+                self.floor = floor
         return self.extents[key]
 
     def _extent(self, v: SSAValue, d: int) -> SSAValue:
@@ -252,7 +256,7 @@ class KernelEmitter:
         if isinstance(op, (fusion.FullOp, fusion.RandomOp)):
             return self._mixed(_ints(op.static_sizes), op.sizes)[d]
         if isinstance(op, fusion.IotaOp):
-            return op.length[0]
+            return self.scalar(op.length[0])
         if isinstance(op, fusion.ReshapeOp):
             return self._reshape_extents(op)[d]
         if isinstance(op, fusion.PermuteOp):
@@ -286,11 +290,11 @@ class KernelEmitter:
         raise refuse(op, f"no rule for the extents of {op.name}")
 
     def _width(self, w: int | SSAValue) -> SSAValue:
-        return self.index(w) if isinstance(w, int) else w
+        return self.index(w) if isinstance(w, int) else self.scalar(w)
 
     def _mixed(self, static: Sequence[int], dynamic: Sequence[SSAValue]) -> list[SSAValue]:
         it = iter(dynamic)
-        return [next(it) if s == DYNAMIC_INDEX else self.index(s) for s in static]
+        return [self.scalar(next(it)) if s == DYNAMIC_INDEX else self.index(s) for s in static]
 
     def numel(self, v: SSAValue) -> SSAValue:
         n = self.index(1)
@@ -303,7 +307,7 @@ class KernelEmitter:
         it = iter(op.shape)
         out: list[SSAValue | None] = []
         for s in static:
-            out.append(next(it) if s == DYNAMIC_INDEX else None if s == -1 else self.index(s))
+            out.append(self.scalar(next(it)) if s == DYNAMIC_INDEX else None if s == -1 else self.index(s))
         if None in out:
             rest = self.index(1)
             for e in out:
