@@ -124,19 +124,24 @@ def available() -> str | None:
 # --------------------------------------------------------------------------- #
 
 
-def lower_module(text: str) -> ModuleOp:
-    """The fusion planned (the compile pipeline, CPU capacity model) and lowered by
-    `alloc-to-mlir`: a module of upstream dialects."""
+def lower_module(text: str, arena_always: bool = False) -> ModuleOp:
+    """The fusion planned (the compile pipeline, CPU capacity model; with `arena_always`,
+    transient buffers always packed into an arena) and lowered by `alloc-to-mlir`: a
+    module of upstream dialects."""
     from allotment.ir import parse_module
+    from allotment.passes.alloc_plan import AllocPlanPass
     from allotment.passes.alloc_to_mlir import AllocToMLIRPass
     from allotment.passes.pipeline import compile_passes, run_pipeline
 
-    return run_pipeline(parse_module(text), [*compile_passes("cpu"), AllocToMLIRPass()])
+    passes = compile_passes("cpu")
+    if arena_always:
+        passes = [AllocPlanPass(arena_always=True) if isinstance(p, AllocPlanPass) else p for p in passes]
+    return run_pipeline(parse_module(text), [*passes, AllocToMLIRPass()])
 
 
-def lower(text: str) -> str:
+def lower(text: str, arena_always: bool = False) -> str:
     """`lower_module` as text, which mlir-opt 22 parses."""
-    return str(lower_module(text))
+    return str(lower_module(text, arena_always))
 
 
 # --------------------------------------------------------------------------- #
@@ -339,8 +344,8 @@ def _program(cases: Sequence[_Case]) -> str:
     return "\n".join(parts)
 
 
-def _prepare(k: int, text: str, inputs: Sequence[object]) -> _Case:
-    module = lower_module(text)
+def _prepare(k: int, text: str, inputs: Sequence[object], arena_always: bool) -> _Case:
+    module = lower_module(text, arena_always)
     funcs = [op for op in module.body.block.ops if isinstance(op, func.FuncOp) and op.body.blocks.first is not None]
     if len(funcs) != 1:
         raise errors.ArgumentError(f"expected one fusion function, found {len(funcs)}")
@@ -415,14 +420,16 @@ def _parse(stdout: str, cases: Sequence[_Case]) -> list[tuple[list[torch.Tensor]
     return results
 
 
-def run_many(fusions: Sequence[tuple[str, Sequence[object]]], timeout: float = 600.0) -> list[list[torch.Tensor] | Exception]:
+def run_many(
+    fusions: Sequence[tuple[str, Sequence[object]]], timeout: float = 600.0, arena_always: bool = False
+) -> list[list[torch.Tensor] | Exception]:
     """Runs each (fusion text, inputs) through alloc-to-mlir, mlir-opt and mlir-runner,
     all in one program; returns each fusion's outputs, or the exception it raised (a
     fusion that fails alone is run alone, so that one failure names its fusion)."""
     prepared: list[_Case | Exception] = []
     for k, (text, inputs) in enumerate(fusions):
         try:
-            prepared.append(_prepare(k, text, inputs))
+            prepared.append(_prepare(k, text, inputs, arena_always))
         except Exception as e:  # noqa: BLE001 (reported per fusion)
             prepared.append(e)
     good = [c for c in prepared if isinstance(c, _Case)]
@@ -471,10 +478,10 @@ def _finish(c: _Case, outs: list[torch.Tensor], after: list[torch.Tensor]) -> li
     return [c.inputs[aliased[j]] if j in aliased else x for j, x in enumerate(outs)]
 
 
-def run(text: str, inputs: Sequence[object], timeout: float = 600.0) -> list[torch.Tensor]:
+def run(text: str, inputs: Sequence[object], timeout: float = 600.0, arena_always: bool = False) -> list[torch.Tensor]:
     """Runs one fusion on torch inputs through mlir-opt and mlir-runner; its outputs as
     torch tensors (see the module docstring)."""
-    (result,) = run_many([(text, inputs)], timeout)
+    (result,) = run_many([(text, inputs)], timeout, arena_always)
     if isinstance(result, Exception):
         raise result
     return result

@@ -35,7 +35,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from xdsl.dialects import arith, linalg, memref, scf
+from xdsl.dialects import arith, cf, memref, scf
+from xdsl.dialects.linalg import ops as linalg
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
     IndexType,
@@ -241,7 +242,7 @@ class KernelEmitter:
     def _extent(self, v: SSAValue, d: int) -> SSAValue:
         if isinstance(v, BlockArgument) and v in self.args:
             buf = self.args[v]
-            op = memref.DimOp.from_source_and_index(buf, self.index(d))
+            op = memref.DimOp(buf, self.index(d))
             return self.emit(op).results[0]
         op = v.owner
         assert isinstance(op, Operation)
@@ -731,13 +732,19 @@ class KernelEmitter:
         if self._library_matmul():
             return
         yielded = list(self.body.last_op.values)
+        ins_roots = {_root(v) for v in self.kernel.ins if isinstance(v.type, MemRefType)}
         groups: dict[tuple, list[int]] = {}
         for i, (v, out) in enumerate(zip(yielded, self.kernel.outs)):
-            key = (tuple(out.type.get_shape()), tuple(self._out_extents(i)))
+            in_place = _root(out) in ins_roots
+            # in-place outputs of one static shape share one nest (each reads its input
+            # elementwise: every element is loaded before any is stored); their dynamic
+            # extents are checked equal at run time
+            extents = ("in_place",) if in_place else tuple(self._out_extents(i))
+            key = (tuple(out.type.get_shape()), extents)
             groups.setdefault(key, []).append(i)
-        ins_roots = {_root(v) for v in self.kernel.ins if isinstance(v.type, MemRefType)}
         ordered = sorted(groups.values(), key=lambda g: any(_root(self.kernel.outs[i]) in ins_roots for i in g))
         for group in ordered:
+            self._same_extents(group)
             self._store_group(group, yielded)
 
     def _out_extents(self, i: int) -> list[SSAValue]:
@@ -749,9 +756,19 @@ class KernelEmitter:
             else:
                 key = (out, d)
                 if key not in self.extents:
-                    self.extents[key] = self.emit(memref.DimOp.from_source_and_index(out, self.index(d))).results[0]
+                    self.extents[key] = self.emit(memref.DimOp(out, self.index(d))).results[0]
                 ext.append(self.extents[key])
         return ext
+
+    def _same_extents(self, group: list[int]) -> None:
+        """`cf.assert`s that the outputs of a group have the first one's extents."""
+        first = self._out_extents(group[0])
+        for i in group[1:]:
+            for d, (a, b) in enumerate(zip(first, self._out_extents(i))):
+                if a is not b:
+                    same = self.cmp("eq", a, b)
+                    self.emit(cf.AssertOp(same, f"kernel {self.kernel.sym_name.data}: in-place outputs "
+                                                f"#{group[0]} and #{i} differ in dimension {d}"))
 
     def _store_group(self, group: list[int], yielded: list[SSAValue]) -> None:
         extents = self._out_extents(group[0])
