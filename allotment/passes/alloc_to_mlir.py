@@ -187,24 +187,24 @@ def _pack(op: alloc.PackOp) -> None:
     order = sorted(range(len(lifetimes)), key=lambda i: (lifetimes[i][0], i))
     offsets: dict[int, SSAValue] = {}
     ends: dict[int, SSAValue] = {}
-    zero = const(0)
-    total = zero
-    for i in order:
+    total: SSAValue | None = None
+    for n, i in enumerate(order):
         s, e = lifetimes[i]
-        offset = zero
-        for j in order[: order.index(i)]:
+        offset = const(0)
+        for j in order[:n]:
             sj, ej = lifetimes[j]
             if sj <= e and s <= ej:
                 offset = emit(arith.MaxUIOp(offset, align(ends[j])))
         offsets[i] = offset
+        offset.name_hint = op.offsets[i].name_hint
         ends[i] = emit(arith.AddiOp(offset, op.sizes[i]))
-        total = emit(arith.MaxUIOp(total, ends[i]))
-    total = align(total)
+        total = ends[i] if total is None else emit(arith.MaxUIOp(total, ends[i]))
+    total = align(total if total is not None else const(0))
+    total.name_hint = op.total.name_hint
     Rewriter.insert_op(ops, InsertPoint.before(op))
     op.total.replace_all_uses_with(total)
-    total.name_hint = op.total.name_hint
     for k, r in enumerate(op.offsets):
-        r.replace_all_uses_with(offsets[k]) if offsets[k] is not zero else r.replace_all_uses_with(zero)
+        r.replace_all_uses_with(offsets[k])
     Rewriter.erase_op(op)
 
 
