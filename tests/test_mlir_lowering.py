@@ -164,3 +164,23 @@ def test_random_fusions() -> None:
 def test_random_fusions_in_arenas() -> None:
     """100 more, every plan's transients packed into an arena (offsets computed in the IR)."""
     _check(_random_cases(range(200, 300)), arena_always=True)
+
+
+def test_mlir_opt_pass_inside_an_allotment_pipeline() -> None:
+    """xDSL's MLIROptPass (xdsl.transforms.mlir_opt) after alloc-to-mlir: upstream
+    mlir-opt canonicalizes, CSEs and hoists the lowered softmax, xDSL parses the result
+    back, and the program still allocates one buffer and computes the same values."""
+    from xdsl.transforms.mlir_opt import MLIROptPass
+
+    opt = MLIROptPass(
+        executable=mlir_runner.find_tool("mlir-opt") or "mlir-opt",
+        arguments=("--canonicalize", "--cse", "--loop-invariant-code-motion", "--mlir-print-op-generic"),
+    )
+    text = (EXAMPLES / "softmax.mlir").read_text()
+    module = mlir_runner.lower_module(text, then=[opt])
+    printed = str(module)
+    assert printed.count("memref.alloc(") == 1 and "fusion." not in printed and "alloc.kernel" not in printed
+    inputs = random_inputs(find_function(parse_module(text)), {"x": (3, 128)}, seed=2)
+    (expected,) = evaluate(find_function(parse_module(text)), inputs)
+    (got,) = mlir_runner.run(text, inputs, then=[opt])
+    compare([got], [expected], tolerance(text))

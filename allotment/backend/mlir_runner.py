@@ -38,6 +38,7 @@ from xdsl.dialects.builtin import (
     ModuleOp,
 )
 from xdsl.ir import Attribute
+from xdsl.passes import ModulePass
 
 from allotment import errors
 
@@ -124,10 +125,12 @@ def available() -> str | None:
 # --------------------------------------------------------------------------- #
 
 
-def lower_module(text: str, arena_always: bool = False) -> ModuleOp:
+def lower_module(text: str, arena_always: bool = False, then: Sequence[ModulePass] = ()) -> ModuleOp:
     """The fusion planned (the compile pipeline, CPU capacity model; with `arena_always`,
     transient buffers always packed into an arena) and lowered by `alloc-to-mlir`: a
-    module of upstream dialects."""
+    module of upstream dialects. `then`: passes applied after the lowering (for example
+    xDSL's `MLIROptPass`, an upstream mlir-opt pipeline parsed back), with every xDSL
+    dialect loaded."""
     from allotment.ir import parse_module
     from allotment.passes.alloc_plan import AllocPlanPass
     from allotment.passes.alloc_to_mlir import AllocToMLIRPass
@@ -136,7 +139,17 @@ def lower_module(text: str, arena_always: bool = False) -> ModuleOp:
     passes = compile_passes("cpu")
     if arena_always:
         passes = [AllocPlanPass(arena_always=True) if isinstance(p, AllocPlanPass) else p for p in passes]
-    return run_pipeline(parse_module(text), [*passes, AllocToMLIRPass()])
+    module = run_pipeline(parse_module(text), [*passes, AllocToMLIRPass()])
+    if then:
+        from xdsl.context import Context
+        from xdsl.dialects import get_all_dialects
+
+        ctx = Context()
+        for name, factory in get_all_dialects().items():
+            ctx.register_dialect(name, factory)
+        for p in then:
+            p.apply(ctx, module)
+    return module
 
 
 def lower(text: str, arena_always: bool = False) -> str:
@@ -344,8 +357,8 @@ def _program(cases: Sequence[_Case]) -> str:
     return "\n".join(parts)
 
 
-def _prepare(k: int, text: str, inputs: Sequence[object], arena_always: bool) -> _Case:
-    module = lower_module(text, arena_always)
+def _prepare(k: int, text: str, inputs: Sequence[object], arena_always: bool, then: Sequence[ModulePass]) -> _Case:
+    module = lower_module(text, arena_always, then)
     funcs = [op for op in module.body.block.ops if isinstance(op, func.FuncOp) and op.body.blocks.first is not None]
     if len(funcs) != 1:
         raise errors.ArgumentError(f"expected one fusion function, found {len(funcs)}")
@@ -421,7 +434,8 @@ def _parse(stdout: str, cases: Sequence[_Case]) -> list[tuple[list[torch.Tensor]
 
 
 def run_many(
-    fusions: Sequence[tuple[str, Sequence[object]]], timeout: float = 600.0, arena_always: bool = False
+    fusions: Sequence[tuple[str, Sequence[object]]], timeout: float = 600.0, arena_always: bool = False,
+    then: Sequence[ModulePass] = (),
 ) -> list[list[torch.Tensor] | Exception]:
     """Runs each (fusion text, inputs) through alloc-to-mlir, mlir-opt and mlir-runner,
     all in one program; returns each fusion's outputs, or the exception it raised (a
@@ -429,7 +443,7 @@ def run_many(
     prepared: list[_Case | Exception] = []
     for k, (text, inputs) in enumerate(fusions):
         try:
-            prepared.append(_prepare(k, text, inputs, arena_always))
+            prepared.append(_prepare(k, text, inputs, arena_always, then))
         except Exception as e:  # noqa: BLE001 (reported per fusion)
             prepared.append(e)
     good = [c for c in prepared if isinstance(c, _Case)]
@@ -478,10 +492,13 @@ def _finish(c: _Case, outs: list[torch.Tensor], after: list[torch.Tensor]) -> li
     return [c.inputs[aliased[j]] if j in aliased else x for j, x in enumerate(outs)]
 
 
-def run(text: str, inputs: Sequence[object], timeout: float = 600.0, arena_always: bool = False) -> list[torch.Tensor]:
+def run(
+    text: str, inputs: Sequence[object], timeout: float = 600.0, arena_always: bool = False,
+    then: Sequence[ModulePass] = (),
+) -> list[torch.Tensor]:
     """Runs one fusion on torch inputs through mlir-opt and mlir-runner; its outputs as
-    torch tensors (see the module docstring)."""
-    (result,) = run_many([(text, inputs)], timeout, arena_always)
+    torch tensors (see the module docstring; `arena_always` and `then` as in `lower_module`)."""
+    (result,) = run_many([(text, inputs)], timeout, arena_always, then)
     if isinstance(result, Exception):
         raise result
     return result
