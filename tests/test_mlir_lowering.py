@@ -28,7 +28,7 @@ from allotment.reference import evaluate, random_inputs
 warnings.filterwarnings("ignore", message=".*encountered in", category=RuntimeWarning)
 
 MISSING = mlir_runner.available()
-pytestmark = pytest.mark.skipif(MISSING is not None, reason=MISSING or "")
+needs_mlir = pytest.mark.skipif(MISSING is not None, reason=MISSING or "")
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 
@@ -66,6 +66,7 @@ def _case(text: str, inputs: list) -> tuple[str, list, list]:
     return text, inputs, expected
 
 
+@needs_mlir
 def test_examples_match_the_reference_and_torch() -> None:
     cases = []
     torch_checks = {}
@@ -85,6 +86,7 @@ def test_examples_match_the_reference_and_torch() -> None:
     torch.testing.assert_close(y, torch.softmax(x.float(), -1).to(torch.bfloat16), atol=5e-2, rtol=5e-2)
 
 
+@needs_mlir
 def test_mlp_example_within_bf16_rounding() -> None:
     """examples/mlp.mlir (two bf16 linears of 1024 and 4096 terms around a GELU): the
     hidden activation is rounded to bf16, so one rounding of it that falls the other way
@@ -101,6 +103,7 @@ def test_mlp_example_within_bf16_rounding() -> None:
     assert close.float().mean() >= 0.995 and relative <= 1e-2, (close.float().mean(), relative)
 
 
+@needs_mlir
 def test_sharded_example_is_refused_naming_the_op() -> None:
     text = (EXAMPLES / "sharded_mlp.mlir").read_text()
     with pytest.raises(Exception, match=r"alloc-to-mlir cannot lower it") as e:
@@ -123,6 +126,7 @@ def _planning_suite() -> list[tuple[str, list[tuple[int, ...]]]]:
     ]
 
 
+@needs_mlir
 @pytest.mark.parametrize("arena_always", [False, True])
 def test_memory_planning_suite(arena_always: bool) -> None:
     cases = []
@@ -132,6 +136,7 @@ def test_memory_planning_suite(arena_always: bool) -> None:
     _check(cases, arena_always=arena_always)
 
 
+@needs_mlir
 def test_in_place_outputs_write_the_callers_tensor() -> None:
     import test_memory_planning_run as mp
 
@@ -153,6 +158,7 @@ def _random_cases(seeds: range) -> list[tuple[str, list, list]]:
     return cases
 
 
+@needs_mlir
 @pytest.mark.filterwarnings("ignore:.*encountered in:RuntimeWarning")
 def test_random_fusions() -> None:
     """200 random fusions, default plan: all match (the time per case is printed with -s)."""
@@ -160,12 +166,14 @@ def test_random_fusions() -> None:
     print(f"\nalloc-to-mlir random fusions: {per_case * 1000:.0f} ms per case through mlir-opt + mlir-runner")
 
 
+@needs_mlir
 @pytest.mark.filterwarnings("ignore:.*encountered in:RuntimeWarning")
 def test_random_fusions_in_arenas() -> None:
     """100 more, every plan's transients packed into an arena (offsets computed in the IR)."""
     _check(_random_cases(range(200, 300)), arena_always=True)
 
 
+@needs_mlir
 def test_mlir_opt_pass_inside_an_allotment_pipeline() -> None:
     """xDSL's MLIROptPass (xdsl.transforms.mlir_opt) after alloc-to-mlir: upstream
     mlir-opt canonicalizes, CSEs and hoists the lowered softmax, xDSL parses the result
@@ -184,3 +192,22 @@ def test_mlir_opt_pass_inside_an_allotment_pipeline() -> None:
     (expected,) = evaluate(find_function(parse_module(text)), inputs)
     (got,) = mlir_runner.run(text, inputs, then=[opt])
     compare([got], [expected], tolerance(text))
+
+
+@needs_mlir
+def test_allot_run_backend_mlir(capsys: pytest.CaptureFixture[str]) -> None:
+    from allotment.tools import allot_run
+
+    status = allot_run.main([str(EXAMPLES / "rmsnorm.mlir"), "--shapes", "x=4x64", "--backend", "mlir", "--check"])
+    out = capsys.readouterr().out
+    assert status == 0 and "out0: shape=4x64 dtype=bfloat16" in out and "PASS" in out
+    assert allot_run.main([str(EXAMPLES / "rmsnorm.mlir"), "--backend", "mlir", "--dump"]) == 0
+    assert "llvm.emit_c_interface" in capsys.readouterr().out
+
+
+def test_without_the_tools_the_error_says_how_to_get_them(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(mlir_runner, "find_tool", lambda name: None)
+    assert "apt-get install -y mlir-22-tools" in (mlir_runner.available() or "")
+    with pytest.raises(mlir_runner.MLIRToolsMissing, match="mlir-22-tools"):
+        mlir_runner.run((EXAMPLES / "rmsnorm.mlir").read_text(), [torch.zeros(2, 64, dtype=torch.bfloat16),
+                                                                  torch.ones(64, dtype=torch.bfloat16)])

@@ -36,7 +36,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from xdsl.dialects import arith, cf, memref, scf
-from xdsl.dialects.linalg import ops as linalg
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
     IndexType,
@@ -48,6 +47,7 @@ from xdsl.dialects.builtin import (
     i1,
     i64,
 )
+from xdsl.dialects.linalg import ops as linalg
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
 
@@ -734,7 +734,7 @@ class KernelEmitter:
         yielded = list(self.body.last_op.values)
         ins_roots = {_root(v) for v in self.kernel.ins if isinstance(v.type, MemRefType)}
         groups: dict[tuple, list[int]] = {}
-        for i, (v, out) in enumerate(zip(yielded, self.kernel.outs)):
+        for i, out in enumerate(self.kernel.outs):
             in_place = _root(out) in ins_roots
             # in-place outputs of one static shape share one nest (each reads its input
             # elementwise: every element is loaded before any is stored); their dynamic

@@ -37,6 +37,7 @@ from xdsl.irdl import IRDLOperation, irdl_op_definition, operand_def, result_def
 
 from allotment.dialects import fusion
 
+
 @irdl_op_definition
 class RemFOp(IRDLOperation):
     """Upstream `arith.remf` (C's fmod), which xDSL 0.75 lacks: built here and printed in
