@@ -211,3 +211,73 @@ def test_without_the_tools_the_error_says_how_to_get_them(monkeypatch: pytest.Mo
     with pytest.raises(mlir_runner.MLIRToolsMissing, match="mlir-22-tools"):
         mlir_runner.run((EXAMPLES / "rmsnorm.mlir").read_text(), [torch.zeros(2, 64, dtype=torch.bfloat16),
                                                                   torch.ones(64, dtype=torch.bfloat16)])
+
+
+def _elementwise_cases() -> list[tuple[str, list, list]]:
+    """One fusion per elementwise op with a scalar lowering, f32 and bf16 (i32 for the
+    bitwise ops), on random inputs; the result type is the one the op infers."""
+    from xdsl.dialects.builtin import TensorType, bf16, f32, i32
+    from xdsl.ir import Block
+
+    from allotment.passes import mlir_scalar
+
+    cases = []
+    g = torch.Generator().manual_seed(3)
+    for k, cls in enumerate([*mlir_scalar.UNARY, *mlir_scalar.BINARY]):
+        binary = cls in mlir_scalar.BINARY
+        integer = "bitwise" in cls.name or "shift" in cls.name
+        for t in ["i32"] if integer else ["f32", "bf16"]:
+            ty = f"tensor<3x4x{t}>"
+            block = Block(arg_types=[TensorType({"f32": f32, "bf16": bf16, "i32": i32}[t], [3, 4])] * 2)
+            rt = str((cls(block.args[0], block.args[1]) if binary else cls(block.args[0])).results[0].type)
+            operands, types = ("%a, %b", f"{ty}, {ty}") if binary else ("%a", ty)
+            text = (f"func.func @op{k}_{t}(%a: {ty}, %b: {ty}) -> {rt} {{\n"
+                    f"  %y = {cls.name} {operands} : {types} -> {rt}\n  func.return %y : {rt}\n}}\n")
+            if integer:
+                inputs = [torch.randint(-50, 50, (3, 4), generator=g, dtype=torch.int32),
+                          torch.randint(0, 5, (3, 4), generator=g, dtype=torch.int32)]
+            else:
+                dt = torch.float32 if t == "f32" else torch.bfloat16
+                inputs = [torch.randn(3, 4, generator=g).to(dt), torch.randn(3, 4, generator=g).to(dt)]
+            cases.append(_case(text, inputs))
+    return cases
+
+
+@needs_mlir
+@pytest.mark.filterwarnings("ignore:.*encountered in:RuntimeWarning")
+def test_every_elementwise_op() -> None:
+    _check(_elementwise_cases())
+
+
+SCANS_AND_GATHERS = """
+func.func @scans(%x: tensor<3x5xf32>, %h: tensor<2x?xbf16>, %n: tensor<3x5xi32>) -> (tensor<3x5xf32>, tensor<3x5xf32>, tensor<2x?xbf16>, tensor<3x5xi64>, tensor<3x5xf32>, tensor<3x5xi64>, tensor<3x5xf32>, tensor<3x5xi64>) {
+  %s = fusion.cumsum %x dim 1 : tensor<3x5xf32> -> tensor<3x5xf32>
+  %p = fusion.cumprod %x dim 0 : tensor<3x5xf32> -> tensor<3x5xf32>
+  %sh = fusion.cumsum %h dim 1 : tensor<2x?xbf16> -> tensor<2x?xbf16>
+  %si = fusion.cumsum %n dim 0 : tensor<3x5xi32> -> tensor<3x5xi64>
+  %mv, %mi = fusion.cummax %x dim 1 : tensor<3x5xf32> -> tensor<3x5xf32>, tensor<3x5xi64>
+  %nv, %ni = fusion.cummin %x dim 0 : tensor<3x5xf32> -> tensor<3x5xf32>, tensor<3x5xi64>
+  func.return %s, %p, %sh, %si, %mv, %mi, %nv, %ni : tensor<3x5xf32>, tensor<3x5xf32>, tensor<2x?xbf16>, tensor<3x5xi64>, tensor<3x5xf32>, tensor<3x5xi64>, tensor<3x5xf32>, tensor<3x5xi64>
+}
+"""
+
+GATHERS = """
+func.func @gathers(%x: tensor<?x4xf32>, %i: tensor<?xi64>, %j: tensor<?x3xi32>, %ids: tensor<2x?xi64>, %w: tensor<10x8xbf16>) -> (tensor<?x4xf32>, tensor<?x3xf32>, tensor<2x?x8xbf16>, tensor<?x4xf32>) {
+  %sel = fusion.index_select %x, %i dim 0 : tensor<?x4xf32>, tensor<?xi64> -> tensor<?x4xf32>
+  %g = fusion.gather %x, %j dim 0 : tensor<?x4xf32>, tensor<?x3xi32> -> tensor<?x3xf32>
+  %e = fusion.embedding %ids, %w : tensor<2x?xi64>, tensor<10x8xbf16> -> tensor<2x?x8xbf16>
+  %t = fusion.exp %sel : tensor<?x4xf32>
+  func.return %sel, %g, %e, %t : tensor<?x4xf32>, tensor<?x3xf32>, tensor<2x?x8xbf16>, tensor<?x4xf32>
+}
+"""
+
+
+@needs_mlir
+def test_scans_and_gathers() -> None:
+    g = torch.Generator().manual_seed(4)
+    x = torch.randn(3, 5, generator=g)
+    x[1, 2] = float("nan")
+    scans = [x, torch.randn(2, 6, generator=g).to(torch.bfloat16), torch.randint(-9, 9, (3, 5), generator=g, dtype=torch.int32)]
+    gathers = [torch.randn(5, 4, generator=g), torch.tensor([4, 0, 3, 2]), torch.tensor([[0, 1, 4], [2, 3, 0]], dtype=torch.int32),
+               torch.randint(0, 10, (2, 3), generator=g), torch.randn(10, 8, generator=g).to(torch.bfloat16)]
+    _check([_case(SCANS_AND_GATHERS, scans), _case(GATHERS, gathers)])

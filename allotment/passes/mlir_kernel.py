@@ -280,6 +280,15 @@ class KernelEmitter:
             for x in op.inputs:
                 total = self.ix("add", total, self.extent(x, d))
             return total
+        if isinstance(op, fusion.ScanOp):
+            return self.extent(op.input, d)
+        if isinstance(op, fusion.IndexSelectOp):
+            return self.extent(op.index, 0) if d == op.indexed_dim() else self.extent(op.input, d)
+        if isinstance(op, (fusion.GatherOp, fusion.TakeAlongAxisOp)):
+            return self.extent(op.index, d)
+        if isinstance(op, fusion.EmbeddingOp):
+            rank = len(op.index.type.get_shape())
+            return self.extent(op.index, d) if d < rank else self.extent(op.weight, 1)
         if isinstance(op, fusion.MatmulOp):
             return self._matmul_extent(op, d)
         if isinstance(op, fusion.LinearOp):
@@ -442,7 +451,8 @@ class KernelEmitter:
         cls = type(op)
         if cls in sc.UNARY:
             x = self._operand(op.input, idx, v)
-            ct = sc.compute_type(et)
+            # the compute type is the result's, except for predicates (signbit, logical_not)
+            ct = sc.compute_type(et if et != i1 else op.input.type.element_type)
             return sc.convert(self.emit, sc.UNARY[cls](self.emit, sc.convert(self.emit, x, ct)), et)
         if cls in sc.BINARY:
             a, b = self._operand(op.lhs, idx, v), self._operand(op.rhs, idx, v)
@@ -509,11 +519,86 @@ class KernelEmitter:
             return self._reduce(op, idx)
         if isinstance(op, (fusion.VarMeanOp, fusion.WelfordOp)):
             return self._moments(op, v, idx)
+        if isinstance(op, fusion.AccumulatingScanOp):
+            return self._scan(op, idx, et)
+        if isinstance(op, fusion.SelectingScanOp):
+            return self._selecting_scan(op, v, idx)
+        if isinstance(op, fusion.IndexSelectOp):
+            d = op.indexed_dim()
+            inner = [*idx]
+            inner[d] = self._checked_index(op, self.elem(op.index, [idx[d]]), self.extent(op.input, d))
+            return self.elem(op.input, inner)
+        if isinstance(op, (fusion.GatherOp, fusion.TakeAlongAxisOp)):
+            d = op.indexed_dim()
+            inner = [*idx]
+            inner[d] = self._checked_index(op, self.elem(op.index, idx), self.extent(op.input, d))
+            return self.elem(op.input, inner)
+        if isinstance(op, fusion.EmbeddingOp):
+            row = self._checked_index(op, self.elem(op.index, idx[:-1]), self.extent(op.weight, 0))
+            return self.elem(op.weight, [row, idx[-1]])
         if isinstance(op, fusion.MatmulOp):
             return self._matmul(op, idx, et)
         if isinstance(op, fusion.LinearOp):
             return self._linear(op, idx, et)
         raise refuse(op, "no scalar lowering for this op")
+
+    def _checked_index(self, op: Operation, j: SSAValue, n: SSAValue) -> SSAValue:
+        """An index element as an `index`, asserted in [0, n) (as torch.gather): the kernel
+        stops with the op's message where the host program and the reference raise."""
+        k = sc.convert(self.emit, j, INDEX)
+        inside = self.both(self.cmp("sge", k, self.index(0)), self.cmp("slt", k, n))
+        self.emit(cf.AssertOp(inside, f"{op.name}: an index is out of range"))
+        return k
+
+    def _scan(self, op: fusion.AccumulatingScanOp, idx: list[SSAValue], et: Attribute) -> SSAValue:
+        """Inclusive running sum or product: a loop over the scanned dim up to this element."""
+        d = op.scan_dim()
+        acc_t = sc.compute_type(et) if sc.is_float(et) else i64
+        is_sum = isinstance(op, fusion.CumsumOp)
+        fl = sc.is_float(acc_t)
+        cls = (arith.AddfOp if fl else arith.AddiOp) if is_sum else (arith.MulfOp if fl else arith.MuliOp)
+        init = sc.constant(self.emit, 0 if is_sum else 1, acc_t)
+
+        def step(k: SSAValue, c: Sequence[SSAValue]) -> Sequence[SSAValue]:
+            inner = [*idx]
+            inner[d] = k
+            return [self.emit(cls(c[0], sc.convert(self.emit, self.elem(op.input, inner), acc_t))).results[0]]
+
+        (acc,) = self.loop(self.ix("add", idx[d], self.index(1)), [init], step, uses=idx)
+        return sc.convert(self.emit, acc, et)
+
+    def _selecting_scan(self, op: fusion.SelectingScanOp, v: SSAValue, idx: list[SSAValue]) -> SSAValue:
+        """cummax/cummin: the running extremum and its last index (NaN wins, as torch on CPU)."""
+        d = op.scan_dim()
+        t = op.input.type.element_type
+        ct = sc.compute_type(t)
+        is_max = isinstance(op, fusion.CummaxOp)
+        init = sc.lowest(self.emit, ct) if is_max else sc.highest(self.emit, ct)
+
+        def step(k: SSAValue, c: Sequence[SSAValue]) -> Sequence[SSAValue]:
+            inner = [*idx]
+            inner[d] = k
+            x = sc.convert(self.emit, self.elem(op.input, inner), ct)
+            best, where = c
+            if sc.is_float(ct):
+                take = self.emit(arith.CmpfOp(x, best, "oge" if is_max else "ole")).results[0]
+                x_nan = self.emit(arith.CmpfOp(x, x, "uno")).results[0]
+                best_nan = self.emit(arith.CmpfOp(best, best, "uno")).results[0]
+                not_best_nan = self.emit(arith.XOrIOp(best_nan, self.true())).results[0]
+                take = self.emit(arith.OrIOp(x_nan, self.emit(arith.AndIOp(take, not_best_nan)).results[0])).results[0]
+            else:
+                take = self.emit(arith.CmpiOp(x, best, "sge" if is_max else "sle")).results[0]
+            k64 = sc.convert(self.emit, k, i64)
+            return [self.emit(arith.SelectOp(take, x, best)).results[0],
+                    self.emit(arith.SelectOp(take, k64, where)).results[0]]
+
+        best, where = self.loop(self.ix("add", idx[d], self.index(1)), [init, sc.constant(self.emit, 0, i64)],
+                                step, uses=idx)
+        outs = [sc.convert(self.emit, best, t), where]
+        key = tuple(idx)
+        for r, x in zip(op.results, outs):
+            self._store((r, key), x)
+        return outs[v.index]
 
     def _operand(self, x: SSAValue, idx: list[SSAValue], result: SSAValue) -> SSAValue:
         """The element of elementwise operand `x` for result index `idx` (static size-1
@@ -833,6 +918,8 @@ _HANDLED = (
     fusion.BroadcastInDimOp, fusion.ExpandOp, fusion.PermuteOp, fusion.SqueezeOp, fusion.ReshapeOp,
     fusion.SliceOp, fusion.PadOp, fusion.CatOp, fusion.SumOp, fusion.ProdOp, fusion.MaxOp, fusion.MinOp,
     fusion.MeanOp, fusion.VarMeanOp, fusion.WelfordOp, fusion.MatmulOp, fusion.LinearOp,
+    fusion.AccumulatingScanOp, fusion.SelectingScanOp, fusion.IndexSelectOp, fusion.GatherOp,
+    fusion.TakeAlongAxisOp, fusion.EmbeddingOp,
 )
 
 
