@@ -281,3 +281,23 @@ def test_scans_and_gathers() -> None:
     gathers = [torch.randn(5, 4, generator=g), torch.tensor([4, 0, 3, 2]), torch.tensor([[0, 1, 4], [2, 3, 0]], dtype=torch.int32),
                torch.randint(0, 10, (2, 3), generator=g), torch.randn(10, 8, generator=g).to(torch.bfloat16)]
     _check([_case(SCANS_AND_GATHERS, scans), _case(GATHERS, gathers)])
+
+
+RANDOM = """
+func.func @random(%seed: i64, %offset: i64, %x: tensor<?x5xf32>) -> (tensor<?x5xf32>, tensor<?x5xbf16>, tensor<?x5xf32>, tensor<?x5xf16>, tensor<?x5xf32>) {
+  %c0 = arith.constant 0 : index
+  %n = tensor.dim %x, %c0 : tensor<?x5xf32>
+  %u = fusion.rand %seed, %offset [%n, 5] : tensor<?x5xf32>
+  %ub = fusion.rand %seed, %offset [%n, 5] : tensor<?x5xbf16>
+  %g = fusion.randn %seed, %offset [%n, 5] : tensor<?x5xf32>
+  %gh = fusion.randn %seed, %offset [%n, 5] : tensor<?x5xf16>
+  %y = fusion.add %x, %g : tensor<?x5xf32>
+  func.return %u, %ub, %g, %gh, %y : tensor<?x5xf32>, tensor<?x5xbf16>, tensor<?x5xf32>, tensor<?x5xf16>, tensor<?x5xf32>
+}
+"""
+
+
+@needs_mlir
+def test_random_numbers_are_the_references_philox() -> None:
+    x = torch.randn(7, 5, generator=torch.Generator().manual_seed(5))
+    _check([_case(RANDOM, [123456789012345, (1 << 40) + 7, x]), _case(RANDOM, [0, 0, x])])

@@ -36,6 +36,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from xdsl.dialects import arith, cf, memref, scf
+from xdsl.dialects import math as mmath
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
     IndexType,
@@ -519,6 +520,8 @@ class KernelEmitter:
             return self._reduce(op, idx)
         if isinstance(op, (fusion.VarMeanOp, fusion.WelfordOp)):
             return self._moments(op, v, idx)
+        if isinstance(op, fusion.RandomOp):
+            return self._random(op, idx, et)
         if isinstance(op, fusion.AccumulatingScanOp):
             return self._scan(op, idx, et)
         if isinstance(op, fusion.SelectingScanOp):
@@ -541,6 +544,59 @@ class KernelEmitter:
         if isinstance(op, fusion.LinearOp):
             return self._linear(op, idx, et)
         raise refuse(op, "no scalar lowering for this op")
+
+    def _i64(self, cls: type[Operation], a: SSAValue, b: SSAValue | int) -> SSAValue:
+        if isinstance(b, int):
+            b = sc.constant(self.emit, b, i64)
+        return self.emit(cls(a, b)).results[0]
+
+    def _random(self, op: fusion.RandomOp, idx: list[SSAValue], et: Attribute) -> SSAValue:
+        """Philox-4x32-10 on (linear index, offset) with key seed, then the op's mapping to a
+        value (`allotment/philox.py` is the reference's half of the same contract)."""
+        from allotment import philox
+
+        lin = self.index(0)
+        for d, i in enumerate(idx):
+            lin = self.ix("add", self.ix("mul", lin, self.extent(op.result, d)), i)
+        mask = philox.MASK32
+        lin = sc.convert(self.emit, lin, i64)
+        seed, offset = self.scalar(op.seed), self.scalar(op.offset)
+        c0, c1 = self._i64(arith.AndIOp, lin, mask), self._i64(arith.ShRUIOp, lin, 32)
+        c2, c3 = self._i64(arith.AndIOp, offset, mask), self._i64(arith.ShRUIOp, offset, 32)
+        k0, k1 = self._i64(arith.AndIOp, seed, mask), self._i64(arith.ShRUIOp, seed, 32)
+        for _ in range(10):
+            p0 = self._i64(arith.MuliOp, c0, philox.ROUND_A)
+            p2 = self._i64(arith.MuliOp, c2, philox.ROUND_B)
+            n0 = self._i64(arith.XOrIOp, self._i64(arith.XOrIOp, self._i64(arith.ShRUIOp, p2, 32), c1), k0)
+            n2 = self._i64(arith.XOrIOp, self._i64(arith.XOrIOp, self._i64(arith.ShRUIOp, p0, 32), c3), k1)
+            c0, c2 = n0, n2
+            c1, c3 = self._i64(arith.AndIOp, p2, mask), self._i64(arith.AndIOp, p0, mask)
+            k0 = self._i64(arith.AndIOp, self._i64(arith.AddiOp, k0, philox.KEY_A), mask)
+            k1 = self._i64(arith.AndIOp, self._i64(arith.AddiOp, k1, philox.KEY_B), mask)
+        from xdsl.dialects.builtin import f64
+
+        def f64_of(bits: SSAValue, scale: float) -> SSAValue:
+            x = self.emit(arith.SIToFPOp(bits, f64)).results[0]
+            return self.emit(arith.MulfOp(x, sc.constant(self.emit, scale, f64))).results[0]
+
+        def bits53(hi: SSAValue, lo: SSAValue) -> SSAValue:
+            return self._i64(arith.OrIOp, self._i64(arith.ShLIOp, hi, 21), self._i64(arith.ShRUIOp, lo, 11))
+
+        if isinstance(op, fusion.RandOp):
+            if et == f64:
+                return f64_of(bits53(c0, c1), 2.0**-53)
+            shift, scale = {"f32": (8, 2.0**-24), "f16": (21, 2.0**-11), "bf16": (24, 2.0**-8)}[str(et)]
+            value = f64_of(self._i64(arith.ShRUIOp, c0, shift), scale)  # exact in the result type
+        else:
+            u1 = f64_of(self._i64(arith.AddiOp, bits53(c0, c1), 1), 2.0**-53)
+            u2 = f64_of(bits53(c2, c3), 2.0**-53)
+            log = self.emit(mmath.LogOp(u1)).results[0]
+            r = self.emit(mmath.SqrtOp(self.emit(arith.MulfOp(sc.constant(self.emit, -2.0, f64), log)).results[0])).results[0]
+            angle = self.emit(arith.MulfOp(sc.constant(self.emit, philox.TWO_PI, f64), u2)).results[0]
+            value = self.emit(arith.MulfOp(r, self.emit(mmath.CosOp(angle)).results[0])).results[0]
+            if et == f64:
+                return value
+        return sc.convert(self.emit, sc.convert(self.emit, value, f32), et)
 
     def _checked_index(self, op: Operation, j: SSAValue, n: SSAValue) -> SSAValue:
         """An index element as an `index`, asserted in [0, n) (as torch.gather): the kernel
@@ -918,7 +974,7 @@ _HANDLED = (
     fusion.BroadcastInDimOp, fusion.ExpandOp, fusion.PermuteOp, fusion.SqueezeOp, fusion.ReshapeOp,
     fusion.SliceOp, fusion.PadOp, fusion.CatOp, fusion.SumOp, fusion.ProdOp, fusion.MaxOp, fusion.MinOp,
     fusion.MeanOp, fusion.VarMeanOp, fusion.WelfordOp, fusion.MatmulOp, fusion.LinearOp,
-    fusion.AccumulatingScanOp, fusion.SelectingScanOp, fusion.IndexSelectOp, fusion.GatherOp,
+    fusion.AccumulatingScanOp, fusion.SelectingScanOp, fusion.RandomOp, fusion.IndexSelectOp, fusion.GatherOp,
     fusion.TakeAlongAxisOp, fusion.EmbeddingOp,
 )
 
