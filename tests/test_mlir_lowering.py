@@ -272,6 +272,15 @@ func.func @gathers(%x: tensor<?x4xf32>, %i: tensor<?xi64>, %j: tensor<?x3xi32>, 
 """
 
 
+SCATTERS = """
+func.func @scatters(%x: tensor<?x4xf32>, %j: tensor<2x3xi64>, %s: tensor<2x3xf32>, %i: tensor<?xi32>, %v: tensor<?x4xf32>) -> (tensor<?x4xf32>, tensor<?x4xf32>) {
+  %sc = fusion.scatter %x, %j, %s dim 0 : tensor<?x4xf32>, tensor<2x3xi64>, tensor<2x3xf32> -> tensor<?x4xf32>
+  %acc = fusion.index_put_accumulate %x, %i, %v : tensor<?x4xf32>, tensor<?xi32>, tensor<?x4xf32> -> tensor<?x4xf32>
+  func.return %sc, %acc : tensor<?x4xf32>, tensor<?x4xf32>
+}
+"""
+
+
 @needs_mlir
 def test_scans_and_gathers() -> None:
     g = torch.Generator().manual_seed(4)
@@ -280,7 +289,9 @@ def test_scans_and_gathers() -> None:
     scans = [x, torch.randn(2, 6, generator=g).to(torch.bfloat16), torch.randint(-9, 9, (3, 5), generator=g, dtype=torch.int32)]
     gathers = [torch.randn(5, 4, generator=g), torch.tensor([4, 0, 3, 2]), torch.tensor([[0, 1, 4], [2, 3, 0]], dtype=torch.int32),
                torch.randint(0, 10, (2, 3), generator=g), torch.randn(10, 8, generator=g).to(torch.bfloat16)]
-    _check([_case(SCANS_AND_GATHERS, scans), _case(GATHERS, gathers)])
+    scatters = [torch.randn(5, 4, generator=g), torch.tensor([[0, 3, 4], [1, 2, 2]]), torch.randn(2, 3, generator=g),
+                torch.tensor([1, 4, 1, 0], dtype=torch.int32), torch.randn(4, 4, generator=g)]
+    _check([_case(SCANS_AND_GATHERS, scans), _case(GATHERS, gathers), _case(SCATTERS, scatters)])
 
 
 RANDOM = """

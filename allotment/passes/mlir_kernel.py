@@ -283,6 +283,10 @@ class KernelEmitter:
             return total
         if isinstance(op, fusion.ScanOp):
             return self.extent(op.input, d)
+        if isinstance(op, fusion.ScatterOp):
+            return self.extent(op.input, d)
+        if isinstance(op, fusion.IndexPutAccumulateOp):
+            return self.extent(op.acc, d)
         if isinstance(op, fusion.IndexSelectOp):
             return self.extent(op.index, 0) if d == op.indexed_dim() else self.extent(op.input, d)
         if isinstance(op, (fusion.GatherOp, fusion.TakeAlongAxisOp)):
@@ -522,6 +526,10 @@ class KernelEmitter:
             return self._moments(op, v, idx)
         if isinstance(op, fusion.RandomOp):
             return self._random(op, idx, et)
+        if isinstance(op, fusion.ScatterOp):
+            return self._scatter(op, idx, et)
+        if isinstance(op, fusion.IndexPutAccumulateOp):
+            return self._index_put(op, idx, et)
         if isinstance(op, fusion.AccumulatingScanOp):
             return self._scan(op, idx, et)
         if isinstance(op, fusion.SelectingScanOp):
@@ -597,6 +605,43 @@ class KernelEmitter:
             if et == f64:
                 return value
         return sc.convert(self.emit, sc.convert(self.emit, value, f32), et)
+
+    def _scatter(self, op: fusion.ScatterOp, idx: list[SSAValue], et: Attribute) -> SSAValue:
+        """Pulled: the last source element whose index names this element, else the input's.
+        Only positions inside the index's extents (other than `dim`) can be written."""
+        d = op.indexed_dim()
+        inside: SSAValue | None = None
+        for k, i in enumerate(idx):
+            if k != d:
+                inside = self.both(inside, self.cmp("slt", i, self.extent(op.index, k)))
+
+        def written() -> SSAValue:
+            def step(j: SSAValue, c: Sequence[SSAValue]) -> Sequence[SSAValue]:
+                q = [*idx]
+                q[d] = j
+                hit = self.cmp("eq", sc.convert(self.emit, self.elem(op.index, q), INDEX), idx[d])
+                return [self.emit(arith.SelectOp(hit, self.elem(op.src, q), c[0])).results[0]]
+
+            (v,) = self.loop(self.extent(op.index, d), [self.elem(op.input, idx)], step, uses=idx)
+            return v
+
+        if inside is None:
+            return written()
+        return self.guarded(inside, et, written, lambda: self.elem(op.input, idx), uses=idx)
+
+    def _index_put(self, op: fusion.IndexPutAccumulateOp, idx: list[SSAValue], et: Attribute) -> SSAValue:
+        """Pulled: the accumulator's element plus every value row whose index names its row."""
+        ct = sc.compute_type(et)
+        add = arith.AddfOp if sc.is_float(ct) else arith.AddiOp
+
+        def step(i: SSAValue, c: Sequence[SSAValue]) -> Sequence[SSAValue]:
+            hit = self.cmp("eq", sc.convert(self.emit, self.elem(op.index, [i]), INDEX), idx[0])
+            v = sc.convert(self.emit, self.elem(op.value, [i, *idx[1:]]), ct)
+            return [self.emit(arith.SelectOp(hit, self.emit(add(c[0], v)).results[0], c[0])).results[0]]
+
+        init = sc.convert(self.emit, self.elem(op.acc, idx), ct)
+        (total,) = self.loop(self.extent(op.index, 0), [init], step, uses=idx)
+        return sc.convert(self.emit, total, et)
 
     def _checked_index(self, op: Operation, j: SSAValue, n: SSAValue) -> SSAValue:
         """An index element as an `index`, asserted in [0, n) (as torch.gather): the kernel
@@ -975,7 +1020,7 @@ _HANDLED = (
     fusion.SliceOp, fusion.PadOp, fusion.CatOp, fusion.SumOp, fusion.ProdOp, fusion.MaxOp, fusion.MinOp,
     fusion.MeanOp, fusion.VarMeanOp, fusion.WelfordOp, fusion.MatmulOp, fusion.LinearOp,
     fusion.AccumulatingScanOp, fusion.SelectingScanOp, fusion.RandomOp, fusion.IndexSelectOp, fusion.GatherOp,
-    fusion.TakeAlongAxisOp, fusion.EmbeddingOp,
+    fusion.TakeAlongAxisOp, fusion.EmbeddingOp, fusion.ScatterOp, fusion.IndexPutAccumulateOp,
 )
 
 
