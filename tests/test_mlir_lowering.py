@@ -219,13 +219,14 @@ def _elementwise_cases() -> list[tuple[str, list, list]]:
     from xdsl.dialects.builtin import TensorType, bf16, f32, i32
     from xdsl.ir import Block
 
+    from allotment.dialects import fusion
     from allotment.passes import mlir_scalar
 
     cases = []
     g = torch.Generator().manual_seed(3)
-    for k, cls in enumerate([*mlir_scalar.UNARY, *mlir_scalar.BINARY]):
-        binary = cls in mlir_scalar.BINARY
-        integer = "bitwise" in cls.name or "shift" in cls.name
+    for k, cls in enumerate([*mlir_scalar.UNARY, *mlir_scalar.BINARY, fusion.NextafterOp, fusion.GcdOp]):
+        binary = cls in mlir_scalar.BINARY or cls in (fusion.NextafterOp, fusion.GcdOp)
+        integer = "bitwise" in cls.name or "shift" in cls.name or cls is fusion.GcdOp
         for t in ["i32"] if integer else ["f32", "bf16"]:
             ty = f"tensor<3x4x{t}>"
             block = Block(arg_types=[TensorType({"f32": f32, "bf16": bf16, "i32": i32}[t], [3, 4])] * 2)
@@ -235,10 +236,13 @@ def _elementwise_cases() -> list[tuple[str, list, list]]:
                     f"  %y = {cls.name} {operands} : {types} -> {rt}\n  func.return %y : {rt}\n}}\n")
             if integer:
                 inputs = [torch.randint(-50, 50, (3, 4), generator=g, dtype=torch.int32),
-                          torch.randint(0, 5, (3, 4), generator=g, dtype=torch.int32)]
+                          torch.randint(-20 if cls is fusion.GcdOp else 0, 5, (3, 4), generator=g, dtype=torch.int32)]
             else:
                 dt = torch.float32 if t == "f32" else torch.bfloat16
                 inputs = [torch.randn(3, 4, generator=g).to(dt), torch.randn(3, 4, generator=g).to(dt)]
+                if cls is fusion.NextafterOp:  # equal operands and zeros too
+                    inputs[1][0, :2] = inputs[0][0, :2]
+                    inputs[0][1, 0] = 0.0
             cases.append(_case(text, inputs))
     return cases
 
@@ -312,3 +316,20 @@ func.func @random(%seed: i64, %offset: i64, %x: tensor<?x5xf32>) -> (tensor<?x5x
 def test_random_numbers_are_the_references_philox() -> None:
     x = torch.randn(7, 5, generator=torch.Generator().manual_seed(5))
     _check([_case(RANDOM, [123456789012345, (1 << 40) + 7, x]), _case(RANDOM, [0, 0, x])])
+
+
+@needs_mlir
+def test_nextafter_is_exact() -> None:
+    """One ulp is below any tolerance: compared bit for bit with torch.nextafter."""
+    text = """
+func.func @next(%a: tensor<6xf32>, %b: tensor<6xf32>, %c: tensor<6xbf16>, %d: tensor<6xbf16>) -> (tensor<6xf32>, tensor<6xbf16>) {
+  %x = fusion.nextafter %a, %b : tensor<6xf32>
+  %y = fusion.nextafter %c, %d : tensor<6xbf16>
+  func.return %x, %y : tensor<6xf32>, tensor<6xbf16>
+}
+"""
+    a = torch.tensor([1.0, -2.5, 0.0, 0.0, 3.0, float("nan")])
+    b = torch.tensor([2.0, -3.0, 1.0, -1.0, 3.0, 1.0])
+    x, y = mlir_runner.run(text, [a, b, a.bfloat16(), b.bfloat16()])
+    assert torch.equal(x.view(torch.int32)[:5], torch.nextafter(a, b).view(torch.int32)[:5]) and x[5].isnan()
+    assert torch.equal(y.view(torch.int16)[:5], torch.nextafter(a.bfloat16(), b.bfloat16()).view(torch.int16)[:5])
