@@ -333,3 +333,34 @@ func.func @next(%a: tensor<6xf32>, %b: tensor<6xf32>, %c: tensor<6xbf16>, %d: te
     x, y = mlir_runner.run(text, [a, b, a.bfloat16(), b.bfloat16()])
     assert torch.equal(x.view(torch.int32)[:5], torch.nextafter(a, b).view(torch.int32)[:5]) and x[5].isnan()
     assert torch.equal(y.view(torch.int16)[:5], torch.nextafter(a.bfloat16(), b.bfloat16()).view(torch.int16)[:5])
+
+
+MISC = """
+func.func @misc(%x: tensor<?x4xf32>, %h: tensor<3x4xbf16>, %n: tensor<3x4xi32>, %s: f32) -> (tensor<?xf32>, tensor<4xf32>, tensor<?x1xf32>, tensor<?x1xf32>, tensor<?x1xi64>, tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>, tensor<?xf32>, tensor<3xi64>, tensor<4xbf16>, tensor<3x4xbf16>) {
+  %c0 = arith.constant 0 : index
+  %c7 = arith.constant 7 : index
+  %p = fusion.prod %x dims [1] : tensor<?x4xf32> -> tensor<?xf32>
+  %m = fusion.min %x dims [0] : tensor<?x4xf32> -> tensor<4xf32>
+  %avg, %m2, %cnt = fusion.welford %x dims [1] keepdim : tensor<?x4xf32> -> tensor<?x1xf32>, tensor<?x1xf32>, tensor<?x1xi64>
+  %u = fusion.triu %x {diagonal = 1 : i64} : tensor<?x4xf32>
+  %l = fusion.tril %x : tensor<?x4xf32>
+  %pos = fusion.gt %x, %s : tensor<?x4xf32>, f32 -> tensor<?x4xi1>
+  %w = fusion.where %pos, %x, %s : tensor<?x4xi1>, tensor<?x4xf32>, f32 -> tensor<?x4xf32>
+  %start = arith.constant 2.0 : f32
+  %step = arith.constant 0.5 : f32
+  %io = fusion.iota [%c7] start %start step %step : f32, f32 -> tensor<?xf32>
+  %ni = fusion.sum %n dims [1] : tensor<3x4xi32> -> tensor<3xi64>
+  %hm = fusion.max %h dims [0] : tensor<3x4xbf16> -> tensor<4xbf16>
+  %hs = fusion.set %h : tensor<3x4xbf16> -> tensor<3x4xbf16>
+  func.return %p, %m, %avg, %m2, %cnt, %u, %l, %w, %io, %ni, %hm, %hs : tensor<?xf32>, tensor<4xf32>, tensor<?x1xf32>, tensor<?x1xf32>, tensor<?x1xi64>, tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>, tensor<?xf32>, tensor<3xi64>, tensor<4xbf16>, tensor<3x4xbf16>
+}
+"""
+
+
+@needs_mlir
+def test_other_reductions_and_creations() -> None:
+    """prod, min, welford, triu/tril, where with a scalar, iota, integer sums, bf16 max, set."""
+    g = torch.Generator().manual_seed(6)
+    inputs = [torch.randn(5, 4, generator=g), torch.randn(3, 4, generator=g).bfloat16(),
+              torch.randint(-9, 9, (3, 4), generator=g, dtype=torch.int32), 0.25]
+    _check([_case(MISC, inputs)])

@@ -765,7 +765,7 @@ class KernelEmitter:
         x = self.elem(op.input, idx)
         rank = len(idx)
         diff = self.ix("sub", idx[rank - 1], idx[rank - 2])
-        k = self.index(op.diagonal_value())
+        k = self.index(op.diagonal_value)
         keep = self.cmp("sge" if isinstance(op, fusion.TriuOp) else "sle", diff, k)
         return self.emit(arith.SelectOp(keep, x, sc.constant(self.emit, 0, et))).results[0]
 
@@ -1082,5 +1082,11 @@ def _lowerable(op: Operation) -> bool:
 
 def lowerable_op_names() -> list[str]:
     """The fusion ops a kernel body may hold (for the docs' table)."""
-    names = [c.name for c in (*sc.UNARY, *sc.BINARY, *_HANDLED)]
-    return sorted(set(names))
+    import inspect
+
+    from xdsl.irdl import IRDLOperation
+
+    ops = [c for c in vars(fusion).values() if inspect.isclass(c) and issubclass(c, IRDLOperation)
+           and not inspect.isabstract(c) and isinstance(getattr(c, "name", None), str)
+           and c.name.startswith("fusion.")]
+    return sorted({c.name for c in ops if c in sc.UNARY or c in sc.BINARY or issubclass(c, _HANDLED)})
