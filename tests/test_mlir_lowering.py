@@ -111,6 +111,28 @@ def test_sharded_example_is_refused_naming_the_op() -> None:
     assert "sharded_mlp.mlir" in str(e.value) or "fusion.mesh" in str(e.value) or "alloc.alloc" in str(e.value)
 
 
+INNER_OUTER = """
+func.func @rmsnorm_bwd(%dy: tensor<?x64xf32>, %x: tensor<?x64xf32>, %w: tensor<64xf32>, %rstd: tensor<?x1xf32>) -> (tensor<?x64xf32>, tensor<64xf32>) {
+  %c0 = arith.constant 0 : index
+  %m = tensor.dim %x, %c0 : tensor<?x64xf32>
+  %wb = fusion.broadcast_in_dim %w [%m, 64] dims [1] : tensor<64xf32> -> tensor<?x64xf32>
+  %g = fusion.mul %dy, %wb : tensor<?x64xf32>
+  %gx = fusion.mul %g, %x : tensor<?x64xf32>
+  %s = fusion.mean %gx dims [1] keepdim : tensor<?x64xf32> -> tensor<?x1xf32>
+  %r2 = fusion.mul %rstd, %rstd : tensor<?x1xf32>
+  %k = fusion.mul %r2, %s : tensor<?x1xf32>
+  %xk = fusion.mul %x, %k : tensor<?x64xf32>, tensor<?x1xf32> -> tensor<?x64xf32>
+  %d = fusion.sub %g, %xk : tensor<?x64xf32>
+  %dx = fusion.mul %d, %rstd : tensor<?x64xf32>, tensor<?x1xf32> -> tensor<?x64xf32>
+  %xr = fusion.mul %x, %rstd : tensor<?x64xf32>, tensor<?x1xf32> -> tensor<?x64xf32>
+  %dwr = fusion.mul %dy, %xr : tensor<?x64xf32>
+  %dw = fusion.sum %dwr dims [0] : tensor<?x64xf32> -> tensor<64xf32>
+  func.return %dx, %dw : tensor<?x64xf32>, tensor<64xf32>
+}
+"""
+"""An RMSNorm backward: one inner_outer kernel (row reductions and a column sum)."""
+
+
 def _planning_suite() -> list[tuple[str, list[tuple[int, ...]]]]:
     import test_memory_planning_run as mp
 
@@ -123,6 +145,7 @@ def _planning_suite() -> list[tuple[str, list[tuple[int, ...]]]]:
         (mp.BAD_ORDER, [(3, 8), (16, 8), (16, 8), (16, 8)]),
         (mp.OVERWRITE_FIRST, [(30,), (30,)]),
         (mp.ROTARY, [(3, 6, 8), (6, 8), (6, 8)]),
+        (INNER_OUTER, [(40, 64), (40, 64), (64,), (40, 1)]),
     ]
 
 

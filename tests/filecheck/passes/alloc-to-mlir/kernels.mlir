@@ -109,3 +109,41 @@ func.func @library(%x: tensor<?x8xf32>, %w: tensor<8x16xf32>, %xb: tensor<?x8xbf
   %y = fusion.linear %xb, %wb, %b : tensor<?x8xbf16>, tensor<4x8xbf16>, tensor<4xbf16> -> tensor<?x4xbf16>
   func.return %h, %y : tensor<?x16xf32>, tensor<?x4xbf16>
 }
+
+// -----
+
+// inner_outer: the row statistics per row, then the column sum as a loop over the rows
+// per column (the CPU loops reduce whole columns; the plan's partials buffer is still
+// allocated and freed as planned, unread).
+// CHECK-LABEL: func.func @rmsnorm_bwd
+// CHECK:         %k0_partials_dwf = memref.alloc(%{{.*}}) {alloc.memory = "global", alloc.name = "k0_partials_dwf"} : memref<?x64xf32>
+// CHECK:         scf.for %[[I:.*]] = %{{.*}} to %{{.*}} step
+// CHECK:           scf.for {{.*}} iter_args
+// CHECK:           scf.for %[[J:.*]] = %{{.*}} to %{{.*}} step
+// CHECK:             memref.store %{{.*}}, %dx[%[[I]], %[[J]]] : memref<?x64xbf16>
+// CHECK:         scf.for %[[C:.*]] = %{{.*}} to %{{.*}} step
+// CHECK-NEXT:      scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%{{.*}} = %{{.*}}) -> (f32) {
+// CHECK:           memref.store %{{.*}}, %dw[%[[C]]] : memref<64xbf16>
+// CHECK:         memref.dealloc %k0_partials_dwf : memref<?x64xf32>
+func.func @rmsnorm_bwd(%dy: tensor<?x64xbf16>, %x: tensor<?x64xbf16>, %w: tensor<64xbf16>, %rstd: tensor<?x1xf32>) -> (tensor<?x64xbf16>, tensor<64xbf16>) {
+  %c0 = arith.constant 0 : index
+  %m = tensor.dim %x, %c0 : tensor<?x64xbf16>
+  %dyf = fusion.cast %dy : tensor<?x64xbf16> to tensor<?x64xf32>
+  %xf = fusion.cast %x : tensor<?x64xbf16> to tensor<?x64xf32>
+  %wf = fusion.cast %w : tensor<64xbf16> to tensor<64xf32>
+  %wb = fusion.broadcast_in_dim %wf [%m, 64] dims [1] : tensor<64xf32> -> tensor<?x64xf32>
+  %g = fusion.mul %dyf, %wb : tensor<?x64xf32>
+  %gx = fusion.mul %g, %xf : tensor<?x64xf32>
+  %s = fusion.mean %gx dims [1] keepdim : tensor<?x64xf32> -> tensor<?x1xf32>
+  %r2 = fusion.mul %rstd, %rstd : tensor<?x1xf32>
+  %k = fusion.mul %r2, %s : tensor<?x1xf32>
+  %xk = fusion.mul %xf, %k : tensor<?x64xf32>, tensor<?x1xf32> -> tensor<?x64xf32>
+  %d = fusion.sub %g, %xk : tensor<?x64xf32>
+  %dxf = fusion.mul %d, %rstd : tensor<?x64xf32>, tensor<?x1xf32> -> tensor<?x64xf32>
+  %dx = fusion.cast %dxf : tensor<?x64xf32> to tensor<?x64xbf16>
+  %xn = fusion.mul %xf, %rstd : tensor<?x64xf32>, tensor<?x1xf32> -> tensor<?x64xf32>
+  %dwp = fusion.mul %dyf, %xn : tensor<?x64xf32>
+  %dwf = fusion.sum %dwp dims [0] : tensor<?x64xf32> -> tensor<64xf32>
+  %dw = fusion.cast %dwf : tensor<64xf32> to tensor<64xbf16>
+  func.return %dx, %dw : tensor<?x64xbf16>, tensor<64xbf16>
+}
