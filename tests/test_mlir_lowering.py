@@ -12,6 +12,7 @@ Skipped, with the reason, where the MLIR tools are not installed (`make mlir-too
 from __future__ import annotations
 
 import random
+import sys
 import time
 import warnings
 from pathlib import Path
@@ -33,6 +34,7 @@ needs_mlir = pytest.mark.skipif(MISSING is not None, reason=MISSING or "")
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 
 EXAMPLE_SHAPES = {
+    "scale": {"x": (9,)},
     "add_rmsnorm": {"x": (3, 64), "r": (3, 64)},
     "bias_gelu": {"x": (3, 64)},
     "dynamic_shapes": {"x": (12,)},
@@ -387,3 +389,39 @@ def test_other_reductions_and_creations() -> None:
     inputs = [torch.randn(5, 4, generator=g), torch.randn(3, 4, generator=g).bfloat16(),
               torch.randint(-9, 9, (3, 4), generator=g, dtype=torch.int32), 0.25]
     _check([_case(MISC, inputs)])
+
+
+README = (EXAMPLES.parent / "README.md").read_text()
+
+
+def test_readme_shows_the_lowered_example_as_it_prints() -> None:
+    """The README's `mlir` block after the alloc-to-mlir command is that command's output."""
+    import re
+    import shlex
+    import subprocess
+    import sys
+
+    section = README.split("## Upstream MLIR", 1)[1]
+    command = re.search(r"```sh\n(.*?)\n```", section, re.S).group(1)
+    printed = re.search(r"```mlir\n(.*?)```", section, re.S).group(1)
+    argv = shlex.split(command)
+    argv[0] = str(Path(sys.executable).parent / "allot-opt")
+    out = subprocess.run(argv, cwd=EXAMPLES.parent, capture_output=True, text=True, check=True).stdout
+    assert out == printed
+
+
+@needs_mlir
+def test_readme_mlir_commands_run() -> None:
+    """The README's `bash` block (it needs the MLIR tools, so test_readme leaves it out)."""
+    import re
+    import subprocess
+
+    section = README.split("## Upstream MLIR", 1)[1]
+    lines = re.search(r"```bash\n(.*?)\n```", section, re.S).group(1).splitlines()
+    for line in lines:
+        r = subprocess.run(["bash", "-o", "pipefail", "-c", line.replace(".venv/bin/", f"{Path(sys.executable).parent}/")
+                            .replace("/usr/lib/llvm-22/bin/mlir-opt", mlir_runner.find_tool("mlir-opt") or "mlir-opt")],
+                           cwd=EXAMPLES.parent, capture_output=True, text=True)
+        assert r.returncode == 0 and r.stdout, f"{line}\n{r.stderr}"
+        if "mlir-opt" in line:
+            assert "llvm.func @_mlir_ciface_scale" in r.stdout
