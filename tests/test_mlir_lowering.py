@@ -425,3 +425,16 @@ def test_readme_mlir_commands_run() -> None:
         assert r.returncode == 0 and r.stdout, f"{line}\n{r.stderr}"
         if "mlir-opt" in line:
             assert "llvm.func @_mlir_ciface_scale" in r.stdout
+
+
+def test_docs_show_the_lowered_softmax_as_it_prints() -> None:
+    import re
+    import subprocess
+
+    doc = (EXAMPLES.parent / "docs" / "mlir.md").read_text()
+    printed = re.search(r"```mlir\n(.*?)```", doc, re.S).group(1)
+    from allotment.passes.pipeline import PIPELINE
+
+    out = subprocess.run([str(Path(sys.executable).parent / "allot-opt"), "examples/softmax.mlir", "-p",
+                          f"{PIPELINE},alloc-to-mlir"], cwd=EXAMPLES.parent, capture_output=True, text=True, check=True)
+    assert out.stdout == printed

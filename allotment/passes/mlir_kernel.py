@@ -839,6 +839,26 @@ class KernelEmitter:
 
         return nest(0, dict(outer), inits)
 
+    def _sum(self, x: SSAValue, outer: dict[int, SSAValue], dims: Sequence[int], t: Attribute,
+             term: Callable[[SSAValue], SSAValue]) -> SSAValue:
+        """The float sum of `term(element)` over `dims`, in type `t`, compensated (Kahan): the
+        accumulation type stays the dialect's, the error no longer grows with the row
+        (torch's pairwise sums are that close too). The compensation restarts at 0 once the
+        sum is infinite or NaN, so infinities sum as they do without it."""
+        zero = sc.constant(self.emit, 0.0, t)
+        inf = sc.constant(self.emit, float("inf"), t)
+
+        def step(e: SSAValue, c: Sequence[SSAValue]) -> Sequence[SSAValue]:
+            total, comp = c
+            y = self.emit(arith.SubfOp(term(e), comp)).results[0]
+            nxt = self.emit(arith.AddfOp(total, y)).results[0]
+            lost = self.emit(arith.SubfOp(self.emit(arith.SubfOp(nxt, total)).results[0], y)).results[0]
+            finite = self.emit(arith.CmpfOp(self.emit(mmath.AbsFOp(nxt)).results[0], inf, "olt")).results[0]
+            return [nxt, self.emit(arith.SelectOp(finite, lost, zero)).results[0]]
+
+        total, _ = self._over(x, outer, dims, [zero, zero], step)
+        return total
+
     def _outer(self, op: Operation, idx: list[SSAValue]) -> tuple[dict[int, SSAValue], list[int]]:
         rank = len(op.input.type.get_shape())
         dims = normalize_dims(_ints(op.dims), rank)
@@ -863,11 +883,13 @@ class KernelEmitter:
             fl = sc.is_float(acc_t)
             cls = (arith.AddfOp if fl else arith.AddiOp) if is_sum else (arith.MulfOp if fl else arith.MuliOp)
 
-            def step(x: SSAValue, c: Sequence[SSAValue]) -> Sequence[SSAValue]:
-                xc = sc.convert(self.emit, x, acc_t)
-                return [self.emit(cls(c[0], xc)).results[0]]
+            if fl and is_sum:
+                acc = self._sum(op.input, outer, dims, acc_t, lambda x: sc.convert(self.emit, x, acc_t))
+            else:
+                def step(x: SSAValue, c: Sequence[SSAValue]) -> Sequence[SSAValue]:
+                    return [self.emit(cls(c[0], sc.convert(self.emit, x, acc_t))).results[0]]
 
-            (acc,) = self._over(op.input, outer, dims, [init], step)
+                (acc,) = self._over(op.input, outer, dims, [init], step)
             if isinstance(op, fusion.MeanOp):
                 acc = self.emit(arith.DivfOp(acc, self._count(op.input, dims, acc_t))).results[0]
             return sc.convert(self.emit, acc, et)
@@ -883,16 +905,15 @@ class KernelEmitter:
         outer, dims = self._outer(op, idx)
         t = sc.compute_type(op.input.type.element_type)
         zero = sc.constant(self.emit, 0.0, t)
-        (total,) = self._over(op.input, outer, dims, [zero],
-                              lambda x, c: [self.emit(arith.AddfOp(c[0], sc.convert(self.emit, x, t))).results[0]])
+        total = self._sum(op.input, outer, dims, t, lambda x: sc.convert(self.emit, x, t))
         n = self._count(op.input, dims, t)
         mean = self.emit(arith.DivfOp(total, n)).results[0]
 
-        def dev(x: SSAValue, c: Sequence[SSAValue]) -> Sequence[SSAValue]:
+        def dev(x: SSAValue) -> SSAValue:
             d = self.emit(arith.SubfOp(sc.convert(self.emit, x, t), mean)).results[0]
-            return [self.emit(arith.AddfOp(c[0], self.emit(arith.MulfOp(d, d)).results[0])).results[0]]
+            return self.emit(arith.MulfOp(d, d)).results[0]
 
-        (m2,) = self._over(op.input, outer, dims, [zero], dev)
+        m2 = self._sum(op.input, outer, dims, t, dev)
         key = tuple(idx)
         if isinstance(op, fusion.VarMeanOp):
             corr = sc.constant(self.emit, float(op.correction.value.data), t)

@@ -25,14 +25,18 @@ func.func @pointwise(%x: tensor<?x8xbf16>, %s: f32) -> tensor<?x8xbf16> {
 
 // -----
 
-// A bf16 sum accumulates in f32; the loop over the reduced dim carries it.
+// A bf16 sum accumulates in f32 (compensated: the sum and the lost low bits are carried,
+// the compensation reset where the sum is no longer finite); one rounding to bf16.
 // CHECK-LABEL: func.func @reduction
 // CHECK:         scf.for %[[I:.*]] = %{{.*}} to %{{.*}} step
-// CHECK-NEXT:      %[[S:.*]] = scf.for %[[K:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[ACC:.*]] = %{{.*}}) -> (f32) {
+// CHECK-NEXT:      %[[S:.*]], %{{.*}} = scf.for %[[K:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[ACC:.*]] = %{{.*}}, %[[C:.*]] = %{{.*}}) -> (f32, f32) {
 // CHECK-NEXT:        %[[L:.*]] = memref.load %x[%[[I]], %[[K]]] : memref<?x16xbf16>
 // CHECK-NEXT:        %[[E:.*]] = arith.extf %[[L]] : bf16 to f32
-// CHECK-NEXT:        %[[N:.*]] = arith.addf %[[ACC]], %[[E]] : f32
-// CHECK-NEXT:        scf.yield %[[N]] : f32
+// CHECK-NEXT:        %[[Y:.*]] = arith.subf %[[E]], %[[C]] : f32
+// CHECK-NEXT:        %[[N:.*]] = arith.addf %[[ACC]], %[[Y]] : f32
+// CHECK-NEXT:        %[[D:.*]] = arith.subf %[[N]], %[[ACC]] : f32
+// CHECK-NEXT:        %[[LOST:.*]] = arith.subf %[[D]], %[[Y]] : f32
+// CHECK:             scf.yield %[[N]], %{{.*}} : f32, f32
 // CHECK-NEXT:      }
 // CHECK-NEXT:      %[[R:.*]] = arith.truncf %[[S]] : f32 to bf16
 // CHECK-NEXT:      memref.store %[[R]], %y[%[[I]]] : memref<?xbf16>
@@ -50,7 +54,7 @@ func.func @reduction(%x: tensor<?x16xbf16>) -> tensor<?xbf16> {
 // CHECK:         scf.for %[[I:.*]] = %{{.*}} to %{{.*}} step
 // CHECK-NEXT:      %[[MAX:.*]] = scf.for %{{.*}} iter_args(%{{.*}} = %{{.*}}) -> (f32) {
 // CHECK:             arith.maximumf
-// CHECK:           %[[SUM:.*]] = scf.for %{{.*}} iter_args(%{{.*}} = %{{.*}}) -> (f32) {
+// CHECK:           %[[SUM:.*]], %{{.*}} = scf.for %{{.*}} iter_args(%{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}) -> (f32, f32) {
 // CHECK:             math.exp
 // CHECK:           scf.for %[[J:.*]] = %{{.*}} to %{{.*}} step
 // CHECK:             arith.divf %{{.*}}, %[[SUM]] : f32
@@ -122,7 +126,7 @@ func.func @library(%x: tensor<?x8xf32>, %w: tensor<8x16xf32>, %xb: tensor<?x8xbf
 // CHECK:           scf.for %[[J:.*]] = %{{.*}} to %{{.*}} step
 // CHECK:             memref.store %{{.*}}, %dx[%[[I]], %[[J]]] : memref<?x64xbf16>
 // CHECK:         scf.for %[[C:.*]] = %{{.*}} to %{{.*}} step
-// CHECK-NEXT:      scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%{{.*}} = %{{.*}}) -> (f32) {
+// CHECK-NEXT:      %{{.*}}, %{{.*}} = scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}) -> (f32, f32) {
 // CHECK:           memref.store %{{.*}}, %dw[%[[C]]] : memref<64xbf16>
 // CHECK:         memref.dealloc %k0_partials_dwf : memref<?x64xf32>
 func.func @rmsnorm_bwd(%dy: tensor<?x64xbf16>, %x: tensor<?x64xbf16>, %w: tensor<64xbf16>, %rstd: tensor<?x1xf32>) -> (tensor<?x64xbf16>, tensor<64xbf16>) {
