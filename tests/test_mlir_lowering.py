@@ -438,3 +438,23 @@ def test_docs_show_the_lowered_softmax_as_it_prints() -> None:
     out = subprocess.run([str(Path(sys.executable).parent / "allot-opt"), "examples/softmax.mlir", "-p",
                           f"{PIPELINE},alloc-to-mlir"], cwd=EXAMPLES.parent, capture_output=True, text=True, check=True)
     assert out.stdout == printed
+
+
+SORTS = """
+func.func @sorts(%x: tensor<?x7xf32>, %n: tensor<3x?xi64>) -> (tensor<?x7xi64>, tensor<?x7xi64>, tensor<?x3xf32>, tensor<?x3xi64>, tensor<2x?xi64>, tensor<2x?xi64>, tensor<3x?xi64>) {
+  %a = fusion.argsort %x dim 1 : tensor<?x7xf32> -> tensor<?x7xi64>
+  %d = fusion.argsort %x dim 1 descending stable : tensor<?x7xf32> -> tensor<?x7xi64>
+  %tv, %ti = fusion.topk %x k 3 dim -1 largest sorted : tensor<?x7xf32> -> tensor<?x3xf32>, tensor<?x3xi64>
+  %sv, %si = fusion.topk %n k 2 dim 0 : tensor<3x?xi64> -> tensor<2x?xi64>, tensor<2x?xi64>
+  %c = fusion.argsort %n dim 0 : tensor<3x?xi64> -> tensor<3x?xi64>
+  func.return %a, %d, %tv, %ti, %sv, %si, %c : tensor<?x7xi64>, tensor<?x7xi64>, tensor<?x3xf32>, tensor<?x3xi64>, tensor<2x?xi64>, tensor<2x?xi64>, tensor<3x?xi64>
+}
+"""
+
+
+@needs_mlir
+def test_sorts_with_ties_nans_and_signed_zeros() -> None:
+    x = torch.tensor([[3.0, 1.0, float("nan"), 1.0, -0.0, 0.0, -2.0],
+                      [float("nan"), 5.0, 5.0, float("nan"), -1.0, 2.0, 2.0]])
+    n = torch.tensor([[4, 1, 1, 9], [0, 1, 7, 9], [4, 2, 7, -3]])
+    _check([_case(SORTS, [x, n])])

@@ -284,6 +284,10 @@ class KernelEmitter:
             return total
         if isinstance(op, fusion.ScanOp):
             return self.extent(op.input, d)
+        if isinstance(op, fusion.TopkOp):
+            return self.index(op.k.value.data) if d == op.sort_dim() else self.extent(op.input, d)
+        if isinstance(op, fusion.ArgsortOp):
+            return self.extent(op.input, d)
         if isinstance(op, fusion.ScatterOp):
             return self.extent(op.input, d)
         if isinstance(op, fusion.IndexPutAccumulateOp):
@@ -533,6 +537,8 @@ class KernelEmitter:
             return self._moments(op, v, idx)
         if isinstance(op, fusion.RandomOp):
             return self._random(op, idx, et)
+        if isinstance(op, (fusion.ArgsortOp, fusion.TopkOp)):
+            return self._sorted(op, v, idx)
         if isinstance(op, fusion.ScatterOp):
             return self._scatter(op, idx, et)
         if isinstance(op, fusion.IndexPutAccumulateOp):
@@ -649,6 +655,67 @@ class KernelEmitter:
         init = sc.convert(self.emit, self.elem(op.acc, idx), ct)
         (total,) = self.loop(self.extent(op.index, 0), [init], step, uses=idx)
         return sc.convert(self.emit, total, et)
+
+    def _sorted(self, op: fusion.SortOp, v: SSAValue, idx: list[SSAValue]) -> SSAValue:
+        """argsort and topk, pulled: the element at sorted position p of its row is the one
+        whose rank (how many elements of the row sort before it) is p. The order is the
+        dialect's: total, NaN above every number (NaNs equal), -0.0 == 0.0, stable (equal
+        elements keep their order, descending too)."""
+        d = op.sort_dim()
+        x = op.input
+        n = self.extent(x, d)
+        t = sc.compute_type(x.type.element_type)
+        descending = (op.descending is not None) if isinstance(op, fusion.ArgsortOp) else op.largest is not None
+
+        def at(k: SSAValue) -> SSAValue:
+            inner = [*idx]
+            inner[d] = k
+            return sc.convert(self.emit, self.elem(x, inner), t)
+
+        def less(a: SSAValue, b: SSAValue) -> SSAValue:
+            if not sc.is_float(t):
+                return self.emit(arith.CmpiOp(a, b, "ult" if t == i1 else "slt")).results[0]
+            lt = self.emit(arith.CmpfOp(a, b, "olt")).results[0]
+            a_num = self.emit(arith.CmpfOp(a, a, "ord")).results[0]
+            b_nan = self.emit(arith.CmpfOp(b, b, "uno")).results[0]
+            return self.emit(arith.OrIOp(lt, self.emit(arith.AndIOp(a_num, b_nan)).results[0])).results[0]
+
+        def equal(a: SSAValue, b: SSAValue) -> SSAValue:
+            if not sc.is_float(t):
+                return self.emit(arith.CmpiOp(a, b, "eq")).results[0]
+            eq = self.emit(arith.CmpfOp(a, b, "oeq")).results[0]
+            both_nan = self.emit(arith.AndIOp(self.emit(arith.CmpfOp(a, a, "uno")).results[0],
+                                              self.emit(arith.CmpfOp(b, b, "uno")).results[0])).results[0]
+            return self.emit(arith.OrIOp(eq, both_nan)).results[0]
+
+        def rank(j: SSAValue) -> SSAValue:
+            xj = at(j)
+
+            def step(i: SSAValue, c: Sequence[SSAValue]) -> Sequence[SSAValue]:
+                xi = at(i)
+                first = less(xj, xi) if descending else less(xi, xj)
+                tie = self.emit(arith.AndIOp(equal(xi, xj), self.cmp("slt", i, j))).results[0]
+                before = self.emit(arith.OrIOp(first, tie)).results[0]
+                return [self.emit(arith.SelectOp(before, self.ix("add", c[0], self.index(1)), c[0])).results[0]]
+
+            (r,) = self.loop(n, [self.index(0)], step, uses=[*idx, j])
+            return r
+
+        def find(j: SSAValue, c: Sequence[SSAValue]) -> Sequence[SSAValue]:
+            hit = self.cmp("eq", rank(j), idx[d])
+            return [self.emit(arith.SelectOp(hit, j, c[0])).results[0]]
+
+        (where,) = self.loop(n, [self.index(0)], find, uses=idx)
+        index = sc.convert(self.emit, where, i64)
+        key = tuple(idx)
+        if isinstance(op, fusion.ArgsortOp):
+            return index
+        inner = [*idx]
+        inner[d] = where
+        outs = [self.elem(x, inner), index]
+        for r, value in zip(op.results, outs):
+            self._store((r, key), value)
+        return outs[v.index]
 
     def _checked_index(self, op: Operation, j: SSAValue, n: SSAValue) -> SSAValue:
         """An index element as an `index`, asserted in [0, n) (as torch.gather): the kernel
@@ -1092,7 +1159,7 @@ _HANDLED = (
     fusion.BroadcastInDimOp, fusion.ExpandOp, fusion.PermuteOp, fusion.SqueezeOp, fusion.ReshapeOp,
     fusion.SliceOp, fusion.PadOp, fusion.CatOp, fusion.SumOp, fusion.ProdOp, fusion.MaxOp, fusion.MinOp,
     fusion.MeanOp, fusion.VarMeanOp, fusion.WelfordOp, fusion.MatmulOp, fusion.LinearOp,
-    fusion.AccumulatingScanOp, fusion.SelectingScanOp, fusion.RandomOp, fusion.IndexSelectOp, fusion.GatherOp,
+    fusion.AccumulatingScanOp, fusion.SelectingScanOp, fusion.RandomOp, fusion.ArgsortOp, fusion.TopkOp, fusion.IndexSelectOp, fusion.GatherOp,
     fusion.TakeAlongAxisOp, fusion.EmbeddingOp, fusion.ScatterOp, fusion.IndexPutAccumulateOp,
 )
 
