@@ -458,3 +458,25 @@ def test_sorts_with_ties_nans_and_signed_zeros() -> None:
                       [float("nan"), 5.0, 5.0, float("nan"), -1.0, 2.0, 2.0]])
     n = torch.tensor([[4, 1, 1, 9], [0, 1, 7, 9], [4, 2, 7, -3]])
     _check([_case(SORTS, [x, n])])
+
+
+SPECIAL = """
+func.func @special(%x: tensor<12xf32>, %y: tensor<12xf32>, %g: tensor<10xf32>, %h: tensor<6xbf16>) -> (tensor<12xf32>, tensor<12xf32>, tensor<10xf32>, tensor<6xbf16>) {
+  %a = fusion.erfinv %x : tensor<12xf32>
+  %b = fusion.erfcinv %y : tensor<12xf32>
+  %c = fusion.lgamma %g : tensor<10xf32>
+  %d = fusion.lgamma %h : tensor<6xbf16>
+  func.return %a, %b, %c, %d : tensor<12xf32>, tensor<12xf32>, tensor<10xf32>, tensor<6xbf16>
+}
+"""
+
+
+@needs_mlir
+def test_erfinv_erfcinv_lgamma() -> None:
+    """The functions upstream math lacks, with the Triton kernels' approximations: the
+    centre, the tails, the ends and beyond them."""
+    x = torch.tensor([-1.0, -0.999, -0.7, -0.3, -1e-3, 0.0, 0.2, 0.49, 0.51, 0.9999, 1.0, 1.5])
+    y = torch.tensor([0.0, 1e-30, 1e-6, 0.3, 0.6, 1.0, 1.2, 1.7, 1.999999, 2.0, 2.5, -0.1])
+    g = torch.tensor([0.1, 0.5, 1.0, 1.5, 2.0, 3.7, 9.5, 30.0, -0.5, -2.3])
+    h = torch.tensor([0.3, 1.0, 2.5, 7.0, 12.0, -1.5]).bfloat16()
+    _check([_case(SPECIAL, [x, y, g, h])])

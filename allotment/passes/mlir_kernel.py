@@ -58,6 +58,7 @@ from allotment.dialects import alloc, fusion
 from allotment.dialects.fusion_rules import normalize_dims
 from allotment.errors import UnsupportedError
 from allotment.passes import mlir_scalar as sc
+from allotment.passes.mlir_special import SPECIAL
 
 INDEX = IndexType()
 
@@ -459,6 +460,10 @@ class KernelEmitter:
         assert isinstance(op, Operation)
         et = v.type.element_type
         cls = type(op)
+        if op.name in SPECIAL:
+            x = self._operand(op.input, idx, v)
+            ct = sc.compute_type(et)
+            return sc.convert(self.emit, SPECIAL[op.name](self.emit, sc.convert(self.emit, x, ct)), et)
         if cls in sc.UNARY:
             x = self._operand(op.input, idx, v)
             # the compute type is the result's, except for predicates (signbit, logical_not)
@@ -1165,7 +1170,7 @@ _HANDLED = (
 
 
 def _lowerable(op: Operation) -> bool:
-    return type(op) in sc.UNARY or type(op) in sc.BINARY or isinstance(op, _HANDLED)
+    return type(op) in sc.UNARY or type(op) in sc.BINARY or isinstance(op, _HANDLED) or op.name in SPECIAL
 
 
 def lowerable_op_names() -> list[str]:
@@ -1177,4 +1182,5 @@ def lowerable_op_names() -> list[str]:
     ops = [c for c in vars(fusion).values() if inspect.isclass(c) and issubclass(c, IRDLOperation)
            and not inspect.isabstract(c) and isinstance(getattr(c, "name", None), str)
            and c.name.startswith("fusion.")]
-    return sorted({c.name for c in ops if c in sc.UNARY or c in sc.BINARY or issubclass(c, _HANDLED)})
+    return sorted({c.name for c in ops if c in sc.UNARY or c in sc.BINARY or issubclass(c, _HANDLED)
+                   or c.name in SPECIAL})
