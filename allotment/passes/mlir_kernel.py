@@ -28,19 +28,21 @@ not need them; they are kept so that the plan's on-chip sizes stay visible).
 A library kernel that is one f32 2-D matmul of two of its inputs becomes
 `linalg.fill` + `linalg.matmul` on the buffers; other matmuls and linears (batches,
 16-bit types, bias) are loop nests accumulating in f32.
+
+The parts: `mlir_loops` places ops (the loop nest and the depth of each value),
+`mlir_scalar` and `mlir_special` compute elementwise ops on scalars,
+`mlir_reductions` and `mlir_indexing` pull reductions, scans, sorts, matmuls,
+random numbers, gathers and scatters; this module holds extents, views, the
+elementwise dispatch and the kernel's output loops.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 
-from xdsl.dialects import arith, cf, memref, scf
-from xdsl.dialects import math as mmath
+from xdsl.dialects import arith, cf, memref
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
-    IndexType,
-    IntegerAttr,
     IntegerType,
     MemRefType,
     StringAttr,
@@ -50,17 +52,18 @@ from xdsl.dialects.builtin import (
     i64,
 )
 from xdsl.dialects.linalg import ops as linalg
-from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
-from xdsl.rewriter import InsertPoint, Rewriter
+from xdsl.ir import Attribute, BlockArgument, Operation, SSAValue
 
 from allotment.diagnostics import located_message
 from allotment.dialects import alloc, fusion
 from allotment.dialects.fusion_rules import normalize_dims
 from allotment.errors import UnsupportedError
 from allotment.passes import mlir_scalar as sc
+from allotment.passes.mlir_indexing import IndexingRules
+from allotment.passes.mlir_loops import LoopNest, Scope
+from allotment.passes.mlir_loops import ints as _ints
+from allotment.passes.mlir_reductions import ReductionRules
 from allotment.passes.mlir_special import SPECIAL
-
-INDEX = IndexType()
 
 
 class LoweringError(UnsupportedError):
@@ -71,161 +74,20 @@ def refuse(op: Operation, why: str) -> LoweringError:
     return LoweringError(located_message(op, f"alloc-to-mlir cannot lower it: {why}"))
 
 
-def _ints(attr: Attribute) -> list[int]:
-    return [int(x) for x in attr.get_values()]
 
-
-@dataclass
-class Scope:
-    """A block the emitter inserts into: at its end, or before `anchor` (the op of the
-    open child scope, or the kernel being replaced)."""
-
-    block: Block
-    anchor: Operation | None
-
-
-class KernelEmitter:
+class KernelEmitter(ReductionRules, IndexingRules, LoopNest):
     """Lowers one kernel in place (see the module docstring)."""
 
     def __init__(self, kernel: alloc.KernelOp):
-        self.kernel = kernel
         block = kernel.parent_block()
         assert block is not None
-        self.scopes: list[Scope] = [Scope(block, kernel)]
-        self.floor = 0
-        self.depth: dict[SSAValue, int] = {}
+        LoopNest.__init__(self, block, kernel)
+        self.kernel = kernel
         self.cache: dict[tuple, tuple[SSAValue, Scope, int]] = {}
         self.extents: dict[tuple[SSAValue, int], SSAValue] = {}
-        self.consts: dict[int, SSAValue] = {}
         self.body = kernel.body.block
         self.args = {a: kernel.ins[i] for i, a in enumerate(self.body.args)}
 
-    # ----------------------------------------------------------------- placing ops
-    def _depth(self, v: SSAValue) -> int:
-        return self.depth.get(v, 0)
-
-    def emit(self, op: Operation) -> Operation:
-        """Inserts `op` at the depth of its deepest operand (at least the guard floor)."""
-        d = max([self._depth(v) for v in op.operands], default=0)
-        d = max(d, self.floor)
-        if isinstance(op, arith.ConstantOp):
-            d = 0
-        self._insert(d, op)
-        for r in op.results:
-            self.depth[r] = d
-        return op
-
-    def _insert(self, d: int, op: Operation) -> None:
-        scope = self.scopes[d]
-        if scope.anchor is not None:
-            Rewriter.insert_op(op, InsertPoint.before(scope.anchor))
-        else:
-            scope.block.add_op(op)
-
-    def index(self, n: int) -> SSAValue:
-        if n not in self.consts:
-            op = arith.ConstantOp(IntegerAttr(n, INDEX))
-            self._insert(0, op)
-            self.depth[op.result] = 0
-            self.consts[n] = op.result
-        return self.consts[n]
-
-    @staticmethod
-    def known(v: SSAValue) -> int | None:
-        c = fusion.constant_index(v)
-        return c
-
-    def ix(self, name: str, a: SSAValue, b: SSAValue) -> SSAValue:
-        """Index arithmetic, folded where both sides are constants."""
-        ka, kb = self.known(a), self.known(b)
-        if ka is not None and kb is not None:
-            folded = {
-                "add": ka + kb, "sub": ka - kb, "mul": ka * kb,
-                "max": max(ka, kb), "min": min(ka, kb),
-                "floordiv": ka // kb if kb else None, "rem": (ka - kb * int(ka / kb)) if kb else None,
-                "ceildiv": -(-ka // kb) if kb else None,
-            }[name]
-            if folded is not None:
-                return self.index(folded)
-        if name == "add" and kb == 0 or name == "sub" and kb == 0 or name == "mul" and kb == 1:
-            return a
-        if name == "add" and ka == 0 or name == "mul" and ka == 1:
-            return b
-        if name == "mul" and (ka == 0 or kb == 0):
-            return self.index(0)
-        cls = {"add": arith.AddiOp, "sub": arith.SubiOp, "mul": arith.MuliOp, "max": arith.MaxSIOp,
-               "min": arith.MinSIOp, "floordiv": arith.FloorDivSIOp, "rem": arith.RemSIOp,
-               "ceildiv": arith.CeilDivSIOp}[name]
-        return self.emit(cls(a, b)).results[0]
-
-    def cmp(self, pred: str, a: SSAValue, b: SSAValue) -> SSAValue:
-        return self.emit(arith.CmpiOp(a, b, pred)).results[0]
-
-    # ----------------------------------------------------------------- structure
-    def _enter(self, d: int, op: Operation, block: Block, floor: int | None = None) -> tuple:
-        """Makes `block` (of `op`, inserted at depth d) the innermost scope."""
-        saved = (self.scopes, self.scopes[d].anchor, self.floor, d)
-        self.scopes = self.scopes[: d + 1]
-        self.scopes[d].anchor = op
-        self.scopes.append(Scope(block, None))
-        for a in block.args:
-            self.depth[a] = d + 1
-        if floor is not None:
-            self.floor = floor
-        return saved
-
-    def _leave(self, saved: tuple) -> None:
-        scopes, anchor, floor, d = saved
-        self.scopes = scopes
-        self.scopes[d].anchor = anchor
-        self.floor = floor
-
-    def loop(
-        self, upper: SSAValue, inits: Sequence[SSAValue], body: Callable[[SSAValue, Sequence[SSAValue]], Sequence[SSAValue]],
-        uses: Sequence[SSAValue] = (),
-    ) -> Sequence[SSAValue]:
-        """`scf.for %i = 0 to upper` carrying `inits`; `body(i, carried)` gives the next values.
-        The loop is placed where `upper`, `inits` and `uses` (the indices its body reads at) live."""
-        d = max([self._depth(upper), *[self._depth(v) for v in (*inits, *uses)], self.floor])
-        block = Block(arg_types=[INDEX, *[v.type for v in inits]])
-        op = scf.ForOp(self.index(0), upper, self.index(1), list(inits), Region(block))
-        self._insert(d, op)
-        saved = self._enter(d, op, block)
-        out = body(block.args[0], block.args[1:])
-        block.add_op(scf.YieldOp(*out))
-        self._leave(saved)
-        for r in op.results:
-            self.depth[r] = d
-        return op.results
-
-    def guarded(self, cond: SSAValue, t: Attribute, then: Callable[[], SSAValue], other: Callable[[], SSAValue],
-                uses: Sequence[SSAValue] = ()) -> SSAValue:
-        """`scf.if cond -> t`: what each branch computes stays inside it. The `scf.if` is
-        placed where `cond` and `uses` (the indices the branches read at) live."""
-        known = None
-        owner = cond.owner
-        if isinstance(owner, arith.ConstantOp):
-            known = owner.value.value.data != 0
-        if known is not None:
-            return then() if known else other()
-        d = max([self._depth(cond), *[self._depth(v) for v in uses], self.floor])
-        blocks = [Block(), Block()]
-        op = scf.IfOp(cond, [t], Region(blocks[0]), Region(blocks[1]))
-        self._insert(d, op)
-        for block, fn in zip(blocks, (then, other)):
-            saved = self._enter(d, op, block, floor=d + 1)
-            block.add_op(scf.YieldOp(fn()))
-            self._leave(saved)
-        self.depth[op.results[0]] = d
-        return op.results[0]
-
-    def true(self) -> SSAValue:
-        return self.emit(arith.ConstantOp(IntegerAttr(-1, i1))).results[0]
-
-    def both(self, a: SSAValue | None, b: SSAValue) -> SSAValue:
-        return b if a is None else self.emit(arith.AndIOp(a, b)).results[0]
-
-    # ----------------------------------------------------------------- extents
     def extent(self, v: SSAValue, d: int) -> SSAValue:
         """Extent `d` of tensor value `v` as an `index` value."""
         t = v.type
@@ -343,14 +205,6 @@ class KernelEmitter:
         gone = set(normalize_dims(_ints(op.dims), rank))
         return [d for d in range(rank) if d not in gone]
 
-    def _reduction_input_dims(self, op: Operation) -> list[int]:
-        """For each result dim of a reduction, the input dim it is."""
-        rank = len(op.input.type.get_shape())
-        dims = set(normalize_dims(_ints(op.dims), rank))
-        if op.keepdim is not None:
-            return list(range(rank))
-        return [d for d in range(rank) if d not in dims]
-
     def _cat_dim(self, op: fusion.CatOp) -> int:
         return normalize_dims([op.dim.value.data], len(op.result.type.get_shape()))[0]
 
@@ -377,24 +231,6 @@ class KernelEmitter:
             shifted = self.emit(arith.SelectOp(neg, self.ix("add", b, n), b)).results[0]
         return self.ix("min", self.ix("max", shifted, self.index(0)), n)
 
-    def _matmul_extent(self, op: fusion.MatmulOp, d: int) -> SSAValue:
-        a, b = op.lhs.type.get_shape(), op.rhs.type.get_shape()
-        rank = len(op.result.type.get_shape())
-        if len(b) == 1:
-            return self.extent(op.lhs, d)
-        if len(a) == 1:
-            return self.extent(op.rhs, d if d < rank - 1 else len(b) - 1)
-        if d == rank - 1:
-            return self.extent(op.rhs, len(b) - 1)
-        if d == rank - 2:
-            return self.extent(op.lhs, len(a) - 2)
-        for x, s in ((op.lhs, a), (op.rhs, b)):
-            k = d - (rank - len(s))
-            if k >= 0 and s[k] != 1:
-                return self.extent(x, k)
-        return self.index(1)
-
-    # ----------------------------------------------------------------- elements
     def scalar(self, v: SSAValue) -> SSAValue:
         """A non-tensor value the body uses: an in, a value from outside, or a scalar op
         of the body (cloned)."""
@@ -571,215 +407,6 @@ class KernelEmitter:
             return self._linear(op, idx, et)
         raise refuse(op, "no scalar lowering for this op")
 
-    def _i64(self, cls: type[Operation], a: SSAValue, b: SSAValue | int) -> SSAValue:
-        if isinstance(b, int):
-            b = sc.constant(self.emit, b, i64)
-        return self.emit(cls(a, b)).results[0]
-
-    def _random(self, op: fusion.RandomOp, idx: list[SSAValue], et: Attribute) -> SSAValue:
-        """Philox-4x32-10 on (linear index, offset) with key seed, then the op's mapping to a
-        value (`allotment/philox.py` is the reference's half of the same contract)."""
-        from allotment import philox
-
-        lin = self.index(0)
-        for d, i in enumerate(idx):
-            lin = self.ix("add", self.ix("mul", lin, self.extent(op.result, d)), i)
-        mask = philox.MASK32
-        lin = sc.convert(self.emit, lin, i64)
-        seed, offset = self.scalar(op.seed), self.scalar(op.offset)
-        c0, c1 = self._i64(arith.AndIOp, lin, mask), self._i64(arith.ShRUIOp, lin, 32)
-        c2, c3 = self._i64(arith.AndIOp, offset, mask), self._i64(arith.ShRUIOp, offset, 32)
-        k0, k1 = self._i64(arith.AndIOp, seed, mask), self._i64(arith.ShRUIOp, seed, 32)
-        for _ in range(10):
-            p0 = self._i64(arith.MuliOp, c0, philox.ROUND_A)
-            p2 = self._i64(arith.MuliOp, c2, philox.ROUND_B)
-            n0 = self._i64(arith.XOrIOp, self._i64(arith.XOrIOp, self._i64(arith.ShRUIOp, p2, 32), c1), k0)
-            n2 = self._i64(arith.XOrIOp, self._i64(arith.XOrIOp, self._i64(arith.ShRUIOp, p0, 32), c3), k1)
-            c0, c2 = n0, n2
-            c1, c3 = self._i64(arith.AndIOp, p2, mask), self._i64(arith.AndIOp, p0, mask)
-            k0 = self._i64(arith.AndIOp, self._i64(arith.AddiOp, k0, philox.KEY_A), mask)
-            k1 = self._i64(arith.AndIOp, self._i64(arith.AddiOp, k1, philox.KEY_B), mask)
-        from xdsl.dialects.builtin import f64
-
-        def f64_of(bits: SSAValue, scale: float) -> SSAValue:
-            x = self.emit(arith.SIToFPOp(bits, f64)).results[0]
-            return self.emit(arith.MulfOp(x, sc.constant(self.emit, scale, f64))).results[0]
-
-        def bits53(hi: SSAValue, lo: SSAValue) -> SSAValue:
-            return self._i64(arith.OrIOp, self._i64(arith.ShLIOp, hi, 21), self._i64(arith.ShRUIOp, lo, 11))
-
-        if isinstance(op, fusion.RandOp):
-            if et == f64:
-                return f64_of(bits53(c0, c1), 2.0**-53)
-            shift, scale = {"f32": (8, 2.0**-24), "f16": (21, 2.0**-11), "bf16": (24, 2.0**-8)}[str(et)]
-            value = f64_of(self._i64(arith.ShRUIOp, c0, shift), scale)  # exact in the result type
-        else:
-            u1 = f64_of(self._i64(arith.AddiOp, bits53(c0, c1), 1), 2.0**-53)
-            u2 = f64_of(bits53(c2, c3), 2.0**-53)
-            log = self.emit(mmath.LogOp(u1)).results[0]
-            r = self.emit(mmath.SqrtOp(self.emit(arith.MulfOp(sc.constant(self.emit, -2.0, f64), log)).results[0])).results[0]
-            angle = self.emit(arith.MulfOp(sc.constant(self.emit, philox.TWO_PI, f64), u2)).results[0]
-            value = self.emit(arith.MulfOp(r, self.emit(mmath.CosOp(angle)).results[0])).results[0]
-            if et == f64:
-                return value
-        return sc.convert(self.emit, sc.convert(self.emit, value, f32), et)
-
-    def _scatter(self, op: fusion.ScatterOp, idx: list[SSAValue], et: Attribute) -> SSAValue:
-        """Pulled: the last source element whose index names this element, else the input's.
-        Only positions inside the index's extents (other than `dim`) can be written."""
-        d = op.indexed_dim()
-        inside: SSAValue | None = None
-        for k, i in enumerate(idx):
-            if k != d:
-                inside = self.both(inside, self.cmp("slt", i, self.extent(op.index, k)))
-
-        def written() -> SSAValue:
-            def step(j: SSAValue, c: Sequence[SSAValue]) -> Sequence[SSAValue]:
-                q = [*idx]
-                q[d] = j
-                hit = self.cmp("eq", sc.convert(self.emit, self.elem(op.index, q), INDEX), idx[d])
-                return [self.emit(arith.SelectOp(hit, self.elem(op.src, q), c[0])).results[0]]
-
-            (v,) = self.loop(self.extent(op.index, d), [self.elem(op.input, idx)], step, uses=idx)
-            return v
-
-        if inside is None:
-            return written()
-        return self.guarded(inside, et, written, lambda: self.elem(op.input, idx), uses=idx)
-
-    def _index_put(self, op: fusion.IndexPutAccumulateOp, idx: list[SSAValue], et: Attribute) -> SSAValue:
-        """Pulled: the accumulator's element plus every value row whose index names its row."""
-        ct = sc.compute_type(et)
-        add = arith.AddfOp if sc.is_float(ct) else arith.AddiOp
-
-        def step(i: SSAValue, c: Sequence[SSAValue]) -> Sequence[SSAValue]:
-            hit = self.cmp("eq", sc.convert(self.emit, self.elem(op.index, [i]), INDEX), idx[0])
-            v = sc.convert(self.emit, self.elem(op.value, [i, *idx[1:]]), ct)
-            return [self.emit(arith.SelectOp(hit, self.emit(add(c[0], v)).results[0], c[0])).results[0]]
-
-        init = sc.convert(self.emit, self.elem(op.acc, idx), ct)
-        (total,) = self.loop(self.extent(op.index, 0), [init], step, uses=idx)
-        return sc.convert(self.emit, total, et)
-
-    def _sorted(self, op: fusion.SortOp, v: SSAValue, idx: list[SSAValue]) -> SSAValue:
-        """argsort and topk, pulled: the element at sorted position p of its row is the one
-        whose rank (how many elements of the row sort before it) is p. The order is the
-        dialect's: total, NaN above every number (NaNs equal), -0.0 == 0.0, stable (equal
-        elements keep their order, descending too)."""
-        d = op.sort_dim()
-        x = op.input
-        n = self.extent(x, d)
-        t = sc.compute_type(x.type.element_type)
-        descending = (op.descending is not None) if isinstance(op, fusion.ArgsortOp) else op.largest is not None
-
-        def at(k: SSAValue) -> SSAValue:
-            inner = [*idx]
-            inner[d] = k
-            return sc.convert(self.emit, self.elem(x, inner), t)
-
-        def less(a: SSAValue, b: SSAValue) -> SSAValue:
-            if not sc.is_float(t):
-                return self.emit(arith.CmpiOp(a, b, "ult" if t == i1 else "slt")).results[0]
-            lt = self.emit(arith.CmpfOp(a, b, "olt")).results[0]
-            a_num = self.emit(arith.CmpfOp(a, a, "ord")).results[0]
-            b_nan = self.emit(arith.CmpfOp(b, b, "uno")).results[0]
-            return self.emit(arith.OrIOp(lt, self.emit(arith.AndIOp(a_num, b_nan)).results[0])).results[0]
-
-        def equal(a: SSAValue, b: SSAValue) -> SSAValue:
-            if not sc.is_float(t):
-                return self.emit(arith.CmpiOp(a, b, "eq")).results[0]
-            eq = self.emit(arith.CmpfOp(a, b, "oeq")).results[0]
-            both_nan = self.emit(arith.AndIOp(self.emit(arith.CmpfOp(a, a, "uno")).results[0],
-                                              self.emit(arith.CmpfOp(b, b, "uno")).results[0])).results[0]
-            return self.emit(arith.OrIOp(eq, both_nan)).results[0]
-
-        def rank(j: SSAValue) -> SSAValue:
-            xj = at(j)
-
-            def step(i: SSAValue, c: Sequence[SSAValue]) -> Sequence[SSAValue]:
-                xi = at(i)
-                first = less(xj, xi) if descending else less(xi, xj)
-                tie = self.emit(arith.AndIOp(equal(xi, xj), self.cmp("slt", i, j))).results[0]
-                before = self.emit(arith.OrIOp(first, tie)).results[0]
-                return [self.emit(arith.SelectOp(before, self.ix("add", c[0], self.index(1)), c[0])).results[0]]
-
-            (r,) = self.loop(n, [self.index(0)], step, uses=[*idx, j])
-            return r
-
-        def find(j: SSAValue, c: Sequence[SSAValue]) -> Sequence[SSAValue]:
-            hit = self.cmp("eq", rank(j), idx[d])
-            return [self.emit(arith.SelectOp(hit, j, c[0])).results[0]]
-
-        (where,) = self.loop(n, [self.index(0)], find, uses=idx)
-        index = sc.convert(self.emit, where, i64)
-        key = tuple(idx)
-        if isinstance(op, fusion.ArgsortOp):
-            return index
-        inner = [*idx]
-        inner[d] = where
-        outs = [self.elem(x, inner), index]
-        for r, value in zip(op.results, outs):
-            self._store((r, key), value)
-        return outs[v.index]
-
-    def _checked_index(self, op: Operation, j: SSAValue, n: SSAValue) -> SSAValue:
-        """An index element as an `index`, asserted in [0, n) (as torch.gather): the kernel
-        stops with the op's message where the host program and the reference raise."""
-        k = sc.convert(self.emit, j, INDEX)
-        inside = self.both(self.cmp("sge", k, self.index(0)), self.cmp("slt", k, n))
-        self.emit(cf.AssertOp(inside, f"{op.name}: an index is out of range"))
-        return k
-
-    def _scan(self, op: fusion.AccumulatingScanOp, idx: list[SSAValue], et: Attribute) -> SSAValue:
-        """Inclusive running sum or product: a loop over the scanned dim up to this element."""
-        d = op.scan_dim()
-        acc_t = sc.compute_type(et) if sc.is_float(et) else i64
-        is_sum = isinstance(op, fusion.CumsumOp)
-        fl = sc.is_float(acc_t)
-        cls = (arith.AddfOp if fl else arith.AddiOp) if is_sum else (arith.MulfOp if fl else arith.MuliOp)
-        init = sc.constant(self.emit, 0 if is_sum else 1, acc_t)
-
-        def step(k: SSAValue, c: Sequence[SSAValue]) -> Sequence[SSAValue]:
-            inner = [*idx]
-            inner[d] = k
-            return [self.emit(cls(c[0], sc.convert(self.emit, self.elem(op.input, inner), acc_t))).results[0]]
-
-        (acc,) = self.loop(self.ix("add", idx[d], self.index(1)), [init], step, uses=idx)
-        return sc.convert(self.emit, acc, et)
-
-    def _selecting_scan(self, op: fusion.SelectingScanOp, v: SSAValue, idx: list[SSAValue]) -> SSAValue:
-        """cummax/cummin: the running extremum and its last index (NaN wins, as torch on CPU)."""
-        d = op.scan_dim()
-        t = op.input.type.element_type
-        ct = sc.compute_type(t)
-        is_max = isinstance(op, fusion.CummaxOp)
-        init = sc.lowest(self.emit, ct) if is_max else sc.highest(self.emit, ct)
-
-        def step(k: SSAValue, c: Sequence[SSAValue]) -> Sequence[SSAValue]:
-            inner = [*idx]
-            inner[d] = k
-            x = sc.convert(self.emit, self.elem(op.input, inner), ct)
-            best, where = c
-            if sc.is_float(ct):
-                take = self.emit(arith.CmpfOp(x, best, "oge" if is_max else "ole")).results[0]
-                x_nan = self.emit(arith.CmpfOp(x, x, "uno")).results[0]
-                best_nan = self.emit(arith.CmpfOp(best, best, "uno")).results[0]
-                not_best_nan = self.emit(arith.XOrIOp(best_nan, self.true())).results[0]
-                take = self.emit(arith.OrIOp(x_nan, self.emit(arith.AndIOp(take, not_best_nan)).results[0])).results[0]
-            else:
-                take = self.emit(arith.CmpiOp(x, best, "sge" if is_max else "sle")).results[0]
-            k64 = sc.convert(self.emit, k, i64)
-            return [self.emit(arith.SelectOp(take, x, best)).results[0],
-                    self.emit(arith.SelectOp(take, k64, where)).results[0]]
-
-        best, where = self.loop(self.ix("add", idx[d], self.index(1)), [init, sc.constant(self.emit, 0, i64)],
-                                step, uses=idx)
-        outs = [sc.convert(self.emit, best, t), where]
-        key = tuple(idx)
-        for r, x in zip(op.results, outs):
-            self._store((r, key), x)
-        return outs[v.index]
-
     def _nextafter(self, op: fusion.NextafterOp, idx: list[SSAValue], v: SSAValue, et: Attribute) -> SSAValue:
         """The next value of the result type after a toward b (the Triton kernels' rule)."""
         a = sc.convert(self.emit, self._operand(op.lhs, idx, v), et)
@@ -892,164 +519,6 @@ class KernelEmitter:
         return self.guarded(inside, et, lambda: self.elem(x, shifted), lambda: self._cat(op, idx, et, k + 1, nxt),
                             uses=idx)
 
-    # ----------------------------------------------------------------- reductions
-    def _over(
-        self, x: SSAValue, outer: dict[int, SSAValue], dims: Sequence[int], inits: Sequence[SSAValue],
-        step: Callable[[SSAValue, Sequence[SSAValue]], Sequence[SSAValue]],
-    ) -> Sequence[SSAValue]:
-        """Folds `step(element, carried)` over the `dims` of `x` (the other dims at `outer`)."""
-        rank = len(x.type.get_shape())
-
-        def nest(k: int, fixed: dict[int, SSAValue], carried: Sequence[SSAValue]) -> Sequence[SSAValue]:
-            if k == len(dims):
-                return step(self.elem(x, [fixed[d] for d in range(rank)]), carried)
-            d = dims[k]
-            if x.type.get_shape()[d] == 1:
-                return nest(k + 1, {**fixed, d: self.index(0)}, carried)
-            return self.loop(self.extent(x, d), carried, lambda i, c: nest(k + 1, {**fixed, d: i}, c),
-                             uses=list(fixed.values()))
-
-        return nest(0, dict(outer), inits)
-
-    def _sum(self, x: SSAValue, outer: dict[int, SSAValue], dims: Sequence[int], t: Attribute,
-             term: Callable[[SSAValue], SSAValue]) -> SSAValue:
-        """The float sum of `term(element)` over `dims`, in type `t`, compensated (Kahan): the
-        accumulation type stays the dialect's, the error no longer grows with the row
-        (torch's pairwise sums are that close too). The compensation restarts at 0 once the
-        sum is infinite or NaN, so infinities sum as they do without it."""
-        zero = sc.constant(self.emit, 0.0, t)
-        inf = sc.constant(self.emit, float("inf"), t)
-
-        def step(e: SSAValue, c: Sequence[SSAValue]) -> Sequence[SSAValue]:
-            total, comp = c
-            y = self.emit(arith.SubfOp(term(e), comp)).results[0]
-            nxt = self.emit(arith.AddfOp(total, y)).results[0]
-            lost = self.emit(arith.SubfOp(self.emit(arith.SubfOp(nxt, total)).results[0], y)).results[0]
-            finite = self.emit(arith.CmpfOp(self.emit(mmath.AbsFOp(nxt)).results[0], inf, "olt")).results[0]
-            return [nxt, self.emit(arith.SelectOp(finite, lost, zero)).results[0]]
-
-        total, _ = self._over(x, outer, dims, [zero, zero], step)
-        return total
-
-    def _outer(self, op: Operation, idx: list[SSAValue]) -> tuple[dict[int, SSAValue], list[int]]:
-        rank = len(op.input.type.get_shape())
-        dims = normalize_dims(_ints(op.dims), rank)
-        keep = self._reduction_input_dims(op)
-        outer = {k: i for k, i in zip(keep, idx) if k not in dims}
-        return outer, dims
-
-    def _count(self, x: SSAValue, dims: Sequence[int], t: Attribute) -> SSAValue:
-        n = self.index(1)
-        for d in dims:
-            n = self.ix("mul", n, self.extent(x, d))
-        return sc.convert(self.emit, sc.convert(self.emit, n, i64), t)
-
-    def _reduce(self, op: Operation, idx: list[SSAValue]) -> SSAValue:
-        et = op.result.type.element_type
-        in_t = op.input.type.element_type
-        outer, dims = self._outer(op, idx)
-        if isinstance(op, (fusion.SumOp, fusion.ProdOp, fusion.MeanOp)):
-            acc_t = sc.compute_type(et) if sc.is_float(et) else i64
-            is_sum = not isinstance(op, fusion.ProdOp)
-            init = sc.constant(self.emit, 0 if is_sum else 1, acc_t)
-            fl = sc.is_float(acc_t)
-            cls = (arith.AddfOp if fl else arith.AddiOp) if is_sum else (arith.MulfOp if fl else arith.MuliOp)
-
-            if fl and is_sum:
-                acc = self._sum(op.input, outer, dims, acc_t, lambda x: sc.convert(self.emit, x, acc_t))
-            else:
-                def step(x: SSAValue, c: Sequence[SSAValue]) -> Sequence[SSAValue]:
-                    return [self.emit(cls(c[0], sc.convert(self.emit, x, acc_t))).results[0]]
-
-                (acc,) = self._over(op.input, outer, dims, [init], step)
-            if isinstance(op, fusion.MeanOp):
-                acc = self.emit(arith.DivfOp(acc, self._count(op.input, dims, acc_t))).results[0]
-            return sc.convert(self.emit, acc, et)
-        ct = sc.compute_type(in_t)
-        init = sc.lowest(self.emit, ct) if isinstance(op, fusion.MaxOp) else sc.highest(self.emit, ct)
-        fn = sc.BINARY[fusion.MaximumOp if isinstance(op, fusion.MaxOp) else fusion.MinimumOp]
-        (acc,) = self._over(op.input, outer, dims, [init],
-                            lambda x, c: [fn(self.emit, c[0], sc.convert(self.emit, x, ct))])
-        return sc.convert(self.emit, acc, et)
-
-    def _moments(self, op: Operation, v: SSAValue, idx: list[SSAValue]) -> SSAValue:
-        """var_mean and welford: the mean, then the squared deviations (two passes)."""
-        outer, dims = self._outer(op, idx)
-        t = sc.compute_type(op.input.type.element_type)
-        zero = sc.constant(self.emit, 0.0, t)
-        total = self._sum(op.input, outer, dims, t, lambda x: sc.convert(self.emit, x, t))
-        n = self._count(op.input, dims, t)
-        mean = self.emit(arith.DivfOp(total, n)).results[0]
-
-        def dev(x: SSAValue) -> SSAValue:
-            d = self.emit(arith.SubfOp(sc.convert(self.emit, x, t), mean)).results[0]
-            return self.emit(arith.MulfOp(d, d)).results[0]
-
-        m2 = self._sum(op.input, outer, dims, t, dev)
-        key = tuple(idx)
-        if isinstance(op, fusion.VarMeanOp):
-            corr = sc.constant(self.emit, float(op.correction.value.data), t)
-            denom = self.emit(arith.MaximumfOp(self.emit(arith.SubfOp(n, corr)).results[0], zero)).results[0]
-            var = self.emit(arith.DivfOp(m2, denom)).results[0]
-            values = [var, mean]
-        else:
-            count = sc.convert(self.emit, self._count(op.input, dims, t), i64)
-            values = [mean, m2, count]
-        outs = [sc.convert(self.emit, x, r.type.element_type) for x, r in zip(values, op.results)]
-        for r, x in zip(op.results, outs):
-            self._store((r, key), x)
-        return outs[v.index]
-
-    def _dot(self, a: SSAValue, b: SSAValue, a_idx: Callable[[SSAValue], list[SSAValue]],
-             b_idx: Callable[[SSAValue], list[SSAValue]], k_extent: SSAValue, et: Attribute,
-             uses: Sequence[SSAValue]) -> SSAValue:
-        t = sc.compute_type(et)
-
-        def step(k: SSAValue, c: Sequence[SSAValue]) -> Sequence[SSAValue]:
-            x = sc.convert(self.emit, self.elem(a, a_idx(k)), t)
-            y = sc.convert(self.emit, self.elem(b, b_idx(k)), t)
-            return [self.emit(arith.AddfOp(c[0], self.emit(arith.MulfOp(x, y)).results[0])).results[0]]
-
-        (acc,) = self.loop(k_extent, [sc.constant(self.emit, 0.0, t)], step, uses=uses)
-        return acc
-
-    def _matmul(self, op: fusion.MatmulOp, idx: list[SSAValue], et: Attribute) -> SSAValue:
-        a, b = op.lhs.type.get_shape(), op.rhs.type.get_shape()
-        k_extent = self.extent(op.lhs, len(a) - 1)
-        if len(a) == 1 and len(b) == 1:
-            acc = self._dot(op.lhs, op.rhs, lambda k: [k], lambda k: [k], k_extent, et, idx)
-        elif len(b) == 1:
-            acc = self._dot(op.lhs, op.rhs, lambda k: [*idx, k], lambda k: [k], k_extent, et, idx)
-        elif len(a) == 1:
-            batch, j = idx[:-1], idx[-1]
-            acc = self._dot(op.lhs, op.rhs, lambda k: [k], lambda k: [*self._batch(b, batch), k, j], k_extent, et, idx)
-        else:
-            batch, i, j = idx[:-2], idx[-2], idx[-1]
-            acc = self._dot(op.lhs, op.rhs, lambda k: [*self._batch(a, batch), i, k],
-                            lambda k: [*self._batch(b, batch), k, j], k_extent, et, idx)
-        return sc.convert(self.emit, acc, et)
-
-    def _batch(self, shape: Sequence[int], batch: list[SSAValue]) -> list[SSAValue]:
-        n = len(shape) - 2
-        mine = batch[len(batch) - n:] if n else []
-        return [self.index(0) if e == 1 else i for e, i in zip(shape[:n], mine)]
-
-    def _linear(self, op: fusion.LinearOp, idx: list[SSAValue], et: Attribute) -> SSAValue:
-        xs, ws = op.input.type.get_shape(), op.weight.type.get_shape()
-        k_extent = self.extent(op.input, len(xs) - 1)
-        if len(ws) == 2:
-            rows, j = idx[:-1], idx[-1]
-            acc = self._dot(op.input, op.weight, lambda k: [*rows, k], lambda k: [j, k], k_extent, et, idx)
-            bias_idx = [j]
-        else:
-            acc = self._dot(op.input, op.weight, lambda k: [*idx, k], lambda k: [k], k_extent, et, idx)
-            bias_idx = []
-        if op.bias is not None:
-            t = sc.compute_type(et)
-            acc = self.emit(arith.AddfOp(acc, sc.convert(self.emit, self.elem(op.bias, bias_idx), t))).results[0]
-        return sc.convert(self.emit, acc, et)
-
-    # ----------------------------------------------------------------- the kernel
     def lower(self) -> None:
         """Replaces the kernel by its loops (and its on-chip buffers by allocas)."""
         for op in list(self.body.walk()):
