@@ -480,3 +480,26 @@ def test_erfinv_erfcinv_lgamma() -> None:
     g = torch.tensor([0.1, 0.5, 1.0, 1.5, 2.0, 3.7, 9.5, 30.0, -0.5, -2.3])
     h = torch.tensor([0.3, 1.0, 2.5, 7.0, 12.0, -1.5]).bfloat16()
     _check([_case(SPECIAL, [x, y, g, h])])
+
+
+INPUT_KINDS = """
+func.func @kinds(%p: tensor<?x3xi1>, %x: tensor<?x3xf64>, %e: tensor<?x3xf32>, %k: i64, %n: index) -> (tensor<?x3xf64>, tensor<?x3xf32>, tensor<?xi1>, tensor<?xf64>) {
+  %kf = arith.sitofp %k : i64 to f64
+  %y = fusion.where %p, %x, %kf : tensor<?x3xi1>, tensor<?x3xf64>, f64 -> tensor<?x3xf64>
+  %z = fusion.exp %e : tensor<?x3xf32>
+  %c0 = arith.constant 0 : index
+  %m = tensor.dim %x, %c0 : tensor<?x3xf64>
+  %r = fusion.reshape %p [-1] : tensor<?x3xi1> -> tensor<?xi1>
+  %f = fusion.full %kf [%n] : f64 -> tensor<?xf64>
+  func.return %y, %z, %r, %f : tensor<?x3xf64>, tensor<?x3xf32>, tensor<?xi1>, tensor<?xf64>
+}
+"""
+
+
+@needs_mlir
+def test_bool_f64_empty_and_scalar_inputs() -> None:
+    """i1 and f64 tensors, an empty tensor (0 rows), i64 and index scalars go in and come out."""
+    g = torch.Generator().manual_seed(7)
+    p = torch.rand(4, 3, generator=g) > 0.5
+    x = torch.randn(4, 3, generator=g, dtype=torch.float64)
+    _check([_case(INPUT_KINDS, [p, x, torch.zeros(0, 3), -3, 5])])

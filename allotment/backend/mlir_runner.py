@@ -193,8 +193,11 @@ def _print_kind(et: str) -> str:
 
 def _dense(x: torch.Tensor) -> str:
     flat = x.detach().contiguous().reshape(-1)
-    if x.dtype == torch.bool:
-        return "dense<[" + ", ".join("true" if b else "false" for b in flat.tolist()) + "]>"
+    if x.dtype == torch.bool:  # i1 has no hex form: nested lists of the tensor's shape
+        def nested(v: object) -> str:
+            return "[" + ", ".join(nested(e) for e in v) + "]" if isinstance(v, list) else ("true" if v else "false")
+
+        return f"dense<{nested(x.tolist())}>"
     if x.dtype in _BITS:
         flat = flat.view(_BITS[x.dtype])
     data = flat.numpy().tobytes() if flat.numel() else b""
@@ -402,6 +405,8 @@ def _decode(sizes: str, data: str, t: Attribute) -> torch.Tensor:
     if not t.get_shape():
         shape = []  # a rank-0 value prints its rank, 0, in place of its extents
     values = [int(v) for v in data.replace("[", " ").replace("]", " ").replace(",", " ").split()]
+    if 0 in shape:
+        values = []  # printMemref shows one stray element of an empty buffer
     pk = torch.int64 if _print_kind(et) == "i64" else torch.int32
     bits = torch.tensor(values, dtype=pk)
     if et in ("bf16", "f16"):
