@@ -37,13 +37,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import arith, cf, func, linalg, memref
-from xdsl.dialects.builtin import IndexType, IntegerAttr, ModuleOp, StringAttr, UnitAttr, i64
-from xdsl.ir import Operation, SSAValue
+from xdsl.dialects import arith, cf, func, memref
+from xdsl.dialects.builtin import FloatAttr, IndexType, IntegerAttr, ModuleOp, StringAttr, UnitAttr, i64
+from xdsl.dialects.linalg import ops as linalg
+from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
-from allotment.diagnostics import located_message
 from allotment.dialects import alloc
 from allotment.passes import mlir_scalar as sc
 from allotment.passes.mlir_kernel import KernelEmitter, LoweringError, refuse
@@ -128,9 +128,7 @@ def _alloc(op: alloc.AllocOp) -> None:
         Rewriter.insert_op([zero, linalg.FillOp((zero.result,), (new.memref,), ())], InsertPoint.after(new))
 
 
-def _zero_attr(t):
-    from xdsl.dialects.builtin import FloatAttr
-
+def _zero_attr(t: Attribute) -> Attribute:
     return FloatAttr(0.0, t) if sc.is_float(t) else IntegerAttr(0, t)
 
 
@@ -208,4 +206,4 @@ def _pack(op: alloc.PackOp) -> None:
     Rewriter.erase_op(op)
 
 
-__all__ = ["AllocToMLIRPass", "LoweringError", "lower_function", "i64", "located_message"]
+__all__ = ["AllocToMLIRPass", "LoweringError", "lower_function"]
