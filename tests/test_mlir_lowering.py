@@ -503,3 +503,26 @@ def test_bool_f64_empty_and_scalar_inputs() -> None:
     p = torch.rand(4, 3, generator=g) > 0.5
     x = torch.randn(4, 3, generator=g, dtype=torch.float64)
     _check([_case(INPUT_KINDS, [p, x, torch.zeros(0, 3), -3, 5])])
+
+
+def test_the_lowering_allocates_exactly_the_plans_buffers() -> None:
+    """For 50 random fusions and the planning suite (with and without arenas): one memref.alloc per
+    global alloc.alloc of the plan, one memref.alloca per on-chip one, nothing else, and
+    no alloc or fusion op left."""
+    from allotment.dialects import alloc
+    from allotment.passes.alloc_plan import AllocPlanPass
+    from allotment.passes.alloc_to_mlir import AllocToMLIRPass
+    from allotment.passes.pipeline import compile_passes, run_pipeline
+
+    texts = [random_fusion(random.Random(seed))[0] for seed in range(50)] + [t for t, _ in _planning_suite()]
+    for arena in (False, True):
+        passes = [AllocPlanPass(arena_always=True) if arena and isinstance(p, AllocPlanPass) else p
+                  for p in compile_passes("cpu")]
+        for text in texts:
+            planned = run_pipeline(parse_module(text), passes)
+            allocs = [op for op in planned.walk() if isinstance(op, alloc.AllocOp)]
+            lowered = run_pipeline(planned, [AllocToMLIRPass()])
+            names = [op.name for op in lowered.walk()]
+            assert names.count("memref.alloc") == sum(op.memory_space not in alloc.ON_CHIP for op in allocs)
+            assert names.count("memref.alloca") == sum(op.memory_space in alloc.ON_CHIP for op in allocs)
+            assert not [n for n in names if n.split(".")[0] in ("alloc", "fusion", "comm", "tensor", "bufferization")]
