@@ -10,7 +10,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 TORCH_SPEC ?= torch==2.13.0
 
-.PHONY: setup demo test lit pytest lint clean
+.PHONY: setup demo test lit pytest lint clean mlir-tools
 
 $(VENV)/.installed: pyproject.toml
 	python3 -m venv $(VENV)
@@ -29,6 +29,21 @@ demo: setup
 	$(VENV)/bin/allot-opt examples/rmsnorm.mlir -p fusion-segment,fusion-allocate
 	$(VENV)/bin/allot-run examples/rmsnorm.mlir --shapes x=8x64 --dump --check
 
+# The MLIR 22 tools (mlir-opt, mlir-runner) for `alloc-to-mlir`'s tests (docs/mlir.md):
+# found on PATH or in /usr/lib/llvm-22/bin, else installed with apt-get when root. Never
+# fails: without root or a package registry it warns, and those tests are skipped.
+mlir-tools:
+	@if command -v mlir-opt >/dev/null 2>&1 || [ -x /usr/lib/llvm-22/bin/mlir-opt ]; then \
+		echo "mlir-tools: mlir-opt found"; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+		(apt-get install -y -q mlir-22-tools >/dev/null 2>&1 || \
+		 (apt-get update -q >/dev/null 2>&1 && apt-get install -y -q mlir-22-tools >/dev/null 2>&1)) \
+		&& echo "mlir-tools: installed mlir-22-tools" \
+		|| echo "mlir-tools: warning: could not install mlir-22-tools; the MLIR tests will be skipped"; \
+	else \
+		echo "mlir-tools: warning: mlir-opt not found and not root; run 'apt-get install -y mlir-22-tools' as root, or the MLIR tests are skipped"; \
+	fi
+
 # -s prints a summary with the pass count, -v the output of each failing test.
 lit: setup
 	$(VENV)/bin/lit -sv tests/filecheck
@@ -41,7 +56,7 @@ lint: setup
 	$(VENV)/bin/ruff check allotment tests benchmarks
 
 # lint last: a style finding does not hide test results.
-test: lit pytest lint
+test: mlir-tools lit pytest lint
 
 clean:
 	rm -rf $(VENV) build *.egg-info

@@ -63,7 +63,14 @@ def _alloc_verify() -> type[ModulePass]:
     return AllocVerifyPass
 
 
+def _alloc_to_mlir() -> type[ModulePass]:
+    from allotment.passes.alloc_to_mlir import AllocToMLIRPass
+
+    return AllocToMLIRPass
+
+
 ALL_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
+    "alloc-to-mlir": _alloc_to_mlir,
     "alloc-alias": _alloc_alias,
     "alloc-evaluate": _alloc_evaluate,
     "alloc-place": _alloc_place,

@@ -122,6 +122,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="values of scalar arguments (e.g. eps=1e-5,n=4,flag=true); others default "
         "to 1.0, 1 or true; repeatable",
     )
+    p.add_argument(
+        "--backend",
+        choices=["triton", "mlir"],
+        default="triton",
+        help="triton (default): the generated host program and Triton kernels; mlir: the plan lowered "
+        "by alloc-to-mlir, run on the CPU by mlir-opt 22 and mlir-runner (docs/mlir.md; --dump prints "
+        "the lowered MLIR)",
+    )
     p.add_argument("--func", metavar="NAME", help="the function to run (default: the first)")
     p.add_argument("--seed", type=int, default=0, help="seed of the random inputs (default 0)")
     p.add_argument(
@@ -324,6 +332,11 @@ def _executable(args: argparse.Namespace, fn: FuncOp, load: bool = True) -> Exec
 
 def _run_compiled_once(args: argparse.Namespace, fn: FuncOp, inputs: list) -> tuple[torch.Tensor, ...]:
     """The compiled fusion's outputs on `inputs` (said on stderr if a CPU run takes long)."""
+    if args.backend == "mlir":
+        from allotment.backend import mlir_runner
+
+        with _announce(f"running @{fn.sym_name.data} through mlir-opt and mlir-runner..."):
+            return tuple(mlir_runner.run(str(fn), inputs))
     exe = _executable(args, fn)
     if args.device.type != "cpu":
         return exe(*inputs)
@@ -339,6 +352,11 @@ def run_compiled(args: argparse.Namespace, fn: FuncOp, inputs: list) -> int:
 
 
 def run_dump(args: argparse.Namespace, fn: FuncOp, inputs: list) -> int:
+    if args.backend == "mlir":
+        from allotment.backend import mlir_runner
+
+        print(mlir_runner.lower(str(fn)))
+        return 0
     print(_executable(args, fn, load=False).source(args.device.type))
     return 0
 
@@ -478,7 +496,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         warnings.filterwarnings("ignore", message="Failed to initialize NumPy")
         warnings.filterwarnings("ignore", message=".*encountered in", category=RuntimeWarning)
         shapes, scalars = parse_shapes(args.shapes), parse_scalars(args.scalars)
-        device = resolve_device(args.device)
+        device = resolve_device(args.device or ("cpu" if args.backend == "mlir" else None))
         from allotment.ir import find_function, load_module
         from allotment.reference import random_inputs
 
@@ -489,6 +507,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                 return EXIT_USAGE
             args.device = device
             return run_distributed(args, fn, shapes, scalars)
+        if args.backend == "mlir" and (device.type != "cpu" or args.bench):
+            print(f"{TOOL}: error: --backend mlir runs on the cpu, without --bench", file=sys.stderr)
+            return EXIT_USAGE
         args.device = device
         args.parsed_shapes, args.parsed_scalars = shapes, scalars
         planning_only = set(modes) <= {run_dump, run_memory_report, run_memory_plot}
