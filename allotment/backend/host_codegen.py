@@ -42,7 +42,7 @@ from xdsl.ir import Attribute, Operation, SSAValue
 
 from allotment.analysis.library_matmul import tileable
 from allotment.analysis.liveness import view_root
-from allotment.backend import tiled_matmul, triton_indexing
+from allotment.backend import aten_call, tiled_matmul, triton_indexing
 from allotment.backend.identifiers import Namespace, comment, generated, literal
 from allotment.backend.kernel_plan import BufferDim, CodegenError, ExtentSource, plan_kernel
 from allotment.backend.triton_codegen import GeneratedKernel, float_literal, generate_kernel, module_prelude, variants
@@ -157,7 +157,7 @@ class _HostEmitter:
             kind, bits = _scalar_kind(a.type)
             if kind == "bool":
                 continue
-            if all(isinstance(u.operation, alloc.KernelOp) and u.operation.kind.data not in ("library", "collective")
+            if all(isinstance(u.operation, alloc.KernelOp) and u.operation.kind.data not in ("library", "collective", "aten")
                    for u in a.uses):
                 out.append((i, kind, bits))
         return out
@@ -210,6 +210,9 @@ class _HostEmitter:
             else:  # the common case costs one comparison; rt.check raises the error
                 self.line(f"if {fails}:")
                 self.line(f"    {call}")
+        elif isinstance(op, alloc.AllocOp) and op.by_call is not None:
+            self.v(op.result)  # made by the aten call that writes it (`aten_call`)
+            self.line(f"# alloc.alloc {comment(_buffer_name(op))}: by the call that writes it")
         elif isinstance(op, alloc.AllocOp):
             t = op.result.type
             dyn = iter(op.sizes)
@@ -275,7 +278,7 @@ class _HostEmitter:
         for op in self.f.body.block.ops:
             if isinstance(op, func.ReturnOp):
                 values = list(op.arguments)
-            elif isinstance(op, alloc.KernelOp) and op.kind.data in ("library", "collective"):
+            elif isinstance(op, alloc.KernelOp) and op.kind.data in ("library", "collective", "aten"):
                 values = [*op.ins, *op.outs]
             else:
                 continue
@@ -394,6 +397,11 @@ class _HostEmitter:
         self.line(f"# alloc.kernel {comment(kname)} {comment(op.kind.data)}")
         if op.kind.data == "library":
             self.library(op, ins, outs)
+            return
+        if op.kind.data == "aten":
+            self.host_work.append(f"kernel {kname!r} calls ATen")
+            for text in aten_call.emit(op, ins, outs, self.v):
+                self.line(text)
             return
         plan = plan_kernel(op)
         for text in triton_indexing.host_prologue(op, ins, outs, self.dim):  # index checks, scatter copies

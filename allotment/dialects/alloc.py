@@ -122,6 +122,11 @@ class AllocOp(IRDLOperation):
     and `global_shape` keeps the global extents, `?` where dynamic), `order`
     (the allocation order: dims from outermost to innermost stride, default
     row-major), `zero_init`, `alignment` (bytes) and `name` (the tensor it holds).
+
+    `by_call`: the buffer is made by the one library call that writes it (an ATen call with
+    no `out=` variant, `fusion.AtenOp`), not by the host program. It is planned as any
+    other buffer (its size counts from where the alloc stands to its dealloc), but it is
+    never an arena slot and its memory comes from whatever allocator the call uses.
     """
 
     name = "alloc.alloc"
@@ -135,6 +140,7 @@ class AllocOp(IRDLOperation):
     zero_init = opt_prop_def(UnitAttr)
     alignment = opt_prop_def(IntegerAttr[I64])
     buffer_name = opt_prop_def(StringAttr, prop_name="name")
+    by_call = opt_prop_def(UnitAttr)
     result = result_def(MemRefType)
     irdl_options = (ParsePropInAttrDict(),)
     assembly_format = "`(` $sizes `)` attr-dict `:` type($result)"

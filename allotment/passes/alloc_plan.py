@@ -181,7 +181,7 @@ its own L2 sectors."""
 def _arena_candidate(r: object) -> bool:
     b = r.buffer  # type: ignore[attr-defined]
     return (not r.returned and not _has_dealloc(b) and b.mesh is None and b.sharding is None  # type: ignore[attr-defined]
-            and b.order is None and b.alignment is None and b.zero_init is None
+            and b.order is None and b.alignment is None and b.zero_init is None and b.by_call is None
             and isinstance(b.result.type, MemRefType) and isinstance(b.result.type.layout, NoneAttr))
 
 
