@@ -980,7 +980,8 @@ def _aten(run: _Run, op: Operation) -> list[Value]:
         if not isinstance(x, dict):
             return x
         if "t" in x:
-            return run.tensor(op.inputs[x["t"]])
+            t = run.tensor(op.inputs[x["t"]])
+            return t.view(getattr(torch, x["view"])) if "view" in x else t
         if "s" in x:
             return run.scalar(op.scalars[x["s"]])
         if "device" in x:
@@ -996,7 +997,10 @@ def _aten(run: _Run, op: Operation) -> list[Value]:
     result = aten_operator(op.target.data)(*decode(call.get("args", [])),
                                            **{k: decode(v) for k, v in call.get("kwargs", {}).items()})
     positions = call.get("results")
-    return [result] if positions is None else [result[i] for i in positions]
+    results = [result] if positions is None else [result[i] for i in positions]
+    carriers = {"uint64": torch.int64, "uint32": torch.int32, "uint8": torch.bool, "int8": torch.bool}
+    views = call.get("views") or [None] * len(results)
+    return [r.view(carriers[v]) if v else r for r, v in zip(results, views)]
 
 
 @_handles(fusion.LinearOp)

@@ -31,6 +31,10 @@ _ENUMS = {"dtype": torch.dtype, "layout": torch.layout, "memory_format": torch.m
 """Tagged JSON objects naming a torch attribute of this type (`{"dtype": "bfloat16"}`)."""
 
 
+_CARRIER = {"uint64": "int64", "uint32": "int32", "uint8": "bool", "int8": "bool"}
+"""A result of one of these dtypes is held in a buffer of the other (the same width)."""
+
+
 def aten_op(kernel: alloc.KernelOp) -> fusion.AtenOp:
     """The one `fusion.aten` of an `aten` kernel (constants aside)."""
     body = [o for o in kernel.body.block.ops if not isinstance(o, alloc.YieldOp | arith.ConstantOp)]
@@ -71,6 +75,8 @@ def emit(kernel: alloc.KernelOp, ins: list[str], outs: list[str], host_value: Ca
 
     def tagged(x: dict) -> str:
         if "t" in x:
+            if "view" in x:  # a carried tensor (a dtype with no fusion type) viewed back
+                return f"{value(op.inputs[x['t']])}.view({tagged({'dtype': x['view']})})"
             return value(op.inputs[x["t"]])
         if "s" in x:
             return value(op.scalars[x["s"]])
@@ -103,10 +109,11 @@ def emit(kernel: alloc.KernelOp, ins: list[str], outs: list[str], host_value: Ca
     result = "aten_result"
     lines.append(f"{result} = rt.aten_call({literal(target)}, {_call_args(args, kwargs)})")
     positions = call.get("results")
-    if positions is None:
-        lines.append(f"{outs[0]} = rt.dense({result})")
-    else:
-        lines += [f"{out} = rt.dense({result}[{int(i)}])" for out, i in zip(outs, positions)]
+    views = call.get("views") or [None] * len(outs)
+    for k, out in enumerate(outs):
+        got = result if positions is None else f"{result}[{int(positions[k])}]"
+        carrier = f".view({tagged({'dtype': _CARRIER[views[k]]})})" if views[k] else ""
+        lines.append(f"{out} = rt.dense({got}){carrier}")
     lines.append(f"del {result}")
     return lines
 

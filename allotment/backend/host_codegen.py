@@ -47,6 +47,7 @@ from allotment.backend.identifiers import Namespace, comment, generated, literal
 from allotment.backend.kernel_plan import BufferDim, CodegenError, ExtentSource, plan_kernel
 from allotment.backend.triton_codegen import GeneratedKernel, float_literal, generate_kernel, module_prelude, variants
 from allotment.dialects import alloc, fusion
+from allotment.passes.alloc_plan import donated_arguments
 from allotment.dtypes import buffer_torch_dtype_name, ir_name, torch_dtype_source
 
 
@@ -117,7 +118,20 @@ class _HostEmitter:
             self.lines[device_line] = f"    device = rt.device_of({first_name}, {literal(first.name_hint or 'arg0')}, True)"
         if not self.launchers:  # no kernel reads `huge`: no per-call storage scan
             self.lines = [ln for ln in self.lines if not ln.lstrip().startswith("huge = ")]
+        if donated_arguments(self.f):
+            self._boxed(params)
         return "\n".join(self.lines)
+
+    def _boxed(self, params: list[str]) -> None:
+        """A function with donated arguments (`alloc.donated`) frees them where the IR says
+        (`alloc.dealloc`): the body becomes `run_boxed(args)`, which takes the arguments
+        out of the caller's list and empties it, so its own names hold the only references;
+        `run(*params)` calls it."""
+        self.lines[0] = f"def {generated('run_boxed')}(args):"
+        self.lines[2:2] = [f"    {', '.join(params)}{',' if len(params) == 1 else ''} = args", "    args.clear()"]
+        self.lines.append("")
+        self.lines.append(f"def {generated('run')}({', '.join(params)}):")
+        self.lines.append(f"    return {generated('run_boxed')}([{', '.join(params)}])")
 
     def entry_checks(self, args: list[SSAValue], params: list[str]) -> None:
         """One check per argument; errors name it by its IR name. A tensor gets one inline

@@ -168,9 +168,13 @@ class Executable:
     Safe to call from many threads; the fusion IR it holds is its own copy."""
 
     def __init__(
-        self, module: ModuleOp, function: func.FuncOp, device: str | None, cuda_graphs: bool = False
+        self, module: ModuleOp, function: func.FuncOp, device: str | None, cuda_graphs: bool = False,
+        planning: bool = True,
     ) -> None:
         self._module = module
+        self.planning = planning
+        """alloc-plan reorders kernels, reuses dead inputs and packs an arena (False: program
+        order, one allocation per buffer, each freed after its last use)."""
         self.cuda_graphs = cuda_graphs
         """CUDA calls replay a captured graph per input signature (`backend/cuda_graphs.py`)."""
         self._graphed: Any = None
@@ -258,6 +262,30 @@ class Executable:
             return self._graph_program()(*inputs)
         return self.program(target)(*inputs)
 
+    def call_boxed(self, args: list[Any]) -> tuple[torch.Tensor, ...]:
+        """Runs with the inputs in a list, which it empties (AOTAutograd's boxed calling
+        convention): a program with donated arguments (`alloc.donated`) then holds the only
+        references to them and frees each after its last use (`run_boxed`). CUDA graphs and
+        pinned devices take the ordinary call."""
+        if len(args) != self.arity:
+            check_arity(f"@{self.function}", self.arg_names, tuple(args))
+        first = next((args[i] for i in self._tensor_args if isinstance(args[i], torch.Tensor)), None)
+        if self.device is not None or self.cuda_graphs or first is None:
+            inputs = tuple(args)
+            args.clear()
+            return self(*inputs)
+        prog = self.program("cuda" if first.is_cuda else "cpu")
+        run_boxed = getattr(prog.module, "run_boxed", None)
+        if run_boxed is None:
+            inputs = tuple(args)
+            args.clear()
+            return prog(*inputs)
+        try:
+            return run_boxed(args)
+        except RuntimeError as e:
+            _raise_allocation_failure(e, prog.target)
+            raise
+
     def _graph_program(self) -> Any:
         graphed = self._graphed
         if graphed is None:
@@ -285,11 +313,15 @@ class Executable:
         with self._lock:
             source = self._sources.get(target)
             if source is None:
-                key = _program_key(self.text, self.function, target)
+                key = _program_key(self.text, self.function, self.key_target(target))
                 entry = program_cache.read_entry(key, CODEGEN_VERSION)
                 source = entry[1] if entry is not None else self.generate(target)
                 self._sources[target] = source
         return source
+
+    def key_target(self, target: str) -> str:
+        """The target as the program cache keys it (an unplanned program is another program)."""
+        return target if self.planning else f"{target}/unplanned"
 
     def generate(self, target: str) -> str:
         """Runs the passes (once per executable and target) and generates the program text for `target`."""
@@ -300,7 +332,7 @@ class Executable:
         with self._lock:
             allocated = self._allocated.get(target)
             if allocated is None:
-                allocated = self._allocated[target] = run_pipeline(self._module, target)
+                allocated = self._allocated[target] = run_pipeline(self._module, target, self.planning)
         try:
             return emit_program(find_function(allocated, self.function), target).source
         except CodegenError as e:
@@ -337,6 +369,7 @@ def compile(
     function: str | None = None,
     device: str | None = None,
     cuda_graphs: bool = False,
+    planning: bool = True,
 ) -> Executable:
     """Prepares a fusion for execution (code is generated on the first call per target).
 
@@ -345,7 +378,8 @@ def compile(
     (default: the first); `device` pins where it runs ("cpu", "cuda", "cuda:N"; default:
     where the inputs are). `cuda_graphs=True`: CUDA calls capture one CUDA graph per input
     signature and replay it (outputs are reused by the next call with the same signature:
-    see `backend/cuda_graphs.py`). Raises ArgumentError for arguments of the wrong type or value,
+    see `backend/cuda_graphs.py`). `planning=False`: alloc-plan keeps program order, reuses
+    no buffer and packs no arena (each buffer is still freed after its last use). Raises ArgumentError for arguments of the wrong type or value,
     ParseError/VerifyError for bad IR, CompileError for a fusion that cannot run.
     """
     from allotment.ir import find_function
@@ -363,7 +397,9 @@ def compile(
         return DistributedExecutable(module, f, device)
     if not isinstance(cuda_graphs, bool):
         raise ArgumentError(f"compile: cuda_graphs must be True or False, got {cuda_graphs!r}")
-    return Executable(module, f, device, cuda_graphs)
+    if not isinstance(planning, bool):
+        raise ArgumentError(f"compile: planning must be True or False, got {planning!r}")
+    return Executable(module, f, device, cuda_graphs, planning)
 
 
 def _check_device(device: Any) -> None:
@@ -431,20 +467,20 @@ def _is_sharded(f: func.FuncOp) -> bool:
 # --------------------------------------------------------------------------- #
 
 
-def pipeline(target: str = "cuda") -> tuple[ModulePass, ...]:
+def pipeline(target: str = "cuda", planning: bool = True) -> tuple[ModulePass, ...]:
     """The passes that turn a fusion into planned, allocated IR for `target`, in order
     (`passes.pipeline`)."""
     from allotment.passes.pipeline import compile_passes
 
-    return tuple(compile_passes(target))
+    return tuple(compile_passes(target, planning))
 
 
-def run_pipeline(module: ModuleOp, target: str = "cuda") -> ModuleOp:
+def run_pipeline(module: ModuleOp, target: str = "cuda", planning: bool = True) -> ModuleOp:
     """The planned, allocated IR of `module` for `target` (a clone: `module` itself is
     not modified)."""
     from allotment.passes import pipeline as passes
 
-    return passes.run_pipeline(module, list(pipeline(target)))
+    return passes.run_pipeline(module, list(pipeline(target, planning)))
 
 
 # --------------------------------------------------------------------------- #
@@ -455,7 +491,7 @@ def run_pipeline(module: ModuleOp, target: str = "cuda") -> ModuleOp:
 def _build_program(exe: Executable, target: str) -> Program:
     """The program of `exe` for `target`: from memory, from the disk cache, or generated."""
     global COMPILATIONS
-    key = _program_key(exe.text, exe.function, target)
+    key = _program_key(exe.text, exe.function, exe.key_target(target))
     with _key_lock(key):
         prog = _PROGRAMS.get(key)
         if prog is not None:

@@ -17,7 +17,9 @@ Runs on allocated functions (after `fusion-allocate`), in two steps:
    top-level op that touches the buffer or any view of it
    (`analysis/liveness.py`), so the host program drops it there (`del`) and
    torch's allocator can give its memory to buffers allocated later.
-   Function arguments and outputs are never freed.
+   Function arguments and outputs are never freed, except arguments marked
+   `alloc.donated` (the caller gave them up: AOTAutograd's saved activations), which
+   are freed after their last use like transients.
 
 Guarantees: every dependence of the input program is kept, whatever the
 sizes (only the choice among correct orders uses the hint); a buffer is never
@@ -168,6 +170,37 @@ def free_after_last_use(f: func.FuncOp) -> int:
         # an arena outlives the ends of its slots
         slot_ends = [index[u] for u, _ in top_level_users(r.buffer.result, index) if isinstance(u, alloc.DeallocOp)]
         Rewriter.insert_op(alloc.DeallocOp(r.buffer.result), InsertPoint.after(ops[max([r.end, *slot_ends])]))
+        inserted += 1
+    return inserted + free_donated_arguments(f)
+
+
+DONATED = "alloc.donated"
+"""Argument attribute: the caller hands the buffer over (AOTAutograd's boxed calling
+convention keeps no reference to it), so the program frees it after its last use."""
+
+
+def donated_arguments(f: func.FuncOp) -> list[int]:
+    """Positions of the arguments marked `alloc.donated`."""
+    if f.arg_attrs is None:
+        return []
+    return [i for i, attrs in enumerate(f.arg_attrs.data) if DONATED in attrs.data]
+
+
+def free_donated_arguments(f: func.FuncOp) -> int:
+    """One `alloc.dealloc` after the last top-level use of each donated buffer argument that
+    is neither returned nor viewed by a returned value (nor already freed)."""
+    ops = list(f.body.block.ops)
+    index = {op: i for i, op in enumerate(ops)}
+    inserted = 0
+    for i in donated_arguments(f):
+        arg = f.body.block.args[i]
+        if not isinstance(arg.type, MemRefType):
+            continue
+        users = list(top_level_users(arg, index))
+        if not users or any(isinstance(u, func.ReturnOp | alloc.DeallocOp) for u, _ in users):
+            continue
+        last = max(index[u] for u, _ in users)
+        Rewriter.insert_op(alloc.DeallocOp(arg), InsertPoint.after(ops[last]))
         inserted += 1
     return inserted
 

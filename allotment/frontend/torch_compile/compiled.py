@@ -1,0 +1,84 @@
+"""A translated graph ready to run under AOTAutograd's boxed calling convention.
+
+`CompiledGraph(program, options)(args)` takes the graph's inputs as a list, which it
+empties before the fusion program runs (AOTAutograd's boxed convention), so that the
+program holds the only references to them: a backward graph's saved activations are
+then freed inside the program after their last use (`alloc.dealloc` of a donated
+argument, `alloc-plan`), not when the whole backward returns.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import sympy
+import torch
+
+from allotment.frontend.torch_compile.translate import GraphProgram
+
+
+class CompiledGraph:
+    """One compiled forward, backward or inference graph."""
+
+    def __init__(self, program: GraphProgram, executable: Any) -> None:
+        # AOTAutograd: called with one list of inputs, which we may clear (an instance
+        # attribute: the wrappers AOTAutograd puts around the callable copy its __dict__)
+        self._boxed_call = True
+        self.program = program
+        self.executable = executable
+        self._needs_symbols = any(a[0] == "expr" for a in program.arguments) or any(
+            o[0] == "expr" for o in program.outputs)
+
+    def symbol_values(self, args: list[Any]) -> dict[sympy.Symbol, int]:
+        values = {}
+        for s, src in self.program.symbols.items():
+            values[s] = int(args[src[1]].shape[src[2]]) if src[0] == "size" else int(args[src[1]])
+        return values
+
+    def __call__(self, args: list[Any]) -> list[Any]:
+        program = self.program
+        symbols = self.symbol_values(args) if self._needs_symbols else {}
+        fargs: list[Any] = []
+        for a in program.arguments:
+            kind = a[0]
+            if kind == "input":
+                fargs.append(args[a[1]])
+            elif kind == "view":
+                fargs.append(args[a[1]].view(a[2]))
+            elif kind == "int":
+                fargs.append(int(args[a[1]]))
+            elif kind == "expr":
+                fargs.append(_evaluate(a[1], symbols))
+        kept = {o[1]: args[o[1]] for o in program.outputs if o[0] == "input"}
+        args.clear()
+        results = self.executable.call_boxed(fargs)
+        out: list[Any] = []
+        for o in program.outputs:
+            kind = o[0]
+            if kind == "result":
+                r = results[o[1]]
+                out.append(r.view(o[2]) if o[2] is not None else r)
+            elif kind == "input":
+                out.append(kept[o[1]])
+            elif kind == "expr":
+                out.append(_evaluate(o[1], symbols))
+            else:
+                out.append(o[1])
+        return out
+
+
+def _evaluate(e: sympy.Expr, symbols: dict[sympy.Symbol, int]) -> int:
+    return int(e.xreplace({s: sympy.Integer(v) for s, v in symbols.items()}))
+
+
+class EagerGraph:
+    """A graph that could not be compiled: it runs as the FX graph it is (eagerly)."""
+
+    def __init__(self, gm: torch.fx.GraphModule) -> None:
+        self._boxed_call = True
+        self.gm = gm
+
+    def __call__(self, args: list[Any]) -> Any:
+        inputs = list(args)
+        args.clear()
+        return self.gm(*inputs)
