@@ -1,0 +1,75 @@
+"""Models through torch.compile(backend="allotment") on the CPU (Triton's interpreter):
+outputs, loss and every parameter's gradient after one backward against a float64 copy,
+and the census (graphs, graph breaks, nodes left to ATen)."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+import torch.nn.functional as F
+from models import MLP, Block, ConvBlock, assert_close_as_eager, compare, gpt2, llama
+
+
+def _loss(out: torch.Tensor) -> torch.Tensor:
+    return (out.float() ** 2).mean() if out.dtype != torch.float64 else (out ** 2).mean()
+
+
+def _plain(m: torch.nn.Module, x: dict) -> tuple[torch.Tensor, torch.Tensor]:
+    out = m(x["x"])
+    return out, (out ** 2).mean()
+
+
+def _lm(m: torch.nn.Module, x: dict) -> tuple[torch.Tensor, torch.Tensor]:
+    out = m(input_ids=x["ids"], labels=x["ids"])
+    return out.logits, out.loss
+
+
+def _aten_ops(result) -> dict[str, int]:  # noqa: ANN001
+    total: dict[str, int] = {}
+    for c in result.census:
+        for op, n in c.aten.items():
+            total[op] = total.get(op, 0) + n
+    return total
+
+
+def test_mlp() -> None:
+    torch.manual_seed(1)
+    r = compare(MLP, _plain, {"x": torch.randn(3, 8)})
+    assert_close_as_eager(r)
+    assert (r.graphs, r.graph_breaks) == (1, 0)
+    assert [c.graph for c in r.census] == ["forward", "backward"]
+    assert _aten_ops(r) == {}
+    assert all(c.eager is None for c in r.census)
+
+
+def test_transformer_block() -> None:
+    torch.manual_seed(2)
+    r = compare(Block, _plain, {"x": torch.randn(2, 5, 16)})
+    assert_close_as_eager(r)
+    assert (r.graphs, r.graph_breaks) == (1, 0)
+    assert _aten_ops(r) == {"aten._scaled_dot_product_flash_attention_for_cpu.default": 1,
+                            "aten._scaled_dot_product_flash_attention_for_cpu_backward.default": 1}
+
+
+def test_conv_block() -> None:
+    torch.manual_seed(3)
+    r = compare(ConvBlock, _plain, {"x": torch.randn(2, 3, 5, 5)})
+    assert_close_as_eager(r)
+    assert (r.graphs, r.graph_breaks) == (1, 0)
+    assert _aten_ops(r) == {"aten.convolution.default": 1, "aten.convolution_backward.default": 1}
+
+
+@pytest.mark.parametrize("make", [gpt2, llama], ids=["gpt2", "llama"])
+def test_hugging_face(make) -> None:  # noqa: ANN001
+    pytest.importorskip("transformers")
+    torch.manual_seed(4)
+    r = compare(make, _lm, {"ids": torch.randint(0, 64, (2, 8))})
+    assert_close_as_eager(r)
+    # GPT-2's loss breaks the graph once (transformers logs a warning in its loss function)
+    assert (r.graphs, r.graph_breaks) == ((2, 1) if make is gpt2 else (1, 0))
+    assert all(c.eager is None for c in r.census)
+    aten = _aten_ops(r)
+    library = {k for k in aten if "scaled_dot_product" in k}
+    assert set(aten) - library == {"aten._unsafe_masked_index_put_accumulate.default"}  # the embedding backward
+    for c in r.census:
+        assert c.fused_share() >= 0.9, (c.graph, c.fused_share(), c.aten)
