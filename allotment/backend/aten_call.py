@@ -19,13 +19,14 @@ from collections.abc import Callable
 
 import torch
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import FloatAttr, IntegerAttr
+from xdsl.dialects.builtin import FloatAttr, IntegerAttr, TensorType
 from xdsl.ir import SSAValue
 
 from allotment.backend.identifiers import literal
 from allotment.backend.kernel_plan import CodegenError
 from allotment.backend.triton_codegen import float_literal
 from allotment.dialects import alloc, fusion
+from allotment.dtypes import torch_dtype_source
 
 _ENUMS = {"dtype": torch.dtype, "layout": torch.layout, "memory_format": torch.memory_format}
 """Tagged JSON objects naming a torch attribute of this type (`{"dtype": "bfloat16"}`)."""
@@ -100,22 +101,33 @@ def emit(kernel: alloc.KernelOp, ins: list[str], outs: list[str], host_value: Ca
             raise CodegenError(f"aten kernel {kernel.sym_name.data!r}: {k!r} is not an argument name")
     target = op.target.data
     lines = [f"# {literal(target)}"]
+    # the kernel writes only the results used after it (fusion-segment yields those)
+    yielded = list(kernel.body.block.last_op.operands)
+    written = [outs[yielded.index(r)] if r in yielded else None for r in op.res]
     if op.out is not None and op.out_args is not None:
         packet = target.rsplit(".", 1)[0]
-        for name, out in zip(op.out_args, outs):
-            kwargs[name.data] = out
+        for name, out, r in zip(op.out_args, written, op.res):
+            # an unused result goes to an empty tensor, which the call resizes
+            kwargs[name.data] = out or f"torch.empty(0, dtype={tagged({'dtype': _torch_name(r.type)})}, device=device)"
         lines.append(f"rt.aten_call({literal(packet + '.' + op.out.data)}, {_call_args(args, kwargs)})")
         return lines
     result = "aten_result"
     lines.append(f"{result} = rt.aten_call({literal(target)}, {_call_args(args, kwargs)})")
     positions = call.get("results")
-    views = call.get("views") or [None] * len(outs)
-    for k, out in enumerate(outs):
+    views = call.get("views") or [None] * len(op.res)
+    for k, out in enumerate(written):
+        if out is None:
+            continue
         got = result if positions is None else f"{result}[{int(positions[k])}]"
         carrier = f".view({tagged({'dtype': _CARRIER[views[k]]})})" if views[k] else ""
         lines.append(f"{out} = rt.dense({got}){carrier}")
     lines.append(f"del {result}")
     return lines
+
+
+def _torch_name(t: TensorType) -> str:
+    """The torch dtype name of a result's element type (`float32`)."""
+    return torch_dtype_source(t.element_type).removeprefix("torch.")
 
 
 def _call_args(args: list[str], kwargs: dict[str, str]) -> str:

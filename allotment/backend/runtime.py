@@ -275,6 +275,7 @@ class Executable:
             args.clear()
             return self(*inputs)
         prog = self.program("cuda" if first.is_cuda else "cpu")
+        del first  # the program must hold the only reference
         run_boxed = getattr(prog.module, "run_boxed", None)
         if run_boxed is None:
             inputs = tuple(args)

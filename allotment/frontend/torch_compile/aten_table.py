@@ -18,7 +18,7 @@ from typing import Any
 import torch
 
 from allotment.frontend.datatypes import from_torch
-from allotment.frontend.handles import Scalar, Tensor
+from allotment.frontend.handles import Tensor
 from allotment.frontend.torch_compile.translate import Refused, Translator
 
 Build = Callable[..., Any]
@@ -506,5 +506,25 @@ def markdown_table() -> str:
     return "\n".join(rows) + "\n"
 
 
-def is_scalar(x: Any) -> bool:
-    return isinstance(x, Scalar | int | float | bool)
+PAGE_HEAD = """# ATen ops the torch.compile backend translates
+
+Generated from `allotment/frontend/torch_compile/aten_table.py` (`TABLE`) by
+`python -m allotment.frontend.torch_compile.aten_table docs/torch-compile-ops.md`;
+`tests/torch_compile/test_backend.py` checks that this page is the table. Every ATen op
+not listed here, and every node an entry refuses, runs as an ATen call inside the fusion
+function (`fusion.aten`: docs/torch-compile.md). The translator casts each result to the
+node's dtype, so 16-bit floats round once per op, as in torch.
+
+"""
+
+
+def page() -> str:
+    """docs/torch-compile-ops.md."""
+    return PAGE_HEAD + markdown_table()
+
+
+if __name__ == "__main__":
+    import sys
+
+    with open(sys.argv[1], "w", encoding="utf-8") as f:
+        f.write(page())
