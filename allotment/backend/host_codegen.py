@@ -47,8 +47,8 @@ from allotment.backend.identifiers import Namespace, comment, generated, literal
 from allotment.backend.kernel_plan import BufferDim, CodegenError, ExtentSource, plan_kernel
 from allotment.backend.triton_codegen import GeneratedKernel, float_literal, generate_kernel, module_prelude, variants
 from allotment.dialects import alloc, fusion
-from allotment.passes.alloc_plan import donated_arguments
 from allotment.dtypes import buffer_torch_dtype_name, ir_name, torch_dtype_source
+from allotment.passes.alloc_plan import donated_arguments
 
 
 @dataclass

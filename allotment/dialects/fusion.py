@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import json
 import re
-
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from functools import lru_cache

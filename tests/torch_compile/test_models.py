@@ -6,12 +6,7 @@ from __future__ import annotations
 
 import pytest
 import torch
-import torch.nn.functional as F
 from models import MLP, Block, ConvBlock, assert_close_as_eager, compare, gpt2, llama
-
-
-def _loss(out: torch.Tensor) -> torch.Tensor:
-    return (out.float() ** 2).mean() if out.dtype != torch.float64 else (out ** 2).mean()
 
 
 def _plain(m: torch.nn.Module, x: dict) -> tuple[torch.Tensor, torch.Tensor]:
