@@ -481,7 +481,7 @@ def run_pipeline(module: ModuleOp, target: str = "cuda", planning: bool = True) 
     not modified)."""
     from allotment.passes import pipeline as passes
 
-    return passes.run_pipeline(module, list(pipeline(target, planning)))
+    return passes.run_pipeline(module, list(pipeline(target) if planning else pipeline(target, planning)))
 
 
 # --------------------------------------------------------------------------- #

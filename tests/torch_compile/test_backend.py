@@ -162,3 +162,29 @@ def test_backward_frees_saved_tensors_inside_the_program() -> None:
 def test_the_op_table_doc_is_generated_from_the_table() -> None:
     assert DOC.read_text() == aten_table.page(), (
         "regenerate it: python -m allotment.frontend.torch_compile.aten_table docs/torch-compile-ops.md")
+
+
+def test_cuda_attention_graph_translates_with_opaque_rng_state() -> None:
+    """The H200's attention returns its RNG state as uint64 tensors (and SymInt sizes): traced
+    on the meta device, the graph still becomes one function, the state carried in i64 and
+    viewed back before the backward's call, and the call that makes it writes no out=."""
+    from torch.fx.experimental.proxy_tensor import make_fx
+
+    from allotment.frontend.torch_compile.translate import Translator
+
+    def f(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> tuple:
+        o, lse, cq, ck, mq, mk, seed, off, _ = torch.ops.aten._scaled_dot_product_flash_attention(q, k, v, 0.0, True)
+        g = torch.ops.aten._scaled_dot_product_flash_attention_backward(
+            o * 2, q, k, v, o, lse, cq, ck, mq, mk, 0.0, True, seed, off)
+        return o, g[0], seed
+
+    q = torch.randn(2, 4, 8, 16, device="meta", dtype=torch.bfloat16)
+    gm = make_fx(f, tracing_mode="fake")(q, q.clone(), q.clone())
+    program = Translator(gm, "forward").run()
+    ir = program.fd.ir()
+    assert ir.count("fusion.aten") == 2 and "out = " not in ir
+    assert '\\22views\\22: [null, null, \\22uint64\\22, \\22uint64\\22, null]' in ir
+    assert '{\\22t\\22: 6, \\22view\\22: \\22uint64\\22}' in ir
+    assert program.outputs[2] == ("result", 2, torch.uint64)
+    assert program.census.aten == {"aten._scaled_dot_product_flash_attention.default": 1,
+                                   "aten._scaled_dot_product_flash_attention_backward.default": 1}

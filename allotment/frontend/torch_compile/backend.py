@@ -103,7 +103,7 @@ def compile_graph(gm: torch.fx.GraphModule, kind: str, opts: Options) -> Any:
     try:
         program = translator.run()
         program.fd.module  # noqa: B018 (finalizes and verifies the fusion)
-        module = _donate(program.fd.module)
+        module = _donate(program.fd.module, program.unchecked)
         executable = allotment.compile(module, cuda_graphs=opts.cuda_graphs, planning=opts.planning)
         executable.program(_target(gm))  # passes and code generation now, not at the first call
         compiled: Any = CompiledGraph(program, executable)
@@ -124,18 +124,22 @@ def _target(gm: torch.fx.GraphModule) -> str:
     return "cpu"
 
 
-def _donate(module: Any) -> Any:
-    """The fusion function with every argument marked `alloc.donated` (module docstring)."""
+def _donate(module: Any, unchecked: list[int]) -> Any:
+    """The fusion function with every argument marked `alloc.donated` (module docstring),
+    and the opaque ones `alloc.unchecked` (`translate.Carried`)."""
     from xdsl.dialects import func
     from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, UnitAttr
 
+    from allotment.backend.host_codegen import UNCHECKED
     from allotment.passes.alloc_plan import DONATED
 
     for op in module.ops:
         if isinstance(op, func.FuncOp):
             n = len(op.body.block.args)
             old = op.arg_attrs.data if op.arg_attrs is not None else [DictionaryAttr({})] * n
-            op.arg_attrs = ArrayAttr([DictionaryAttr({**a.data, DONATED: UnitAttr()}) for a in old])
+            op.arg_attrs = ArrayAttr([
+                DictionaryAttr({**a.data, DONATED: UnitAttr(), **({UNCHECKED: UnitAttr()} if i in unchecked else {})})
+                for i, a in enumerate(old)])
     return module
 
 

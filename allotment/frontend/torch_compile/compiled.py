@@ -57,7 +57,7 @@ class CompiledGraph:
             kind = o[0]
             if kind == "result":
                 r = results[o[1]]
-                out.append(r.view(o[2]) if o[2] is not None else r)
+                out.append(r.view(o[2]) if o[2] is not None and r.dtype != o[2] else r)
             elif kind == "input":
                 out.append(kept[o[1]])
             elif kind == "expr":

@@ -71,10 +71,28 @@ class Refused(Exception):
 
 @dataclass(frozen=True)
 class Carried:
-    """A tensor of a dtype with no fusion element type, held in a carrier (`CARRIERS`)."""
+    """An opaque tensor: only ATen calls and the caller see its values. Its dtype has no
+    fusion element type (it is held in a carrier, `CARRIERS`), or its fake tensor is on
+    the meta device in a graph that is not (the RNG state attention returns, whose real
+    device and shape the fake does not know). Its argument is not checked at entry
+    (`alloc.unchecked`)."""
 
     tensor: Tensor
     dtype: torch.dtype
+
+
+def opaque(t: torch.Tensor, device: torch.device | None) -> bool:
+    """Whether a node's fake tensor is opaque in a graph on `device` (`Carried`)."""
+    return t.dtype in CARRIERS or (t.device.type == "meta" and device is not None and device.type != "meta")
+
+
+def graph_device(gm: torch.fx.GraphModule) -> torch.device | None:
+    """The device of the graph's first tensor input (or first tensor) that is not on meta."""
+    for node in gm.graph.nodes:
+        val = node.meta.get("val")
+        if isinstance(val, torch.Tensor) and val.device.type != "meta":
+            return val.device
+    return None
 
 
 @dataclass
@@ -136,6 +154,8 @@ class GraphProgram:
     symbols: dict[sympy.Symbol, tuple]
     """Where each free symbol's value is found: ("size", i, d) or ("int", i)."""
     census: Census
+    unchecked: list[int] = field(default_factory=list)
+    """Function arguments not checked at entry (opaque tensors: `Carried`)."""
 
 
 class Translator:
@@ -151,6 +171,9 @@ class Translator:
         self.extents: dict[sympy.Expr, Any] = {}
         self.census = Census(kind)
         self.placeholders: list[torch.fx.Node] = []
+        self.device = graph_device(gm)
+        self.unchecked: list[int] = []
+        """Function arguments that are opaque (`Carried`): not checked at entry."""
 
     # -- values ------------------------------------------------------------
 
@@ -225,7 +248,7 @@ class Translator:
                     raise Untranslatable(f"node {node.name}: get_attr of {node.target} (a constant of the graph)")
                 else:
                     raise Untranslatable(f"node {node.name}: {node.op} nodes are not translated")
-        return GraphProgram(self.fd, self.arguments, outputs, self.symbols, self.census)
+        return GraphProgram(self.fd, self.arguments, outputs, self.symbols, self.census, self.unchecked)
 
     def placeholder(self, node: torch.fx.Node) -> None:
         i = len(self.placeholders)
@@ -240,9 +263,13 @@ class Translator:
             shape = [s if isinstance(s, int) else -1 for s in val.shape]
             t = self.fd.define_tensor(shape=shape, contiguity=True, dtype=dt)
             self.arguments.append(("input", i) if dtype == val.dtype else ("view", i, dtype))
-            self.env[node] = t if dtype == val.dtype else Carried(t, val.dtype)
+            if opaque(val, self.device):
+                self.unchecked.append(len(self.arguments) - 1)
+                self.env[node] = Carried(t, val.dtype)
+            else:
+                self.env[node] = t
             for d, s in enumerate(val.shape):
-                if isinstance(s, torch.SymInt):
+                if isinstance(s, torch.SymInt) and not isinstance(self.env[node], Carried):
                     e = sympy.sympify(s.node.expr)
                     if isinstance(e, sympy.Symbol) and e not in self.symbol_values:
                         self.symbol_values[e] = self.fd.ops.size(t, d)
@@ -332,7 +359,7 @@ class Translator:
                 outputs.append(("const", x))
             elif isinstance(x, Carried):
                 self.fd.add_output(x.tensor)
-                outputs.append(("result", results, x.dtype))
+                outputs.append(("result", results, x.dtype if x.dtype in CARRIERS else None))
                 results += 1
             elif isinstance(x, Tensor):
                 if x.value in self.fd._block.args:  # an input under another name (clone, alias): a copy
@@ -360,6 +387,8 @@ class Translator:
                 return [encode(x) for x in a]
             if isinstance(a, Carried):
                 inputs.append(a.tensor)
+                if a.dtype not in CARRIERS:
+                    return {"t": len(inputs) - 1}
                 return {"t": len(inputs) - 1, "view": str(a.dtype).removeprefix("torch.")}
             if isinstance(a, Tensor):
                 inputs.append(a)
@@ -400,9 +429,10 @@ class Translator:
         if any(views):
             call["views"] = views
         sizes = [self.extent(s) for t in results for s in t.shape if not isinstance(s, int)]
-        out = None if any(views) else out_variant(node.target, len(results), positions)
+        hidden = [opaque(t, self.device) for t in results]
+        out = None if any(hidden) else out_variant(node.target, len(results), positions)
         handles = self.fd.ops.aten(name, json.dumps(call), inputs, scalars, sizes, types, out)
-        wrapped = [Carried(h, t.dtype) if t.dtype in CARRIERS else h for h, t in zip(handles, results)]
+        wrapped = [Carried(h, t.dtype) if o else h for h, t, o in zip(handles, results, hidden)]
         if positions is None:
             return wrapped[0]
         # the node's value: a tuple with None (or a constant) where no tensor came back
