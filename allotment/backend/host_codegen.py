@@ -50,7 +50,6 @@ from allotment.dialects import alloc, fusion
 from allotment.dtypes import buffer_torch_dtype_name, ir_name, torch_dtype_source
 from allotment.passes.alloc_plan import donated_arguments
 
-
 UNCHECKED = "alloc.unchecked"
 """Argument attribute: a tensor that only `aten` kernels read (an opaque RNG state whose
 device, dtype or shape the frontend does not know exactly): no entry check."""
