@@ -479,6 +479,49 @@ def _scatter(tx: Translator, node: Any, x: Any, dim: int, index: Any, src: Any) 
     return tx.fd.ops.scatter(t, idx, tx.tensor(src), dim + t.ndim if dim < 0 else dim)
 
 
+def _accumulate_rows(tx: Translator, node: Any, acc: Any, index: Any, values: Any, mask: Any = None) -> Any:
+    """`acc.index_put_([index], values, accumulate=True)` over acc's first dim (the embedding
+    backward): index flattened to 1-D, values to [len(index), *acc.shape[1:]]; a masked
+    position adds 0 at row 0 (its index may be out of range)."""
+    o = tx.fd.ops
+    a, idx, vals = tx.tensor(acc), tx.tensor(index), tx.tensor(values)
+    acc_val = node.args[0].meta["val"]
+    if acc_val.dtype not in (torch.float32, torch.float64):
+        raise Refused(f"an accumulation in {acc_val.dtype} (atomic adds of f32 and f64 only)")
+    idx_val = (node.args[2] if mask is not None else node.args[1])[0].meta["val"]
+    vals_val = node.args[3 if mask is not None else 2].meta["val"]
+    rows = tx.extent(idx_val.numel())
+    if list(vals_val.shape) != list(idx_val.shape) + list(acc_val.shape[1:]):
+        raise Refused("values that are not index.shape + acc.shape[1:]")
+    if mask is not None:
+        m = tx.tensor(mask)
+        mask_val = node.args[1].meta["val"]
+        vals = o.where(m, vals, 0.0)
+        if list(mask_val.shape[:idx_val.dim()]) != list(idx_val.shape) or any(
+                not (isinstance(e, int) and e == 1) for e in mask_val.shape[idx_val.dim():]):
+            raise Refused("a mask that is not index.shape + [1, ...]")
+        idx = o.where(o.reshape(m, tx.shape(idx_val)), idx, 0)
+    idx = o.reshape(idx, [rows])
+    vals = o.reshape(vals, [rows, *tx.shape(acc_val)[1:]])
+    return o.index_put_accumulate(a, idx, vals)
+
+
+@_entry("aten._unsafe_masked_index_put_accumulate.default", "fusion.where, fusion.reshape, fusion.index_put_accumulate",
+        "f32 and f64 only (atomic adds)")
+def _masked_index_put(tx: Translator, node: Any, x: Any, mask: Any, indices: Any, values: Any) -> Any:
+    if len(indices) != 1 or indices[0] is None:
+        raise Refused("indices other than one tensor on dim 0")
+    return _accumulate_rows(tx, node, x, indices[0], values, mask)
+
+
+@_entry("aten.index_put.default", "fusion.reshape, fusion.index_put_accumulate",
+        "accumulate=True, one index tensor on dim 0, f32 and f64 only")
+def _index_put(tx: Translator, node: Any, x: Any, indices: Any, values: Any, accumulate: bool = False) -> Any:
+    if not accumulate or len(indices) != 1 or indices[0] is None:
+        raise Refused("index_put without accumulate, or with indices other than one tensor on dim 0")
+    return _accumulate_rows(tx, node, x, indices[0], values)
+
+
 # -- matmuls (library kernels of the fusion dialect) --------------------------------------
 
 
