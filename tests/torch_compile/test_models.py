@@ -68,3 +68,13 @@ def test_hugging_face(make) -> None:  # noqa: ANN001
     assert set(aten) - library == set(), aten  # the embedding backward is fused too (index_put_accumulate)
     for c in r.census:
         assert c.fused_share() == 1.0, (c.graph, c.fused_share(), c.aten)
+
+
+@pytest.mark.parametrize("make", [MLP, Block], ids=["mlp", "block"])
+def test_bf16(make) -> None:  # noqa: ANN001
+    """bf16 parameters and inputs: each op rounds where torch's does, so the errors are eager's."""
+    torch.manual_seed(5)
+    shape = (3, 8) if make is MLP else (2, 5, 16)
+    r = compare(lambda: make().to(torch.bfloat16), _plain, {"x": torch.randn(*shape, dtype=torch.bfloat16)})
+    assert_close_as_eager(r, floor=1e-4)
+    assert all(c.eager is None for c in r.census)
