@@ -188,3 +188,18 @@ def test_cuda_attention_graph_translates_with_opaque_rng_state() -> None:
     assert program.outputs[2] == ("result", 2, torch.uint64)
     assert program.census.aten == {"aten._scaled_dot_product_flash_attention.default": 1,
                                    "aten._scaled_dot_product_flash_attention_backward.default": 1}
+
+
+def test_index_put_accumulate_is_fused_and_cuda_graphs_passes_through() -> None:
+    """torch 2.11's embedding backward is index_put(accumulate=True): one fused kernel."""
+    torch._dynamo.reset()
+    reset_census()
+
+    def f(x: torch.Tensor, idx: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+        return torch.index_put(x * 1, (idx,), v, accumulate=True) + 1
+
+    c = torch.compile(f, backend="allotment", options={"cuda_graphs": True})
+    x, idx, v = torch.zeros(6, 3), torch.tensor([0, 2, 2, 5]), torch.randn(4, 3)
+    torch.testing.assert_close(c(x, idx, v), f(x, idx, v))
+    (entry,) = census()
+    assert entry.aten == {} and entry.fused["aten.index_put.default"] == 1
