@@ -143,8 +143,8 @@ def test_backward_frees_saved_tensors_inside_the_program() -> None:
     programs: list[CompiledGraph] = []
     original = CompiledGraph.__init__
 
-    def spy(self, program, executable) -> None:  # noqa: ANN001
-        original(self, program, executable)
+    def spy(self, program, executable, gm=None) -> None:  # noqa: ANN001
+        original(self, program, executable, gm)
         programs.append(self)
 
     CompiledGraph.__init__ = spy  # type: ignore[method-assign]
@@ -203,3 +203,24 @@ def test_index_put_accumulate_is_fused_and_cuda_graphs_passes_through() -> None:
     torch.testing.assert_close(c(x, idx, v), f(x, idx, v))
     (entry,) = census()
     assert entry.aten == {} and entry.fused["aten.index_put.default"] == 1
+
+
+def test_a_failing_first_call_runs_the_graph_eagerly_with_one_warning(monkeypatch: pytest.MonkeyPatch) -> None:
+    from allotment.errors import CompileError
+
+    torch._dynamo.reset()
+    reset_census()
+
+    def boom(self, args):  # noqa: ANN001
+        raise CompileError("a kernel did not compile")
+
+    monkeypatch.setattr(runtime.Executable, "call_boxed", boom)
+    c = torch.compile(lambda x: x * 2 + 1, backend="allotment")
+    x = torch.randn(4)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        torch.testing.assert_close(c(x), x * 2 + 1)
+        torch.testing.assert_close(c(x), x * 2 + 1)
+    ours = [str(w.message) for w in caught if "allotment" in str(w.message)]
+    assert len(ours) == 1 and "a kernel did not compile" in ours[0]
+    assert "did not compile" in census()[0].eager

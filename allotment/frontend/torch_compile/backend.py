@@ -106,7 +106,7 @@ def compile_graph(gm: torch.fx.GraphModule, kind: str, opts: Options) -> Any:
         module = _donate(program.fd.module, program.unchecked)
         executable = allotment.compile(module, cuda_graphs=opts.cuda_graphs, planning=opts.planning)
         executable.program(_target(gm))  # passes and code generation now, not at the first call
-        compiled: Any = CompiledGraph(program, executable)
+        compiled: Any = CompiledGraph(program, executable, gm)
     except (Untranslatable, Error) as e:
         translator.census.eager = str(e)
         warnings.warn(f"allotment: the {kind} graph runs eagerly: {e}", stacklevel=2)

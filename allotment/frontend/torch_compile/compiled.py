@@ -9,6 +9,7 @@ argument, `alloc-plan`), not when the whole backward returns.
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import sympy
@@ -20,12 +21,17 @@ from allotment.frontend.torch_compile.translate import GraphProgram
 class CompiledGraph:
     """One compiled forward, backward or inference graph."""
 
-    def __init__(self, program: GraphProgram, executable: Any) -> None:
+    def __init__(self, program: GraphProgram, executable: Any, gm: torch.fx.GraphModule | None = None) -> None:
         # AOTAutograd: called with one list of inputs, which we may clear (an instance
         # attribute: the wrappers AOTAutograd puts around the callable copy its __dict__)
         self._boxed_call = True
         self.program = program
         self.executable = executable
+        self.gm = gm
+        """The graph, run eagerly if the first call fails to build or launch a kernel."""
+        self.eager: str | None = None
+        """Why this graph now runs eagerly (set by a failed first call)."""
+        self._proven = gm is None
         self._needs_symbols = any(a[0] == "expr" for a in program.arguments) or any(
             o[0] == "expr" for o in program.outputs)
 
@@ -36,6 +42,25 @@ class CompiledGraph:
         return values
 
     def __call__(self, args: list[Any]) -> list[Any]:
+        if self._proven:
+            return self._run(args)
+        if self.eager is not None:
+            inputs = list(args)
+            args.clear()
+            return self.gm(*inputs)
+        inputs = list(args)  # the first call keeps its inputs: the eager fallback needs them
+        try:
+            out = self._run(args)
+        except _FIRST_CALL_FAILURES as e:
+            self.eager = f"{type(e).__name__}: {e}"
+            self.program.census.eager = self.eager
+            warnings.warn(f"allotment: the {self.program.census.graph} graph runs eagerly: its first call failed: "
+                          f"{self.eager}", stacklevel=2)
+            return self.gm(*inputs)
+        self._proven = True
+        return out
+
+    def _run(self, args: list[Any]) -> list[Any]:
         program = self.program
         symbols = self.symbol_values(args) if self._needs_symbols else {}
         fargs: list[Any] = []
@@ -65,6 +90,24 @@ class CompiledGraph:
             else:
                 out.append(o[1])
         return out
+
+
+def _first_call_failures() -> tuple[type[BaseException], ...]:
+    """What a first call may raise while it builds or launches kernels: Allotment's errors,
+    and Triton's compilation errors (the program then runs eagerly, `CompiledGraph`)."""
+    from allotment.errors import Error
+
+    kinds: list[type[BaseException]] = [Error]
+    try:
+        from triton.compiler.errors import CompilationError
+
+        kinds.append(CompilationError)
+    except ImportError:
+        pass
+    return tuple(kinds)
+
+
+_FIRST_CALL_FAILURES = _first_call_failures()
 
 
 def _evaluate(e: sympy.Expr, symbols: dict[sympy.Symbol, int]) -> int:
