@@ -54,6 +54,7 @@ def test_conv_block() -> None:
     assert _aten_ops(r) == {"aten.convolution.default": 1, "aten.convolution_backward.default": 1}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("make", [gpt2, llama], ids=["gpt2", "llama"])
 def test_hugging_face(make) -> None:  # noqa: ANN001
     pytest.importorskip("transformers")
@@ -78,3 +79,25 @@ def test_bf16(make) -> None:  # noqa: ANN001
     r = compare(lambda: make().to(torch.bfloat16), _plain, {"x": torch.randn(*shape, dtype=torch.bfloat16)})
     assert_close_as_eager(r, floor=1e-4)
     assert all(c.eager is None for c in r.census)
+
+
+@pytest.mark.slow
+def test_llama_three_sequence_lengths_one_compile() -> None:
+    """dynamic=True: one forward and one backward program serve sequence lengths 5, 8 and 11."""
+    pytest.importorskip("transformers")
+    from allotment.frontend.torch_compile import census, reset_census
+
+    torch.manual_seed(6)
+    torch._dynamo.reset()
+    reset_census()
+    model = llama()
+    c = torch.compile(model, backend="allotment", dynamic=True)
+    for s in (5, 8, 11):
+        ids = torch.randint(0, 64, (2, s))
+        out = c(input_ids=ids, labels=ids)
+        out.loss.backward()
+        ref = model(input_ids=ids, labels=ids)
+        torch.testing.assert_close(out.logits, ref.logits, rtol=1e-5, atol=1e-5)
+    assert [e.graph for e in census()] == ["forward", "backward"]
+    for e in census():
+        assert e.eager is None and all("scaled_dot_product" in op for op in e.aten), e.aten

@@ -339,16 +339,19 @@ def _slice_scatter(tx: Translator, node: Any, x: Any, src: Any, dim: int = 0, st
     d = dim + t.ndim if dim < 0 else dim
     lo = 0 if start is None else tx.extent(start)
     hi = _end(tx, shape[d], end)
-    if not all(isinstance(v, int) and v >= 0 for v in (lo, hi)):
-        raise Refused("slice_scatter bounds that are not static")
+    if any(isinstance(v, int) and v < 0 for v in (lo, hi)):
+        raise Refused("slice_scatter bounds counted from the end")
     n = tx.extent(shape[d])
-    widths = [0] * (2 * t.ndim)
+    widths: list[Any] = [0] * (2 * t.ndim)
     k = 2 * (t.ndim - 1 - d)  # torch.nn.functional.pad order: last dim first
     widths[k] = lo
-    widths[k + 1] = o.sub(n, hi) if not isinstance(n, int) else n - hi
+    widths[k + 1] = n - hi if isinstance(n, int) and isinstance(hi, int) else o.sub(n, hi)
     padded = o.pad(s, widths, 0)
     idx = o.iota(n, 0, 1)
-    inside = o.logical_and(o.ge(idx, lo), o.lt(idx, hi))
+    # bounds that are index values compare as i64 (the iota's type)
+    lo_v = lo if isinstance(lo, int) else o.cast(lo, from_torch(torch.int64))
+    hi_v = hi if isinstance(hi, int) else o.cast(hi, from_torch(torch.int64))
+    inside = o.logical_and(o.ge(idx, lo_v), o.lt(idx, hi_v))
     mask = o.broadcast_in_dim(inside, tx.shape(node.args[0].meta["val"]), [d])
     return o.where(mask, padded, t)
 
