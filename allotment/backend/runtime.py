@@ -473,7 +473,7 @@ def pipeline(target: str = "cuda", planning: bool = True) -> tuple[ModulePass, .
     (`passes.pipeline`)."""
     from allotment.passes.pipeline import compile_passes
 
-    return tuple(compile_passes(target, planning))
+    return tuple(compile_passes(target) if planning else compile_passes(target, planning))
 
 
 def run_pipeline(module: ModuleOp, target: str = "cuda", planning: bool = True) -> ModuleOp:
