@@ -12,7 +12,8 @@ forward (no_grad) for each model and backend: CUDA events around `--steps` steps
 `torch.cuda.max_memory_allocated` over its timed steps (all backends share one module,
 so the parameters are counted once), and its first-call time is the compile of the first
 step. The census per model lists Allotment's graphs, graph breaks, nodes fused into its
-kernels, nodes run as ATen calls, and the ATen ops left over, with counts. One JSON file
+kernels, nodes run as ATen calls, and the ATen ops left over, with counts, and each
+graph's memory plan (planned peak and lower bound of its transient buffers). One JSON file
 holds everything, with the git commit.
 
 `--cpu-smoke` runs the same code path on the CPU at tiny sizes in f32 (eager and
@@ -140,6 +141,26 @@ def census_of(entries: list[Any]) -> dict[str, Any]:
     }
 
 
+def plans() -> list[dict[str, Any]]:
+    """Each compiled graph's memory plan at the shapes it ran with (`allotment.memory_plan`,
+    512-byte blocks as torch's CUDA allocator rounds): its transient buffers' planned peak
+    and lower bound; the graph's inputs (parameters, saved activations) are not counted."""
+    from allotment.frontend.torch_compile import compiled_graphs
+
+    out = []
+    for g in compiled_graphs():
+        if g.example is None:
+            continue
+        try:
+            plan = g.memory_plan(g.example)
+        except Exception as e:  # noqa: BLE001 (a report, not a failure)
+            out.append({"graph": g.program.census.graph, "error": str(e)})
+            continue
+        out.append({"graph": g.program.census.graph, "planned_peak_mib": plan.planned_peak / 2**20,
+                    "lower_bound_mib": plan.lower_bound / 2**20})
+    return out
+
+
 def run_model(name: str, args: argparse.Namespace) -> dict[str, Any]:
     from torch._dynamo.utils import counters
 
@@ -189,7 +210,8 @@ def run_model(name: str, args: argparse.Namespace) -> dict[str, Any]:
                       "peak_mib": peak.get(backend, 0) / 2**20, "first_call_s": first[backend]}
             for backend, v in ms.items()
         }
-        result["modes"][mode]["census"] = {**census_of(census()), "graph_breaks": len(counters["graph_break"])}
+        result["modes"][mode]["census"] = {**census_of(census()), "graph_breaks": len(counters["graph_break"]),
+                                           "plans": plans()}
     return result
 
 
@@ -228,6 +250,9 @@ def main(argv: list[str] | None = None) -> int:
                   f"fused {c['nodes_fused']}, ATen {c['nodes_aten']} (library {c['library_nodes']}), "
                   f"fused share of non-library nodes {c['fused_share_of_non_library']:.1%}")
             print(f"  ATen ops: {c['aten_ops']}")
+            for plan in c["plans"]:
+                print(f"  plan of the {plan['graph']} graph: " + (plan.get("error") or
+                      f"planned peak {plan["planned_peak_mib"]:.3f} MiB, lower bound {plan["lower_bound_mib"]:.3f} MiB"))
             for backend, r in rows.items():
                 if backend != "census":
                     print(f"  {backend:>22}: {r['ms_median']:9.3f} ms (min {r['ms_min']:.3f}, max {r['ms_max']:.3f}), "

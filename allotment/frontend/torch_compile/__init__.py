@@ -6,6 +6,13 @@ rest as ATen calls inside the same function (`fusion.aten`), so the memory plann
 the whole graph.
 """
 
-from allotment.frontend.torch_compile.backend import OPTIONS, allotment_backend, census, decompositions, reset_census
+from allotment.frontend.torch_compile.backend import (
+    OPTIONS,
+    allotment_backend,
+    census,
+    compiled_graphs,
+    decompositions,
+    reset_census,
+)
 
-__all__ = ["OPTIONS", "allotment_backend", "census", "decompositions", "reset_census"]
+__all__ = ["OPTIONS", "allotment_backend", "census", "compiled_graphs", "decompositions", "reset_census"]

@@ -36,6 +36,8 @@ OPTIONS = {"planning": True, "cuda_graphs": False, "fallback_log": None}
 
 CENSUS: list[Census] = []
 """Every graph compiled in this process, in order (`census()`, `reset_census()`)."""
+COMPILED: list[Any] = []
+"""The `CompiledGraph` of each graph that compiled, in order (`compiled_graphs()`)."""
 _CENSUS_LOCK = threading.Lock()
 
 
@@ -107,6 +109,8 @@ def compile_graph(gm: torch.fx.GraphModule, kind: str, opts: Options) -> Any:
         executable = allotment.compile(module, cuda_graphs=opts.cuda_graphs, planning=opts.planning)
         executable.program(_target(gm))  # passes and code generation now, not at the first call
         compiled: Any = CompiledGraph(program, executable, gm)
+        with _CENSUS_LOCK:
+            COMPILED.append(compiled)
     except (Untranslatable, Error) as e:
         translator.census.eager = str(e)
         warnings.warn(f"allotment: the {kind} graph runs eagerly: {e}", stacklevel=2)
@@ -166,6 +170,14 @@ def census() -> list[Census]:
         return list(CENSUS)
 
 
+def compiled_graphs() -> list[Any]:
+    """The compiled graphs so far (a copy): each has `.program.census` and, once called,
+    `.memory_plan(.example)`."""
+    with _CENSUS_LOCK:
+        return list(COMPILED)
+
+
 def reset_census() -> None:
     with _CENSUS_LOCK:
         CENSUS.clear()
+        COMPILED.clear()

@@ -32,8 +32,28 @@ class CompiledGraph:
         self.eager: str | None = None
         """Why this graph now runs eagerly (set by a failed first call)."""
         self._proven = gm is None
+        self.example: list[Any] | None = None
         self._needs_symbols = any(a[0] == "expr" for a in program.arguments) or any(
             o[0] == "expr" for o in program.outputs)
+
+    def memory_plan(self, example: list[Any]) -> Any:
+        """The memory plan (`allotment.memory_plan`) of the function for these graph inputs
+        (tensors, ints): its planned peak, lower bound and buffers, nothing run. The
+        function's arguments (saved activations included) are not counted."""
+        import allotment
+
+        symbols = self.symbol_values(example)
+        f = next(iter(self.executable._module.ops))
+        names = [a.name_hint for a in f.body.block.args]
+        shapes: dict[str, Any] = {}
+        for name, a in zip(names, self.program.arguments):
+            if a[0] in ("input", "view"):
+                shapes[name] = tuple(example[a[1]].shape)
+            elif a[0] == "int":
+                shapes[name] = int(example[a[1]])
+            elif a[0] == "expr":
+                shapes[name] = _evaluate(a[1], symbols)
+        return allotment.memory_plan(self.executable._module, shapes, block_bytes=512)
 
     def symbol_values(self, args: list[Any]) -> dict[sympy.Symbol, int]:
         values = {}
@@ -49,6 +69,8 @@ class CompiledGraph:
             args.clear()
             return self.gm(*inputs)
         inputs = list(args)  # the first call keeps its inputs: the eager fallback needs them
+        self.example = [torch.empty_like(x, device="meta") if isinstance(x, torch.Tensor) else x for x in inputs]
+        """The first call's inputs as meta tensors (shapes for `memory_plan`)."""
         try:
             out = self._run(args)
         except _FIRST_CALL_FAILURES as e:
