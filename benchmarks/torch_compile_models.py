@@ -252,7 +252,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  ATen ops: {c['aten_ops']}")
             for plan in c["plans"]:
                 print(f"  plan of the {plan['graph']} graph: " + (plan.get("error") or
-                      f"planned peak {plan["planned_peak_mib"]:.3f} MiB, lower bound {plan["lower_bound_mib"]:.3f} MiB"))
+                      f"planned peak {plan['planned_peak_mib']:.3f} MiB, lower bound {plan['lower_bound_mib']:.3f} MiB"))
             for backend, r in rows.items():
                 if backend != "census":
                     print(f"  {backend:>22}: {r['ms_median']:9.3f} ms (min {r['ms_min']:.3f}, max {r['ms_max']:.3f}), "
