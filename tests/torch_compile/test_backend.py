@@ -224,3 +224,17 @@ def test_a_failing_first_call_runs_the_graph_eagerly_with_one_warning(monkeypatc
     ours = [str(w.message) for w in caught if "allotment" in str(w.message)]
     assert len(ours) == 1 and "a kernel did not compile" in ours[0]
     assert "did not compile" in census()[0].eager
+
+
+def test_an_in_place_op_makes_the_graph_untranslatable() -> None:
+    """Only functionalized graphs are translated (AOTAutograd's always are)."""
+    from torch.fx.experimental.proxy_tensor import make_fx
+
+    from allotment.frontend.torch_compile.translate import Translator, Untranslatable
+
+    def f(x: torch.Tensor) -> torch.Tensor:
+        return x.add_(1)
+
+    gm = make_fx(f)(torch.zeros(3))
+    with pytest.raises(Untranslatable, match="mutates its arguments"):
+        Translator(gm, "inference").run()

@@ -300,6 +300,8 @@ class Translator:
             self.env[node] = val  # symbolic-size arithmetic: known from its expression
             return
         name = op_name(node.target)
+        if isinstance(node.target, torch._ops.OpOverload) and node.target._schema.is_mutable:
+            raise Untranslatable(f"node {node.name}: {name} mutates its arguments (graphs must be functionalized)")
         self.census.nodes += 1
         entry = aten_table.TABLE.get(name)
         if entry is not None:
