@@ -185,15 +185,21 @@ def run_model(name: str, args: argparse.Namespace) -> dict[str, Any]:
         reset_census()
         fns: dict[str, Callable[[], None]] = {}
         first: dict[str, float] = {}
+        failed: dict[str, str] = {}
         for backend, wrap in backends(args).items():
             fn = step_fn(wrap(model), ids, mode, autocast, params)
             t = time.perf_counter()
-            fn()
-            if cuda:
-                torch.cuda.synchronize()
-            first[backend] = time.perf_counter() - t
-            for _ in range(args.warmup):
+            try:
                 fn()
+                if cuda:
+                    torch.cuda.synchronize()
+                first[backend] = time.perf_counter() - t
+                for _ in range(args.warmup):
+                    fn()
+            except Exception as e:  # noqa: BLE001 (one backend's failure is a row of the report)
+                failed[backend] = f"{type(e).__name__}: {e}"[:2000]
+                print(f"{name} {mode} {backend} failed: {failed[backend][:300]}", file=sys.stderr)
+                continue
             fns[backend] = fn
         ms: dict[str, list[float]] = {b: [] for b in fns}
         peak: dict[str, int] = {}
@@ -210,6 +216,7 @@ def run_model(name: str, args: argparse.Namespace) -> dict[str, Any]:
                       "peak_mib": peak.get(backend, 0) / 2**20, "first_call_s": first[backend]}
             for backend, v in ms.items()
         }
+        result["modes"][mode].update({b: {"error": e} for b, e in failed.items()})
         result["modes"][mode]["census"] = {**census_of(census()), "graph_breaks": len(counters["graph_break"]),
                                            "plans": plans()}
     return result
@@ -254,7 +261,9 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"  plan of the {plan['graph']} graph: " + (plan.get("error") or
                       f"planned peak {plan['planned_peak_mib']:.3f} MiB, lower bound {plan['lower_bound_mib']:.3f} MiB"))
             for backend, r in rows.items():
-                if backend != "census":
+                if "error" in r:
+                    print(f"  {backend:>22}: failed: {r['error'][:200]}")
+                elif backend != "census":
                     print(f"  {backend:>22}: {r['ms_median']:9.3f} ms (min {r['ms_min']:.3f}, max {r['ms_max']:.3f}), "
                           f"peak {r['peak_mib']:8.1f} MiB, first call {r['first_call_s']:.1f} s")
     if args.out is not None:
