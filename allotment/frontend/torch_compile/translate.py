@@ -82,17 +82,18 @@ class Carried:
 
 
 def opaque(t: torch.Tensor, device: torch.device | None) -> bool:
-    """Whether a node's fake tensor is opaque in a graph on `device` (`Carried`)."""
-    return t.dtype in CARRIERS or (t.device.type == "meta" and device is not None and device.type != "meta")
+    """Whether a node's fake tensor is opaque in a graph on `device` (`Carried`): a carrier
+    dtype, or another device (the meta RNG state of attention, a CPU scalar tensor in a
+    CUDA graph)."""
+    return t.dtype in CARRIERS or (device is not None and t.device != device)
 
 
 def graph_device(gm: torch.fx.GraphModule) -> torch.device | None:
-    """The device of the graph's first tensor input (or first tensor) that is not on meta."""
-    for node in gm.graph.nodes:
-        val = node.meta.get("val")
-        if isinstance(val, torch.Tensor) and val.device.type != "meta":
-            return val.device
-    return None
+    """Where the graph computes: the first CUDA device among its tensors, else the first
+    device that is not meta."""
+    devices = [n.meta["val"].device for n in gm.graph.nodes if isinstance(n.meta.get("val"), torch.Tensor)]
+    real = [d for d in devices if d.type != "meta"]
+    return next((d for d in real if d.type == "cuda"), real[0] if real else None)
 
 
 @dataclass
