@@ -99,6 +99,8 @@ def test_an_op_without_a_translation_is_an_aten_kernel() -> None:
     assert entry.aten == {"aten.sort.default": 1}
     assert entry.fused["aten.mul.Tensor"] == 1 and entry.fused["aten.add.Tensor"] == 1
     assert "no fusion translation" in entry.reasons["aten.sort.default"]
+    (node,) = entry.aten_nodes
+    assert node[1:] == ("aten.sort.default", "no fusion translation") and len(entry.fused_nodes) == 2
 
 
 def test_donated_inputs_are_freed_after_their_last_use() -> None:

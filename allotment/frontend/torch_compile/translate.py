@@ -111,6 +111,10 @@ class Census:
     """Why an op was left to ATen (the first reason seen per op)."""
     eager: str | None = None
     """Set when the whole graph ran eagerly: why."""
+    fused_nodes: list[str] = field(default_factory=list)
+    """The FX nodes translated into fusion ops, by name."""
+    aten_nodes: list[tuple[str, str, str]] = field(default_factory=list)
+    """The FX nodes run as ATen calls: (node, op, reason)."""
 
     def library_nodes(self) -> int:
         return sum(n for op, n in (self.fused + self.aten).items() if _packet(op) in LIBRARY_OPS)
@@ -125,7 +129,8 @@ class Census:
     def as_dict(self) -> dict[str, Any]:
         return {"graph": self.graph, "nodes": self.nodes, "fused": dict(self.fused), "aten": dict(self.aten),
                 "library_nodes": self.library_nodes(), "fused_share": self.fused_share(),
-                "reasons": self.reasons, "eager": self.eager}
+                "reasons": self.reasons, "eager": self.eager, "fused_nodes": self.fused_nodes,
+                "aten_nodes": [{"node": n, "op": op, "reason": why} for n, op, why in self.aten_nodes]}
 
 
 def _packet(op: str) -> str:
@@ -312,13 +317,16 @@ class Translator:
                 result = entry.build(self, node, *args, **kwargs)
                 self.env[node] = self.fit(result, val)
                 self.census.fused[name] += 1
+                self.census.fused_nodes.append(node.name)
                 return
             except (Refused, Error, TypeError, ValueError) as e:
-                self.census.reasons.setdefault(name, f"{type(e).__name__}: {e}")
-        elif name not in self.census.reasons:
-            self.census.reasons[name] = "no fusion translation"
+                reason = f"{type(e).__name__}: {e}"
+        else:
+            reason = "no fusion translation"
+        self.census.reasons.setdefault(name, reason)
         self.env[node] = self.aten_call(node, name, val)
         self.census.aten[name] += 1
+        self.census.aten_nodes.append((node.name, name, reason))
 
     def _arg(self, a: Any) -> Any:
         if isinstance(a, torch.fx.Node):
