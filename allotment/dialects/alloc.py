@@ -463,7 +463,9 @@ class KernelOp(IRDLOperation):
     - `schedule(tiled if %fits else vendor)`: decided at run time by `%fits`,
       computed in the IR from the symbolic extents.
 
-    A library kernel without a schedule calls the vendor library.
+    A library kernel without a schedule calls the vendor library. An `aten` kernel (one
+    `fusion.aten`) calls that ATen operator, writing its outs through the operator's
+    `out=` overload, or taking the call's results as its `by_call` outs.
     """
 
     name = "alloc.kernel"

@@ -2719,6 +2719,8 @@ class SegmentOp(IRDLOperation):
       a buffer (a kernel holds its own rows' reduced values only); views of it
       in the reading kernel are index arithmetic on that buffer.
     - `library`: one matmul or linear, executed by a library call.
+    - `aten`: one `fusion.aten`, a call of that ATen operator (out= into its buffers,
+      or buffers the call makes: `alloc.AllocOp`'s `by_call`).
     - `collective`: one `comm` op (a resharding between devices), executed by
       torch.distributed (`dialects/comm.py`).
     """
@@ -2836,8 +2838,8 @@ class AtenOp(IRDLOperation):
     knows every result's shape and dtype when it builds the op (from fake tensors), so the
     allocation pass sizes its buffers as any other's. `out` names the overload with `out=`
     arguments (`out_args`, one per result) that writes into those buffers; without it the
-    call allocates its results itself. The op is a `library` kernel of its own kind
-    (`aten`): it never fuses with its neighbours.
+    call allocates its results itself. The op is a kernel of its own kind (`aten`): it
+    never fuses with its neighbours.
     """
 
     name = "fusion.aten"
