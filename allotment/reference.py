@@ -968,6 +968,41 @@ def _matmul(run: _Run, op: Operation) -> list[Value]:
     return [torch.matmul(a, b)]
 
 
+@_handles(fusion.AtenOp)
+def _aten(run: _Run, op: Operation) -> list[Value]:
+    """The ATen call itself, with the op's arguments (`backend/aten_call.py` builds the same call)."""
+    assert isinstance(op, fusion.AtenOp)
+    from allotment.aten import aten_operator
+
+    def decode(x: object) -> object:
+        if isinstance(x, list):
+            return [decode(e) for e in x]
+        if not isinstance(x, dict):
+            return x
+        if "t" in x:
+            t = run.tensor(op.inputs[x["t"]])
+            return t.view(getattr(torch, x["view"])) if "view" in x else t
+        if "s" in x:
+            return run.scalar(op.scalars[x["s"]])
+        if "device" in x:
+            return run.device
+        if "float" in x:
+            return float(x["float"])
+        for tag in ("dtype", "layout", "memory_format"):
+            if tag in x:
+                return getattr(torch, x[tag])
+        raise run.fail(op, f"unknown argument {sorted(x)}")
+
+    call = op.decoded_call
+    result = aten_operator(op.target.data)(*decode(call.get("args", [])),
+                                           **{k: decode(v) for k, v in call.get("kwargs", {}).items()})
+    positions = call.get("results")
+    results = [result] if positions is None else [result[i] for i in positions]
+    carriers = {"uint64": torch.int64, "uint32": torch.int32, "uint8": torch.bool, "int8": torch.bool}
+    views = call.get("views") or [None] * len(results)
+    return [r.view(carriers[v]) if v else r for r, v in zip(results, views)]
+
+
 @_handles(fusion.LinearOp)
 def _linear(run: _Run, op: Operation) -> list[Value]:
     assert isinstance(op, fusion.LinearOp)

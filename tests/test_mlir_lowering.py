@@ -22,7 +22,7 @@ import torch
 from backend_check import compare, tolerance
 from random_fusion import random_fusion
 
-from allotment.backend import mlir_runner
+from allotment.driver import mlir_runner
 from allotment.ir import find_function, parse_module
 from allotment.reference import evaluate, random_inputs
 

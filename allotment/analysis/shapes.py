@@ -532,6 +532,8 @@ def _reify_op_rules(analysis: ShapeAnalysis, op: Operation) -> None:
         _linear(analysis, op)
     elif isinstance(op, fusion.IndexingOp):
         _indexing(analysis, op)
+    elif isinstance(op, fusion.AtenOp):
+        _aten(analysis, op)
     elif isinstance(op, func.ReturnOp):
         return
     elif isinstance(op, fusion.SegmentOp):
@@ -543,9 +545,17 @@ def _reify_op_rules(analysis: ShapeAnalysis, op: Operation) -> None:
                 raise ShapeError(f"{op.name}: cannot reify the shape of its result")
 
 
+def _aten(analysis: ShapeAnalysis, op: fusion.AtenOp) -> None:
+    """An ATen call's results: static extents from their types, `?` ones from `sizes` in order."""
+    sizes = iter(op.sizes)
+    for r in op.res:
+        shape = r.type.get_shape()
+        _set_result(analysis, op, r, _mixed(analysis, shape, [next(sizes) for e in shape if e == DYNAMIC]))
+
+
 def _negative_extent_checks(analysis: ShapeAnalysis, op: Operation) -> list[ShapeCheck]:
     """Extents taken from index scalars (full, iota, broadcast shapes) must be >= 0."""
-    if not isinstance(op, fusion.FullOp | fusion.RandomOp | fusion.IotaOp | fusion.BroadcastInDimOp | fusion.ExpandOp | fusion.ReshapeOp):
+    if not isinstance(op, fusion.FullOp | fusion.RandomOp | fusion.IotaOp | fusion.BroadcastInDimOp | fusion.ExpandOp | fusion.ReshapeOp | fusion.AtenOp):
         return []
     checks = []
     for v in op.operands:

@@ -15,6 +15,7 @@ from typing import Any
 import torch
 
 from allotment.analysis.packing import pack as _pack
+from allotment.aten import aten_operator
 from allotment.backend import launch as _launch
 from allotment.errors import AllotmentRuntimeError, InputTypeError
 
@@ -541,6 +542,18 @@ def linear(x: torch.Tensor, w: torch.Tensor, bias: torch.Tensor | None, out: tor
         return
     _launch.note_host_work("a linear result copied")
     out.copy_(torch.nn.functional.linear(x, w, bias))
+
+
+def aten_call(name: str, args: tuple, kwargs: dict[str, Any]) -> Any:
+    """An `aten` kernel's call (`backend/aten_call.py`): device work the replay does not
+    record, so a program that makes one runs as Python."""
+    _launch.note_host_work(f"an ATen call ({name})")
+    return aten_operator(name)(*args, **kwargs)
+
+
+def dense(t: torch.Tensor) -> torch.Tensor:
+    """A call's result as a row-major buffer (host programs index buffers row-major)."""
+    return t if t.is_contiguous() else t.contiguous()
 
 
 def _torch_call(fn: Any, args: tuple, kwargs: dict[str, Any]) -> None:

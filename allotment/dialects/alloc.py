@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from functools import lru_cache
 from math import prod
 
+from xdsl.dialects import func
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
     I64,
@@ -136,6 +137,11 @@ class AllocOp(IRDLOperation):
     `reused_by` (the names of tensors that later kernels write into this buffer in place
     of a buffer of their own, once the tensor it was made for is dead: alloc-plan's
     reuse; `plan_sizes` and `memory_plan` list each of them by name).
+
+    `by_call`: the buffer is made by the one library call that writes it (an ATen call with
+    no `out=` variant, `fusion.AtenOp`), not by the host program. It is planned as any
+    other buffer (its size counts from where the alloc stands to its dealloc), but it is
+    never an arena slot and its memory comes from whatever allocator the call uses.
     """
 
     name = "alloc.alloc"
@@ -150,6 +156,7 @@ class AllocOp(IRDLOperation):
     alignment = opt_prop_def(IntegerAttr[I64])
     buffer_name = opt_prop_def(StringAttr, prop_name="name")
     reused_by = opt_prop_def(ArrayAttr[StringAttr])
+    by_call = opt_prop_def(UnitAttr)
     result = result_def(MemRefType)
     irdl_options = (ParsePropInAttrDict(),)
     assembly_format = "`(` $sizes `)` attr-dict `:` type($result)"
@@ -477,7 +484,9 @@ class KernelOp(IRDLOperation):
     - `schedule(tiled if %fits else vendor)`: decided at run time by `%fits`,
       computed in the IR from the symbolic extents.
 
-    A library kernel without a schedule calls the vendor library.
+    A library kernel without a schedule calls the vendor library. An `aten` kernel (one
+    `fusion.aten`) calls that ATen operator, writing its outs through the operator's
+    `out=` overload, or taking the call's results as its `by_call` outs.
     """
 
     name = "alloc.kernel"
@@ -676,3 +685,28 @@ Alloc = Dialect(
     [AllocOp, DeallocOp, CheckOp, KernelOp, PackOp, YieldOp],
     [MemorySpaceAttr],
 )
+
+
+# Function-argument attributes ------------------------------------------------------------
+
+DONATED = "alloc.donated"
+"""Argument attribute: the caller hands the buffer over (AOTAutograd's boxed calling
+convention keeps no reference to it), so the program frees it after its last use."""
+
+UNCHECKED = "alloc.unchecked"
+"""Argument attribute: a tensor that only `aten` kernels read (an opaque RNG state whose
+device, dtype or shape the frontend does not know exactly): no entry check."""
+
+
+def donated_arguments(f: func.FuncOp) -> list[int]:
+    """Positions of the arguments marked `alloc.donated`."""
+    if f.arg_attrs is None:
+        return []
+    return [i for i, attrs in enumerate(f.arg_attrs.data) if DONATED in attrs.data]
+
+
+def unchecked_arguments(f: func.FuncOp) -> set[int]:
+    """Positions of the arguments marked `alloc.unchecked`."""
+    if f.arg_attrs is None:
+        return set()
+    return {i for i, attrs in enumerate(f.arg_attrs.data) if UNCHECKED in attrs.data}

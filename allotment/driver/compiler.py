@@ -32,6 +32,7 @@ def compile(
     function: str | None = None,
     device: str | None = None,
     cuda_graphs: bool = False,
+    planning: bool = True,
 ) -> Executable:
     """Prepares a fusion for execution (code is generated on the first call per target).
 
@@ -40,7 +41,8 @@ def compile(
     (default: the first); `device` pins where it runs ("cpu", "cuda", "cuda:N"; default:
     where the inputs are). `cuda_graphs=True`: CUDA calls capture one CUDA graph per input
     signature and replay it (outputs are reused by the next call with the same signature:
-    see `backend/cuda_graphs.py`). Raises ArgumentError for arguments of the wrong type or value,
+    see `backend/cuda_graphs.py`). `planning=False`: alloc-plan keeps program order, reuses
+    no buffer and packs no arena (each buffer is still freed after its last use). Raises ArgumentError for arguments of the wrong type or value,
     ParseError/VerifyError for bad IR, CompileError for a fusion that cannot run.
     """
     if function is not None and not isinstance(function, str):
@@ -54,7 +56,9 @@ def compile(
         return DistributedExecutable(module, f, device)
     if not isinstance(cuda_graphs, bool):
         raise ArgumentError(f"compile: cuda_graphs must be True or False, got {cuda_graphs!r}")
-    return Executable(module, f, device, cuda_graphs)
+    if not isinstance(planning, bool):
+        raise ArgumentError(f"compile: planning must be True or False, got {planning!r}")
+    return Executable(module, f, device, cuda_graphs, planning)
 
 
 def _check_device(device: Any) -> None:

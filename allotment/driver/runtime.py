@@ -195,9 +195,13 @@ class Executable:
     Safe to call from many threads; the fusion IR it holds is its own copy."""
 
     def __init__(
-        self, module: ModuleOp, function: func.FuncOp, device: str | None, cuda_graphs: bool = False
+        self, module: ModuleOp, function: func.FuncOp, device: str | None, cuda_graphs: bool = False,
+        planning: bool = True,
     ) -> None:
         self._module = module
+        self.planning = planning
+        """alloc-plan reorders kernels, reuses dead inputs and packs an arena (False: program
+        order, one allocation per buffer, each freed after its last use)."""
         self.cuda_graphs = cuda_graphs
         """CUDA calls replay a captured graph per input signature (`backend/cuda_graphs.py`)."""
         self._graphed: Any = None
@@ -284,6 +288,31 @@ class Executable:
             return self._graph_program()(*inputs)
         return self.program(target)(*inputs)
 
+    def call_boxed(self, args: list[Any]) -> tuple[torch.Tensor, ...]:
+        """Runs with the inputs in a list, which it empties (AOTAutograd's boxed calling
+        convention): a program with donated arguments (`alloc.donated`) then holds the only
+        references to them and frees each after its last use (`run_boxed`). CUDA graphs and
+        pinned devices take the ordinary call."""
+        if len(args) != self.arity:
+            check_arity(f"@{self.function}", self.arg_names, tuple(args))
+        first = next((args[i] for i in self._tensor_args if isinstance(args[i], torch.Tensor)), None)
+        if self.device is not None or self.cuda_graphs or first is None:
+            inputs = tuple(args)
+            args.clear()
+            return self(*inputs)
+        prog = self.program("cuda" if first.is_cuda else "cpu")
+        del first  # the program must hold the only reference
+        run_boxed = getattr(prog.module, "run_boxed", None)
+        if run_boxed is None:
+            inputs = tuple(args)
+            args.clear()
+            return prog(*inputs)
+        try:
+            return run_boxed(args)
+        except RuntimeError as e:
+            _raise_allocation_failure(e, prog.target)
+            raise
+
     def _graph_program(self) -> Any:
         graphed = self._graphed
         if graphed is None:
@@ -307,18 +336,22 @@ class Executable:
         with self._lock:
             source = self._sources.get(target)
             if source is None:
-                key = program_key(self.text, self.function, target)
+                key = program_key(self.text, self.function, self.key_target(target))
                 entry = program_cache.read_entry(key, CODEGEN_VERSION)
                 source = entry[1] if entry is not None else self.generate(target)
                 self._sources[target] = source
         return source
+
+    def key_target(self, target: str) -> str:
+        """The target as the program cache keys it (an unplanned program is another program)."""
+        return target if self.planning else f"{target}/unplanned"
 
     def generate(self, target: str) -> str:
         """Runs the passes (once per executable and target) and generates the program text for `target`."""
         with self._lock:
             allocated = self._allocated.get(target)
             if allocated is None:
-                allocated = self._allocated[target] = run_pipeline(self._module, target)
+                allocated = self._allocated[target] = run_pipeline(self._module, target, self.planning)
         try:
             return emit_program(find_function(allocated, self.function), target).source
         except CodegenError as e:
@@ -347,16 +380,16 @@ def _module_text(module: ModuleOp) -> str:
 # --------------------------------------------------------------------------- #
 
 
-def pipeline(target: str = "cuda") -> tuple[ModulePass, ...]:
+def pipeline(target: str = "cuda", planning: bool = True) -> tuple[ModulePass, ...]:
     """The passes that turn a fusion into planned, allocated IR for `target`, in order
     (`passes.pipeline`)."""
-    return tuple(passes.compile_passes(target))
+    return tuple(passes.compile_passes(target) if planning else passes.compile_passes(target, planning))
 
 
-def run_pipeline(module: ModuleOp, target: str = "cuda") -> ModuleOp:
+def run_pipeline(module: ModuleOp, target: str = "cuda", planning: bool = True) -> ModuleOp:
     """The planned, allocated IR of `module` for `target` (a clone: `module` itself is
     not modified)."""
-    return passes.run_pipeline(module, list(pipeline(target)))
+    return passes.run_pipeline(module, list(pipeline(target) if planning else pipeline(target, planning)))
 
 
 # --------------------------------------------------------------------------- #
@@ -367,7 +400,7 @@ def run_pipeline(module: ModuleOp, target: str = "cuda") -> ModuleOp:
 def build_program(exe: Executable, target: str) -> Program:
     """The program of `exe` for `target`: from memory, from the disk cache, or generated."""
     global COMPILATIONS
-    key = program_key(exe.text, exe.function, target)
+    key = program_key(exe.text, exe.function, exe.key_target(target))
     with key_lock(key):
         prog = _PROGRAMS.get(key)
         if prog is not None:

@@ -953,6 +953,31 @@ class Operators(RandomOperators, ScanOperators):
             raise NotSupportedError("not supported: embedding_fwd with max_norm (the weight renormalization)")
         return self._tensor_op(name, lambda: _make(fusion.EmbeddingOp, [idx.value, w.value]))
 
+    def aten(
+        self,
+        target: str,
+        call: str,
+        inputs: Sequence[Tensor],
+        scalars: Sequence[Scalar],
+        sizes: Sequence[int | Scalar],
+        results: Sequence[tuple[Sequence[int], DataType]],
+        out: tuple[str, Sequence[str]] | None = None,
+    ) -> list[Tensor]:
+        """An extension (not nvFuser's): one ATen call, `fusion.aten` (its docstring has the
+        `call` JSON). `results` gives each result's shape (-1 where `?`) and dtype; `sizes`
+        the extents of the `?` ones in order (ints or Scalars)."""
+        name = "aten"
+        self._open(name)
+        ins = [self._tensor(t, name, f"inputs[{i}]").value for i, t in enumerate(inputs)]
+        scs = [self._to_index(self._scalar_operand(s, name, f"scalars[{i}]"), name, f"scalars[{i}]")
+               for i, s in enumerate(scalars)]
+        entries = self._extent_entries(list(sizes), name, "sizes")
+        dyn = [e if isinstance(e, SSAValue) else self._index(e) for e in entries]
+        types = [TensorType(to_element_type(self._dtype(dt, name)), [DYNAMIC if e == -1 else e for e in shape])
+                 for shape, dt in results]
+        op = self._build(name, lambda: fusion.AtenOp(target, call, ins, scs, dyn, types, out))
+        return [self._fd._name_tensor(r) for r in op.results]
+
     # ------------------------------------------------------------------ #
     # Reductions                                                         #
     # ------------------------------------------------------------------ #

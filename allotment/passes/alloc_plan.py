@@ -18,7 +18,9 @@ Runs on allocated functions (after `fusion-allocate`), in two steps:
    top-level op that touches the buffer or any view of it
    (`analysis/liveness.py`), so the host program drops it there (`del`) and
    torch's allocator can give its memory to buffers allocated later.
-   Function arguments and outputs are never freed.
+   Function arguments and outputs are never freed, except arguments marked
+   `alloc.donated` (the caller gave them up: AOTAutograd's saved activations), which
+   are freed after their last use like transients.
 
 Guarantees: every dependence of the input program is kept, whatever the
 sizes (only the choice among correct orders uses the hint); a buffer is never
@@ -206,6 +208,25 @@ def free_after_last_use(f: func.FuncOp) -> int:
         slot_ends = [index[u] for u, _ in top_level_users(r.buffer.result, index) if isinstance(u, alloc.DeallocOp)]
         Rewriter.insert_op(alloc.DeallocOp(r.buffer.result), InsertPoint.after(ops[max([r.end, *slot_ends])]))
         inserted += 1
+    return inserted + free_donated_arguments(f)
+
+
+def free_donated_arguments(f: func.FuncOp) -> int:
+    """One `alloc.dealloc` after the last top-level use of each donated buffer argument that
+    is neither returned nor viewed by a returned value (nor already freed)."""
+    ops = list(f.body.block.ops)
+    index = {op: i for i, op in enumerate(ops)}
+    inserted = 0
+    for i in alloc.donated_arguments(f):
+        arg = f.body.block.args[i]
+        if not isinstance(arg.type, MemRefType):
+            continue
+        users = list(top_level_users(arg, index))
+        if not users or any(isinstance(u, func.ReturnOp | alloc.DeallocOp) for u, _ in users):
+            continue
+        last = max(index[u] for u, _ in users)
+        Rewriter.insert_op(alloc.DeallocOp(arg), InsertPoint.after(ops[last]))
+        inserted += 1
     return inserted
 
 
@@ -218,7 +239,7 @@ its own L2 sectors."""
 def _arena_candidate(r: object) -> bool:
     b = r.buffer  # type: ignore[attr-defined]
     return (not r.returned and not _has_dealloc(b) and b.mesh is None and b.sharding is None  # type: ignore[attr-defined]
-            and b.order is None and b.alignment is None and b.zero_init is None
+            and b.order is None and b.alignment is None and b.zero_init is None and b.by_call is None
             and isinstance(b.result.type, MemRefType) and isinstance(b.result.type.layout, NoneAttr))
 
 

@@ -79,6 +79,7 @@ def plan_violations(f: func.FuncOp) -> list[tuple[Operation, str]]:
     freed: set[alloc.AllocOp] = set()
     ended: set[SSAValue] = set()
     freed_at: dict[alloc.AllocOp, int] = {}
+    freed_args: set[SSAValue] = set()
     for i, op in enumerate(ops):
         if not isinstance(op, alloc.DeallocOp):
             continue
@@ -106,6 +107,9 @@ def plan_violations(f: func.FuncOp) -> list[tuple[Operation, str]]:
         if view_root(buffer) is not buffer:
             found.append((op, "frees a view; only a buffer made by alloc.alloc can be freed"))
             continue
+        if isinstance(buffer, BlockArgument) and buffer.owner is f.body.block:
+            found += _donated_violations(f, op, buffer, i, index, freed_args)
+            continue
         if not isinstance(owner, alloc.AllocOp) or owner.parent_op() is not f:
             found.append((op, "frees a value that no top-level alloc.alloc of this function made"))
             continue
@@ -126,6 +130,30 @@ def plan_violations(f: func.FuncOp) -> list[tuple[Operation, str]]:
                 found.append((user, f"uses {_name(owner)} after it was freed"))
     for pack in (op for op in ops if isinstance(op, alloc.PackOp)):
         found += pack_violations(f, pack, index)
+    return found
+
+
+def _donated_violations(f: func.FuncOp, op: Operation, arg: SSAValue, i: int, index: dict[Operation, int],
+                        freed_args: set[SSAValue]) -> list[tuple[Operation, str]]:
+    """A freed argument must be donated (`alloc.donated`), freed once, and neither used
+    after nor returned."""
+    from allotment.dialects.alloc import donated_arguments
+
+    position = list(f.body.block.args).index(arg)
+    if position not in donated_arguments(f):
+        return [(op, f"frees argument #{position}, which the caller did not donate (alloc.donated)")]
+    if arg in freed_args:
+        return [(op, f"frees argument #{position} a second time")]
+    freed_args.add(arg)
+    found: list[tuple[Operation, str]] = []
+    for user, _ in top_level_users(arg, index):
+        if isinstance(user, alloc.DeallocOp):
+            continue
+        j = index.get(user)
+        if isinstance(user, func.ReturnOp):
+            found.append((op, f"frees argument #{position}, which the function returns"))
+        elif j is not None and j > i:
+            found.append((user, f"uses argument #{position} after it was freed"))
     return found
 
 

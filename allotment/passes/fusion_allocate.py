@@ -48,6 +48,9 @@ Runs on segmented functions (`fusion-segment` first). It guarantees:
   keeps the global sharded types that say what it moves; its output buffer is
   sized like any other (local extents, the result's mesh). Views of shards are
   views of the local buffer.
+- An `aten` kernel (one `fusion.aten` call) writes its results into their buffers
+  through the call's `out=` overload; where the call has none, its buffers are
+  `by_call`: sized and planned like the others, made by the call.
 """
 
 from __future__ import annotations
@@ -67,6 +70,7 @@ from xdsl.dialects.builtin import (
     ModuleOp,
     StridedLayoutAttr,
     TensorType,
+    UnitAttr,
     f32,
     i64,
 )
@@ -352,6 +356,9 @@ class _Allocator:
         ]
         for r, b in zip(seg.outputs, outs):
             self.buffers[r] = b
+        if seg.kind.data == "aten" and _allocates_results(seg):
+            for b in outs:
+                b.owner.properties["by_call"] = UnitAttr()
         inner = seg.body.block
         # A sharded kernel computes its local shard: its body's types are the local ones
         # (a collective keeps the global, sharded types: they say what it moves).
@@ -614,6 +621,11 @@ class _Allocator:
         op.result.name_hint = result.name_hint
         self.body_ops.append(op)
         return op.result
+
+
+def _allocates_results(seg: fusion.SegmentOp) -> bool:
+    """Whether an `aten` segment's call makes its results itself (no `out=` overload)."""
+    return any(isinstance(op, fusion.AtenOp) and op.out is None for op in seg.body.block.ops)
 
 
 def _prod(values) -> int:

@@ -271,6 +271,8 @@ class _Grouping:
                 self._view(op)
             elif isinstance(op, LIBRARY):
                 self._new("library", op)
+            elif isinstance(op, fusion.AtenOp):  # an ATen call: an `aten` segment of its own
+                self._new("aten", op)
             elif isinstance(op, COLLECTIVES):  # a comm op: a collective segment of its own
                 self._new("collective", op)
             elif isinstance(op, SORTS):  # argsort, topk: a sort segment of its own
@@ -823,7 +825,7 @@ class _Grouping:
         return inner_outer.fits_on_chip(n.value, acc, self.cap)
 
     def segment_kind(self, g: Group) -> str:
-        if g.kind in ("view", "library", "collective", "sort"):
+        if g.kind in ("view", "library", "collective", "sort", "aten"):
             return g.kind
         if g.inner_outer:
             return "inner_outer"

@@ -38,15 +38,16 @@ from allotment.passes.insert_resharding import InsertReshardingPass
 from allotment.passes.sharding_propagation import PropagateShardingPass
 
 
-def compile_passes(target: str = "cuda") -> list[ModulePass]:
+def compile_passes(target: str = "cuda", planning: bool = True) -> list[ModulePass]:
     """Fresh instances of the compile pipeline's passes, in order, for a program
-    target (`cuda` or `cpu`: it picks `alloc-place`'s capacity model)."""
+    target (`cuda` or `cpu`: it picks `alloc-place`'s capacity model). `planning=False`
+    keeps program order, reuses no buffer and packs no arena (frees stay)."""
     place = AllocPlacePass(target=PROGRAM_TARGETS.get(target, target))
     sharding = [PropagateShardingPass(), InsertReshardingPass()]  # no-ops on fusions without shardings
     # ALLOT_INNER_OUTER=0: no inner-outer kernels (`analysis/inner_outer.py`), for comparisons
     segment = FusionSegmentPass(inner_outer=os.environ.get("ALLOT_INNER_OUTER", "1") != "0", target=place.target)
-    return [*sharding, segment, FusionAllocatePass(), place, AllocAliasPass(), AllocPlanPass(),
-            AllocVerifyPass()]
+    plan = AllocPlanPass() if planning else AllocPlanPass(reorder=False, in_place=False, arena=False)
+    return [*sharding, segment, FusionAllocatePass(), place, AllocAliasPass(), plan, AllocVerifyPass()]
 
 
 PIPELINE = ",".join(p.name for p in compile_passes())

@@ -333,7 +333,7 @@ def _executable(args: argparse.Namespace, fn: FuncOp, load: bool = True) -> Exec
 def _run_compiled_once(args: argparse.Namespace, fn: FuncOp, inputs: list) -> tuple[torch.Tensor, ...]:
     """The compiled fusion's outputs on `inputs` (said on stderr if a CPU run takes long)."""
     if args.backend == "mlir":
-        from allotment.backend import mlir_runner
+        from allotment.driver import mlir_runner
 
         with _announce(f"running @{fn.sym_name.data} through mlir-opt and mlir-runner..."):
             return tuple(mlir_runner.run(str(fn), inputs))
@@ -353,7 +353,7 @@ def run_compiled(args: argparse.Namespace, fn: FuncOp, inputs: list) -> int:
 
 def run_dump(args: argparse.Namespace, fn: FuncOp, inputs: list) -> int:
     if args.backend == "mlir":
-        from allotment.backend import mlir_runner
+        from allotment.driver import mlir_runner
 
         print(mlir_runner.lower(str(fn)))
         return 0

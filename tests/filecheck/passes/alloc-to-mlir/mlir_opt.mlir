@@ -1,5 +1,5 @@
 // The planned and lowered examples parse in upstream mlir-opt 22 as printed, and the
-// documented pipeline (docs/mlir.md, allotment/backend/mlir_runner.py LOWER_PIPELINE)
+// documented pipeline (docs/mlir.md, allotment/driver/mlir_runner.py LOWER_PIPELINE)
 // lowers them to the LLVM dialect with a C interface (_mlir_ciface_<name>).
 // REQUIRES: mlir-opt
 // RUN: allot-opt %examples/layernorm.mlir -p 'fusion-propagate-sharding,fusion-insert-resharding,fusion-segment,fusion-allocate,alloc-place,alloc-alias,alloc-plan,alloc-verify,alloc-to-mlir' | %mlir-opt | filecheck %s --check-prefix=PARSED

@@ -7,4 +7,5 @@ func.func @free_arg(%x: memref<8xf32>) -> memref<8xf32> {
   alloc.dealloc %x : memref<8xf32>
   func.return %x : memref<8xf32>
 }
-// CHECK: error: alloc.dealloc: frees a value that no top-level alloc.alloc of this function made
+// CHECK: error: alloc.dealloc: frees argument #0, which the caller did not donate (alloc.donated)
+
