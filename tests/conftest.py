@@ -25,17 +25,19 @@ def _allot_cache_dir(tmp_path_factory: pytest.TempPathFactory):
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    parser.addoption("--run-slow", action="store_true", help="also run the tests marked slow (ALLOT_SLOW=1 too)")
+    parser.addoption("--run-slow", action="store_true", help="also run the tests marked many_ranks (ALLOT_SLOW=1 too)")
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line("markers", "slow: a long test (many processes); runs with --run-slow or ALLOT_SLOW=1")
+    config.addinivalue_line(
+        "markers", "many_ranks: a long test of many processes (8 ranks); runs with --run-slow or ALLOT_SLOW=1"
+    )
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     if config.getoption("--run-slow") or os.environ.get("ALLOT_SLOW") not in (None, "", "0"):
         return
-    skip = pytest.mark.skip(reason="slow: run with --run-slow or ALLOT_SLOW=1")
+    skip = pytest.mark.skip(reason="many_ranks: run with --run-slow or ALLOT_SLOW=1")
     for item in items:
-        if "slow" in item.keywords:
+        if "many_ranks" in item.keywords:
             item.add_marker(skip)

@@ -60,7 +60,7 @@ def test_four_ranks(four_ranks: dict[str, list[RankReport]], case: str) -> None:
     _check(case, four_ranks[case], 4)
 
 
-@pytest.mark.slow
+@pytest.mark.many_ranks
 @pytest.mark.parametrize("case", [c[0] for c in cases.cases_for(8)])
 def test_eight_ranks(eight_ranks: dict[str, list[RankReport]], case: str) -> None:
     _check(case, eight_ranks[case], 8)
@@ -136,7 +136,7 @@ def test_allot_run_nproc_check() -> None:
     assert "Traceback" not in out.stderr
 
 
-@pytest.mark.slow
+@pytest.mark.many_ranks
 @pytest.mark.parametrize("function", ["grid_mlp", "grid_logits"])
 def test_allot_run_four_ranks_on_a_grid(function: str) -> None:
     """A 2x2 mesh: reduce_scatter within each mesh row, and an uneven all_gather along it."""
