@@ -213,7 +213,8 @@ def test_shapes_may_be_repeated(tmp_path: Path, capsys: pytest.CaptureFixture[st
         (["--shapes", "x=8x64,x=4x64"], "--shapes: x is given more than once"),
         (["--shapes", "x=8x64", "--scalars", "eps=small"], "--scalars: cannot read the value 'small' of eps"),
         (["--shapes", "x=8x64", "--scalars", "eps=1e-5"], "@rmsnorm has no scalar argument named eps"),
-        ([], "no shape given for argument #0 (%x: tensor<?x64xbf16>)"),
+        (["--shapes", "x=8,64"], "--shapes: expected NAME=VALUE, got '64': extents are separated by 'x', "
+                                 "arguments by ',' (did you mean x=8x64?)"),
         (["--shapes", "x=8x64", "--func", "nope"], "no function named @nope; available: @rmsnorm"),
     ],
 )
@@ -221,6 +222,23 @@ def test_input_errors(capsys: pytest.CaptureFixture[str], args: list[str], messa
     rc, out, err = in_process(capsys, RMSNORM, "--reference", *args)
     assert rc == 1 and out == ""
     assert err.startswith("allot-run: error: ") and message in err
+
+
+def test_a_dynamic_extent_not_given_is_8_in_every_mode(capsys: pytest.CaptureFixture[str]) -> None:
+    note = "allot-run: x: shape 8x64 (? extents default to 8; --shapes chooses)"
+    for mode in (["--reference"], ["--memory-report"]):
+        rc, out, err = in_process(capsys, RMSNORM, *mode)
+        assert rc == 0, err
+        assert err.strip() == note
+    rc, out, _ = in_process(capsys, RMSNORM, "--reference")
+    assert out.startswith("out0: shape=8x64 dtype=bfloat16")
+    rc, _, err = in_process(capsys, RMSNORM, "--reference", "--shapes", "x=2x64")
+    assert rc == 0 and err == ""  # a shape given is not announced
+
+
+def test_help_says_what_a_missing_shape_becomes(capsys: pytest.CaptureFixture[str]) -> None:
+    rc, out, _ = in_process(capsys, "--help")
+    assert rc == 0 and "required" not in out and "a ? extent not given is 8" in " ".join(out.split())
 
 
 def test_unknown_option_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
@@ -404,6 +422,17 @@ def test_allot_opt_unknown_pass() -> None:
     proc = tool("allot-opt", "-p", "no-such-pass", RMSNORM)
     assert proc.returncode == 1
     assert "no-such-pass" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_allot_run_version() -> None:
+    from importlib.metadata import version
+
+    import allotment
+
+    proc = tool("allot-run", "--version")
+    assert proc.returncode == 0
+    assert proc.stdout.strip() == (f"allot-run: Allotment {allotment.__version__}, xDSL {version('xdsl')}, "
+                                   f"torch {version('torch')}, Triton {version('triton')}")
 
 
 def test_stock_xdsl_opt_loads_the_fusion_dialect(tmp_path: Path) -> None:
