@@ -6,6 +6,7 @@ the rest call `allot_run.main(argv)` in-process to stay fast.
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -422,6 +423,61 @@ def test_allot_opt_unknown_pass() -> None:
     proc = tool("allot-opt", "-p", "no-such-pass", RMSNORM)
     assert proc.returncode == 1
     assert "no-such-pass" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_a_pass_typo_gets_the_closest_pass() -> None:
+    proc = tool("allot-opt", "-p", "fusion-segmnt", RMSNORM)
+    assert proc.returncode == 1
+    assert proc.stderr.strip() == ("allot-opt: error: unknown pass 'fusion-segmnt' (did you mean 'fusion-segment'?) "
+                                   "(allot-opt --help lists them)")
+
+
+@pytest.mark.parametrize("option", ["on-chip-row-byte", "on_chip_row_byte"])
+def test_an_option_typo_is_echoed_as_typed_with_the_closest_option(option: str) -> None:
+    proc = tool("allot-opt", "-p", f"alloc-place{{{option}=3}}", RMSNORM)
+    assert proc.returncode == 1
+    assert proc.stderr.strip() == (f"allot-opt: error: alloc-place: unknown option '{option}' (did you mean "
+                                   "'on-chip-row-bytes'?); its options: target, on-chip-row-bytes")
+
+
+def test_an_option_of_the_wrong_type_names_the_pipeline() -> None:
+    proc = tool("allot-opt", "-p", "alloc-place{on-chip-row-bytes=x}", RMSNORM)
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    assert proc.stderr.startswith("allot-opt: error: -p alloc-place{on-chip-row-bytes=x}: ")
+
+
+def test_every_pass_summary_in_the_help_is_a_whole_sentence() -> None:
+    from allotment.tools.allot_opt import first_paragraph, passes_help
+    from allotment.universe import ALL_PASSES
+
+    text = passes_help()
+    for name, factory in ALL_PASSES.items():
+        summary = first_paragraph(factory().__doc__)
+        assert summary.endswith("."), f"{name}: {summary!r}"
+        assert " ".join(summary.split()) in " ".join(text.split()), name
+    assert "picks who computes each library kernel" in " ".join(text.split())  # was cut after "computes"
+
+
+def test_a_bare_allot_opt_on_a_terminal_says_it_reads_standard_input() -> None:
+    import pty
+
+    leader, follower = pty.openpty()
+    proc = subprocess.Popen([sys.executable, "-m", "allotment.tools.allot_opt"], stdin=follower,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
+    os.close(follower)
+    os.write(leader, b"builtin.module {}\n\x04")  # a module, then Ctrl-D
+    try:
+        out, err = proc.communicate(timeout=120)
+    finally:
+        os.close(leader)
+    assert err.startswith("allot-opt: reading the IR from standard input (end it with Ctrl-D;"), err
+    assert proc.returncode == 0 and out.strip() == "builtin.module {\n}"
+
+
+def test_allot_opt_reading_a_pipe_says_nothing() -> None:
+    proc = subprocess.run([sys.executable, "-m", "allotment.tools.allot_opt"], input="builtin.module {}\n", capture_output=True,
+                          text=True, cwd=ROOT, timeout=120)
+    assert proc.returncode == 0 and proc.stderr == ""
 
 
 def test_allot_run_version() -> None:
