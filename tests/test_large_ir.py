@@ -1,0 +1,119 @@
+"""Large IR: what parsing, verifying and planning cost grows linearly with the ops.
+
+The work is counted, not timed (the machine is shared): a step whose count of
+calls grows by more than 2.5x when the IR doubles is quadratic somewhere.
+Each fast path is checked to give what the plain one gives (`benchmarks/large_ir.py`
+times them; BENCHMARKS.md has the figures).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+from xdsl.context import Context
+from xdsl.irdl.operations import IRDLOperation
+
+from allotment.analysis import schedule
+from allotment.analysis.liveness import view_root
+from allotment.diagnostics import LocatedParser
+from allotment.dialects import alloc
+from allotment.ir import make_context
+from allotment.passes.pipeline import compile_passes
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+from large_ir import generate  # noqa: E402
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+
+
+def planned_up_to(text: str, last: str) -> list:
+    """The functions of `text` after the compile pipeline's passes up to `last` (excluded)."""
+    module = LocatedParser(make_context(), text, "t.mlir").parse_module()
+    for p in compile_passes("cpu"):
+        if p.name == last:
+            break
+        applies_to = getattr(p, "applies_to", None)
+        if applies_to is None or applies_to(module):
+            p.apply(Context(), module)
+    return [op for op in module.walk() if op.name == "func.func" and not op.is_declaration]
+
+
+def quadratic_least_peak_first(deps: schedule.Dependences, nbytes: dict) -> list:
+    """The definition `least_peak_first` had (quadratic in the kernels): the reference."""
+    kernels = schedule._kernels(deps)
+    need = schedule._kernel_deps(deps)
+    users: dict = {}
+    for k in kernels:
+        for v in k.operands:
+            root = view_root(v).owner
+            if isinstance(root, alloc.AllocOp):
+                users.setdefault(root, set()).add(k)
+    returned = {view_root(v).owner for op in deps.epilogue for v in op.operands}
+    done: list = []
+    allocated: set = set()
+    remaining = list(kernels)
+    while remaining:
+        ready = [k for k in remaining if need[k] <= set(done)]
+        best, best_growth = ready[0], None
+        for k in ready:
+            roots = {view_root(v).owner for v in k.operands}
+            grow = sum(nbytes.get(r, 0) for r in roots if r not in allocated and isinstance(r, alloc.AllocOp))
+            freed = sum(nbytes.get(r, 0) for r in roots
+                        if r in users and r not in returned and users[r] - set(done) == {k})
+            if best_growth is None or grow - freed < best_growth:
+                best, best_growth = k, grow - freed
+        done.append(best)
+        remaining.remove(best)
+        allocated |= {view_root(v).owner for v in best.operands}
+    return done
+
+
+def schedule_inputs(f) -> tuple[schedule.Dependences, dict]:
+    deps = schedule.dependences(f)
+    assert deps is not None
+    values = schedule.hint_index_values(f, 4096)
+    nbytes = {op: schedule.buffer_bytes(op, values, 4096) for op in deps.movable if isinstance(op, alloc.AllocOp)}
+    return deps, nbytes
+
+
+CASES = [*(p.name for p in sorted(EXAMPLES.glob("*.mlir")) if "shard" not in p.name), "generated-one", "generated-many"]
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_least_peak_first_orders_as_its_quadratic_definition(case: str) -> None:
+    if case == "generated-one":
+        text = generate(1200, "one", seed=3)
+    elif case == "generated-many":
+        text = generate(300, "many", seed=5)
+    else:
+        text = (EXAMPLES / case).read_text()
+    for f in planned_up_to(text, "alloc-plan"):
+        deps, nbytes = schedule_inputs(f)
+        assert schedule.least_peak_first(deps, nbytes) == quadratic_least_peak_first(deps, nbytes)
+
+
+class CountingHash:
+    """Counts calls of IRDLOperation.__hash__ (every dict or set of ops hashes them)."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.calls = 0
+        original = IRDLOperation.__hash__
+
+        def counting(op: IRDLOperation) -> int:
+            self.calls += 1
+            return original(op)
+
+        monkeypatch.setattr(IRDLOperation, "__hash__", counting)
+
+
+def test_least_peak_first_is_linear_on_one_long_function(monkeypatch: pytest.MonkeyPatch) -> None:
+    work = []
+    inputs = [schedule_inputs(planned_up_to(generate(n, "one", seed=1), "alloc-plan")[0]) for n in (1500, 3000)]
+    counter = CountingHash(monkeypatch)
+    for deps, nbytes in inputs:
+        counter.calls = 0
+        schedule.least_peak_first(deps, nbytes)
+        work.append(counter.calls / len(schedule._kernels(deps)))
+    assert work[1] < 1.25 * work[0], work  # per kernel: constant (it was linear: quadratic in all)
