@@ -117,3 +117,43 @@ def test_least_peak_first_is_linear_on_one_long_function(monkeypatch: pytest.Mon
         schedule.least_peak_first(deps, nbytes)
         work.append(counter.calls / len(schedule._kernels(deps)))
     assert work[1] < 1.25 * work[0], work  # per kernel: constant (it was linear: quadratic in all)
+
+
+def test_a_repeated_shaped_type_is_lexed_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    from xdsl.utils.mlir_lexer import MLIRLexer
+
+    calls = {"lex": 0}
+    original = MLIRLexer.lex
+
+    def counting(self: MLIRLexer):
+        calls["lex"] += 1
+        return original(self)
+
+    monkeypatch.setattr(MLIRLexer, "lex", counting)
+    ops = "\n".join(f"  %v{i} = fusion.exp %v{i - 1} : tensor<?x64xf32>" for i in range(1, 401))
+    text = f"func.func @f(%v0: tensor<?x64xf32>) -> tensor<?x64xf32> {{\n{ops}\n  func.return %v400 : tensor<?x64xf32>\n}}\n"
+    LocatedParser(make_context(), text, "t.mlir").parse_module()
+    # `%vN = fusion.exp %vM :` is 5 tokens, the type 1 once known (it was 10: tensor < ? x64xf32 ...)
+    assert calls["lex"] / 400 < 7, calls
+
+
+@pytest.mark.parametrize("case", ["generated-one", "generated-many", *(p.name for p in sorted(EXAMPLES.glob("*.mlir")))])
+def test_the_type_cache_parses_what_xdsl_parses(case: str) -> None:
+    from xdsl.parser import Parser
+
+    text = {"generated-one": lambda: generate(600, "one", seed=2), "generated-many": lambda: generate(200, "many")}.get(
+        case, lambda: (EXAMPLES / case).read_text())()
+    text += "func.func @m(%a: memref<4x?xf32>, %b: memref<4x?xf32, strided<[?, 1]>>, %c: tensor<4xf32, 1 : i64>) {\n" \
+            "  func.return\n}\n"
+    cached = LocatedParser(make_context(), text, "t.mlir").parse_module()
+    plain = Parser(make_context(), text, "t.mlir").parse_module()
+    assert str(cached) == str(plain)
+    assert [op.name for op in cached.walk()] == [op.name for op in plain.walk()]
+
+
+def test_an_extent_too_large_is_refused_at_each_occurrence() -> None:
+    big = "tensor<18446744073709551616xf32>"
+    for text in (f"func.func @f(%a: {big}, %b: {big}) {{\n  func.return\n}}\n",
+                 f"func.func @f(%a: {big}) {{\n  func.return\n}}\nfunc.func @g(%b: {big}) {{\n  func.return\n}}\n"):
+        with pytest.raises(Exception, match="does not fit in a 64-bit index"):
+            LocatedParser(make_context(), text, "t.mlir").parse_module()
