@@ -2717,6 +2717,10 @@ class SegmentOp(IRDLOperation):
     - `library`: one matmul or linear, executed by a library call.
     - `collective`: one `comm` op (a resharding between devices), executed by
       torch.distributed (`dialects/comm.py`).
+
+    Syntax: `%r0, %r1 = fusion.segment "k0" kind (%a, %b) : (Ta, Tb) -> (Tr0, Tr1)
+    attributes {...}? { ^bb0(%a_1: Ta, %b_1: Tb): ... fusion.yield %v0, %v1 : Tr0, Tr1 }`
+    (one result type may go without parentheses).
     """
 
     name = "fusion.segment"
