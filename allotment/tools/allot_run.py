@@ -505,14 +505,23 @@ def _memory_profile(args: argparse.Namespace, fn: FuncOp) -> MemoryProfile:
 def run_memory_report(args: argparse.Namespace, fn: FuncOp, inputs: list) -> int:
     """`--memory-report`: one line per global buffer, then the summary line."""
     profile = _memory_profile(args, fn)
-    print(f"@{profile.function}: {len(profile.buffers)} buffers over {profile.steps} steps")
+    kernels = ", ".join(name for _, name in profile.kernels)
+    print(f"@{profile.function}: {len(profile.buffers)} buffers, {len(profile.kernels)} kernel(s) ({kernels}) "
+          f"over {profile.steps} steps")
     for b in profile.buffers:
         if b.memory.startswith(("local", "shared")):  # on chip: placed per kernel, in no figure
             print(f"  {b.name}: {b.size} = {b.nbytes} bytes, {b.memory}")
             continue
         end = "end" if b.returned else str(b.last_use)
         freed = "returned" if b.returned else (f"freed at {b.freed}" if b.freed is not None else "never freed")
-        print(f"  {b.name}: {b.size} = {b.nbytes} bytes, {b.memory}, live {b.start}..{end}, {freed}")
+        print(f"  {b.name}: {b.size} = {b.nbytes} bytes, {b.memory}, held during {profile.kernel_names(b)} "
+              f"(steps: alloc {b.start}, live {b.start}..{end}, {freed})")
+    if profile.unplanned:
+        planned = {b.name for b in profile.buffers}
+        listed = ", ".join(f"{name} {n}" for name, n in profile.unplanned)
+        reused = [name for name, _ in profile.unplanned if name not in planned]
+        note = f"; the plan writes {', '.join(reused)} into other buffers" if reused else ""
+        print(f"without reuse: the unplanned program's {len(profile.unplanned)} global buffer(s): {listed}{note}")
     print(profile.summary())
     return 0
 
