@@ -159,3 +159,34 @@ def test_an_extent_too_large_is_refused_at_each_occurrence() -> None:
                  f"func.func @f(%a: {big}) {{\n  func.return\n}}\nfunc.func @g(%b: {big}) {{\n  func.return\n}}\n"):
         with pytest.raises(Exception, match="does not fit in a 64-bit index"):
             LocatedParser(make_context(), text, "t.mlir").parse_module()
+
+
+def test_a_repeated_tensor_type_is_checked_once_by_the_fusion_verifiers(monkeypatch: pytest.MonkeyPatch) -> None:
+    from allotment.dialects import fusion
+
+    calls = {"n": 0}
+    original = fusion.verify_extents
+
+    def counting(t, what) -> None:  # noqa: ANN001
+        calls["n"] += 1
+        original(t, what)
+
+    ops = "\n".join(f"  %v{i} = fusion.exp %v{i - 1} : tensor<?x48xf32>" for i in range(1, 301))
+    text = f"func.func @f(%v0: tensor<?x48xf32>) -> tensor<?x48xf32> {{\n{ops}\n  func.return %v300 : tensor<?x48xf32>\n}}\n"
+    module = LocatedParser(make_context(), text, "t.mlir").parse_module()
+    monkeypatch.setattr(fusion, "verify_extents", counting)
+    fusion._PLAIN_TENSOR_TYPES.clear()
+    module.verify()
+    assert calls["n"] <= 2, calls  # it was 2 a op (operand and result): 600
+
+
+def test_a_bad_tensor_type_is_refused_at_each_use() -> None:
+    from xdsl.utils.exceptions import VerifyException
+
+    good = "func.func @g(%a: tensor<4xf32>) -> tensor<4xf32> {\n  %b = fusion.exp %a : tensor<4xf32>\n  func.return %b : tensor<4xf32>\n}\n"
+    LocatedParser(make_context(), good, "t.mlir").parse_module().verify()
+    bad = ("func.func @f(%a: tensor<4xui8>) -> tensor<4xui8> {\n  %b = fusion.neg %a : tensor<4xui8>\n"
+           "  func.return %b : tensor<4xui8>\n}\n")
+    for _ in range(2):
+        with pytest.raises(VerifyException, match="element type"):
+            LocatedParser(make_context(), bad, "t.mlir").parse_module().verify()
