@@ -3,23 +3,40 @@
 #
 # TORCH_SPEC picks the torch that setup installs first. The default is the CPU
 # build 2.13.0, which this project's CPU machines have on disk; on a GPU
-# machine use e.g. `make setup TORCH_SPEC=torch` (pip's default CUDA build), or
-# install into an environment that already has torch: pyproject asks only for
-# torch>=2.4.
+# machine use e.g. `make setup TORCH_SPEC=torch` (pip's default CUDA build; a
+# TORCH_SPEC other than the one .venv was made with recreates .venv), or install
+# into an environment that already has torch: pyproject asks only for torch>=2.4.
 VENV ?= .venv
 PY := $(VENV)/bin/python
 TORCH_SPEC ?= torch==2.13.0
+# The extras installed with the package. The default (CPU) torch also gets `cpu`:
+# Triton >= 3.7, whose interpreter runs every kernel on CPU tensors (3.6's fails
+# looped and split reductions). Another TORCH_SPEC keeps the Triton its torch pins.
+comma := ,
+EXTRAS ?= $(if $(filter torch==2.13.0,$(TORCH_SPEC)),test$(comma)cpu,test)
+# One stamp per (TORCH_SPEC, EXTRAS): after `make demo`, `make setup TORCH_SPEC=torch`
+# is a new target, and the recipe recreates a .venv that it made with another
+# TORCH_SPEC (recorded in .venv/.torch-spec; an environment it did not make is never removed).
+SPEC_ID := $(shell printf '%s' '$(TORCH_SPEC) $(EXTRAS)' | cksum | cut -d' ' -f1)
+STAMP := $(VENV)/.installed-$(SPEC_ID)
 
 .PHONY: setup demo test lit pytest lint clean mlir-tools
 
-$(VENV)/.installed: pyproject.toml
+$(STAMP): pyproject.toml
+	@old=$$(cat $(VENV)/.torch-spec 2>/dev/null || { [ -e $(VENV)/.installed ] && echo 'torch==2.13.0'; }); \
+	if [ -n "$$old" ] && [ "$$old" != '$(TORCH_SPEC)' ]; then \
+	  echo "TORCH_SPEC changed ('$$old' -> '$(TORCH_SPEC)'): recreating $(VENV)"; \
+	  rm -rf $(VENV); \
+	fi
 	python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -c "import torch" 2>/dev/null || $(PY) -m pip install -q "$(TORCH_SPEC)"
-	$(PY) -m pip install -q -e ".[test]"
+	$(PY) -c "import torch" 2>/dev/null || $(PY) -m pip install -q '$(TORCH_SPEC)'
+	$(PY) -m pip install -q -e '.[$(EXTRAS)]'
+	printf '%s\n' '$(TORCH_SPEC)' > $(VENV)/.torch-spec
+	rm -f $(VENV)/.installed $(VENV)/.installed-*
 	touch $@
 
-setup: $(VENV)/.installed
+setup: $(STAMP)
 
 # The whole pipeline on one example: the text IR after segmenting and allocation,
 # then the generated host program with its Triton kernels, compiled and run on

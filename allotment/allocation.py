@@ -399,8 +399,8 @@ def memory_plan(
         sizes = buffer_sizes(allocated, values, device_id)
         slots = slot_sizes(allocated, values)
         _, unplanned = _allocated(fusion_ir, function, planned=False)
-        without_reuse = sum(rounded(b.nbytes) for b in evaluate_sizes(unplanned, local, device_id) if b.memory == "global")
+        before = [(b.name, rounded(b.nbytes)) for b in evaluate_sizes(unplanned, local, device_id) if b.memory == "global"]
         nbytes = {**{b.op: rounded(b.nbytes) for b in sizes}, **{op: rounded(n) for op, n in slots.items()}}
-        return memory_profile(allocated, nbytes, without_reuse)
+        return memory_profile(allocated, nbytes, sum(n for _, n in before), before)
 
     return call_with_deep_stack(plan)

@@ -34,6 +34,12 @@ from allotment.errors import VerifyError
 from allotment.extents.size_arith import INDEX_MAX
 from allotment.limits import MAX_ATTRIBUTE_DEPTH, MAX_REGION_DEPTH, call_with_deep_stack
 
+_SHAPED = r"(?:tensor|memref)<(?:(?:\?|[0-9]+)x)*(?:[fiu][0-9]+|bf16|tf32|index)>"
+SIMPLE_SHAPED_TYPE = {str: re.compile(_SHAPED), bytes: re.compile(_SHAPED.encode())}
+"""The text of a tensor or memref type of extents and a scalar element type, nothing
+else (no encoding, layout or memory space): `LocatedParser` parses each such text
+once and reuses the type (xDSL's lexer spends about 250 us on one)."""
+
 STRING_LITERAL = re.compile(r'"(?:[^"\\\n\v\f]++|\\(?:["nt\\]|[0-9A-Fa-f]{2}))*+"')
 """xDSL's `MLIRLexer._unescaped_characters_regex`, with possessive quantifiers (no backtracking)."""
 
@@ -112,6 +118,9 @@ class LocatedParser(Parser):
     It also counts how deep regions nest and refuses more than `MAX_REGION_DEPTH`
     (a located `ParseError` at the region's `{`), and how deep types and
     attributes nest, refusing more than `MAX_ATTRIBUTE_DEPTH`.
+
+    A type whose text matches `SIMPLE_SHAPED_TYPE` is parsed by xDSL the first time
+    and looked up by its text after that (types are immutable values).
     """
 
     line_offset: int = 0
@@ -124,6 +133,8 @@ class LocatedParser(Parser):
         # closed on its line it backtracks exponentially (a hang). The same pattern
         # with possessive quantifiers matches the same strings in linear time.
         self.lexer._unescaped_characters_regex = STRING_LITERAL
+        self._shaped_types: dict[str | bytes, TypeAttribute] = {}
+        self._shaped_type_text = SIMPLE_SHAPED_TYPE[type(self.lexer.input.content)]
 
     def parse_operation(self) -> Operation:
         span = self._current_token.span
@@ -150,8 +161,16 @@ class LocatedParser(Parser):
             self.region_depth -= 1
 
     def parse_optional_type(self) -> TypeAttribute | None:
-        self._enter_attribute()
         span = self._current_token.span
+        m = None
+        if span.end - span.start == 6 and span.text in ("tensor", "memref"):
+            m = self._shaped_type_text.match(span.input.content, span.start)
+            if m is not None:
+                known = self._shaped_types.get(m.group())
+                if known is not None:
+                    self._resume_from(m.end())
+                    return known
+        self._enter_attribute()
         try:
             t = super().parse_optional_type()
         finally:
@@ -160,6 +179,8 @@ class LocatedParser(Parser):
             for e in t.get_shape():
                 if e != DYNAMIC_INDEX and e > INDEX_MAX:
                     self.raise_error(f"{t.name}: extent {e} does not fit in a 64-bit index (at most {INDEX_MAX})", span)
+        if m is not None and t is not None and self._current_token.span.start >= m.end():
+            self._shaped_types[m.group()] = t
         return t
 
     def parse_optional_attribute(self) -> Attribute | None:

@@ -6,6 +6,7 @@ the rest call `allot_run.main(argv)` in-process to stay fast.
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -223,7 +224,8 @@ def test_shapes_may_be_repeated(tmp_path: Path, capsys: pytest.CaptureFixture[st
         (["--shapes", "x=8x64,x=4x64"], "--shapes: x is given more than once"),
         (["--shapes", "x=8x64", "--scalars", "eps=small"], "--scalars: cannot read the value 'small' of eps"),
         (["--shapes", "x=8x64", "--scalars", "eps=1e-5"], "@rmsnorm has no scalar argument named eps"),
-        ([], "no shape given for argument #0 (%x: tensor<?x64xbf16>)"),
+        (["--shapes", "x=8,64"], "--shapes: expected NAME=VALUE, got '64': extents are separated by 'x', "
+                                 "arguments by ',' (did you mean x=8x64?)"),
         (["--shapes", "x=8x64", "--func", "nope"], "no function named @nope; available: @rmsnorm"),
     ],
 )
@@ -231,6 +233,23 @@ def test_input_errors(capsys: pytest.CaptureFixture[str], args: list[str], messa
     rc, out, err = in_process(capsys, RMSNORM, "--reference", *args)
     assert rc == 1 and out == ""
     assert err.startswith("allot-run: error: ") and message in err
+
+
+def test_a_dynamic_extent_not_given_is_8_in_every_mode(capsys: pytest.CaptureFixture[str]) -> None:
+    note = "allot-run: x: shape 8x64 (? extents default to 8; --shapes chooses)"
+    for mode in (["--reference"], ["--memory-report"]):
+        rc, out, err = in_process(capsys, RMSNORM, *mode)
+        assert rc == 0, err
+        assert err.strip() == note
+    rc, out, _ = in_process(capsys, RMSNORM, "--reference")
+    assert out.startswith("out0: shape=8x64 dtype=bfloat16")
+    rc, _, err = in_process(capsys, RMSNORM, "--reference", "--shapes", "x=2x64")
+    assert rc == 0 and err == ""  # a shape given is not announced
+
+
+def test_help_says_what_a_missing_shape_becomes(capsys: pytest.CaptureFixture[str]) -> None:
+    rc, out, _ = in_process(capsys, "--help")
+    assert rc == 0 and "required" not in out and "a ? extent not given is 8" in " ".join(out.split())
 
 
 def test_unknown_option_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
@@ -414,6 +433,72 @@ def test_allot_opt_unknown_pass() -> None:
     proc = tool("allot-opt", "-p", "no-such-pass", RMSNORM)
     assert proc.returncode == 1
     assert "no-such-pass" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_a_pass_typo_gets_the_closest_pass() -> None:
+    proc = tool("allot-opt", "-p", "fusion-segmnt", RMSNORM)
+    assert proc.returncode == 1
+    assert proc.stderr.strip() == ("allot-opt: error: unknown pass 'fusion-segmnt' (did you mean 'fusion-segment'?) "
+                                   "(allot-opt --help lists them)")
+
+
+@pytest.mark.parametrize("option", ["on-chip-row-byte", "on_chip_row_byte"])
+def test_an_option_typo_is_echoed_as_typed_with_the_closest_option(option: str) -> None:
+    proc = tool("allot-opt", "-p", f"alloc-place{{{option}=3}}", RMSNORM)
+    assert proc.returncode == 1
+    assert proc.stderr.strip() == (f"allot-opt: error: alloc-place: unknown option '{option}' (did you mean "
+                                   "'on-chip-row-bytes'?); its options: target, on-chip-row-bytes")
+
+
+def test_an_option_of_the_wrong_type_names_the_pipeline() -> None:
+    proc = tool("allot-opt", "-p", "alloc-place{on-chip-row-bytes=x}", RMSNORM)
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    assert proc.stderr.startswith("allot-opt: error: -p alloc-place{on-chip-row-bytes=x}: ")
+
+
+def test_every_pass_summary_in_the_help_is_a_whole_sentence() -> None:
+    from allotment.tools.allot_opt import first_paragraph, passes_help
+    from allotment.universe import ALL_PASSES
+
+    text = passes_help()
+    for name, factory in ALL_PASSES.items():
+        summary = first_paragraph(factory().__doc__)
+        assert summary.endswith("."), f"{name}: {summary!r}"
+        assert " ".join(summary.split()) in " ".join(text.split()), name
+    assert "picks who computes each library kernel" in " ".join(text.split())  # was cut after "computes"
+
+
+def test_a_bare_allot_opt_on_a_terminal_says_it_reads_standard_input() -> None:
+    import pty
+
+    leader, follower = pty.openpty()
+    proc = subprocess.Popen([sys.executable, "-m", "allotment.tools.allot_opt"], stdin=follower,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
+    os.close(follower)
+    os.write(leader, b"builtin.module {}\n\x04")  # a module, then Ctrl-D
+    try:
+        out, err = proc.communicate(timeout=120)
+    finally:
+        os.close(leader)
+    assert err.startswith("allot-opt: reading the IR from standard input (end it with Ctrl-D;"), err
+    assert proc.returncode == 0 and out.strip() == "builtin.module {\n}"
+
+
+def test_allot_opt_reading_a_pipe_says_nothing() -> None:
+    proc = subprocess.run([sys.executable, "-m", "allotment.tools.allot_opt"], input="builtin.module {}\n", capture_output=True,
+                          text=True, cwd=ROOT, timeout=120)
+    assert proc.returncode == 0 and proc.stderr == ""
+
+
+def test_allot_run_version() -> None:
+    from importlib.metadata import version
+
+    import allotment
+
+    proc = tool("allot-run", "--version")
+    assert proc.returncode == 0
+    assert proc.stdout.strip() == (f"allot-run: Allotment {allotment.__version__}, xDSL {version('xdsl')}, "
+                                   f"torch {version('torch')}, Triton {version('triton')}")
 
 
 def test_stock_xdsl_opt_loads_the_fusion_dialect(tmp_path: Path) -> None:

@@ -12,18 +12,6 @@ from allotment.analysis.memory_profile import MemoryProfile
 from allotment.errors import ArgumentError, UnsupportedError
 
 
-def _held_bytes(profile: MemoryProfile) -> list[int]:
-    """Bytes the plan holds at each step (from each alloc to its dealloc, or the end)."""
-    held = [0] * (profile.steps + 1)
-    for b in profile.buffers:
-        if not b.holds_memory:
-            continue
-        stop = b.freed if b.freed is not None else profile.steps
-        for i in range(b.start, stop + 1):
-            held[i] += b.nbytes
-    return held
-
-
 def plot_profile(profile: MemoryProfile, path: str | Path) -> None:
     """Writes the timeline of `profile` to `path` (PNG, or any format matplotlib knows by suffix)."""
     try:
@@ -39,24 +27,34 @@ def plot_profile(profile: MemoryProfile, path: str | Path) -> None:
     if not path.parent.is_dir():
         raise ArgumentError(f"--memory-plot: the folder of {str(path)!r} does not exist")
     scale, unit = _unit(max([b.nbytes for b in profile.buffers], default=0))
-    fig, (bars, total) = plt.subplots(2, 1, figsize=(10, 2 + 0.35 * max(1, len(profile.buffers))),
+    names = [name for _, name in profile.kernels]
+    fig, (bars, total) = plt.subplots(2, 1, figsize=(max(6, min(24, 2 + 0.6 * len(names))),
+                                                     2 + 0.35 * max(1, len(profile.buffers))),
                                       sharex=True, gridspec_kw={"height_ratios": [3, 1]})
+    # x: the kernels, one unit each; a buffer's bar covers the kernels that run while it
+    # holds its memory (from its alloc to its dealloc: `MemoryProfile.kernel_span`).
     for row, b in enumerate(profile.buffers):
-        stop = b.freed if b.freed is not None else profile.steps
+        first, stop = profile.kernel_span(b)
         color = "tab:orange" if b.returned else ("tab:green" if b.memory.startswith("arena slot") else "tab:blue")
-        bars.barh(row, stop - b.start + 1, left=b.start, color=color, alpha=0.8)
-        bars.text(b.start, row, f" {b.name} ({b.nbytes / scale:.3g} {unit})", va="center", fontsize=8)
+        bars.barh(row, stop - first, left=first, color=color, alpha=0.8)
+        bars.text(first, row, f" {b.name} ({b.nbytes / scale:.3g} {unit})", va="center", fontsize=8)
     bars.set_yticks([])
     bars.invert_yaxis()
-    bars.set_title(f"@{profile.function}: {profile.summary()}", fontsize=9)
-    held = _held_bytes(profile)
-    total.step(range(len(held)), [h / scale for h in held], where="post", color="black")
-    peak_at = max(range(len(held)), key=held.__getitem__) if held else 0
-    total.axvline(peak_at, color="red", linestyle="--")
-    total.annotate(f"peak {profile.planned_peak / scale:.3g} {unit}", (peak_at, held[peak_at] / scale if held else 0),
-                   color="red", fontsize=8)
-    total.set_ylabel(unit)
-    total.set_xlabel("schedule step (top-level op)")
+    bars.set_title(f"@{profile.function}: planned peak {profile.planned_peak / scale:.3g} {unit}, lower bound "
+                   f"{profile.lower_bound / scale:.3g} {unit}, without reuse {profile.without_reuse / scale:.3g} {unit}",
+                   fontsize=9)
+    held = profile.held_per_kernel()
+    if held:
+        total.bar([k + 0.5 for k in range(len(held))], [h / scale for h in held], width=0.9, color="gray")
+        peak_at = max(range(len(held)), key=held.__getitem__)
+        total.annotate(f"peak {profile.planned_peak / scale:.3g} {unit}", (peak_at + 0.5, held[peak_at] / scale),
+                       color="red", fontsize=8, ha="center", va="bottom")
+        total.set_ylim(0, max(held) / scale * 1.3 or 1)
+    total.set_xlim(0, max(1, len(names)))
+    total.set_xticks([k + 0.5 for k in range(len(names))], names, fontsize=8,
+                     rotation=0 if len(names) <= 12 else 90)
+    total.set_ylabel(f"held ({unit})")
+    total.set_xlabel("kernel (in schedule order)")
     fig.tight_layout()
     try:
         fig.savefig(path)

@@ -9,6 +9,12 @@ placement and live range, and the three figures a plan is judged by.
 - without reuse: every global buffer's bytes added up, as if nothing were freed
   and no buffer were written in place of another (the unplanned program's).
 
+The schedule is the function's top-level ops, numbered from 0 (steps); the
+kernels among them are what runs, so each buffer is also described by the
+kernels that run while it holds its memory: from its alloc (inclusive) to its
+dealloc (exclusive), or to the end (`MemoryProfile.kernel_span`). `without reuse`
+names the buffers it adds up (`MemoryProfile.unplanned`).
+
 With every buffer freed right after its last use (what `alloc-plan` does),
 the planned peak equals the lower bound; the two differ for a plan that frees
 late. Byte sizes come from the caller (concrete shapes evaluated elsewhere),
@@ -17,6 +23,7 @@ so this module is a pure function of the IR and those numbers.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from xdsl.dialects import arith, func, memref
@@ -60,6 +67,39 @@ class MemoryProfile:
     planned_peak: int
     lower_bound: int
     without_reuse: int
+    kernels: tuple[tuple[int, str], ...] = ()
+    """(step, name) of each top-level kernel, in schedule order."""
+    unplanned: tuple[tuple[str, int], ...] = ()
+    """(name, bytes) of each global buffer of the unplanned program: `without_reuse` is their sum."""
+
+    def kernel_position(self, step: int) -> int:
+        """How many kernels run before `step`."""
+        return sum(1 for s, _ in self.kernels if s < step)
+
+    def kernel_span(self, b: BufferLife) -> tuple[int, int]:
+        """The kernels (positions [first, stop)) that run while `b` holds its memory:
+        from its alloc to its dealloc, or to the end."""
+        stop = b.freed if b.freed is not None else self.steps
+        return self.kernel_position(b.start), self.kernel_position(stop)
+
+    def kernel_names(self, b: BufferLife) -> str:
+        """`k0..k2`, `k1`, or `no kernel`: the kernels of `kernel_span(b)`."""
+        first, stop = self.kernel_span(b)
+        if stop <= first:
+            return "no kernel"
+        names = [name for _, name in self.kernels]
+        return names[first] if stop == first + 1 else f"{names[first]}..{names[stop - 1]}"
+
+    def held_per_kernel(self) -> list[int]:
+        """Bytes held while each kernel runs (buffers that hold memory of their own, and
+        arenas through their slots' span); its largest is the planned peak."""
+        held = [0] * len(self.kernels)
+        for b in self.buffers:
+            if b.holds_memory:
+                first, stop = self.kernel_span(b)
+                for k in range(first, stop):
+                    held[k] += b.nbytes
+        return held
 
     def summary(self) -> str:
         return (f"planned peak: {self.planned_peak} bytes, lower bound: {self.lower_bound} bytes, "
@@ -98,7 +138,8 @@ def _size_text(op: alloc.AllocOp | memref.ViewOp, names: dict[SSAValue, str]) ->
     return " * ".join(f.removeprefix("(").removesuffix(")") if len(factors) == 1 else f for f in factors) + " B"
 
 
-def memory_profile(f: func.FuncOp, nbytes: dict[Operation, int], without_reuse: int | None = None) -> MemoryProfile:
+def memory_profile(f: func.FuncOp, nbytes: dict[Operation, int], without_reuse: int | None = None,
+                   unplanned: Sequence[tuple[str, int]] = ()) -> MemoryProfile:
     """The profile of `f`'s plan, with `nbytes[op]` the bytes of each buffer: every
     `alloc.alloc` (on-chip ones are listed with their kernel's placement but count in
     no figure) and every arena slot (`memref.view`).
@@ -106,7 +147,8 @@ def memory_profile(f: func.FuncOp, nbytes: dict[Operation, int], without_reuse: 
     An arena counts its full size from its first to its last slot in the planned
     peak; in the lower bound, each slot counts on its own over its live range.
     `without_reuse`: the bytes of every buffer of the unplanned function (before
-    in-place reuse and packing); default, the bytes of `f`'s own buffers and slots."""
+    in-place reuse and packing), `unplanned` their names and bytes; default, the bytes
+    of `f`'s own buffers and slots."""
     ops = list(f.body.block.ops)
     index = {op: i for i, op in enumerate(ops)}
     names = size_expressions(f)
@@ -146,7 +188,8 @@ def memory_profile(f: func.FuncOp, nbytes: dict[Operation, int], without_reuse: 
     lower = peak_bytes(steps, live)
     planned = peak_bytes(steps, held)
     total = sum(n for _, _, n in live) if without_reuse is None else without_reuse
-    return MemoryProfile(f.sym_name.data, steps, tuple(buffers), planned, lower, total)
+    kernels = tuple((i, op.sym_name.data) for i, op in enumerate(ops) if isinstance(op, alloc.KernelOp))
+    return MemoryProfile(f.sym_name.data, steps, tuple(buffers), planned, lower, total, kernels, tuple(unplanned))
 
 
 def _reused(buffer: BufferLife, op: Operation) -> list[BufferLife]:

@@ -27,6 +27,7 @@ Everything here is a pure function of the IR; `alloc-plan` applies the result.
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TypeVar
@@ -212,32 +213,51 @@ def _kernel_deps(deps: Dependences) -> dict[alloc.KernelOp, set[alloc.KernelOp]]
 
 def least_peak_first(deps: Dependences, nbytes: dict[Operation, int]) -> list[alloc.KernelOp]:
     """List scheduling: repeatedly the ready kernel with the smallest net growth
-    (bytes of the buffers it needs allocated, minus those it is the last user of)."""
+    (bytes of the buffers it needs allocated, minus those it is the last user of);
+    ties go to the kernel first in program order.
+
+    Linear in the kernels and their operands, times the number ready at once: each
+    kernel counts its unfinished predecessors, and each buffer its unfinished users."""
     kernels = _kernels(deps)
     need = _kernel_deps(deps)
-    users: dict[Operation, set[alloc.KernelOp]] = {}
+    position = {k: i for i, k in enumerate(kernels)}
+    successors: dict[alloc.KernelOp, list[alloc.KernelOp]] = {k: [] for k in kernels}
+    waiting: dict[alloc.KernelOp, int] = {}
     for k in kernels:
-        for v in k.operands:
-            root = view_root(v).owner
+        waiting[k] = len(need[k])
+        for d in need[k]:
+            successors[d].append(k)
+    roots_of: dict[alloc.KernelOp, set[Operation]] = {k: {view_root(v).owner for v in k.operands} for k in kernels}
+    users_left: dict[Operation, int] = {}
+    for k in kernels:
+        for root in roots_of[k]:
             if isinstance(root, alloc.AllocOp):
-                users.setdefault(root, set()).add(k)
+                users_left[root] = users_left.get(root, 0) + 1
     returned = {view_root(v).owner for op in deps.epilogue for v in op.operands}
+    ready = [position[k] for k in kernels if waiting[k] == 0]  # sorted: program order
     done: list[alloc.KernelOp] = []
     allocated: set[Operation] = set()
-    remaining = list(kernels)
-    while remaining:
-        ready = [k for k in remaining if need[k] <= set(done)]
-        best, best_growth = ready[0], None
-        for k in ready:
-            roots = {view_root(v).owner for v in k.operands}
+    while ready:
+        best, best_growth = kernels[ready[0]], None
+        for i in ready:
+            k = kernels[i]
+            roots = roots_of[k]
             grow = sum(nbytes.get(r, 0) for r in roots if r not in allocated and isinstance(r, alloc.AllocOp))
-            freed = sum(nbytes.get(r, 0) for r in roots
-                        if r in users and r not in returned and users[r] - set(done) == {k})
+            freed = sum(nbytes.get(r, 0) for r in roots if users_left.get(r) == 1 and r not in returned)
             if best_growth is None or grow - freed < best_growth:
                 best, best_growth = k, grow - freed
         done.append(best)
-        remaining.remove(best)
-        allocated |= {view_root(v).owner for v in best.operands}
+        ready.remove(position[best])
+        allocated |= roots_of[best]
+        for root in roots_of[best]:
+            if root in users_left:
+                users_left[root] -= 1
+        for k in successors[best]:
+            waiting[k] -= 1
+            if waiting[k] == 0:
+                bisect.insort(ready, position[k])
+    if len(done) != len(kernels):
+        raise ValueError("least_peak_first: the kernels' dependences have a cycle")
     return done
 
 

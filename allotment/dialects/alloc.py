@@ -390,9 +390,9 @@ class CheckOp(IRDLOperation):
     @classmethod
     def parse(cls, parser: Parser) -> CheckOp:
         predicate = parser.parse_identifier()
-        lhs = parser.parse_operand()
+        lhs = parser.parse_operand(IndexType())
         parser.parse_punctuation(",")
-        rhs = parser.parse_operand()
+        rhs = parser.parse_operand(IndexType())
         parser.parse_punctuation(",")
         message = parser.parse_str_literal()
         attrs = parser.parse_optional_attr_dict()

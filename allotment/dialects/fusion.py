@@ -327,6 +327,17 @@ def _describe(i: int, t: Attribute) -> str:
     return f"operand #{i} ({type_name(t)})"
 
 
+_PLAIN_TENSOR_TYPES: dict[int, TensorType] = {}
+"""Tensor types with a supported element type, extents that can exist and no encoding,
+by `id` (each entry keeps its type alive, so an id is never reused while it is here)."""
+
+
+def _remember_plain(t: TensorType) -> None:
+    if len(_PLAIN_TENSOR_TYPES) >= 65536:
+        _PLAIN_TENSOR_TYPES.clear()
+    _PLAIN_TENSOR_TYPES[id(t)] = t
+
+
 class FusionOp(IRDLOperation, ABC):
     """Base of fusion ops: types are checked, then the result type is inferred.
 
@@ -340,23 +351,34 @@ class FusionOp(IRDLOperation, ABC):
         """The result types the operands and properties imply (no encoding)."""
 
     def verify_(self) -> None:
-        # Messages are built only on failure: verification is on the hot path.
+        # Messages are built only on failure: verification is on the hot path. A tensor
+        # type already found valid and without an encoding (`_PLAIN_TENSOR_TYPES`, by
+        # identity: the parser and the passes share type objects) is not checked again.
+        plain = _PLAIN_TENSOR_TYPES
         for i, v in enumerate(self.operands):
             t = v.type
+            if plain.get(id(t)) is t:
+                continue
             if isinstance(t, TensorType):
                 if not rules.is_element_type(t.element_type):
                     rules.verify_element_type(t.element_type, _describe(i, t))
                 verify_extents(t, lambda i=i, t=t: _describe(i, t))
                 if not isinstance(t.encoding, NoneAttr):
                     verify_sharding(self, t, _describe(i, t))
+                else:
+                    _remember_plain(t)
         for i, r in enumerate(self.results):
             t = r.type
+            if plain.get(id(t)) is t:
+                continue
             if isinstance(t, TensorType):
                 if not rules.is_element_type(t.element_type):
                     rules.verify_element_type(t.element_type, f"result #{i}")
                 verify_extents(t, lambda i=i, t=t: f"result #{i} ({type_name(t)})")
                 if not isinstance(t.encoding, NoneAttr):
                     verify_sharding(self, t, f"result #{i} ({type_name(t)})")
+                else:
+                    _remember_plain(t)
         try:
             inferred_types = self.infer_result_types()
         except size_arith.SizeArithmeticError as e:  # a static extent past a 64-bit index
@@ -2742,6 +2764,10 @@ class SegmentOp(IRDLOperation):
       or buffers the call makes: `alloc.AllocOp`'s `by_call`).
     - `collective`: one `comm` op (a resharding between devices), executed by
       torch.distributed (`dialects/comm.py`).
+
+    Syntax: `%r0, %r1 = fusion.segment "k0" kind (%a, %b) : (Ta, Tb) -> (Tr0, Tr1)
+    attributes {...}? { ^bb0(%a_1: Ta, %b_1: Tb): ... fusion.yield %v0, %v1 : Tr0, Tr1 }`
+    (one result type may go without parentheses).
     """
 
     name = "fusion.segment"

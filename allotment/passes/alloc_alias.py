@@ -167,7 +167,7 @@ def _argument_dim(f: func.FuncOp, arg: BlockArgument, d: int, before: Operation)
                 and op.index.owner.value.value.data == d):
             return op.result
     c = arith.ConstantOp(IntegerAttr(d, IndexType()))
-    dim = memref.DimOp.from_source_and_index(arg, c.result)
+    dim = memref.DimOp(arg, c.result)
     f.body.block.insert_op_before(c, before)
     f.body.block.insert_op_before(dim, before)
     return dim.result
@@ -181,7 +181,7 @@ def _output_sizes(value: SSAValue, before: Operation, f: func.FuncOp) -> list[SS
     for d, e in enumerate(value.type.get_shape()):
         if e == DYNAMIC_INDEX:
             c = arith.ConstantOp(IntegerAttr(d, IndexType()))
-            dim = memref.DimOp.from_source_and_index(value, c.result)
+            dim = memref.DimOp(value, c.result)
             f.body.block.insert_op_before(c, before)
             f.body.block.insert_op_before(dim, before)
             out.append(dim.result)

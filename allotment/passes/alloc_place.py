@@ -272,7 +272,7 @@ def _fits_condition(kernel: alloc.KernelOp, rows: list[tuple[SSAValue, int]]) ->
 @dataclass(frozen=True)
 class AllocPlacePass(ModulePass):
     """Places each reducing kernel's rows on chip or streams them, and picks who computes
-    each library kernel (module docstring)."""
+    each library kernel (docs/memory-planning.md)."""
 
     name = "alloc-place"
 

@@ -246,7 +246,7 @@ class _Symbolic:
 
 @dataclass(frozen=True)
 class AllocVerifyPass(ModulePass):
-    """Fails on a plan that frees memory still in use (see the module docstring)."""
+    """Fails on a plan that frees memory still in use or overlaps two live arena slots (docs/memory-planning.md)."""
 
     name = "alloc-verify"
 

@@ -137,7 +137,7 @@ def _operand_extents(value: SSAValue, f: func.FuncOp, emit: _Arith) -> list[Exte
             if e != DYNAMIC_INDEX:
                 out.append(e)
                 continue
-            dim = memref.DimOp.from_source_and_index(value, emit.value(d))
+            dim = memref.DimOp(value, emit.value(d))
             emit.before.parent_block().insert_op_before(dim, emit.before)
             out.append(dim.result)
         return out

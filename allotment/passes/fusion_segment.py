@@ -346,8 +346,9 @@ class _Grouping:
                     return False
         return True
 
-    def _merge(self, g: Group, h: Group) -> None:
-        """Moves every op of h into g."""
+    def _merge(self, g: Group, h: Group, fresh: bool = False) -> None:
+        """Moves every op of h into g. `fresh`: h was just made and no group depends on it
+        yet, so no other group's predecessors need rewriting (they are not scanned)."""
         g.ops = sorted(g.ops + h.ops, key=lambda o: self.position[o])
         g.first, g.last = min(g.first, h.first), max(g.last, h.last)
         g.preds = (g.preds | h.preds) - {g.index, h.index}
@@ -358,7 +359,7 @@ class _Grouping:
         for op in h.ops:
             for r in op.results:
                 self.owner[r] = g
-        for other in self.groups:
+        for other in () if fresh else self.groups:
             if h.index in other.preds:
                 other.preds.discard(h.index)
                 if other is not g:
@@ -659,6 +660,15 @@ class _Grouping:
         if in_bytes > out_bytes:
             return False
         consumers = sorted((g for g in users if g is not None), key=lambda g: g.first)
+        # Each consumer's uses of h's results, found once: a value read by thousands of
+        # kernels (a broadcast weight) is not scanned again for each of them.
+        uses_in: dict[int, list[tuple[SSAValue, Operation, int]]] = {}
+        for op in h.ops:
+            for r in op.results:
+                for use in r.uses:
+                    user_group = group_of.get(use.operation)
+                    if user_group is not None:
+                        uses_in.setdefault(id(user_group), []).append((r, use.operation, use.index))
         for g in consumers[:-1]:
             mapping: dict[SSAValue, SSAValue] = {}
             clones: list[Operation] = []
@@ -671,16 +681,14 @@ class _Grouping:
                 op.parent_block().insert_op_before(clone, op)
                 self.position[clone] = self.position[op]
                 clones.append(clone)
-            for old, new in mapping.items():
-                for use in list(old.uses):
-                    if group_of.get(use.operation) is g:
-                        use.operation.operands[use.index] = new
+            for old, user, index in uses_in.get(id(g), ()):
+                user.operands[index] = mapping[old]
             copy = Group(len(self.groups), "compute", clones, h.domain, None, set(), h.first, h.last)
             self.groups.append(copy)
             for op in clones:
                 for r in op.results:
                     self.owner[r] = copy
-            self._merge(g, copy)
+            self._merge(g, copy, fresh=True)
             g.preds.discard(h.index)
             for op in g.ops:
                 group_of[op] = g

@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import difflib
 import sys
+import textwrap
 import time
 from collections.abc import Callable, Sequence
 from io import BytesIO
@@ -22,6 +24,7 @@ from typing import IO
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass, PassPipeline
 from xdsl.printer import Printer
+from xdsl.utils.arg_spec import parse_pipeline
 from xdsl.utils.exceptions import DiagnosticException
 from xdsl.utils.exceptions import ParseError as XdslParseError
 from xdsl.xdsl_opt_main import xDSLOptMain
@@ -35,6 +38,7 @@ from allotment.diagnostics import (
     span_diagnostic,
     verify_located,
 )
+from allotment.errors import ArgumentError
 from allotment.limits import call_with_deep_stack
 from allotment.tools.errors import run_reporting_errors
 from allotment.tools.verify_diagnostics import check, diagnostic_from_message, expected_diagnostics, has_annotations
@@ -50,9 +54,42 @@ def pass_help(name: str, factory: Callable[[], type[ModulePass]]) -> str:
     options = " ".join(
         f"{f.name.replace('_', '-')}={_default(f)}" for f in dataclasses.fields(cls) if f.init
     )
-    doc = (cls.__doc__ or "").strip().splitlines()
-    summary = doc[0] if doc else ""
-    return f"  {name}{{{options}}}\n      {summary}" if options else f"  {name}\n      {summary}"
+    summary = "\n".join(textwrap.wrap(first_paragraph(cls.__doc__), 88, initial_indent=" " * 6,
+                                       subsequent_indent=" " * 6))
+    return f"  {name}{{{options}}}\n{summary}" if options else f"  {name}\n{summary}"
+
+
+def first_paragraph(doc: str | None) -> str:
+    """The docstring's first paragraph on one line (a summary may span lines)."""
+    lines: list[str] = []
+    for line in (doc or "").strip().splitlines():
+        if not line.strip():
+            break
+        lines.append(line.strip())
+    return " ".join(lines)
+
+
+def _did_you_mean(word: str, choices: Sequence[str]) -> str:
+    close = difflib.get_close_matches(word, list(choices), n=1)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def check_pipeline(available: dict[str, Callable[[], type[ModulePass]]], spec: str) -> None:
+    """An `ArgumentError` naming the first unknown pass or option of `spec`, spelled as
+    the user typed it, with the closest known name."""
+    for p in parse_pipeline(spec):
+        if p.name not in available:
+            raise ArgumentError(f"unknown pass {p.name!r}{_did_you_mean(p.name, sorted(available))} "
+                                "(allot-opt --help lists them)")
+        cls = available[p.name]()
+        if not dataclasses.is_dataclass(cls):
+            continue
+        options = [f.name.replace("_", "-") for f in dataclasses.fields(cls) if f.init]
+        for key in p.parameters:
+            if key.replace("_", "-") not in options:
+                known = ", ".join(options) if options else "none"
+                raise ArgumentError(f"{p.name}: unknown option {key!r}"
+                                    f"{_did_you_mean(key.replace('_', '-'), options)}; its options: {known}")
 
 
 def _default(f: dataclasses.Field) -> str:
@@ -123,7 +160,17 @@ class AllotOptMain(xDSLOptMain):
 
     def setup_pipeline(self) -> None:
         self._pass_started = time.perf_counter()
-        self.pipeline = PassPipeline.parse_spec(self.available_passes, self.args.passes, self._between_passes)
+        check_pipeline(self.available_passes, self.args.passes)
+        try:
+            self.pipeline = PassPipeline.parse_spec(self.available_passes, self.args.passes, self._between_passes)
+        except ValueError as e:  # an option's value of the wrong type
+            raise ArgumentError(f"-p {self.args.passes}: {e}") from None
+
+    def get_input_stream(self) -> tuple[IO[bytes], str]:
+        if self.args.input_file is None and sys.stdin.isatty():
+            print("allot-opt: reading the IR from standard input (end it with Ctrl-D; allot-opt FILE.mlir "
+                  "reads a file, allot-opt --help says more)", file=sys.stderr)
+        return super().get_input_stream()
 
     def _between_passes(self, previous: ModulePass | None, module: ModuleOp, next_pass: ModulePass | None) -> None:
         """xDSL's callback, except that the input is verified once (by `apply_passes`) and

@@ -34,7 +34,11 @@ Modes (each a function of (args, function, inputs) registered in `_MODES`;
   lines are printed prefixed `[rank R]` (`out0: not on rank R` for an output on a
   mesh without it); with `--check` each rank compares its shards with the
   reference. Ranks that have not finished after `--timeout` seconds are killed
-  (exit 1). `?` extents that `--shapes` does not give are 8.
+  (exit 1).
+
+In every mode a `?` extent of a tensor argument that `--shapes` does not give is
+8 (`DEFAULT_EXTENT`), and the shape chosen is said on stderr:
+      allot-run: x: shape 8x64 (? extents default to 8; --shapes chooses)
 
 On the CPU, inputs of more than 1e5 elements in all get one warning on stderr
 (Triton's interpreter is slow), and what the tool is doing (compiling, running,
@@ -69,12 +73,29 @@ TOOL = "allot-run"
 EXIT_USAGE = 2
 
 
+def version_text() -> str:
+    """`allot-run: Allotment V, xDSL V, torch V, Triton V` (from the installed distributions)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    from allotment import __version__
+
+    def of(dist: str) -> str:
+        try:
+            return version(dist)
+        except PackageNotFoundError:
+            return "not installed"
+
+    return f"{TOOL}: Allotment {__version__}, xDSL {of('xdsl')}, torch {of('torch')}, Triton {of('triton')}"
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog=TOOL,
         description="Run a fusion from a .mlir file on random inputs.",
     )
     p.add_argument("file", metavar="FILE.mlir", help="the fusion to run")
+    p.add_argument("--version", action="version", version=version_text(),
+                   help="print the versions of Allotment, xDSL, torch and Triton")
     p.add_argument(
         "--reference",
         action="store_true",
@@ -111,8 +132,8 @@ def build_parser() -> argparse.ArgumentParser:
         action="append",
         default=[],
         metavar="NAME=AxB,...",
-        help="shapes of tensor arguments, required for those with ? extents "
-        "(e.g. x=8x4096,w=4096; a 0-d tensor is NAME=); repeatable",
+        help="shapes of tensor arguments (e.g. x=8x4096,w=4096: extents separated by x, "
+        "arguments by a comma; a 0-d tensor is NAME=); a ? extent not given is 8; repeatable",
     )
     p.add_argument(
         "--scalars",
@@ -155,15 +176,28 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-NPROC_DEFAULT_EXTENT = 8
-"""With --nproc, a `?` extent that --shapes does not give (the ranks need one shape)."""
+DEFAULT_EXTENT = 8
+"""A `?` extent of a tensor argument that --shapes does not give, in every mode."""
+
+
+def default_shapes(fn: FuncOp, shapes: dict[str, tuple[int, ...]]) -> dict[str, tuple[int, ...]]:
+    """`shapes` and, for each tensor argument with `?` extents that it does not name, the
+    argument's type with each `?` replaced by `DEFAULT_EXTENT` (said on stderr)."""
+    from xdsl.dialects.builtin import DYNAMIC_INDEX, TensorType
+
+    shapes = dict(shapes)
+    for a in fn.args:
+        name = a.name_hint or ""
+        if isinstance(a.type, TensorType) and name and name not in shapes and DYNAMIC_INDEX in a.type.get_shape():
+            shapes[name] = tuple(DEFAULT_EXTENT if e == DYNAMIC_INDEX else e for e in a.type.get_shape())
+            print(f"{TOOL}: {name}: shape {'x'.join(map(str, shapes[name]))} (? extents default to "
+                  f"{DEFAULT_EXTENT}; --shapes chooses)", file=sys.stderr)
+    return shapes
 
 
 def run_distributed(args: argparse.Namespace, fn: FuncOp, shapes: dict, scalars: dict) -> int:
     """`--nproc N`: the fusion on N local ranks (`backend.launcher`, `tools.distributed_check`);
     prints each rank's lines, prefixed `[rank R]`; exit status 1 if a rank's check fails."""
-    from xdsl.dialects.builtin import DYNAMIC_INDEX, TensorType
-
     from allotment.backend.launcher import launch
     from allotment.passes.sharding_propagation import is_sharded_function
     from allotment.tools.distributed_check import run_rank
@@ -172,13 +206,6 @@ def run_distributed(args: argparse.Namespace, fn: FuncOp, shapes: dict, scalars:
         raise UsageError(f"--nproc must be at least 1, got {args.nproc}")
     if not is_sharded_function(fn):
         raise UsageError(f"--nproc: @{fn.sym_name.data} has no sharded tensor; run it without --nproc")
-    shapes = dict(shapes)
-    for a in fn.args:
-        name = a.name_hint or ""
-        if isinstance(a.type, TensorType) and name not in shapes and DYNAMIC_INDEX in a.type.get_shape():
-            shapes[name] = tuple(NPROC_DEFAULT_EXTENT if e == DYNAMIC_INDEX else e for e in a.type.get_shape())
-            print(f"{TOOL}: {name}: shape {'x'.join(map(str, shapes[name]))} (? extents default to "
-                  f"{NPROC_DEFAULT_EXTENT}; --shapes chooses)", file=sys.stderr)
     with open(args.file, encoding="utf-8") as f:
         text = f.read()
     device = args.device.type
@@ -202,7 +229,12 @@ def _assignments(items: Sequence[str], option: str) -> list[tuple[str, str]]:
                 continue
             name, eq, value = part.partition("=")
             if not eq or not name.strip():
-                raise UsageError(f"{option}: expected NAME=VALUE, got {part!r}")
+                hint = ""
+                if option == "--shapes" and out and not eq and part.strip().replace("x", "").isdigit():
+                    prev, extents = out[-1]
+                    hint = (f": extents are separated by 'x', arguments by ',' "
+                            f"(did you mean {prev}={extents}x{part.strip()}?)")
+                raise UsageError(f"{option}: expected NAME=VALUE, got {part!r}{hint}")
             out.append((name.strip().removeprefix("%"), value.strip()))
     seen: set[str] = set()
     for name, _ in out:
@@ -444,14 +476,23 @@ def _memory_profile(args: argparse.Namespace, fn: FuncOp) -> MemoryProfile:
 def run_memory_report(args: argparse.Namespace, fn: FuncOp, inputs: list) -> int:
     """`--memory-report`: one line per global buffer, then the summary line."""
     profile = _memory_profile(args, fn)
-    print(f"@{profile.function}: {len(profile.buffers)} buffers over {profile.steps} steps")
+    kernels = ", ".join(name for _, name in profile.kernels)
+    print(f"@{profile.function}: {len(profile.buffers)} buffers, {len(profile.kernels)} kernel(s) ({kernels}) "
+          f"over {profile.steps} steps")
     for b in profile.buffers:
         if b.memory.startswith(("local", "shared")):  # on chip: placed per kernel, in no figure
             print(f"  {b.name}: {b.size} = {b.nbytes} bytes, {b.memory}")
             continue
         end = "end" if b.returned else str(b.last_use)
         freed = "returned" if b.returned else (f"freed at {b.freed}" if b.freed is not None else "never freed")
-        print(f"  {b.name}: {b.size} = {b.nbytes} bytes, {b.memory}, live {b.start}..{end}, {freed}")
+        print(f"  {b.name}: {b.size} = {b.nbytes} bytes, {b.memory}, held during {profile.kernel_names(b)} "
+              f"(steps: alloc {b.start}, live {b.start}..{end}, {freed})")
+    if profile.unplanned:
+        planned = {b.name for b in profile.buffers}
+        listed = ", ".join(f"{name} {n}" for name, n in profile.unplanned)
+        reused = [name for name, _ in profile.unplanned if name not in planned]
+        note = f"; the plan writes {', '.join(reused)} into other buffers" if reused else ""
+        print(f"without reuse: the unplanned program's {len(profile.unplanned)} global buffer(s): {listed}{note}")
     print(profile.summary())
     return 0
 
@@ -501,6 +542,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         from allotment.reference import random_inputs
 
         fn = find_function(load_module(args.file), args.func)
+        shapes = default_shapes(fn, shapes)
         if args.nproc is not None:
             if set(modes) - {run_check, DEFAULT_MODE}:
                 print(f"{TOOL}: error: --nproc combines only with --check", file=sys.stderr)

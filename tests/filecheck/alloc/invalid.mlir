@@ -301,15 +301,6 @@ func.func @f(%x: memref<4xf32>, %o: memref<4xf32>) {
   func.return
 }
 
-// -----
-
-// alloc.check compares index values only.
-// CHECK: error: alloc.check: operand 'lhs' at position 0 does not verify:
-// CHECK-NEXT: f32 should be of base attribute index
-func.func @f(%x: f32) {
-  alloc.check eq %x, %x, "m"
-  func.return
-}
 
 // -----
 
