@@ -1080,6 +1080,21 @@ def _float_binary(run: _Run, op: Operation) -> list[Value]:
     return [float(_FLOAT_BINARY[type(op)](ta, tb).item())]
 
 
+@_handles(arith.BitcastOp)
+def _bitcast(run: _Run, op: Operation) -> list[Value]:
+    """A float scalar's bits as a signed integer of its width (or back)."""
+    (a,) = _scalar_operands(run, op)
+    src, dst = op.operands[0].type, op.results[0].type
+    x = torch.tensor(a, dtype=torch_dtype(src))
+    if isinstance(dst, IntegerType):
+        return [_signed(int(x.view(_INT_OF_WIDTH[_width(dst)]).item()), dst)]
+    y = torch.tensor(_signed(a, src), dtype=_INT_OF_WIDTH[_width(src)]).view(torch_dtype(dst))
+    return [float(y.item())]
+
+
+_INT_OF_WIDTH = {16: torch.int16, 32: torch.int32, 64: torch.int64}
+
+
 @_handles(arith.NegfOp)
 def _negf(run: _Run, op: Operation) -> list[Value]:
     (a,) = _scalar_operands(run, op)

@@ -650,10 +650,10 @@ class FusionDefinition:
             )
         if not isinstance(output, Tensor):
             raise ArgumentError(f"{what}: only a Tensor output can alias an input")
-        if output.dtype != alias_input.dtype or output.ndim != alias_input.ndim:
+        if output.dtype() != alias_input.dtype() or output.ndim != alias_input.ndim:
             raise ArgumentError(
-                f"{what}: the output ({output.dtype!r}, rank {output.ndim}) cannot be written into "
-                f"input #{pos} ({alias_input.dtype!r}, rank {alias_input.ndim}): dtype and rank "
+                f"{what}: the output ({output.dtype()!r}, rank {output.ndim}) cannot be written into "
+                f"input #{pos} ({alias_input.dtype()!r}, rank {alias_input.ndim}): dtype and rank "
                 "must match"
             )
         if any(o.alias_input == pos for o in self._outputs):

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import math
 import numbers
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -57,7 +58,7 @@ from xdsl.utils.exceptions import VerifyException
 from allotment.dialects import fusion
 from allotment.dialects import fusion_rules as rules
 from allotment.errors import ArgumentError, Error
-from allotment.frontend.datatypes import DataType, check_dtype, to_element_type
+from allotment.frontend.datatypes import DataType, check_dtype, from_element_type, to_element_type, to_torch
 from allotment.frontend.fusion_definition import NotSupportedError
 from allotment.frontend.handles import Scalar, Tensor, Vector
 from allotment.frontend.random_ops import RandomOperators
@@ -443,6 +444,12 @@ class Operators(RandomOperators, ScanOperators):
             t = i1 if a.type == i1 and b.type == i1 else self._scalar_common(a, b, False)
             x, y = self._convert_scalar(a, t), self._convert_scalar(b, t)
             return self._scalar_op(self._SCALAR_BITWISE[name](x, y))
+        if name == "nextafter":
+            return self._scalar_nextafter(a, b)
+        if name == "fmod" and not rules.is_float(self._scalar_common(a, b, False)):
+            # of integers, C's fmod is the remainder truncated toward zero (arith.remsi)
+            t = self._scalar_common(a, b, False)
+            return self._scalar_op(arith.RemSIOp(self._convert_scalar(a, t), self._convert_scalar(b, t)))
         known = set(self._SCALAR_FLOAT) | set(self._CMP_INT)
         if name not in known:
             raise NotSupportedError(f"not supported: {name} of two scalars")
@@ -470,7 +477,45 @@ class Operators(RandomOperators, ScanOperators):
                 raise ArgumentError(f"{name}: it takes integer or Bool operands, got a {rules.type_name(v.type)} scalar")
             ones = self._fd._constant(True if v.type == i1 else -1, v.type)
             return self._scalar_op(arith.XOrIOp(v, ones))
+        if name == "reciprocal":  # 1 / v in floating point (Double for Int and Bool scalars)
+            t = v.type if rules.is_float(v.type) else f64
+            x = self._convert_scalar(v, t)
+            return self._scalar_op(arith.DivfOp(self._fd._constant(1.0, t), x))
+        if name == "signbit":
+            return self._scalar_signbit(v)
         raise NotSupportedError(f"not supported: {name} of a scalar")
+
+    def _scalar_nextafter(self, a: SSAValue, b: SSAValue) -> Scalar:
+        """The float after `a` towards `b` (C's nextafter; Double for integer scalars): one
+        step of `a`'s bits away from or towards zero, the smallest subnormal from zero,
+        `b` when they are equal, NaN when either is."""
+        t = self._scalar_common(a, b, True)
+        x, y = self._convert_scalar(a, t), self._convert_scalar(b, t)
+        c = self._fd._constant
+        emit = lambda op: self._scalar_op(op).value  # noqa: E731
+        it = IntegerType(t.bitwidth)  # type: ignore[attr-defined]
+        bits = emit(arith.BitcastOp(x, it))
+        away = emit(arith.CmpiOp(emit(arith.CmpfOp(y, x, "ogt")), emit(arith.CmpfOp(x, c(0.0, t), "ogt")), "eq"))
+        stepped = emit(arith.BitcastOp(emit(arith.SelectOp(
+            away, emit(arith.AddiOp(bits, c(1, it))), emit(arith.SubiOp(bits, c(1, it))))), t))
+        tiny = float(torch.finfo(to_torch(from_element_type(t))).smallest_normal) * float(
+            torch.finfo(to_torch(from_element_type(t))).eps)
+        from_zero = emit(arith.SelectOp(emit(arith.CmpfOp(y, c(0.0, t), "ogt")), c(tiny, t), c(-tiny, t)))
+        r = emit(arith.SelectOp(emit(arith.CmpfOp(x, c(0.0, t), "oeq")), from_zero, stepped))
+        r = emit(arith.SelectOp(emit(arith.CmpfOp(x, y, "oeq")), y, r))
+        return self._scalar_op(arith.SelectOp(emit(arith.CmpfOp(x, y, "uno")), c(math.nan, t), r))
+
+    def _scalar_signbit(self, v: SSAValue) -> Scalar:
+        """Whether the sign bit of scalar `v` is set: `v < 0` for integers (False for Bool);
+        for floats also -0.0 (`1 / v` is -inf) and a NaN whose bits say negative."""
+        if v.type == i1:
+            return self._constant_handle(False, i1)
+        if not rules.is_float(v.type):
+            x = self._convert_scalar(v, i64) if isinstance(v.type, IndexType) else v
+            return self._scalar_op(arith.CmpiOp(x, self._fd._constant(0, x.type), "slt"))
+        width = v.type.bitwidth  # type: ignore[attr-defined]
+        bits = self._scalar_op(arith.BitcastOp(v, IntegerType(width))).value
+        return self._scalar_op(arith.CmpiOp(bits, self._fd._constant(0, bits.type), "slt"))
 
     # ------------------------------------------------------------------ #
     # Elementwise                                                        #
@@ -1038,7 +1083,7 @@ class Operators(RandomOperators, ScanOperators):
         keep = self._bool(keepdim, name, "keepdim")
         v = t.value
         if not rules.is_float(_elem(v)):
-            raise ArgumentError(f"{name}: argument 'arg' must be a floating-point tensor, got {t.dtype!r}")
+            raise ArgumentError(f"{name}: argument 'arg' must be a floating-point tensor, got {t.dtype()!r}")
         if _elem(v) in HALF:
             v = self._cast(v, f32)
         props: dict[str, Attribute] = {"dims": fusion.int_list(ds), "correction": IntegerAttr(corr, i64)}
@@ -1078,13 +1123,13 @@ class Operators(RandomOperators, ScanOperators):
     # ------------------------------------------------------------------ #
 
     def _keep_dtype(self, out: Tensor, like: Tensor) -> Tensor:
-        return out if out.dtype == like.dtype else self.cast(out, like.dtype)  # type: ignore[return-value]
+        return out if out.dtype() == like.dtype() else self.cast(out, like.dtype())  # type: ignore[return-value]
 
     def silu(self, arg: object) -> Tensor:
         """`x * sigmoid(x)`, in the input's floating-point type."""
         t = self._tensor(arg, "silu", "arg")
         if not rules.is_float(_elem(t.value)):
-            raise ArgumentError(f"silu: argument 'arg' must be a floating-point tensor, got {t.dtype!r}")
+            raise ArgumentError(f"silu: argument 'arg' must be a floating-point tensor, got {t.dtype()!r}")
         return self._keep_dtype(self.mul(t, self.sigmoid(t)), t)  # type: ignore[arg-type]
 
     def clamp(self, arg: object, min: object = None, max: object = None) -> Tensor:

@@ -229,7 +229,7 @@ def test_inputs_and_outputs_handles() -> None:
         assert len(t0.shape()) == 2 and t0.shape()[1].constant == 3
     assert fd.inputs() == [t0, s0]
     assert fd.outputs() == [t1]
-    assert t0.ndim == 2 and t0.dtype == DataType.Float and s0.dtype == DataType.Int
+    assert t0.ndim == 2 and t0.dtype() == DataType.Float and s0.dtype() == DataType.Int
     assert repr(t1).startswith("Tensor(index=")
 
 
@@ -318,3 +318,30 @@ def test_uneven_sharding_is_an_error() -> None:
             fd.add_output(fd.ops.neg(t0))
             t0.set_device_mesh(DeviceMesh([0, 1]))
             t0.axis(0).parallelize(ParallelType.mesh_x)
+
+
+def test_handle_methods_as_nvfuser(run_fusion) -> None:
+    # nvFuser's Val.is_tensor(), TensorView.ndim, .shape() and .dtype() (a method), as its
+    # test_nextafter uses them: nextafter of every pair of tensors and scalars, adding the
+    # tensors as outputs
+    x32 = torch.tensor([0.0, 1.0, -2.0, 3.5])
+    x64 = torch.tensor([1.0, 0.0, 5.0, -1.0], dtype=torch.float64)
+    with FusionDefinition() as fd:
+        t0, t1 = fd.from_pytorch(x32), fd.from_pytorch(x64)
+        s0 = fd.define_scalar(1.0, dtype=DataType.Float)
+        s1 = fd.define_scalar(-1.0, dtype=DataType.Double)
+        assert t0.is_tensor() and not s0.is_tensor()
+        assert t0.ndim == 1 and len(t0.shape()) == 1
+        assert t0.dtype() == DataType.Float and t1.dtype() == DataType.Double and s1.dtype() == DataType.Double
+        for a in (t0, t1, s0, s1):
+            for b in (t0, t1, s0, s1):
+                t = fd.ops.nextafter(a, b)
+                if t.is_tensor():
+                    fd.add_output(t)
+    outs = run_fusion(fd, [x32, x64])
+    values = [x32, x64, 1.0, -1.0]
+    expected = [torch.nextafter(torch.as_tensor(a), torch.as_tensor(b))
+                for a in values for b in values if isinstance(a, torch.Tensor) or isinstance(b, torch.Tensor)]
+    assert len(outs) == len(expected)
+    for out, e in zip(outs, expected, strict=True):
+        check(out, e)
