@@ -1000,8 +1000,11 @@ class Operators(RandomOperators, ScanOperators):
 
     def embedding_fwd(self, input: object, weight: object, padding_idx: object = None, max_norm: object = None,
                       norm_type: object = None, scale_grad_by_freq: object = None, sparse: object = None) -> Tensor:
-        """torch.nn.functional.embedding(input, weight): padding_idx, scale_grad_by_freq and sparse
-        only change the gradient; max_norm (renormalizing weight rows) is not supported."""
+        """torch.nn.functional.embedding(input, weight, ...): padding_idx, scale_grad_by_freq and
+        sparse only change the gradient. With `max_norm`, each looked-up row whose `norm_type`
+        norm (2 by default) exceeds max_norm is scaled by max_norm / (norm + 1e-7), as torch
+        renormalizes it; the output is what torch returns, and the weight is not modified
+        (torch renormalizes the rows of its weight in place; nvFuser never writes an input)."""
         name = "embedding_fwd"
         self._open(name)
         idx = self._tensor(input, name, "input")
@@ -1010,9 +1013,29 @@ class Operators(RandomOperators, ScanOperators):
                        ("scale_grad_by_freq", scale_grad_by_freq), ("sparse", sparse)):
             if x is not None:
                 self._scalar_operand(x, name, arg)
-        if max_norm is not None:
-            raise NotSupportedError("not supported: embedding_fwd with max_norm (the weight renormalization)")
-        return self._tensor_op(name, lambda: _make(fusion.EmbeddingOp, [idx.value, w.value]))
+        out = self._tensor_op(name, lambda: _make(fusion.EmbeddingOp, [idx.value, w.value]))
+        if max_norm is None:
+            return out
+        if w.ndim != 2:
+            raise ArgumentError(f"{name}: max_norm needs a 2-D weight, got rank {w.ndim}")
+        self._scalar_operand(max_norm, name, "max_norm")
+        return self._renorm_rows(out, max_norm, 2.0 if norm_type is None else norm_type)
+
+    def _renorm_rows(self, rows: Tensor, max_norm: object, p: object) -> Tensor:
+        """`rows` (the last dim a row) scaled by max_norm / (norm + 1e-7) where the row's
+        p-norm exceeds max_norm, computed in f32 (f64 for f64) and cast back."""
+        et = rows.dtype()
+        ct = DataType.Double if et == DataType.Double else DataType.Float
+        x = self.cast(rows, ct)
+        if isinstance(p, numbers.Real) and float(p) == 2.0:
+            norm = self.sqrt(self.sum(self.mul(x, x), [-1], True))
+        elif isinstance(p, numbers.Real) and float(p) == 1.0:
+            norm = self.sum(self.abs(x), [-1], True)
+        else:
+            norm = self.pow(self.sum(self.pow(self.abs(x), p), [-1], True), self.reciprocal(p))
+        limit = self.cast(max_norm, ct)
+        scale = self.where(self.gt(norm, limit), self.div(limit, self.add(norm, 1e-7)), 1.0)
+        return self.cast(self.mul(x, scale), et)  # type: ignore[return-value]
 
     # ------------------------------------------------------------------ #
     # Reductions                                                         #
