@@ -181,8 +181,12 @@ class Operators(RandomOperators, ScanOperators):
         return self._operand(x, name, arg)
 
     def _bool(self, x: object, name: str, arg: str) -> bool:
+        """A bool argument; the ints 0 and 1 are False and True, as nvFuser's bindings convert
+        them (nvFuser's test_issue4888 passes `manual_normalization=0`)."""
+        if isinstance(x, numbers.Integral) and not isinstance(x, bool) and x in (0, 1):
+            return bool(x)
         if not isinstance(x, bool):
-            raise ArgumentError(f"{name}: argument '{arg}' must be a bool, got {_kind(x)}")
+            raise ArgumentError(f"{name}: argument '{arg}' must be a bool (or 0 or 1), got {_kind(x)}")
         return x
 
     def _int(self, x: object, name: str, arg: str) -> int:

@@ -73,7 +73,7 @@ def test_unsupported_dtypes_and_features() -> None:
         (lambda fd, t: fd.ops.sum(t, dims="a"), TypeError, "sum: argument 'dims' must be a list of ints"),
         (lambda fd, t: fd.ops.sum(t, [2]), ValueError, "sum: argument 'dims' entry 2 is out of range for a tensor of rank 2"),
         (lambda fd, t: fd.ops.sum(t, [0, -2]), ValueError, "sum: argument 'dims' repeats dimension -2"),
-        (lambda fd, t: fd.ops.sum(t, [0], keepdim=1), TypeError, "sum: argument 'keepdim' must be a bool"),
+        (lambda fd, t: fd.ops.sum(t, [0], keepdim=2), TypeError, "sum: argument 'keepdim' must be a bool"),
         (lambda fd, t: fd.ops.cast(t, torch.float32), TypeError, "cast: argument 'dtype' must be a DataType"),
         (lambda fd, t: fd.ops.broadcast_in_dim(t, [2, 3, 4], [0]), ValueError, "broadcast_in_dim: argument 'broadcast_dims' has 1 entries, but the input has rank 2"),
         (lambda fd, t: fd.ops.broadcast_in_dim(t, [2, 3, 4], [2, 1]), ValueError, "must be strictly increasing"),

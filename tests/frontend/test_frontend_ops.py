@@ -532,6 +532,19 @@ def test_slice(run_fusion) -> None:
     check(out1, x[0:6:2, 1:8:3])
 
 
+def test_bool_arguments_take_0_and_1(run_fusion) -> None:
+    # nvFuser's bindings convert ints to their bool parameters (its test_issue4888 passes
+    # slice(..., manual_normalization=0)); keepdim=1 keeps the reduced dimension
+    x = randn(4, 6)
+    with FusionDefinition() as fd:
+        t0 = fd.define_tensor([-1, -1])
+        fd.add_output(fd.ops.slice(t0, [0, 1], [4, 5], [1, 1], manual_normalization=0))
+        fd.add_output(fd.ops.sum(t0, [1], keepdim=1))
+    out0, out1 = run_fusion(fd, [x])
+    check(out0, x[0:4, 1:5])
+    check(out1, x.sum(1, keepdim=True))
+
+
 def test_slice_negative_indices(run_fusion) -> None:
     x = randn(6, 8)
     with FusionDefinition() as fd:
