@@ -976,7 +976,12 @@ class Operators(RandomOperators, ScanOperators):
         return self._tensor_op(name, lambda: _make(cls, operands, props))
 
     def index_select(self, arg: object, index: object, dim: object) -> Tensor:
-        """torch.index_select(arg, dim, index): index is 1-D (int32 or int64)."""
+        """torch.index_select(arg, dim, index): index is 1-D (int32 or int64), or 0-d, which
+        selects one entry and keeps `dim` with extent 1 (as torch does)."""
+        if isinstance(index, Tensor) and index.ndim == 0:
+            self._open("index_select")
+            self._fd._own(index, "index_select: argument 'index'")
+            index = self.broadcast_in_dim(index, [1], [])
         return self._indexing("index_select", fusion.IndexSelectOp, arg, index, dim)
 
     def gather(self, arg: object, index: object, dim: object) -> Tensor:
@@ -988,10 +993,16 @@ class Operators(RandomOperators, ScanOperators):
         return self._indexing("take_along_axis", fusion.TakeAlongAxisOp, arg, index, dim)
 
     def scatter(self, arg: object, index: object, src: object, dim: object) -> Tensor:
-        """torch.scatter(arg, dim, index, src) out of place (no reduce); src a Tensor of the index's shape."""
+        """torch.scatter(arg, dim, index, src) out of place (no reduce); src a Tensor of the
+        index's shape, or a scalar (a Scalar or a number) written at every index, as
+        torch.scatter's `value` form is."""
         if not isinstance(src, Tensor):
-            self._open("scatter")
-            raise NotSupportedError("not supported: scatter of a scalar src (give a Tensor of the index's shape)")
+            name = "scatter"
+            self._open(name)
+            t = self._tensor(arg, name, "arg")
+            idx = self._tensor(index, name, "index")
+            value = self._scalar_operand(src, name, "src")
+            src = self.full(idx.shape(), Scalar(self._fd, value, -1), t.dtype())
         return self._indexing("scatter", fusion.ScatterOp, arg, index, dim, src)
 
     def index_put_accumulate(self, acc: object, index: object, value: object) -> Tensor:

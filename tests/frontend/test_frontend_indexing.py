@@ -267,6 +267,32 @@ def test_scatter_unique_3d(run_fusion, dim: int) -> None:
     check(out, torch.scatter(x, dim, index, src))
 
 
+@pytest.mark.parametrize("src", [1.5, "scalar input"])
+def test_scatter_scalar_src(run_fusion, src: object) -> None:
+    # nvFuser's test_scatter_scalar_src: a Double scalar src is written at every index
+    # (torch.scatter's value form)
+    x = randn(6, 5)
+    index = torch.topk(x, k=3, dim=0).indices
+    with FusionDefinition() as fd:
+        t0 = fd.define_tensor([-1, -1])
+        t1 = fd.define_tensor([-1, -1], dtype=DataType.Int)
+        s = fd.define_scalar(None, dtype=DataType.Double) if src == "scalar input" else src
+        fd.add_output(fd.ops.scatter(t0, t1, s, 0))
+    (out,) = run_fusion(fd, [x, index] + ([2.25] if src == "scalar input" else []))
+    check(out, torch.scatter(x, 0, index, 2.25 if src == "scalar input" else src))
+
+
+@pytest.mark.parametrize("dim", [0, 1])
+def test_index_select_0d_index(run_fusion, dim: int) -> None:
+    # nvFuser's test_index_select_scalar_indices: a 0-d index keeps `dim` with extent 1
+    x = randn(4, 5)
+    i = torch.tensor(2, device=DEVICE)
+    with FusionDefinition() as fd:
+        fd.add_output(fd.ops.index_select(fd.from_pytorch(x), fd.from_pytorch(i), dim))
+    (out,) = run_fusion(fd, [x, i])
+    check(out, torch.index_select(x, dim, i))
+
+
 def test_scatter_fused_around(run_fusion) -> None:
     """Computed input and source (own kernels), then a pointwise consumer of the result;
     the input stays unchanged."""
