@@ -900,6 +900,8 @@ class FusionDefinition:
                 f"{type(inputs).__name__}"
             )
         if len(inputs) != len(self._inputs):
+            inputs = self._group_vector_entries(inputs)
+        if len(inputs) != len(self._inputs):
             listed = ", ".join(describe(i, s) for i, s in enumerate(self._inputs)) or "none"
             raise InputTypeError(
                 f"execute: the fusion takes {len(self._inputs)} inputs, got {len(inputs)} "
@@ -946,6 +948,20 @@ class FusionDefinition:
         for i, values in reversed(vectors):  # a vector input is one argument per entry
             args[i : i + 1] = values
         return args, target
+
+    def _group_vector_entries(self, inputs: Sequence[Any]) -> Sequence[Any]:
+        """`inputs` with each `define_vector(n)` input given as its n entries, one input each
+        (the layout nvFuser's `execute` takes, where a vector's entries are fusion inputs),
+        grouped into one list per vector; `inputs` unchanged when their count is not that."""
+        sizes = [len(s.items) if isinstance(s, VectorInput) else None for s in self._inputs]
+        if all(n is None for n in sizes) or len(inputs) != sum(1 if n is None else n for n in sizes):
+            return inputs
+        grouped: list[Any] = []
+        pos = 0
+        for n in sizes:
+            grouped.append(inputs[pos] if n is None else list(inputs[pos : pos + n]))
+            pos += 1 if n is None else n
+        return grouped
 
     @staticmethod
     def _target_device(

@@ -255,6 +255,18 @@ def test_reshape_by_a_symbolic_vector(run_fusion: RunFusion, shape: object) -> N
     check(out, x.reshape(*[int(e) for e in given]))
 
 
+def test_vector_entries_given_one_input_each(run_fusion: RunFusion) -> None:
+    # nvFuser's test_slice: the entries of each define_vector(3) are inputs of their own
+    x = randn(2, 5, 10)
+    with FusionDefinition() as fd:
+        t = fd.define_tensor([-1, -1, -1])
+        fd.add_output(fd.ops.slice(t, fd.define_vector(3), fd.define_vector(3)))
+    (out,) = run_fusion(fd, [x, 0, 1, 2, *x.shape])
+    check(out, x[:, 1:, 2:])
+    (out,) = run_fusion(fd, [x, [0, 1, 2], list(x.shape)])  # or one list each
+    check(out, x[:, 1:, 2:])
+
+
 def test_vector_of_wrong_length_is_refused(run_fusion: RunFusion) -> None:
     with pytest.raises(ArgumentError, match=r"a vector of 2 Int scalars\): expects 2 entries, got 3"):
         run_fusion(_reshape_by_vector(), [randn(12), [1, 2, 6]])
