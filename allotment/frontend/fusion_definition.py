@@ -178,6 +178,8 @@ class FusionDefinition:
         self._inputs: list[Input] = []
         self._outputs: list[_Output] = []
         self._tensors: list[Tensor] = []
+        self._stride_orders: dict[SSAValue, list[int]] = {}
+        """The layout `fd.ops.stride_order` asked of a value (its output's, when one is)."""
         self._scalar_count = 0
         self._constants: dict[tuple[Any, ...], Scalar] = {}
         self._module: ModuleOp | None = None
@@ -624,6 +626,8 @@ class FusionDefinition:
         if alias_input is not None:
             alias_pos = self._check_alias(output, alias_input)
         order: list[int] | None = None
+        if stride_order is None and isinstance(output, Tensor):  # fd.ops.stride_order's
+            stride_order = self._stride_orders.get(output.value)
         if stride_order is not None and (not isinstance(stride_order, Sequence) or len(stride_order) > 0):
             if not isinstance(output, Tensor):
                 raise ArgumentError(f"{what}: 'stride_order' needs a Tensor output")

@@ -585,12 +585,19 @@ class Operators(RandomOperators, ScanOperators):
         return self._unary("segment_set", fusion.SetOp, False, arg)  # type: ignore[arg-type]
 
     def stride_order(self, arg: object, stride_order: Sequence[int]) -> Tensor:
-        """A copy of `arg`; the layout request is not represented (results are row-major)."""
+        """A copy of `arg` laid out in `stride_order` (as define_tensor's: entry d is dimension
+        d's rank, the highest outermost). Where the copy is an output, the order is its
+        result's `fusion.stride_order` in the IR (as `add_output(t, stride_order=...)` gives),
+        which fusion-allocate makes the output buffer's layout; elsewhere a layout changes
+        no value."""
+        self._open("stride_order")
         t = self._tensor(arg, "stride_order", "arg")
         from allotment.frontend.inputs import check_stride_order
 
-        check_stride_order(stride_order, t.ndim, "stride_order")  # type: ignore[arg-type]
-        return self.set(t)  # type: ignore[return-value]
+        order = check_stride_order(stride_order, t.ndim, "stride_order")  # type: ignore[arg-type]
+        out = self.set(t)
+        self._fd._stride_orders[out.value] = order
+        return out  # type: ignore[return-value]
 
 
     def triu(self, arg: object, diagonal: object = 0) -> Tensor:

@@ -26,6 +26,33 @@ def test_from_pytorch_transposed_input(run_fusion) -> None:
     check(out, x * 2.0)
 
 
+@pytest.mark.parametrize("order", [[0, 1, 2], [2, 0, 1], [1, 2, 0]])
+def test_stride_order_op_sets_the_output_layout(run_fusion, order: list[int]) -> None:
+    # nvFuser's test_output_stride_order: fd.ops.stride_order(t, order) before add_output
+    # gives the output that layout (entry d: dimension d's rank, the highest outermost)
+    x = randn(2, 3, 4)
+    with FusionDefinition() as fd:
+        t = fd.ops.stride_order(fd.ops.add(fd.from_pytorch(x), 3.0), order)
+        fd.add_output(t)
+    assert "stride_order" in fd.ir()
+    (out,) = run_fusion(fd, [x])
+    check(out, x + 3.0)
+    by_rank = sorted(range(3), key=lambda d: -order[d])  # outermost first
+    assert [out.stride(d) for d in by_rank] == sorted(out.stride(), reverse=True)
+
+
+def test_stride_order_op_of_a_broadcast(run_fusion) -> None:
+    # nvFuser's test_broadcast_and_stride_order: dimension 0 innermost; the size-1 broadcast
+    # dimension takes the stride of the dimension inside it
+    x = randn(2, 3, 4)
+    with FusionDefinition() as fd:
+        b = fd.ops.broadcast(fd.from_pytorch(x), is_broadcast_dim=[False, True, False, False])
+        fd.add_output(fd.ops.stride_order(b, stride_order=[0, 1, 2, 3]))
+    (out,) = run_fusion(fd, [x])
+    check(out, x.unsqueeze(1))
+    assert out.stride() == (1, 2, 2, 6)
+
+
 def test_stride_order_column_major(run_fusion) -> None:
     x = randn(4, 6).t()
     with FusionDefinition() as fd:
