@@ -246,7 +246,8 @@ def check_layout(what: Callable[[], str], spec: TensorInput, sizes: list[int], s
         return text + ")"
 
     if spec.stride_order is not None:
-        real = [d for d in order if sizes[d] > 1]
+        # expanded broadcasts (stride 0, contiguity None) sit anywhere in the order
+        real = [d for d in order if sizes[d] > 1 and not (d in spec.expanded and strides[d] == 0)]
         for outer, inner in zip(real, real[1:]):
             if strides[outer] < strides[inner]:
                 raise InputTypeError(

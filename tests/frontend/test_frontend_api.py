@@ -53,6 +53,18 @@ def test_stride_order_op_of_a_broadcast(run_fusion) -> None:
     assert out.stride() == (1, 2, 2, 6)
 
 
+def test_stride_order_with_an_expanded_broadcast_outermost(run_fusion) -> None:
+    # nvFuser's test_stride_order_with_explicit_broadcast: dimension 1 (extent 16, stride 0,
+    # contiguity None) is outermost in the stride order; a stride-0 dimension sits anywhere
+    x = torch.randn(6, device=DEVICE).as_strided((2, 16, 3), (3, 0, 1))
+    with FusionDefinition() as fd:
+        t = fd.define_tensor(shape=[-1, 16, 3], contiguity=[None, True, True], dtype=DataType.Float,
+                             stride_order=[1, 2, 0])
+        fd.add_output(fd.ops.mul(t, 3.0))
+    (out,) = run_fusion(fd, [x])
+    check(out, x * 3.0)
+
+
 def test_stride_order_column_major(run_fusion) -> None:
     x = randn(4, 6).t()
     with FusionDefinition() as fd:
