@@ -30,6 +30,8 @@ import time evaluate as on the GPU. Skips count as failures.
     python benchmarks/nvfuser_frontend_tests.py --git-dir FUSER --commit 81c4b22
     python benchmarks/nvfuser_frontend_tests.py --test-file /tmp/t.py --utils-dir DIR -k embedding
 
+On the CPU, `CPU_TOO_LARGE` tests are not run and count as failures.
+
 Prints one line per test that did not pass, then `passed P of N` (the exit code
 is 0 when every collected test passed).
 """
@@ -46,6 +48,10 @@ import textwrap
 from pathlib import Path
 
 TEST_PATH = "tests/python/direct/test_python_frontend.py"
+
+CPU_TOO_LARGE = ("test_issue4888",)
+"""Tests not run on the CPU, and counted as failures there: their inputs (1x32x4096x4096
+bf16) take Triton's interpreter far past any time limit."""
 UTILS_PATH = "tests/python/direct_utils"
 
 _SHIM_INIT = '''\
@@ -222,9 +228,16 @@ def main() -> int:
         count = _Count()
         args = [str(target), "-p", "no:cacheprovider", "-q", "--tb=short" if a.v else "--tb=no", "-rN",
                 "--rootdir", str(root / "tests"), "-W", "ignore"]
+        not_run = list(CPU_TOO_LARGE) if cpu else []
         if a.k:
             args += ["-k", a.k]
+        for name in not_run:
+            args += ["--deselect", f"{target}::{name}"]
         pytest.main(args, plugins=[count])
+        if not a.k:
+            for name in not_run:
+                count.outcome[name] = "not-run"
+                count.why[name] = "not run on the CPU (too large for Triton's interpreter)"
     failed = sorted(n for n, o in count.outcome.items() if o != "passed")
     for n in failed:
         print(f"{count.outcome[n]:8} {n.split('::', 1)[-1]}: {count.why.get(n, '')}")
