@@ -693,7 +693,9 @@ class Operators(RandomOperators, ScanOperators):
         """Places `arg`'s dimensions at `broadcast_dims` of a tensor of `shape`.
 
         A -1 in `shape` at a mapped dimension keeps the input's extent; new
-        dimensions get the given extent (size-1 broadcast, then expanded).
+        dimensions get the given extent (size-1 broadcast, then expanded). With no new
+        dimension (`broadcast_dims` every output dimension) it is `fusion.expand`, the op
+        `expand` builds, as nvFuser builds no broadcast there.
         """
         name = "broadcast_in_dim"
         self._open(name)
@@ -724,6 +726,9 @@ class Operators(RandomOperators, ScanOperators):
                 e = self._extent(t.value, dims.index(d))
             resolved.append(e)
         static, dynamic = self._split(resolved)
+        if dims == list(range(len(entries))):  # no new dimension: the same fusion as expand's
+            props = {"static_shape": fusion.int_list(static)}
+            return self._tensor_op(name, lambda: _make(fusion.ExpandOp, [t.value, dynamic], props))
         props = {"static_shape": fusion.int_list(static), "broadcast_dims": fusion.int_list(dims)}
         return self._tensor_op(name, lambda: _make(fusion.BroadcastInDimOp, [t.value, dynamic], props))
 
