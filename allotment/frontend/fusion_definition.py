@@ -60,7 +60,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from allotment.backend.host_runtime import InputTypeError
 from allotment.dialects import fusion
-from allotment.errors import ArgumentError, UnsupportedError
+from allotment.errors import ArgumentError, RunError, UnsupportedError
 from allotment.frontend.datatypes import (
     DataType,
     check_dtype,
@@ -824,6 +824,39 @@ class FusionDefinition:
                 return list(out)
         return self._execute(inputs, device, self._run, accept=device is None, seed=seed)
 
+    def validate(
+        self,
+        inputs: Sequence[Any],
+        reference_outputs: Sequence[torch.Tensor] | None = None,
+        device: int | str | torch.device | None = None,
+        **kwargs: Any,
+    ) -> list[torch.Tensor]:
+        """Runs the fusion (as `execute`) and checks its outputs against `reference_outputs`,
+        or, where none are given, against `allotment.reference.evaluate` of the fusion's IR on
+        the same inputs (nvFuser checks against its ATen evaluation). Tolerances by dtype
+        (exact for integers and Bool); a mismatch raises `allotment.RunError` naming the
+        output. Returns the outputs."""
+        outputs = self.execute(inputs, device=device, **kwargs)
+        if reference_outputs is None:
+            from allotment.ir import find_function, parse_module
+            from allotment.reference import evaluate
+
+            def reference(text: str, args: list[Any], target: torch.device) -> list[Any]:
+                return evaluate(find_function(parse_module(text), self.FUNCTION_NAME), args, device=target)
+
+            reference_outputs = self._execute(inputs, device, reference)
+        if len(reference_outputs) != len(outputs):
+            raise ArgumentError(
+                f"validate: {len(reference_outputs)} reference outputs for {len(outputs)} outputs")
+        for k, (got, want) in enumerate(zip(outputs, reference_outputs, strict=True)):
+            tol = _TOLERANCES.get(want.dtype, (0.0, 0.0)) if isinstance(want, torch.Tensor) else (0.0, 0.0)
+            try:
+                torch.testing.assert_close(got, torch.as_tensor(want, device=got.device), rtol=tol[0],
+                                           atol=tol[1], equal_nan=True, check_dtype=True)
+            except AssertionError as e:
+                raise RunError(f"validate: output #{k} differs from the reference: {e}") from None
+        return outputs
+
     def _execute(self, inputs: Sequence[Any], device: Any, run: RunFn, accept: bool = False,
                  seed: int | None = None) -> list[torch.Tensor]:
         args, target = self._prepare_inputs(inputs, device)
@@ -1021,6 +1054,13 @@ class FusionDefinition:
         args, target = self._prepare_inputs(inputs, device)
         args = self._with_rng_seed(args, target)
         return self._executable(self.ir(), args, target), args
+
+
+_TOLERANCES = {
+    torch.float64: (1e-7, 1e-7), torch.float32: (1e-5, 1e-5),
+    torch.float16: (1e-3, 1e-3), torch.bfloat16: (1.6e-2, 1e-2),
+}
+"""(rtol, atol) of `validate` by dtype; others (integers, Bool) compare exactly."""
 
 
 def default_device() -> torch.device:

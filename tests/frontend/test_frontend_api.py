@@ -384,3 +384,21 @@ def test_handle_methods_as_nvfuser(run_fusion) -> None:
     assert len(outs) == len(expected)
     for out, e in zip(outs, expected, strict=True):
         check(out, e)
+
+
+def test_validate_checks_outputs_against_the_reference() -> None:
+    # nvFuser's FusionDefinition.validate (its test_dynamic_full: exec_nvfuser(...,
+    # validate_results=True)): the outputs, checked against a reference evaluation
+    from allotment.errors import RunError
+
+    x = randn(5, 10)
+    with FusionDefinition() as fd:
+        c4, c5 = fd.define_scalar(None, dtype=DataType.Int), fd.define_scalar(None, dtype=DataType.Int)
+        c6 = fd.define_scalar(None, dtype=DataType.Float)
+        t1 = fd.define_tensor([-1, -1])
+        fd.add_output(fd.ops.add(fd.ops.full((c4, c5), c6, DataType.Float), t1))
+    (out,) = fd.validate([5, 10, 2.5, x])
+    check(out, x + 2.5)
+    fd.validate([5, 10, 2.5, x], [x + 2.5])
+    with pytest.raises(RunError, match="validate: output #0 differs"):
+        fd.validate([5, 10, 2.5, x], [x + 2.0])
