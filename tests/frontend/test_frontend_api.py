@@ -113,6 +113,23 @@ def test_output_stride_order(run_fusion) -> None:
     assert out.stride() == (1, 3)
 
 
+@pytest.mark.parametrize(("sizes", "strides", "contiguity", "order"), [
+    # from nvFuser's test_compute_tensor_descriptor: a stride-0 dimension keeps its own
+    # position among the others, sorted by stride
+    ([2, 3, 1, 5, 4], [28, 4, 14, 0, 1], [False, None, True, None, True], [4, 2, 3, 1, 0]),
+    ([2, 2, 1, 1, 2, 2, 2], [8, 4, 3, 9, 2, 0, 1], [None, True, True, None, True, None, True], [5, 4, 3, 6, 2, 1, 0]),
+    ([2, 2, 1, 2, 4, 2], [2, 32, 1, 8, 0, 4], [False, True, True, False, None, None], [2, 5, 0, 4, 1, 3]),
+    ([2, 2, 2, 2], [8, 4, 0, 2], [True, True, None, False], [3, 2, 1, 0]),
+])
+def test_tensor_descriptor_as_nvfuser(sizes, strides, contiguity, order, run_fusion) -> None:
+    assert tensor_descriptor(sizes, strides) == (contiguity, order)
+    x = torch.randn(sum((n - 1) * s for n, s in zip(sizes, strides)) + 1, device=DEVICE).as_strided(sizes, strides)
+    with FusionDefinition() as fd:  # from_pytorch takes the same descriptor
+        fd.add_output(fd.ops.mul(fd.from_pytorch(x), 2.0))
+    (out,) = run_fusion(fd, [x])
+    check(out, x * 2.0)
+
+
 def test_compute_contiguity_and_descriptor() -> None:
     assert compute_contiguity([2, 1, 4], [4, 4, 1]) == [True, None, True]
     assert compute_contiguity([2, 3], [6, 1]) == [False, True]
