@@ -357,6 +357,13 @@ def compile(
     f = find_function(module, function)
     if f.is_declaration:
         raise ArgumentError(f"compile: @{f.sym_name.data} is a declaration; a fusion needs a body to compile")
+    from allotment.passes.complex_parts import has_complex
+
+    if has_complex(f):
+        raise CompileError(
+            f"compile: @{f.sym_name.data} has complex values, which the kernels hold as their real "
+            "parts: split it first (allotment.passes.complex_parts.split_complex, as "
+            "FusionDefinition.execute does) and pass the parts")
     if _is_sharded(f):  # one program per rank, collectives through torch.distributed
         from allotment.backend.distributed import DistributedExecutable
 

@@ -95,7 +95,6 @@ from allotment.dialects import fusion_rules as rules
 from allotment.dialects.fusion_rules import (
     DYNAMIC,
     Category,
-    category,
     element_type_of,
     fmt_shape,
     type_name,
@@ -315,8 +314,18 @@ class FusionOp(IRDLOperation, ABC):
     def infer_result_types(self) -> list[Attribute]:
         """The result types the operands and properties imply (no encoding)."""
 
+    COMPLEX: ClassVar[bool] = False
+    """Whether the op takes complex (`complex<f32>`, `complex<f64>`) tensors and scalars."""
+
     def verify_(self) -> None:
         # Messages are built only on failure: verification is on the hot path.
+        if not self.COMPLEX:
+            for v in (*self.operands, *self.results):
+                if rules.is_complex(element_type_of(v.type)):
+                    raise VerifyException(
+                        f"{self.name} does not take complex values ({type_name(v.type)}); the complex "
+                        "ops are add, sub, mul, div, neg, exp, sqrt, rsqrt, abs, real, imag, where, "
+                        "cast, set, sum and the views")
         for i, v in enumerate(self.operands):
             t = v.type
             if isinstance(t, TensorType):
@@ -484,7 +493,7 @@ class FloatUnaryOp(UnaryOp, ABC):
 
     def result_element_type(self, operand_types: Sequence[Attribute]) -> Attribute:
         t = element_type_of(operand_types[0])
-        return t if rules.is_float(t) else rules.default_type(Category.FLOAT)
+        return t if rules.is_float(t) or rules.is_complex(t) else rules.default_type(Category.FLOAT)
 
 
 @irdl_op_definition
@@ -493,14 +502,45 @@ class NegOp(UnaryOp):
 
     name = "fusion.neg"
     ALLOWS_BOOL: ClassVar[bool] = False
+    COMPLEX: ClassVar[bool] = True
 
 
 @irdl_op_definition
 class AbsOp(UnaryOp):
-    """`|x|`, elementwise. Not defined on i1."""
+    """`|x|`, elementwise. Not defined on i1; of a complex tensor, its modulus (the real
+    type of its parts)."""
 
     name = "fusion.abs"
     ALLOWS_BOOL: ClassVar[bool] = False
+    COMPLEX: ClassVar[bool] = True
+
+    def result_element_type(self, operand_types: Sequence[Attribute]) -> Attribute:
+        return rules.component_type(super().result_element_type(operand_types))
+
+
+@irdl_op_definition
+class RealOp(UnaryOp):
+    """The real part of a complex tensor (of its parts' type); a real tensor itself."""
+
+    name = "fusion.real"
+    COMPLEX: ClassVar[bool] = True
+
+    def result_element_type(self, operand_types: Sequence[Attribute]) -> Attribute:
+        return rules.component_type(element_type_of(operand_types[0]))
+
+
+@irdl_op_definition
+class ImagOp(UnaryOp):
+    """The imaginary part of a complex tensor (of its parts' type)."""
+
+    name = "fusion.imag"
+    COMPLEX: ClassVar[bool] = True
+
+    def result_element_type(self, operand_types: Sequence[Attribute]) -> Attribute:
+        t = element_type_of(operand_types[0])
+        if not rules.is_complex(t):
+            raise VerifyException(f"{self.name} takes a complex tensor, got {type_name(operand_types[0])}")
+        return rules.component_type(t)
 
 
 @irdl_op_definition
@@ -516,6 +556,7 @@ class ExpOp(FloatUnaryOp):
     """`e^x`, elementwise."""
 
     name = "fusion.exp"
+    COMPLEX: ClassVar[bool] = True
 
 
 @irdl_op_definition
@@ -530,6 +571,7 @@ class SqrtOp(FloatUnaryOp):
     """Square root, elementwise (NaN below 0)."""
 
     name = "fusion.sqrt"
+    COMPLEX: ClassVar[bool] = True
 
 
 @irdl_op_definition
@@ -537,6 +579,7 @@ class RsqrtOp(FloatUnaryOp):
     """`1 / sqrt(x)`, elementwise."""
 
     name = "fusion.rsqrt"
+    COMPLEX: ClassVar[bool] = True
 
 
 @irdl_op_definition
@@ -887,6 +930,7 @@ class AddOp(BinaryOp):
     """`lhs + rhs`, elementwise; on i1 it is a logical or."""
 
     name = "fusion.add"
+    COMPLEX: ClassVar[bool] = True
 
 
 @irdl_op_definition
@@ -894,6 +938,7 @@ class SubOp(BinaryOp):
     """`lhs - rhs`, elementwise. Not defined on i1."""
 
     name = "fusion.sub"
+    COMPLEX: ClassVar[bool] = True
     ALLOWS_BOOL: ClassVar[bool] = False
 
 
@@ -902,6 +947,7 @@ class MulOp(BinaryOp):
     """`lhs * rhs`, elementwise; on i1 it is a logical and."""
 
     name = "fusion.mul"
+    COMPLEX: ClassVar[bool] = True
 
 
 @irdl_op_definition
@@ -916,6 +962,7 @@ class DivOp(BinaryOp):
     """
 
     name = "fusion.div"
+    COMPLEX: ClassVar[bool] = True
     ALLOWS_BOOL: ClassVar[bool] = False
 
 
@@ -1155,10 +1202,12 @@ class WhereOp(ElementwiseOp):
 
     `pred` is an i1 tensor or scalar; the three operands broadcast together.
     The result type is the promoted type of `on_true` and `on_false`; when both
-    are scalars, the default type of their highest category (f32 or i64).
+    are scalars, their promoted type as if they were tensors (`index` counting as i64):
+    nvFuser's where of two Double scalars is Double, of two Int32 scalars Int32.
     """
 
     name = "fusion.where"
+    COMPLEX: ClassVar[bool] = True
 
     pred = operand_def()
     on_true = operand_def()
@@ -1187,7 +1236,8 @@ class WhereOp(ElementwiseOp):
         values = list(operand_types[1:])
         if any(isinstance(t, TensorType) for t in values):
             return rules.promote(values)
-        return rules.default_type(max(category(t) for t in values))
+        a, b = (i64 if isinstance(t, IndexType) else t for t in values)
+        return rules.promote_pair(a, b)
 
 
 # --------------------------------------------------------------------------- #
@@ -1203,6 +1253,7 @@ class CastOp(FusionOp):
     """
 
     name = "fusion.cast"
+    COMPLEX: ClassVar[bool] = True
 
     input = operand_def(TensorType)
     result = result_def(TensorType)
@@ -1227,6 +1278,7 @@ class SetOp(ElementwiseOp):
     """
 
     name = "fusion.set"
+    COMPLEX: ClassVar[bool] = True
 
     input = operand_def(TensorType)
     result = result_def(TensorType)
@@ -1363,6 +1415,7 @@ class BroadcastInDimOp(FusionOp):
     """
 
     name = "fusion.broadcast_in_dim"
+    COMPLEX: ClassVar[bool] = True
 
     input = operand_def(TensorType)
     shape = var_operand_def(IndexType)
@@ -1413,6 +1466,7 @@ class ExpandOp(FusionOp):
     """
 
     name = "fusion.expand"
+    COMPLEX: ClassVar[bool] = True
 
     input = operand_def(TensorType)
     shape = var_operand_def(IndexType)
@@ -1454,6 +1508,7 @@ class ReshapeOp(FusionOp):
     """
 
     name = "fusion.reshape"
+    COMPLEX: ClassVar[bool] = True
 
     input = operand_def(TensorType)
     shape = var_operand_def(IndexType)
@@ -1505,6 +1560,7 @@ class PermuteOp(FusionOp):
     """Reorders dimensions: result dimension i is input dimension `dims[i]`."""
 
     name = "fusion.permute"
+    COMPLEX: ClassVar[bool] = True
 
     input = operand_def(TensorType)
     dims = prop_def(DenseArrayBase)
@@ -1529,6 +1585,7 @@ class SqueezeOp(FusionOp):
     """Removes the listed dimensions, each of static extent 1."""
 
     name = "fusion.squeeze"
+    COMPLEX: ClassVar[bool] = True
 
     input = operand_def(TensorType)
     dims = prop_def(DenseArrayBase)
@@ -1567,6 +1624,7 @@ class SliceOp(FusionOp):
     """
 
     name = "fusion.slice"
+    COMPLEX: ClassVar[bool] = True
 
     input = operand_def(TensorType)
     start = var_operand_def(IndexType)
@@ -1689,6 +1747,7 @@ class CatOp(FusionOp):
     """Concatenates the inputs along `dim`; the other extents must agree."""
 
     name = "fusion.cat"
+    COMPLEX: ClassVar[bool] = True
 
     inputs = var_operand_def(TensorType)
     dim = prop_def(IntegerAttr[I64])
@@ -1781,6 +1840,8 @@ class AccumulatingReductionOp(ReductionOp, ABC):
 
     def result_element_type(self, input_type: Attribute) -> Attribute:
         declared = self.result.type.element_type
+        if rules.is_complex(input_type):  # complex sums stay complex (of the declared width)
+            return declared if rules.is_complex(declared) else input_type
         if rules.is_float(declared):
             return declared
         return input_type if rules.is_float(input_type) else i64
@@ -1791,6 +1852,7 @@ class SumOp(AccumulatingReductionOp):
     """Sum over `dims`."""
 
     name = "fusion.sum"
+    COMPLEX: ClassVar[bool] = True
 
 
 @irdl_op_definition
@@ -2816,7 +2878,7 @@ class SegmentOp(IRDLOperation):
 Fusion = Dialect(
     "fusion",
     [
-        NegOp, AbsOp, ReluOp, ExpOp, LogOp, SqrtOp, RsqrtOp, ReciprocalOp, TanhOp,
+        NegOp, AbsOp, RealOp, ImagOp, ReluOp, ExpOp, LogOp, SqrtOp, RsqrtOp, ReciprocalOp, TanhOp,
         SigmoidOp, SinOp, CosOp, ErfOp, LogicalNotOp,
         AcosOp, AcoshOp, AsinOp, AsinhOp, AtanOp, AtanhOp, CoshOp, SinhOp, TanOp, Exp2Op,
         Expm1Op, Log2Op, Log10Op, Log1pOp, ErfcOp, ErfinvOp, ErfcinvOp, LgammaOp,

@@ -289,6 +289,22 @@ class FusionDefinition:
         self._constants[key] = self._name_scalar(op.results[0], value)
         return op.results[0]
 
+    def _complex_constant(self, value: complex, t: Attribute) -> SSAValue:
+        """A `complex.constant` of complex type `t` (deduplicated)."""
+        from xdsl.dialects import complex as cplx
+
+        parts = t.element_type  # type: ignore[attr-defined]
+        key = (t, repr(value.real), repr(value.imag))
+        found = self._constants.get(key)
+        if found is not None:
+            return found.value
+        op = self._emit(cplx.ConstantOp.from_floats((value.real, value.imag), parts))
+        self._constants[key] = self._name_scalar(op.results[0], value)  # type: ignore[arg-type]
+        return op.results[0]
+
+    def _complex_constant_handle(self, value: complex, t: Attribute) -> Scalar:
+        return Scalar(self, self._complex_constant(value, t), self._scalar_count, value)  # type: ignore[arg-type]
+
     def _constant_handle(self, value: Number, t: Attribute) -> Scalar:
         v = self._constant(value, t)
         return Scalar(self, v, self._scalar_count, value)
@@ -297,6 +313,10 @@ class FusionDefinition:
         """A Python number as a wrapped scalar constant: bool i1, int i64, float f64."""
         from xdsl.dialects.builtin import f64, i1, i64
 
+        if isinstance(x, complex):
+            from allotment.dialects.fusion_rules import c128
+
+            return self._complex_constant(x, c128)
         if isinstance(x, bool):
             return self._constant(x, i1)
         if isinstance(x, numbers.Integral):
@@ -538,7 +558,10 @@ class FusionDefinition:
             self._inputs.append(ScalarInput(handle, dt))
             return handle
         if isinstance(value, complex):
-            raise UnsupportedError("not supported: complex scalars")
+            dt = check_dtype(DataType.ComplexDouble if dtype is None else dtype, f"{what}: argument 'dtype'")
+            if dt not in (DataType.ComplexFloat, DataType.ComplexDouble):
+                raise ArgumentError(f"{what}: the complex value {value!r} needs a complex dtype, got {dt!r}")
+            return self._complex_constant_handle(value, to_element_type(dt))
         if not isinstance(value, numbers.Real):
             raise ArgumentError(
                 f"{what}: argument 'value' must be a bool, int or float, got "
@@ -554,6 +577,8 @@ class FusionDefinition:
             )
         else:
             dt = check_dtype(dtype, f"{what}: argument 'dtype'")
+        if dt in (DataType.ComplexFloat, DataType.ComplexDouble):  # define_scalar(3.0, ComplexFloat)
+            return self._complex_constant_handle(complex(value), to_element_type(dt))
         converted = _convert_number(value, dt, f"{what}: argument 'value'")
         return self._constant_handle(converted, to_element_type(dt))
 
@@ -1040,7 +1065,12 @@ class FusionDefinition:
             compile_fn = _backend_compile()
             # Without tensor inputs the device cannot be inferred: tell the backend.
             where = None if any(isinstance(x, torch.Tensor) for x in args) else str(device)
-            exe = compile_fn(module_text, function=self.FUNCTION_NAME, device=where)
+            split = _complex_split(self.module, self.FUNCTION_NAME)
+            if split is None:
+                exe = compile_fn(module_text, function=self.FUNCTION_NAME, device=where)
+            else:  # complex values: the kernels compute their parts (passes/complex_parts.py)
+                text = _print(ModuleOp([split.function]))
+                exe = _ComplexParts(compile_fn(text, function=self.FUNCTION_NAME, device=where), split)
             self._executables[key] = exe
         return exe
 
@@ -1054,6 +1084,42 @@ class FusionDefinition:
         args, target = self._prepare_inputs(inputs, device)
         args = self._with_rng_seed(args, target)
         return self._executable(self.ir(), args, target), args
+
+
+def _complex_split(module: ModuleOp, name: str) -> Any:
+    """The fusion function split into real parts (`passes.complex_parts`), or None when it
+    has no complex value."""
+    from allotment.ir import find_function
+    from allotment.passes.complex_parts import has_complex, split_complex
+
+    fn = find_function(module, name)
+    return split_complex(fn) if has_complex(fn) else None
+
+
+class _ComplexParts:
+    """An executable of a split function, called with the original arguments: a complex
+    tensor is passed as its parts (`x.real`, `x.imag`, views), a complex scalar as two
+    floats; complex results are put back together (`torch.complex` of the parts)."""
+
+    def __init__(self, exe: Any, split: Any):
+        self._exe = exe
+        self._split = split
+
+    def __call__(self, *args: Any) -> Any:
+        from allotment.passes.complex_parts import join_results
+
+        flat: list[Any] = []
+        for x, is_c in zip(args, self._split.complex_args, strict=True):
+            if not is_c:
+                flat.append(x)
+            elif isinstance(x, torch.Tensor):
+                flat += [x.real, x.imag]
+            else:
+                flat += [complex(x).real, complex(x).imag]
+        outs = self._exe(*flat)
+        single = not isinstance(outs, list | tuple)
+        joined = join_results([outs] if single else list(outs), self._split.complex_results)
+        return joined[0] if single and len(joined) == 1 else joined
 
 
 _TOLERANCES = {

@@ -296,7 +296,7 @@ def check_layout(what: Callable[[], str], spec: TensorInput, sizes: list[int], s
         expected = strides[d] * sizes[d]
 
 
-def scalar_value(position: int, spec: ScalarInput, x: object) -> int | float | bool:
+def scalar_value(position: int, spec: ScalarInput, x: object) -> int | float | bool | complex:
     """The Python value of a scalar input (a number or a 0-d tensor), checked against its dtype."""
     what = lambda: describe(position, spec)  # noqa: E731 - messages only on failure
     if isinstance(x, torch.Tensor):
@@ -316,6 +316,10 @@ def scalar_value(position: int, spec: ScalarInput, x: object) -> int | float | b
         if not -(1 << (bits - 1)) <= int(x) < 1 << (bits - 1):
             raise InputTypeError(f"{what()}: {x} does not fit in {dt!r}")
         return int(x)
+    if dt in (DataType.ComplexFloat, DataType.ComplexDouble):
+        if isinstance(x, bool) or not isinstance(x, numbers.Complex):
+            raise InputTypeError(f"{what()} expects a complex number, got {type(x).__name__} {x!r}")
+        return complex(x)
     if isinstance(x, bool) or not isinstance(x, numbers.Real):
         raise InputTypeError(f"{what()} expects a float, got {type(x).__name__} {x!r}")
     return float(x)

@@ -71,8 +71,8 @@ HALF = (f16, bf16)
 DYNAMIC = DYNAMIC_INDEX
 
 UNSUPPORTED: tuple[str, ...] = (
-    # complex numbers (no tensor here is complex)
-    "isreal", "imag",
+    # complex numbers: isreal (a comparison of complex values)
+    "isreal",
     # normalization and attention primitives, grouped and scaled matmuls
     "batch_norm", "sdpfa_fwd", "sdpfa_bwd", "grouped_mm", "scaled_mm",
 )
@@ -80,7 +80,7 @@ UNSUPPORTED: tuple[str, ...] = (
 
 COMPOSITES: tuple[str, ...] = (
     "silu", "clamp", "threshold", "lerp", "addcmul", "add_alpha", "sub_alpha", "var",
-    "isnan", "isinf", "isposinf", "isneginf", "isfinite", "real", "select", "broadcast",
+    "isnan", "isinf", "isposinf", "isneginf", "isfinite", "select", "broadcast",
 )
 """nvFuser ops built from other dialect ops (`squeeze` of a symbolic extent is a reshape)."""
 
@@ -167,9 +167,7 @@ class Operators(RandomOperators, ScanOperators):
         if isinstance(x, Tensor | Scalar):
             self._fd._own(x, f"{name}: argument '{arg}'")
             return x.value
-        if isinstance(x, complex):
-            raise NotSupportedError(f"not supported: complex scalars ({name}: argument '{arg}')")
-        if isinstance(x, numbers.Real):
+        if isinstance(x, numbers.Real | complex):
             return self._fd._python_scalar(x)  # type: ignore[arg-type]
         raise ArgumentError(
             f"{name}: argument '{arg}' must be a Tensor, a Scalar or a Python number, got {_kind(x)}"
@@ -1248,8 +1246,19 @@ class Operators(RandomOperators, ScanOperators):
         return self.logical_not(self.logical_or(self.isnan(t), self.isinf(t)))  # type: ignore[return-value]
 
     def real(self, arg: object) -> Tensor | Scalar:
-        """The real part: a copy, as no tensor here is complex."""
+        """The real part of a complex tensor (its parts' type); of a real one, a copy."""
+        v = self._operand(arg, "real", "arg")
+        if _is_tensor(v) and rules.is_complex(_elem(v)):
+            return self._tensor_op("real", lambda: fusion.RealOp(v))
         return self.set(arg)
+
+    def imag(self, arg: object) -> Tensor:
+        """The imaginary part of a complex tensor, of its parts' type."""
+        self._open("imag")
+        t = self._tensor(arg, "imag", "arg")
+        if not rules.is_complex(_elem(t.value)):
+            raise ArgumentError(f"imag: argument 'arg' must be a complex tensor, got {t.dtype()!r}")
+        return self._tensor_op("imag", lambda: fusion.ImagOp(t.value))
 
 
 _UNARY: dict[str, tuple[type[fusion.UnaryOp], bool]] = {
@@ -1359,7 +1368,7 @@ SUPPORTED: tuple[str, ...] = tuple(
             "broadcast_in_dim", "broadcast", "expand", "reshape", "permute", "squeeze", "slice",
             "select", "pad", "cat", "sum", "prod", "max", "min", "mean", "var_mean", "var",
             "matmul", "linear", "silu", "clamp", "threshold", "lerp", "addcmul", "add_alpha",
-            "sub_alpha", "isnan", "isinf", "isposinf", "isneginf", "isfinite", "real",
+            "sub_alpha", "isnan", "isinf", "isposinf", "isneginf", "isfinite", "real", "imag",
         }
         | {"rand", "randn", "uniform", "normal", "rand_like", "randn_like", "welford"}
         | {"index_select", "gather", "take_along_axis", "embedding_fwd", "scatter", "index_put_accumulate"}
