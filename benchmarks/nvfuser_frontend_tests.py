@@ -229,10 +229,9 @@ def main() -> int:
         args = [str(target), "-p", "no:cacheprovider", "-q", "--tb=short" if a.v else "--tb=no", "-rN",
                 "--rootdir", str(root / "tests"), "-W", "ignore"]
         not_run = list(CPU_TOO_LARGE) if cpu else []
-        if a.k:
-            args += ["-k", a.k]
-        for name in not_run:
-            args += ["--deselect", f"{target}::{name}"]
+        expr = " and ".join([f"({a.k})"] * bool(a.k) + [f"not {name}" for name in not_run])
+        if expr:
+            args += ["-k", expr]
         pytest.main(args, plugins=[count])
         if not a.k:
             for name in not_run:
