@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from xdsl.dialects.builtin import (
     BFloat16Type,
+    ComplexType,
     Float16Type,
     Float32Type,
     Float64Type,
@@ -48,6 +49,10 @@ _TABLE: tuple[ElementType, ...] = (
     ElementType("i32", "int32", "tl.int32", 4),
     ElementType("i1", "bool", "tl.int1", 1),
     ElementType("index", "int64", "tl.int64", 8),
+    # complex: the reference evaluator's; kernels hold each as two real values (the
+    # frontend's complex lowering), so they have no Triton type of their own
+    ElementType("complex<f32>", "complex64", "", 8),
+    ElementType("complex<f64>", "complex128", "", 16),
 )
 BY_IR: dict[str, ElementType] = {e.ir: e for e in _TABLE}
 BY_TORCH: dict[str, ElementType] = {}
@@ -67,6 +72,8 @@ def ir_name(t: Attribute) -> str | None:
         return "bf16"
     if isinstance(t, IndexType):
         return "index"
+    if isinstance(t, ComplexType) and isinstance(t.element_type, Float32Type | Float64Type):
+        return f"complex<{ir_name(t.element_type)}>"
     if isinstance(t, IntegerType) and t.width.data in (1, 32, 64):
         return f"i{t.width.data}"
     return None

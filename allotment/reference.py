@@ -56,6 +56,7 @@ from typing import TypeAlias
 
 import torch
 from xdsl.dialects import arith, func, tensor
+from xdsl.dialects import complex as cplx
 from xdsl.dialects.builtin import (
     DenseArrayBase,
     Float64Type,
@@ -152,6 +153,8 @@ def _scalar_tensor(v: Scalar, dtype: torch.dtype, device: torch.device) -> torch
         src = torch.bool
     elif isinstance(v, int):
         src = torch.int64
+    elif isinstance(v, complex):
+        src = torch.complex128
     else:
         src = torch.float64
     return torch.tensor(v, dtype=src, device=device).to(dtype)
@@ -273,7 +276,7 @@ class _Run:
                 else repr(x)
             )
         else:
-            kind = bool if t == i1 else int if _is_int(t) else float
+            kind = bool if t == i1 else int if _is_int(t) else complex if rules.is_complex(t) else float
             ok = type(x) is kind  # noqa: E721 - bool must not pass as int
             got = repr(x)
         if not ok:
@@ -347,6 +350,8 @@ _UNARY: dict[type[Operation], Callable[[torch.Tensor], torch.Tensor]] = {
     fusion.SignOp: torch.sign,
     fusion.SignbitOp: torch.signbit,
     fusion.BitwiseNotOp: torch.bitwise_not,
+    fusion.RealOp: lambda x: (x.real if x.is_complex() else x).clone(),
+    fusion.ImagOp: lambda x: x.imag.clone(),
 }
 
 
@@ -1051,6 +1056,15 @@ def _constant(run: _Run, op: Operation) -> list[Value]:
     )
 
 
+@_handles(cplx.ConstantOp)
+def _complex_constant(run: _Run, op: Operation) -> list[Value]:
+    """A complex scalar constant (its parts rounded to the parts' type)."""
+    assert isinstance(op, cplx.ConstantOp)
+    parts = op.complex.type.element_type  # type: ignore[attr-defined]
+    re, im = (_round_float(float(a.value.data), parts) for a in op.value.data)  # type: ignore[attr-defined]
+    return [complex(re, im)]
+
+
 @_handles(tensor.DimOp)
 def _dim(run: _Run, op: Operation) -> list[Value]:
     assert isinstance(op, tensor.DimOp)
@@ -1113,6 +1127,21 @@ def _float_binary(run: _Run, op: Operation) -> list[Value]:
     dtype = torch_dtype(op.results[0].type)
     ta, tb = torch.tensor(a, dtype=dtype), torch.tensor(b, dtype=dtype)
     return [float(_FLOAT_BINARY[type(op)](ta, tb).item())]
+
+
+@_handles(arith.BitcastOp)
+def _bitcast(run: _Run, op: Operation) -> list[Value]:
+    """A float scalar's bits as a signed integer of its width (or back)."""
+    (a,) = _scalar_operands(run, op)
+    src, dst = op.operands[0].type, op.results[0].type
+    x = torch.tensor(a, dtype=torch_dtype(src))
+    if isinstance(dst, IntegerType):
+        return [_signed(int(x.view(_INT_OF_WIDTH[_width(dst)]).item()), dst)]
+    y = torch.tensor(_signed(a, src), dtype=_INT_OF_WIDTH[_width(src)]).view(torch_dtype(dst))
+    return [float(y.item())]
+
+
+_INT_OF_WIDTH = {16: torch.int16, 32: torch.int32, 64: torch.int64}
 
 
 @_handles(arith.NegfOp)
@@ -1250,6 +1279,11 @@ def _bind_scalar(fn: func.FuncOp, i: int, x: object) -> Scalar:
         if isinstance(x, bool) or not isinstance(x, int | float):
             raise EvaluationError(f"{what} expects a float, got {type(x).__name__} {x!r}")
         return _round_float(float(x), t)
+    if rules.is_complex(t):
+        if isinstance(x, bool) or not isinstance(x, int | float | complex):
+            raise EvaluationError(f"{what} expects a complex number, got {type(x).__name__} {x!r}")
+        parts = rules.component_type(t)
+        return complex(_round_float(complex(x).real, parts), _round_float(complex(x).imag, parts))
     raise EvaluationError(f"{what}: arguments of this type are not supported by the reference evaluator")
 
 

@@ -18,17 +18,21 @@ This is a pure analysis: it reads the IR and returns data.
 
 from __future__ import annotations
 
+import math
+import struct
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
+import torch
 from xdsl.dialects import arith, func, tensor
-from xdsl.dialects.builtin import IndexType, IntegerAttr, IntegerType, TensorType
+from xdsl.dialects.builtin import Float32Type, Float64Type, FloatAttr, IndexType, IntegerAttr, IntegerType, TensorType
 from xdsl.ir import Operation, SSAValue
 
 from allotment import errors
 from allotment.analysis.size_eval import is_size_scalar_type
 from allotment.dialects import fusion
 from allotment.dialects.fusion_rules import DYNAMIC
+from allotment.dtypes import torch_dtype
 from allotment.extents import size_arith, view_extents
 from allotment.extents import symbolic as sym
 from allotment.extents.symbolic import ArgDim, ArgScalar, Const, Extent, ExtentEquivalence
@@ -70,6 +74,9 @@ class ShapeAnalysis:
     extents: dict[SSAValue, tuple[Extent, ...]] = field(default_factory=dict)
     scalars: dict[SSAValue, Extent] = field(default_factory=dict)
     checks: list[ShapeCheck] = field(default_factory=list)
+    float_constants: dict[SSAValue, float] = field(default_factory=dict)
+    """Floating-point scalars computed from constants alone (a size may come from one
+    through `arith.fptosi`, as `pad` widths of `cast(2.5 * 7, Int)` do)."""
 
     def shape(self, value: SSAValue) -> tuple[Extent, ...]:
         """The canonical extents of a tensor value (representatives of their class)."""
@@ -370,8 +377,52 @@ def _is_i64(t: object) -> bool:
     return isinstance(t, IntegerType) and t.width.data == size_arith.INDEX_BITS
 
 
+_FLOAT_FOLDS = {
+    arith.AddfOp: lambda a, b: a + b, arith.SubfOp: lambda a, b: a - b,
+    arith.MulfOp: lambda a, b: a * b, arith.DivfOp: lambda a, b: a / b if b != 0 else None,
+}
+
+
+def _rounded(x: float, t: object) -> float:
+    """`x` rounded to float type `t` (f64 values are Python's own)."""
+    if isinstance(t, Float64Type):
+        return x
+    if isinstance(t, Float32Type):
+        return struct.unpack("f", struct.pack("f", x))[0] if math.isfinite(x) and abs(x) < 3.4e38 else x
+    return float(torch.tensor(x, dtype=torch_dtype(t)).item())  # type: ignore[arg-type]
+
+
+def _float_constant(analysis: ShapeAnalysis, op: Operation) -> bool:
+    """Folds a floating-point scalar op whose operands are constants (or an integer
+    constant converted, or such a float truncated to an integer); whether it did."""
+    known = analysis.float_constants
+    if isinstance(op, arith.ConstantOp) and isinstance(op.value, FloatAttr):
+        known[op.result] = op.value.value.data
+        return True
+    if isinstance(op, arith.SIToFPOp) and isinstance(analysis.scalars.get(op.input), Const):
+        known[op.result] = _rounded(float(analysis.scalars[op.input].value), op.result.type)  # type: ignore[union-attr]
+        return True
+    if isinstance(op, arith.ExtFOp | arith.TruncFOp) and op.input in known:
+        known[op.result] = _rounded(known[op.input], op.result.type)
+        return True
+    fold = _FLOAT_FOLDS.get(type(op))
+    if fold is not None and all(v in known for v in op.operands):
+        x = fold(*(known[v] for v in op.operands))
+        if x is not None:  # a division by zero is left to the run (no size comes from it)
+            known[op.results[0]] = _rounded(x, op.results[0].type)
+        return True
+    if isinstance(op, arith.FPToSIOp) and op.input in known and is_size_scalar_type(op.result.type):
+        x = known[op.input]
+        if math.isfinite(x):
+            analysis.scalars[op.result] = Const(int(x))  # truncated toward zero
+        return True
+    return False
+
+
 def _index_scalar(analysis: ShapeAnalysis, op: Operation) -> None:
     """Expression of an `index` value computed by arith or tensor.dim."""
+    if _float_constant(analysis, op):
+        return
     if isinstance(op, arith.ConstantOp):
         if is_size_scalar_type(op.result.type):  # an integer one may become a size through index_cast
             value = op.value

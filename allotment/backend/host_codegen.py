@@ -31,6 +31,8 @@ from dataclasses import dataclass
 from xdsl.dialects import arith, func, memref
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
+    Float32Type,
+    Float64Type,
     FloatAttr,
     IndexType,
     IntegerAttr,
@@ -549,6 +551,15 @@ def _dynamic_input_dims(op: alloc.KernelOp) -> list[tuple[int, int]]:
     return out
 
 
+_CMPF = {
+    1: "{0} == {1}", 2: "{0} > {1}", 3: "{0} >= {1}", 4: "{0} < {1}", 5: "{0} <= {1}",
+    6: "{0} < {1} or {0} > {1}", 7: "{0} == {0} and {1} == {1}", 8: "not ({0} < {1} or {0} > {1})",
+    9: "not {0} <= {1}", 10: "not {0} < {1}", 11: "not {0} >= {1}", 12: "not {0} > {1}",
+    13: "{0} != {1}", 14: "{0} != {0} or {1} != {1}",
+}
+"""arith.cmpf predicates (oeq ... une, uno) on Python floats, whose comparisons are
+false when an operand is NaN (the ordered ones); the unordered ones negate an ordered one."""
+
 _CMPI = {0: "==", 1: "!=", 2: "<", 3: "<=", 4: ">", 5: ">=", 6: "<", 7: "<=", 8: ">", 9: ">="}
 """arith.cmpi predicates (eq, ne, slt, sle, sgt, sge, ult, ule, ugt, uge) on index
 values, which the host program holds as non-negative Python ints."""
@@ -594,11 +605,25 @@ def _arith_expr(op: Operation, xs: list[str]) -> str:
     `_overflow_guard`'s check after them sends to `rt.size_arith` when they overflow)."""
     name = op.name.split(".", 1)[1]
     if isinstance(op, arith.CmpiOp):
-        # index comparisons (alloc-place's `%fits`): Python ints compare exactly
-        symbol = _CMPI.get(op.predicate.value.data)
-        if symbol is None or not isinstance(op.lhs.type, IndexType):
+        # index comparisons (alloc-place's `%fits`): Python ints compare exactly; signed
+        # comparisons of integer scalars (which the host holds as signed Python ints)
+        pred = op.predicate.value.data
+        symbol = _CMPI.get(pred)
+        if symbol is None or not (isinstance(op.lhs.type, IndexType) or pred < 6):
             raise CodegenError(f"the host program cannot compute {op.name} on {op.lhs.type}")
         return f"({xs[0]} {symbol} {xs[1]})"
+    if isinstance(op, arith.CmpfOp):
+        form = _CMPF.get(op.predicate.value.data)
+        if form is None:
+            raise CodegenError(f"the host program cannot compute {op.name} {op.predicate.value.data}")
+        return "(" + form.format(*xs) + ")"
+    if isinstance(op, arith.BitcastOp):
+        src, dst = op.operands[0].type, op.results[0].type
+        if isinstance(src, Float32Type | Float64Type) and isinstance(dst, IntegerType):
+            return f"rt.float_bits({xs[0]}, {str(src)!r})"
+        if isinstance(dst, Float32Type | Float64Type) and isinstance(src, IntegerType):
+            return f"rt.bits_float({xs[0]}, {str(dst)!r})"
+        raise CodegenError(f"the host program cannot compute {op.name} from {src} to {dst}")
     if name in ("andi", "ori") and op.results[0].type == IntegerType(1):
         return f"({xs[0]} {name[:-1]} {xs[1]})"
     if size_arith.arith_op_name(op.name) is not None:
@@ -624,6 +649,8 @@ def _arith_expr(op: Operation, xs: list[str]) -> str:
              "truncf": "rt.round_float({0})", "negf": "-{0}", "extsi": "{0}", "trunci": "int({0})"}
     if name in unary:
         return unary[name].format(*xs)
+    if name in ("extui", "uitofp") and op.operands[0].type == IntegerType(1):  # a Bool as 0 or 1
+        return f"int({xs[0]})" if name == "extui" else f"float({xs[0]})"
     if name == "select":
         return f"({xs[1]} if {xs[0]} else {xs[2]})"
     raise CodegenError(f"the host program cannot compute {op.name}")

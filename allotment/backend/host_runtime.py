@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import math
 import os
+import struct
 from collections.abc import Sequence
 from typing import Any
 
@@ -219,7 +220,22 @@ def float_div(a: float, b: float) -> float:
     try:
         return a / b
     except ZeroDivisionError:
-        return math.copysign(math.inf, a) if a else math.nan
+        return math.copysign(math.inf, a) * math.copysign(1.0, b) if a else math.nan
+
+
+_BITS = {"f64": ("d", "q"), "f32": ("f", "i")}
+
+
+def float_bits(x: float, t: str) -> int:
+    """The bits of float `x` of type `t` (f64, f32) as a signed integer of its width."""
+    f, i = _BITS[t]
+    return struct.unpack(i, struct.pack(f, x))[0]
+
+
+def bits_float(x: int, t: str) -> float:
+    """The float of type `t` whose bits are the signed integer `x` (`float_bits`' inverse)."""
+    f, i = _BITS[t]
+    return struct.unpack(f, struct.pack(i, x))[0]
 
 
 def round_float(x: float) -> float:

@@ -98,7 +98,6 @@ from allotment.dialects import fusion_rules as rules
 from allotment.dialects.fusion_rules import (
     DYNAMIC,
     Category,
-    category,
     element_type_of,
     fmt_shape,
     type_name,
@@ -350,11 +349,21 @@ class FusionOp(IRDLOperation, ABC):
     def infer_result_types(self) -> list[Attribute]:
         """The result types the operands and properties imply (no encoding)."""
 
+    COMPLEX: ClassVar[bool] = False
+    """Whether the op takes complex (`complex<f32>`, `complex<f64>`) tensors and scalars."""
+
     def verify_(self) -> None:
         # Messages are built only on failure: verification is on the hot path. A tensor
         # type already found valid and without an encoding (`_PLAIN_TENSOR_TYPES`, by
         # identity: the parser and the passes share type objects) is not checked again.
         plain = _PLAIN_TENSOR_TYPES
+        if not self.COMPLEX:
+            for v in (*self.operands, *self.results):
+                if rules.is_complex(element_type_of(v.type)):
+                    raise VerifyException(
+                        f"{self.name} does not take complex values ({type_name(v.type)}); the complex "
+                        "ops are add, sub, mul, div, neg, exp, sqrt, rsqrt, abs, real, imag, where, "
+                        "cast, set, sum and the views")
         for i, v in enumerate(self.operands):
             t = v.type
             if plain.get(id(t)) is t:
@@ -529,7 +538,7 @@ class FloatUnaryOp(UnaryOp, ABC):
 
     def result_element_type(self, operand_types: Sequence[Attribute]) -> Attribute:
         t = element_type_of(operand_types[0])
-        return t if rules.is_float(t) else rules.default_type(Category.FLOAT)
+        return t if rules.is_float(t) or rules.is_complex(t) else rules.default_type(Category.FLOAT)
 
 
 @irdl_op_definition
@@ -538,14 +547,45 @@ class NegOp(UnaryOp):
 
     name = "fusion.neg"
     ALLOWS_BOOL: ClassVar[bool] = False
+    COMPLEX: ClassVar[bool] = True
 
 
 @irdl_op_definition
 class AbsOp(UnaryOp):
-    """`|x|`, elementwise. Not defined on i1."""
+    """`|x|`, elementwise. Not defined on i1; of a complex tensor, its modulus (the real
+    type of its parts)."""
 
     name = "fusion.abs"
     ALLOWS_BOOL: ClassVar[bool] = False
+    COMPLEX: ClassVar[bool] = True
+
+    def result_element_type(self, operand_types: Sequence[Attribute]) -> Attribute:
+        return rules.component_type(super().result_element_type(operand_types))
+
+
+@irdl_op_definition
+class RealOp(UnaryOp):
+    """The real part of a complex tensor (of its parts' type); a real tensor itself."""
+
+    name = "fusion.real"
+    COMPLEX: ClassVar[bool] = True
+
+    def result_element_type(self, operand_types: Sequence[Attribute]) -> Attribute:
+        return rules.component_type(element_type_of(operand_types[0]))
+
+
+@irdl_op_definition
+class ImagOp(UnaryOp):
+    """The imaginary part of a complex tensor (of its parts' type)."""
+
+    name = "fusion.imag"
+    COMPLEX: ClassVar[bool] = True
+
+    def result_element_type(self, operand_types: Sequence[Attribute]) -> Attribute:
+        t = element_type_of(operand_types[0])
+        if not rules.is_complex(t):
+            raise VerifyException(f"{self.name} takes a complex tensor, got {type_name(operand_types[0])}")
+        return rules.component_type(t)
 
 
 @irdl_op_definition
@@ -561,6 +601,7 @@ class ExpOp(FloatUnaryOp):
     """`e^x`, elementwise."""
 
     name = "fusion.exp"
+    COMPLEX: ClassVar[bool] = True
 
 
 @irdl_op_definition
@@ -575,6 +616,7 @@ class SqrtOp(FloatUnaryOp):
     """Square root, elementwise (NaN below 0)."""
 
     name = "fusion.sqrt"
+    COMPLEX: ClassVar[bool] = True
 
 
 @irdl_op_definition
@@ -582,6 +624,7 @@ class RsqrtOp(FloatUnaryOp):
     """`1 / sqrt(x)`, elementwise."""
 
     name = "fusion.rsqrt"
+    COMPLEX: ClassVar[bool] = True
 
 
 @irdl_op_definition
@@ -932,6 +975,7 @@ class AddOp(BinaryOp):
     """`lhs + rhs`, elementwise; on i1 it is a logical or."""
 
     name = "fusion.add"
+    COMPLEX: ClassVar[bool] = True
 
 
 @irdl_op_definition
@@ -939,6 +983,7 @@ class SubOp(BinaryOp):
     """`lhs - rhs`, elementwise. Not defined on i1."""
 
     name = "fusion.sub"
+    COMPLEX: ClassVar[bool] = True
     ALLOWS_BOOL: ClassVar[bool] = False
 
 
@@ -947,6 +992,7 @@ class MulOp(BinaryOp):
     """`lhs * rhs`, elementwise; on i1 it is a logical and."""
 
     name = "fusion.mul"
+    COMPLEX: ClassVar[bool] = True
 
 
 @irdl_op_definition
@@ -961,6 +1007,7 @@ class DivOp(BinaryOp):
     """
 
     name = "fusion.div"
+    COMPLEX: ClassVar[bool] = True
     ALLOWS_BOOL: ClassVar[bool] = False
 
 
@@ -1200,10 +1247,12 @@ class WhereOp(ElementwiseOp):
 
     `pred` is an i1 tensor or scalar; the three operands broadcast together.
     The result type is the promoted type of `on_true` and `on_false`; when both
-    are scalars, the default type of their highest category (f32 or i64).
+    are scalars, their promoted type as if they were tensors (`index` counting as i64):
+    nvFuser's where of two Double scalars is Double, of two Int32 scalars Int32.
     """
 
     name = "fusion.where"
+    COMPLEX: ClassVar[bool] = True
 
     pred = operand_def()
     on_true = operand_def()
@@ -1232,7 +1281,8 @@ class WhereOp(ElementwiseOp):
         values = list(operand_types[1:])
         if any(isinstance(t, TensorType) for t in values):
             return rules.promote(values)
-        return rules.default_type(max(category(t) for t in values))
+        a, b = (i64 if isinstance(t, IndexType) else t for t in values)
+        return rules.promote_pair(a, b)
 
 
 # --------------------------------------------------------------------------- #
@@ -1248,6 +1298,7 @@ class CastOp(FusionOp):
     """
 
     name = "fusion.cast"
+    COMPLEX: ClassVar[bool] = True
 
     input = operand_def(TensorType)
     result = result_def(TensorType)
@@ -1272,6 +1323,7 @@ class SetOp(ElementwiseOp):
     """
 
     name = "fusion.set"
+    COMPLEX: ClassVar[bool] = True
 
     input = operand_def(TensorType)
     result = result_def(TensorType)
@@ -1408,6 +1460,7 @@ class BroadcastInDimOp(FusionOp):
     """
 
     name = "fusion.broadcast_in_dim"
+    COMPLEX: ClassVar[bool] = True
 
     input = operand_def(TensorType)
     shape = var_operand_def(IndexType)
@@ -1458,6 +1511,7 @@ class ExpandOp(FusionOp):
     """
 
     name = "fusion.expand"
+    COMPLEX: ClassVar[bool] = True
 
     input = operand_def(TensorType)
     shape = var_operand_def(IndexType)
@@ -1499,6 +1553,7 @@ class ReshapeOp(FusionOp):
     """
 
     name = "fusion.reshape"
+    COMPLEX: ClassVar[bool] = True
 
     input = operand_def(TensorType)
     shape = var_operand_def(IndexType)
@@ -1550,6 +1605,7 @@ class PermuteOp(FusionOp):
     """Reorders dimensions: result dimension i is input dimension `dims[i]`."""
 
     name = "fusion.permute"
+    COMPLEX: ClassVar[bool] = True
 
     input = operand_def(TensorType)
     dims = prop_def(DenseArrayBase)
@@ -1574,6 +1630,7 @@ class SqueezeOp(FusionOp):
     """Removes the listed dimensions, each of static extent 1."""
 
     name = "fusion.squeeze"
+    COMPLEX: ClassVar[bool] = True
 
     input = operand_def(TensorType)
     dims = prop_def(DenseArrayBase)
@@ -1612,6 +1669,7 @@ class SliceOp(FusionOp):
     """
 
     name = "fusion.slice"
+    COMPLEX: ClassVar[bool] = True
 
     input = operand_def(TensorType)
     start = var_operand_def(IndexType)
@@ -1734,6 +1792,7 @@ class CatOp(FusionOp):
     """Concatenates the inputs along `dim`; the other extents must agree."""
 
     name = "fusion.cat"
+    COMPLEX: ClassVar[bool] = True
 
     inputs = var_operand_def(TensorType)
     dim = prop_def(IntegerAttr[I64])
@@ -1826,6 +1885,8 @@ class AccumulatingReductionOp(ReductionOp, ABC):
 
     def result_element_type(self, input_type: Attribute) -> Attribute:
         declared = self.result.type.element_type
+        if rules.is_complex(input_type):  # complex sums stay complex (of the declared width)
+            return declared if rules.is_complex(declared) else input_type
         if rules.is_float(declared):
             return declared
         return input_type if rules.is_float(input_type) else i64
@@ -1836,6 +1897,7 @@ class SumOp(AccumulatingReductionOp):
     """Sum over `dims`."""
 
     name = "fusion.sum"
+    COMPLEX: ClassVar[bool] = True
 
 
 @irdl_op_definition
@@ -2980,7 +3042,7 @@ def _verify_call_refs(value: object, n_inputs: int, n_scalars: int) -> None:
 Fusion = Dialect(
     "fusion",
     [
-        NegOp, AbsOp, ReluOp, ExpOp, LogOp, SqrtOp, RsqrtOp, ReciprocalOp, TanhOp,
+        NegOp, AbsOp, RealOp, ImagOp, ReluOp, ExpOp, LogOp, SqrtOp, RsqrtOp, ReciprocalOp, TanhOp,
         SigmoidOp, SinOp, CosOp, ErfOp, LogicalNotOp,
         AcosOp, AcoshOp, AsinOp, AsinhOp, AtanOp, AtanhOp, CoshOp, SinhOp, TanOp, Exp2Op,
         Expm1Op, Log2Op, Log10Op, Log1pOp, ErfcOp, ErfinvOp, ErfcinvOp, LgammaOp,

@@ -28,6 +28,7 @@ from enum import IntEnum
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
     BFloat16Type,
+    ComplexType,
     Float16Type,
     Float32Type,
     Float64Type,
@@ -45,8 +46,12 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute
 from xdsl.utils.exceptions import VerifyException
 
-ELEMENT_TYPES: tuple[Attribute, ...] = (f64, f32, f16, bf16, i64, i32, i1)
-"""Element types a fusion tensor may have."""
+c64 = ComplexType(f32)
+c128 = ComplexType(f64)
+
+ELEMENT_TYPES: tuple[Attribute, ...] = (c128, c64, f64, f32, f16, bf16, i64, i32, i1)
+"""Element types a fusion tensor may have. The complex ones (`complex<f32>`, `complex<f64>`,
+torch's complex64 and complex128) go through the ops `COMPLEX_OPS` lists only."""
 
 SCALAR_TYPES: tuple[Attribute, ...] = ELEMENT_TYPES + (IndexType(),)
 """Types a scalar operand may have (`index` counts as an integer)."""
@@ -60,6 +65,7 @@ class Category(IntEnum):
     BOOL = 0
     INTEGER = 1
     FLOAT = 2
+    COMPLEX = 3
 
 
 def type_name(t: Attribute) -> str:
@@ -81,7 +87,23 @@ def is_float(t: Attribute) -> bool:
     return isinstance(t, Float16Type | BFloat16Type | Float32Type | Float64Type)
 
 
+def is_complex(t: Attribute) -> bool:
+    return isinstance(t, ComplexType)
+
+
+def component_type(t: Attribute) -> Attribute:
+    """The real type of a complex type's parts (the type itself for a real one)."""
+    return t.element_type if isinstance(t, ComplexType) else t
+
+
+def complex_of(t: Attribute) -> Attribute:
+    """The complex type whose parts have float type `t` (c128 for f64, else c64)."""
+    return c128 if t == f64 else c64
+
+
 def category(t: Attribute) -> Category:
+    if is_complex(t):
+        return Category.COMPLEX
     if is_float(t):
         return Category.FLOAT
     if t == i1:
@@ -94,6 +116,8 @@ def category(t: Attribute) -> Category:
 def _bitwidth(t: Attribute) -> int:
     if isinstance(t, IndexType):
         return 64
+    if isinstance(t, ComplexType):
+        return 2 * _bitwidth(t.element_type)
     assert isinstance(t, IntegerType | Float16Type | BFloat16Type | Float32Type | Float64Type)
     return t.bitwidth
 
@@ -103,6 +127,9 @@ def promote_pair(a: Attribute, b: Attribute) -> Attribute:
     if a == b:
         return a
     ca, cb = category(a), category(b)
+    if Category.COMPLEX in (ca, cb):  # torch: the complex type of the wider float part
+        parts = [component_type(t) for t in (a, b) if category(t) >= Category.FLOAT]
+        return c128 if f64 in parts else c64
     if ca != cb:
         return a if ca > cb else b
     if {a, b} == {f16, bf16}:
@@ -111,7 +138,7 @@ def promote_pair(a: Attribute, b: Attribute) -> Attribute:
 
 
 def default_type(c: Category) -> Attribute:
-    return {Category.BOOL: i1, Category.INTEGER: i64, Category.FLOAT: f32}[c]
+    return {Category.BOOL: i1, Category.INTEGER: i64, Category.FLOAT: f32, Category.COMPLEX: c64}[c]
 
 
 def element_type_of(t: Attribute) -> Attribute:
@@ -130,7 +157,10 @@ def promote(operand_types: Sequence[Attribute]) -> Attribute:
         result = promote_pair(result, t)
     for s in scalars:
         if category(s) > category(result):
-            result = default_type(category(s))
+            if category(s) == Category.COMPLEX and category(result) == Category.FLOAT:
+                result = complex_of(result)  # torch: f64 tensor * complex scalar is c128
+            else:
+                result = default_type(category(s))
     return result
 
 

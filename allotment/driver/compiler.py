@@ -19,8 +19,9 @@ from xdsl.ir import Operation
 from allotment.diagnostics import clone_located, verify_located
 from allotment.driver.distributed import DistributedExecutable
 from allotment.driver.runtime import Executable
-from allotment.errors import ArgumentError
+from allotment.errors import ArgumentError, CompileError
 from allotment.ir import find_function, parse_module
+from allotment.passes.complex_parts import has_complex
 from allotment.passes.sharding_propagation import is_sharded_function
 
 __all__ = ["compile"]
@@ -52,6 +53,11 @@ def compile(
     f = find_function(module, function)
     if f.is_declaration:
         raise ArgumentError(f"compile: @{f.sym_name.data} is a declaration; a fusion needs a body to compile")
+    if has_complex(f):
+        raise CompileError(
+            f"compile: @{f.sym_name.data} has complex values, which the kernels hold as their real "
+            "parts: split it first (allotment.passes.complex_parts.split_complex, as "
+            "FusionDefinition.execute does) and pass the parts")
     if _is_sharded(f):  # one program per rank, collectives through torch.distributed
         return DistributedExecutable(module, f, device)
     if not isinstance(cuda_graphs, bool):

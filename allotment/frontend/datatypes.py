@@ -2,7 +2,7 @@
 
 `DataType` has every member nvFuser's Python frontend has, so that programs
 naming one import and parse; the ones the fusion dialect has no element type
-for (complex, fp8, unsigned) raise `allotment.UnsupportedError("not supported:
+for (fp8, fp4, unsigned) raise `allotment.UnsupportedError("not supported:
 DataType.<name>")` (a NotImplementedError) when a definition uses them.
 """
 
@@ -13,6 +13,7 @@ import enum
 import torch
 from xdsl.dialects.builtin import (
     BFloat16Type,
+    ComplexType,
     Float16Type,
     Float32Type,
     Float64Type,
@@ -63,6 +64,8 @@ _XDSL: dict[DataType, Attribute] = {
     DataType.Int: i64,
     DataType.Int32: i32,
     DataType.Bool: i1,
+    DataType.ComplexFloat: ComplexType(f32),
+    DataType.ComplexDouble: ComplexType(f64),
 }
 
 _TORCH: dict[DataType, torch.dtype] = {
@@ -73,12 +76,12 @@ _TORCH: dict[DataType, torch.dtype] = {
     DataType.Int: torch.int64,
     DataType.Int32: torch.int32,
     DataType.Bool: torch.bool,
+    DataType.ComplexFloat: torch.complex64,
+    DataType.ComplexDouble: torch.complex128,
 }
 
 _FROM_TORCH: dict[torch.dtype, DataType] = {v: k for k, v in _TORCH.items()}
 _FROM_TORCH_UNSUPPORTED: dict[torch.dtype, DataType] = {
-    torch.complex64: DataType.ComplexFloat,
-    torch.complex128: DataType.ComplexDouble,
     torch.float8_e4m3fn: DataType.Float8_e4m3fn,
     torch.float8_e5m2: DataType.Float8_e5m2,
 }

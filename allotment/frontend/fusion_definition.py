@@ -62,7 +62,7 @@ from allotment.dialects import fusion
 from allotment.dialects.fusion import ALIAS_ATTR as ALIAS_INPUT
 from allotment.dialects.fusion import STRIDE_ORDER_ATTR as STRIDE_ORDER
 from allotment.driver.runtime import replay_executor
-from allotment.errors import ArgumentError, InputTypeError, UnsupportedError, UsageError
+from allotment.errors import ArgumentError, InputTypeError, RunError, UnsupportedError, UsageError
 from allotment.frontend.datatypes import (
     DataType,
     check_dtype,
@@ -174,6 +174,8 @@ class FusionDefinition:
         self._inputs: list[Input] = []
         self._outputs: list[_Output] = []
         self._tensors: list[Tensor] = []
+        self._stride_orders: dict[SSAValue, list[int]] = {}
+        """The layout `fd.ops.stride_order` asked of a value (its output's, when one is)."""
         self._scalar_count = 0
         self._constants: dict[tuple[Any, ...], Scalar] = {}
         self._module: ModuleOp | None = None
@@ -283,6 +285,22 @@ class FusionDefinition:
         self._constants[key] = self._name_scalar(op.results[0], value)
         return op.results[0]
 
+    def _complex_constant(self, value: complex, t: Attribute) -> SSAValue:
+        """A `complex.constant` of complex type `t` (deduplicated)."""
+        from xdsl.dialects import complex as cplx
+
+        parts = t.element_type  # type: ignore[attr-defined]
+        key = (t, repr(value.real), repr(value.imag))
+        found = self._constants.get(key)
+        if found is not None:
+            return found.value
+        op = self._emit(cplx.ConstantOp.from_floats((value.real, value.imag), parts))
+        self._constants[key] = self._name_scalar(op.results[0], value)  # type: ignore[arg-type]
+        return op.results[0]
+
+    def _complex_constant_handle(self, value: complex, t: Attribute) -> Scalar:
+        return Scalar(self, self._complex_constant(value, t), self._scalar_count, value)  # type: ignore[arg-type]
+
     def _constant_handle(self, value: Number, t: Attribute) -> Scalar:
         v = self._constant(value, t)
         return Scalar(self, v, self._scalar_count, value)
@@ -291,6 +309,10 @@ class FusionDefinition:
         """A Python number as a wrapped scalar constant: bool i1, int i64, float f64."""
         from xdsl.dialects.builtin import f64, i1, i64
 
+        if isinstance(x, complex):
+            from allotment.dialects.fusion_rules import c128
+
+            return self._complex_constant(x, c128)
         if isinstance(x, bool):
             return self._constant(x, i1)
         if isinstance(x, numbers.Integral):
@@ -532,7 +554,10 @@ class FusionDefinition:
             self._inputs.append(ScalarInput(handle, dt))
             return handle
         if isinstance(value, complex):
-            raise UnsupportedError("not supported: complex scalars")
+            dt = check_dtype(DataType.ComplexDouble if dtype is None else dtype, f"{what}: argument 'dtype'")
+            if dt not in (DataType.ComplexFloat, DataType.ComplexDouble):
+                raise ArgumentError(f"{what}: the complex value {value!r} needs a complex dtype, got {dt!r}")
+            return self._complex_constant_handle(value, to_element_type(dt))
         if not isinstance(value, numbers.Real):
             raise ArgumentError(
                 f"{what}: argument 'value' must be a bool, int or float, got "
@@ -548,6 +573,8 @@ class FusionDefinition:
             )
         else:
             dt = check_dtype(dtype, f"{what}: argument 'dtype'")
+        if dt in (DataType.ComplexFloat, DataType.ComplexDouble):  # define_scalar(3.0, ComplexFloat)
+            return self._complex_constant_handle(complex(value), to_element_type(dt))
         converted = _convert_number(value, dt, f"{what}: argument 'value'")
         return self._constant_handle(converted, to_element_type(dt))
 
@@ -620,6 +647,8 @@ class FusionDefinition:
         if alias_input is not None:
             alias_pos = self._check_alias(output, alias_input)
         order: list[int] | None = None
+        if stride_order is None and isinstance(output, Tensor):  # fd.ops.stride_order's
+            stride_order = self._stride_orders.get(output.value)
         if stride_order is not None and (not isinstance(stride_order, Sequence) or len(stride_order) > 0):
             if not isinstance(output, Tensor):
                 raise ArgumentError(f"{what}: 'stride_order' needs a Tensor output")
@@ -646,10 +675,10 @@ class FusionDefinition:
             )
         if not isinstance(output, Tensor):
             raise ArgumentError(f"{what}: only a Tensor output can alias an input")
-        if output.dtype != alias_input.dtype or output.ndim != alias_input.ndim:
+        if output.dtype() != alias_input.dtype() or output.ndim != alias_input.ndim:
             raise ArgumentError(
-                f"{what}: the output ({output.dtype!r}, rank {output.ndim}) cannot be written into "
-                f"input #{pos} ({alias_input.dtype!r}, rank {alias_input.ndim}): dtype and rank "
+                f"{what}: the output ({output.dtype()!r}, rank {output.ndim}) cannot be written into "
+                f"input #{pos} ({alias_input.dtype()!r}, rank {alias_input.ndim}): dtype and rank "
                 "must match"
             )
         if any(o.alias_input == pos for o in self._outputs):
@@ -814,6 +843,39 @@ class FusionDefinition:
                 return list(out)
         return self._execute(inputs, device, self._run, accept=device is None, seed=seed)
 
+    def validate(
+        self,
+        inputs: Sequence[Any],
+        reference_outputs: Sequence[torch.Tensor] | None = None,
+        device: int | str | torch.device | None = None,
+        **kwargs: Any,
+    ) -> list[torch.Tensor]:
+        """Runs the fusion (as `execute`) and checks its outputs against `reference_outputs`,
+        or, where none are given, against `allotment.reference.evaluate` of the fusion's IR on
+        the same inputs (nvFuser checks against its ATen evaluation). Tolerances by dtype
+        (exact for integers and Bool); a mismatch raises `allotment.RunError` naming the
+        output. Returns the outputs."""
+        outputs = self.execute(inputs, device=device, **kwargs)
+        if reference_outputs is None:
+            from allotment.ir import find_function, parse_module
+            from allotment.reference import evaluate
+
+            def reference(text: str, args: list[Any], target: torch.device) -> list[Any]:
+                return evaluate(find_function(parse_module(text), self.FUNCTION_NAME), args, device=target)
+
+            reference_outputs = self._execute(inputs, device, reference)
+        if len(reference_outputs) != len(outputs):
+            raise ArgumentError(
+                f"validate: {len(reference_outputs)} reference outputs for {len(outputs)} outputs")
+        for k, (got, want) in enumerate(zip(outputs, reference_outputs, strict=True)):
+            tol = _TOLERANCES.get(want.dtype, (0.0, 0.0)) if isinstance(want, torch.Tensor) else (0.0, 0.0)
+            try:
+                torch.testing.assert_close(got, torch.as_tensor(want, device=got.device), rtol=tol[0],
+                                           atol=tol[1], equal_nan=True, check_dtype=True)
+            except AssertionError as e:
+                raise RunError(f"validate: output #{k} differs from the reference: {e}") from None
+        return outputs
+
     def _execute(self, inputs: Sequence[Any], device: Any, run: RunFn, accept: bool = False,
                  seed: int | None = None) -> list[torch.Tensor]:
         args, target = self._prepare_inputs(inputs, device)
@@ -892,6 +954,8 @@ class FusionDefinition:
                 f"{type(inputs).__name__}"
             )
         if len(inputs) != len(self._inputs):
+            inputs = self._group_vector_entries(inputs)
+        if len(inputs) != len(self._inputs):
             listed = ", ".join(describe(i, s) for i, s in enumerate(self._inputs)) or "none"
             raise InputTypeError(
                 f"execute: the fusion takes {len(self._inputs)} inputs, got {len(inputs)} "
@@ -939,6 +1003,20 @@ class FusionDefinition:
             args[i : i + 1] = values
         return args, target
 
+    def _group_vector_entries(self, inputs: Sequence[Any]) -> Sequence[Any]:
+        """`inputs` with each `define_vector(n)` input given as its n entries, one input each
+        (the layout nvFuser's `execute` takes, where a vector's entries are fusion inputs),
+        grouped into one list per vector; `inputs` unchanged when their count is not that."""
+        sizes = [len(s.items) if isinstance(s, VectorInput) else None for s in self._inputs]
+        if all(n is None for n in sizes) or len(inputs) != sum(1 if n is None else n for n in sizes):
+            return inputs
+        grouped: list[Any] = []
+        pos = 0
+        for n in sizes:
+            grouped.append(inputs[pos] if n is None else list(inputs[pos : pos + n]))
+            pos += 1 if n is None else n
+        return grouped
+
     @staticmethod
     def _target_device(
         found: torch.device | None, device: Any, args: list[Any], scalar_tensors: list[int]
@@ -979,7 +1057,12 @@ class FusionDefinition:
             compile_fn = _backend_compile()
             # Without tensor inputs the device cannot be inferred: tell the backend.
             where = None if any(isinstance(x, torch.Tensor) for x in args) else str(device)
-            exe = compile_fn(module_text, function=self.FUNCTION_NAME, device=where)
+            split = _complex_split(self.module, self.FUNCTION_NAME)
+            if split is None:
+                exe = compile_fn(module_text, function=self.FUNCTION_NAME, device=where)
+            else:  # complex values: the kernels compute their parts (passes/complex_parts.py)
+                text = _print(ModuleOp([split.function]))
+                exe = _ComplexParts(compile_fn(text, function=self.FUNCTION_NAME, device=where), split)
             self._executables[key] = exe
         return exe
 
@@ -993,6 +1076,49 @@ class FusionDefinition:
         args, target = self._prepare_inputs(inputs, device)
         args = self._with_rng_seed(args, target)
         return self._executable(self.ir(), args, target), args
+
+
+def _complex_split(module: ModuleOp, name: str) -> Any:
+    """The fusion function split into real parts (`passes.complex_parts`), or None when it
+    has no complex value."""
+    from allotment.ir import find_function
+    from allotment.passes.complex_parts import has_complex, split_complex
+
+    fn = find_function(module, name)
+    return split_complex(fn) if has_complex(fn) else None
+
+
+class _ComplexParts:
+    """An executable of a split function, called with the original arguments: a complex
+    tensor is passed as its parts (`x.real`, `x.imag`, views), a complex scalar as two
+    floats; complex results are put back together (`torch.complex` of the parts)."""
+
+    def __init__(self, exe: Any, split: Any):
+        self._exe = exe
+        self._split = split
+
+    def __call__(self, *args: Any) -> Any:
+        from allotment.passes.complex_parts import join_results
+
+        flat: list[Any] = []
+        for x, is_c in zip(args, self._split.complex_args, strict=True):
+            if not is_c:
+                flat.append(x)
+            elif isinstance(x, torch.Tensor):
+                flat += [x.real, x.imag]
+            else:
+                flat += [complex(x).real, complex(x).imag]
+        outs = self._exe(*flat)
+        single = not isinstance(outs, list | tuple)
+        joined = join_results([outs] if single else list(outs), self._split.complex_results)
+        return joined[0] if single and len(joined) == 1 else joined
+
+
+_TOLERANCES = {
+    torch.float64: (1e-7, 1e-7), torch.float32: (1e-5, 1e-5),
+    torch.float16: (1e-3, 1e-3), torch.bfloat16: (1.6e-2, 1e-2),
+}
+"""(rtol, atol) of `validate` by dtype; others (integers, Bool) compare exactly."""
 
 
 def default_device() -> torch.device:

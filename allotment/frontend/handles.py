@@ -54,6 +54,10 @@ class _Handle:
     def _get_fusion_definition(self) -> Definition:
         return self._fd
 
+    def is_tensor(self) -> bool:
+        """Whether this value is a tensor (nvFuser's `Val.is_tensor`)."""
+        return isinstance(self, Tensor)
+
     # Arithmetic, as nvFuser binds it on Tensor and Scalar.
     def _op(self, name: str, *args: Any) -> Any:
         return getattr(self._fd.ops, name)(*args)
@@ -141,8 +145,8 @@ class Tensor(_Handle):
         assert isinstance(self._value.type, TensorType)
         return len(self._value.type.get_shape())
 
-    @property
     def dtype(self) -> DataType:
+        """The element type (a method, as nvFuser's `TensorView.dtype()`)."""
         assert isinstance(self._value.type, TensorType)
         return from_element_type(self._value.type.element_type)
 
@@ -189,7 +193,7 @@ class Tensor(_Handle):
         raise UnsupportedError("not supported: inner_split (only outer_split maps onto a sharding)")
 
     def __repr__(self) -> str:
-        return f"Tensor(index={self.index}, ndim={self.ndim}, dtype={self.dtype!r})"
+        return f"Tensor(index={self.index}, ndim={self.ndim}, dtype={self.dtype()!r})"
 
 
 class Scalar(_Handle):
@@ -205,8 +209,8 @@ class Scalar(_Handle):
         super().__init__(fd, value, index)
         self.constant = constant
 
-    @property
     def dtype(self) -> DataType:
+        """The scalar's type (a method, as on tensors)."""
         return from_element_type(self._value.type)
 
     @property
@@ -215,7 +219,7 @@ class Scalar(_Handle):
 
     def __repr__(self) -> str:
         const = "" if self.constant is None else f", value={self.constant!r}"
-        return f"Scalar(index={self.index}, dtype={self.dtype!r}{const})"
+        return f"Scalar(index={self.index}, dtype={self.dtype()!r}{const})"
 
 
 class Vector:

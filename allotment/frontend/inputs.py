@@ -60,13 +60,37 @@ def check_stride_order(stride_order: Sequence[int], rank: int, what: str) -> lis
 def tensor_descriptor(
     sizes: Sequence[int], strides: Sequence[int]
 ) -> tuple[list[bool | None], list[int]]:
-    """nvFuser's `compute_tensor_descriptor`: (contiguity in allocation order, stride order)."""
+    """nvFuser's `compute_tensor_descriptor`: (contiguity in allocation order, stride order).
+
+    As nvFuser computes it: the dimensions of nonzero stride sorted by decreasing stride
+    (stably), each stride-0 dimension put back at its own position in that list; then,
+    outermost first, a dimension's contiguity is None where it is a broadcast (stride 0
+    or extent 1), else whether its stride is the stride times the extent of the next
+    non-broadcast dimension inside it (1 for the innermost)."""
     rank = len(sizes)
-    order = sorted(range(rank), key=lambda d: (-strides[d], d))
+    if len(strides) != rank:
+        raise ArgumentError("compute_tensor_descriptor: sizes and strides must have the same number of dimensions")
+    for d, st in enumerate(strides):
+        if st < 0:
+            raise ArgumentError(f"negative stride on tensor is not supported: strides[{d}]={st}")
+    order = sorted((d for d in range(rank) if strides[d] != 0), key=lambda d: -strides[d])
+    for d in range(rank):
+        if strides[d] == 0:
+            order.insert(d, d)
+    broadcast = [strides[d] == 0 or sizes[d] == 1 for d in order]
+    contiguity: list[bool | None] = [None] * rank
+    for pos, d in enumerate(order):
+        if broadcast[pos]:
+            continue
+        expected = 1
+        for q in range(pos + 1, rank):
+            if not broadcast[q]:
+                expected = strides[order[q]] * sizes[order[q]]
+                break
+        contiguity[pos] = strides[d] == expected
     stride_order = [0] * rank
     for pos, d in enumerate(order):
         stride_order[d] = rank - 1 - pos
-    contiguity = compute_contiguity([sizes[d] for d in order], [strides[d] for d in order])
     return contiguity, stride_order
 
 
@@ -244,7 +268,9 @@ def check_layout(what: Callable[[], str], spec: TensorInput, sizes: list[int], s
         return text + ")"
 
     if spec.stride_order is not None:
-        real = [d for d in order if sizes[d] > 1]
+        # a stride-0 dimension (an expanded broadcast, or one from_pytorch took as
+        # non-contiguous) sits anywhere in the order
+        real = [d for d in order if sizes[d] > 1 and strides[d] != 0]
         for outer, inner in zip(real, real[1:]):
             if strides[outer] < strides[inner]:
                 raise InputTypeError(
@@ -268,7 +294,7 @@ def check_layout(what: Callable[[], str], spec: TensorInput, sizes: list[int], s
         expected = strides[d] * sizes[d]
 
 
-def scalar_value(position: int, spec: ScalarInput, x: object) -> int | float | bool:
+def scalar_value(position: int, spec: ScalarInput, x: object) -> int | float | bool | complex:
     """The Python value of a scalar input (a number or a 0-d tensor), checked against its dtype."""
     what = lambda: describe(position, spec)  # noqa: E731 - messages only on failure
     if isinstance(x, torch.Tensor):
@@ -288,6 +314,10 @@ def scalar_value(position: int, spec: ScalarInput, x: object) -> int | float | b
         if not -(1 << (bits - 1)) <= int(x) < 1 << (bits - 1):
             raise InputTypeError(f"{what()}: {x} does not fit in {dt!r}")
         return int(x)
+    if dt in (DataType.ComplexFloat, DataType.ComplexDouble):
+        if isinstance(x, bool) or not isinstance(x, numbers.Complex):
+            raise InputTypeError(f"{what()} expects a complex number, got {type(x).__name__} {x!r}")
+        return complex(x)
     if isinstance(x, bool) or not isinstance(x, numbers.Real):
         raise InputTypeError(f"{what()} expects a float, got {type(x).__name__} {x!r}")
     return float(x)

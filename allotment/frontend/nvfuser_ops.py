@@ -76,8 +76,7 @@ NVFUSER_OPS: tuple[str, ...] = (
 """Every `fd.ops` name of nvFuser's Python frontend (the source is cited above)."""
 
 WHY_NOT: dict[str, str] = {
-    "isreal": "no complex tensors in the dialect",
-    "imag": "no complex tensors in the dialect",
+    "isreal": "no complex comparisons (complex values go through the arithmetic ops only)",
     "batch_norm": "no fused batch-norm op (compose it from var_mean, sub, mul)",
     "sdpfa_fwd": "no attention op",
     "sdpfa_bwd": "no attention op",

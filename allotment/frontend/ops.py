@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import math
 import numbers
 from collections.abc import Callable, Sequence
 from typing import Any, ClassVar
@@ -58,7 +59,7 @@ from allotment.dialects import fusion
 from allotment.dialects import fusion_rules as rules
 from allotment.errors import ArgumentError, Error
 from allotment.frontend.building import make_op as _make
-from allotment.frontend.datatypes import DataType, check_dtype, to_element_type
+from allotment.frontend.datatypes import DataType, check_dtype, from_element_type, to_element_type, to_torch
 from allotment.frontend.errors import NotSupportedError
 from allotment.frontend.handles import Definition, Scalar, Tensor, Vector
 from allotment.frontend.inputs import check_stride_order
@@ -69,8 +70,8 @@ HALF = (f16, bf16)
 DYNAMIC = DYNAMIC_INDEX
 
 UNSUPPORTED: tuple[str, ...] = (
-    # complex numbers (no tensor here is complex)
-    "isreal", "imag",
+    # complex numbers: isreal (a comparison of complex values)
+    "isreal",
     # normalization and attention primitives, grouped and scaled matmuls
     "batch_norm", "sdpfa_fwd", "sdpfa_bwd", "grouped_mm", "scaled_mm",
 )
@@ -78,7 +79,7 @@ UNSUPPORTED: tuple[str, ...] = (
 
 COMPOSITES: tuple[str, ...] = (
     "silu", "clamp", "threshold", "lerp", "addcmul", "add_alpha", "sub_alpha", "var",
-    "isnan", "isinf", "isposinf", "isneginf", "isfinite", "real", "select", "broadcast",
+    "isnan", "isinf", "isposinf", "isneginf", "isfinite", "select", "broadcast",
 )
 """nvFuser ops built from other dialect ops (`squeeze` of a symbolic extent is a reshape)."""
 
@@ -146,9 +147,7 @@ class Operators(RandomOperators, ScanOperators):
         if isinstance(x, Tensor | Scalar):
             self._fd._own(x, f"{name}: argument '{arg}'")
             return x.value
-        if isinstance(x, complex):
-            raise NotSupportedError(f"not supported: complex scalars ({name}: argument '{arg}')")
-        if isinstance(x, numbers.Real):
+        if isinstance(x, numbers.Real | complex):
             return self._fd._python_scalar(x)  # type: ignore[arg-type]
         raise ArgumentError(
             f"{name}: argument '{arg}' must be a Tensor, a Scalar or a Python number, got {_kind(x)}"
@@ -160,8 +159,12 @@ class Operators(RandomOperators, ScanOperators):
         return self._operand(x, name, arg)
 
     def _bool(self, x: object, name: str, arg: str) -> bool:
+        """A bool argument; the ints 0 and 1 are False and True, as nvFuser's bindings convert
+        them (nvFuser's test_issue4888 passes `manual_normalization=0`)."""
+        if isinstance(x, numbers.Integral) and not isinstance(x, bool) and x in (0, 1):
+            return bool(x)
         if not isinstance(x, bool):
-            raise ArgumentError(f"{name}: argument '{arg}' must be a bool, got {_kind(x)}")
+            raise ArgumentError(f"{name}: argument '{arg}' must be a bool (or 0 or 1), got {_kind(x)}")
         return x
 
     def _int(self, x: object, name: str, arg: str) -> int:
@@ -423,6 +426,12 @@ class Operators(RandomOperators, ScanOperators):
             t = i1 if a.type == i1 and b.type == i1 else self._scalar_common(a, b, False)
             x, y = self._convert_scalar(a, t), self._convert_scalar(b, t)
             return self._scalar_op(self._SCALAR_BITWISE[name](x, y))
+        if name == "nextafter":
+            return self._scalar_nextafter(a, b)
+        if name == "fmod" and not rules.is_float(self._scalar_common(a, b, False)):
+            # of integers, C's fmod is the remainder truncated toward zero (arith.remsi)
+            t = self._scalar_common(a, b, False)
+            return self._scalar_op(arith.RemSIOp(self._convert_scalar(a, t), self._convert_scalar(b, t)))
         known = set(self._SCALAR_FLOAT) | set(self._CMP_INT)
         if name not in known:
             raise NotSupportedError(f"not supported: {name} of two scalars")
@@ -450,7 +459,45 @@ class Operators(RandomOperators, ScanOperators):
                 raise ArgumentError(f"{name}: it takes integer or Bool operands, got a {rules.type_name(v.type)} scalar")
             ones = self._fd._constant(True if v.type == i1 else -1, v.type)
             return self._scalar_op(arith.XOrIOp(v, ones))
+        if name == "reciprocal":  # 1 / v in floating point (Double for Int and Bool scalars)
+            t = v.type if rules.is_float(v.type) else f64
+            x = self._convert_scalar(v, t)
+            return self._scalar_op(arith.DivfOp(self._fd._constant(1.0, t), x))
+        if name == "signbit":
+            return self._scalar_signbit(v)
         raise NotSupportedError(f"not supported: {name} of a scalar")
+
+    def _scalar_nextafter(self, a: SSAValue, b: SSAValue) -> Scalar:
+        """The float after `a` towards `b` (C's nextafter; Double for integer scalars): one
+        step of `a`'s bits away from or towards zero, the smallest subnormal from zero,
+        `b` when they are equal, NaN when either is."""
+        t = self._scalar_common(a, b, True)
+        x, y = self._convert_scalar(a, t), self._convert_scalar(b, t)
+        c = self._fd._constant
+        emit = lambda op: self._scalar_op(op).value  # noqa: E731
+        it = IntegerType(t.bitwidth)  # type: ignore[attr-defined]
+        bits = emit(arith.BitcastOp(x, it))
+        away = emit(arith.CmpiOp(emit(arith.CmpfOp(y, x, "ogt")), emit(arith.CmpfOp(x, c(0.0, t), "ogt")), "eq"))
+        stepped = emit(arith.BitcastOp(emit(arith.SelectOp(
+            away, emit(arith.AddiOp(bits, c(1, it))), emit(arith.SubiOp(bits, c(1, it))))), t))
+        tiny = float(torch.finfo(to_torch(from_element_type(t))).smallest_normal) * float(
+            torch.finfo(to_torch(from_element_type(t))).eps)
+        from_zero = emit(arith.SelectOp(emit(arith.CmpfOp(y, c(0.0, t), "ogt")), c(tiny, t), c(-tiny, t)))
+        r = emit(arith.SelectOp(emit(arith.CmpfOp(x, c(0.0, t), "oeq")), from_zero, stepped))
+        r = emit(arith.SelectOp(emit(arith.CmpfOp(x, y, "oeq")), y, r))
+        return self._scalar_op(arith.SelectOp(emit(arith.CmpfOp(x, y, "uno")), c(math.nan, t), r))
+
+    def _scalar_signbit(self, v: SSAValue) -> Scalar:
+        """Whether the sign bit of scalar `v` is set: `v < 0` for integers (False for Bool);
+        for floats also -0.0 (`1 / v` is -inf) and a NaN whose bits say negative."""
+        if v.type == i1:
+            return self._constant_handle(False, i1)
+        if not rules.is_float(v.type):
+            x = self._convert_scalar(v, i64) if isinstance(v.type, IndexType) else v
+            return self._scalar_op(arith.CmpiOp(x, self._fd._constant(0, x.type), "slt"))
+        width = v.type.bitwidth  # type: ignore[attr-defined]
+        bits = self._scalar_op(arith.BitcastOp(v, IntegerType(width))).value
+        return self._scalar_op(arith.CmpiOp(bits, self._fd._constant(0, bits.type), "slt"))
 
     # ------------------------------------------------------------------ #
     # Elementwise                                                        #
@@ -522,10 +569,17 @@ class Operators(RandomOperators, ScanOperators):
         return self._unary("segment_set", fusion.SetOp, False, arg)  # type: ignore[arg-type]
 
     def stride_order(self, arg: object, stride_order: Sequence[int]) -> Tensor:
-        """A copy of `arg`; the layout request is not represented (results are row-major)."""
+        """A copy of `arg` laid out in `stride_order` (as define_tensor's: entry d is dimension
+        d's rank, the highest outermost). Where the copy is an output, the order is its
+        result's `fusion.stride_order` in the IR (as `add_output(t, stride_order=...)` gives),
+        which fusion-allocate makes the output buffer's layout; elsewhere a layout changes
+        no value."""
+        self._open("stride_order")
         t = self._tensor(arg, "stride_order", "arg")
-        check_stride_order(stride_order, t.ndim, "stride_order")  # type: ignore[arg-type]
-        return self.set(t)  # type: ignore[return-value]
+        order = check_stride_order(stride_order, t.ndim, "stride_order")  # type: ignore[arg-type]
+        out = self.set(t)
+        self._fd._stride_orders[out.value] = order
+        return out  # type: ignore[return-value]
 
 
     def triu(self, arg: object, diagonal: object = 0) -> Tensor:
@@ -621,7 +675,9 @@ class Operators(RandomOperators, ScanOperators):
         """Places `arg`'s dimensions at `broadcast_dims` of a tensor of `shape`.
 
         A -1 in `shape` at a mapped dimension keeps the input's extent; new
-        dimensions get the given extent (size-1 broadcast, then expanded).
+        dimensions get the given extent (size-1 broadcast, then expanded). With no new
+        dimension (`broadcast_dims` every output dimension) it is `fusion.expand`, the op
+        `expand` builds, as nvFuser builds no broadcast there.
         """
         name = "broadcast_in_dim"
         self._open(name)
@@ -652,6 +708,9 @@ class Operators(RandomOperators, ScanOperators):
                 e = self._extent(t.value, dims.index(d))
             resolved.append(e)
         static, dynamic = self._split(resolved)
+        if dims == list(range(len(entries))):  # no new dimension: the same fusion as expand's
+            props = {"static_shape": fusion.int_list(static)}
+            return self._tensor_op(name, lambda: _make(fusion.ExpandOp, [t.value, dynamic], props))
         props = {"static_shape": fusion.int_list(static), "broadcast_dims": fusion.int_list(dims)}
         return self._tensor_op(name, lambda: _make(fusion.BroadcastInDimOp, [t.value, dynamic], props))
 
@@ -911,7 +970,12 @@ class Operators(RandomOperators, ScanOperators):
         return self._tensor_op(name, lambda: _make(cls, operands, props))
 
     def index_select(self, arg: object, index: object, dim: object) -> Tensor:
-        """torch.index_select(arg, dim, index): index is 1-D (int32 or int64)."""
+        """torch.index_select(arg, dim, index): index is 1-D (int32 or int64), or 0-d, which
+        selects one entry and keeps `dim` with extent 1 (as torch does)."""
+        if isinstance(index, Tensor) and index.ndim == 0:
+            self._open("index_select")
+            self._fd._own(index, "index_select: argument 'index'")
+            index = self.broadcast_in_dim(index, [1], [])
         return self._indexing("index_select", fusion.IndexSelectOp, arg, index, dim)
 
     def gather(self, arg: object, index: object, dim: object) -> Tensor:
@@ -923,10 +987,16 @@ class Operators(RandomOperators, ScanOperators):
         return self._indexing("take_along_axis", fusion.TakeAlongAxisOp, arg, index, dim)
 
     def scatter(self, arg: object, index: object, src: object, dim: object) -> Tensor:
-        """torch.scatter(arg, dim, index, src) out of place (no reduce); src a Tensor of the index's shape."""
+        """torch.scatter(arg, dim, index, src) out of place (no reduce); src a Tensor of the
+        index's shape, or a scalar (a Scalar or a number) written at every index, as
+        torch.scatter's `value` form is."""
         if not isinstance(src, Tensor):
-            self._open("scatter")
-            raise NotSupportedError("not supported: scatter of a scalar src (give a Tensor of the index's shape)")
+            name = "scatter"
+            self._open(name)
+            t = self._tensor(arg, name, "arg")
+            idx = self._tensor(index, name, "index")
+            value = self._scalar_operand(src, name, "src")
+            src = self.full(idx.shape(), Scalar(self._fd, value, -1), t.dtype())
         return self._indexing("scatter", fusion.ScatterOp, arg, index, dim, src)
 
     def index_put_accumulate(self, acc: object, index: object, value: object) -> Tensor:
@@ -939,8 +1009,11 @@ class Operators(RandomOperators, ScanOperators):
 
     def embedding_fwd(self, input: object, weight: object, padding_idx: object = None, max_norm: object = None,
                       norm_type: object = None, scale_grad_by_freq: object = None, sparse: object = None) -> Tensor:
-        """torch.nn.functional.embedding(input, weight): padding_idx, scale_grad_by_freq and sparse
-        only change the gradient; max_norm (renormalizing weight rows) is not supported."""
+        """torch.nn.functional.embedding(input, weight, ...): padding_idx, scale_grad_by_freq and
+        sparse only change the gradient. With `max_norm`, each looked-up row whose `norm_type`
+        norm (2 by default) exceeds max_norm is scaled by max_norm / (norm + 1e-7), as torch
+        renormalizes it; the output is what torch returns, and the weight is not modified
+        (torch renormalizes the rows of its weight in place; nvFuser never writes an input)."""
         name = "embedding_fwd"
         self._open(name)
         idx = self._tensor(input, name, "input")
@@ -949,9 +1022,29 @@ class Operators(RandomOperators, ScanOperators):
                        ("scale_grad_by_freq", scale_grad_by_freq), ("sparse", sparse)):
             if x is not None:
                 self._scalar_operand(x, name, arg)
-        if max_norm is not None:
-            raise NotSupportedError("not supported: embedding_fwd with max_norm (the weight renormalization)")
-        return self._tensor_op(name, lambda: _make(fusion.EmbeddingOp, [idx.value, w.value]))
+        out = self._tensor_op(name, lambda: _make(fusion.EmbeddingOp, [idx.value, w.value]))
+        if max_norm is None:
+            return out
+        if w.ndim != 2:
+            raise ArgumentError(f"{name}: max_norm needs a 2-D weight, got rank {w.ndim}")
+        self._scalar_operand(max_norm, name, "max_norm")
+        return self._renorm_rows(out, max_norm, 2.0 if norm_type is None else norm_type)
+
+    def _renorm_rows(self, rows: Tensor, max_norm: object, p: object) -> Tensor:
+        """`rows` (the last dim a row) scaled by max_norm / (norm + 1e-7) where the row's
+        p-norm exceeds max_norm, computed in f32 (f64 for f64) and cast back."""
+        et = rows.dtype()
+        ct = DataType.Double if et == DataType.Double else DataType.Float
+        x = self.cast(rows, ct)
+        if isinstance(p, numbers.Real) and float(p) == 2.0:
+            norm = self.sqrt(self.sum(self.mul(x, x), [-1], True))
+        elif isinstance(p, numbers.Real) and float(p) == 1.0:
+            norm = self.sum(self.abs(x), [-1], True)
+        else:
+            norm = self.pow(self.sum(self.pow(self.abs(x), p), [-1], True), self.reciprocal(p))
+        limit = self.cast(max_norm, ct)
+        scale = self.where(self.gt(norm, limit), self.div(limit, self.add(norm, 1e-7)), 1.0)
+        return self.cast(self.mul(x, scale), et)  # type: ignore[return-value]
 
     def aten(
         self,
@@ -1056,7 +1149,7 @@ class Operators(RandomOperators, ScanOperators):
         keep = self._bool(keepdim, name, "keepdim")
         v = t.value
         if not rules.is_float(_elem(v)):
-            raise ArgumentError(f"{name}: argument 'arg' must be a floating-point tensor, got {t.dtype!r}")
+            raise ArgumentError(f"{name}: argument 'arg' must be a floating-point tensor, got {t.dtype()!r}")
         if _elem(v) in HALF:
             v = self._cast(v, f32)
         props: dict[str, Attribute] = {"dims": fusion.int_list(ds), "correction": IntegerAttr(corr, i64)}
@@ -1096,13 +1189,13 @@ class Operators(RandomOperators, ScanOperators):
     # ------------------------------------------------------------------ #
 
     def _keep_dtype(self, out: Tensor, like: Tensor) -> Tensor:
-        return out if out.dtype == like.dtype else self.cast(out, like.dtype)  # type: ignore[return-value]
+        return out if out.dtype() == like.dtype() else self.cast(out, like.dtype())  # type: ignore[return-value]
 
     def silu(self, arg: object) -> Tensor:
         """`x * sigmoid(x)`, in the input's floating-point type."""
         t = self._tensor(arg, "silu", "arg")
         if not rules.is_float(_elem(t.value)):
-            raise ArgumentError(f"silu: argument 'arg' must be a floating-point tensor, got {t.dtype!r}")
+            raise ArgumentError(f"silu: argument 'arg' must be a floating-point tensor, got {t.dtype()!r}")
         return self._keep_dtype(self.mul(t, self.sigmoid(t)), t)  # type: ignore[arg-type]
 
     def clamp(self, arg: object, min: object = None, max: object = None) -> Tensor:
@@ -1171,8 +1264,19 @@ class Operators(RandomOperators, ScanOperators):
         return self.logical_not(self.logical_or(self.isnan(t), self.isinf(t)))  # type: ignore[return-value]
 
     def real(self, arg: object) -> Tensor | Scalar:
-        """The real part: a copy, as no tensor here is complex."""
+        """The real part of a complex tensor (its parts' type); of a real one, a copy."""
+        v = self._operand(arg, "real", "arg")
+        if _is_tensor(v) and rules.is_complex(_elem(v)):
+            return self._tensor_op("real", lambda: fusion.RealOp(v))
         return self.set(arg)
+
+    def imag(self, arg: object) -> Tensor:
+        """The imaginary part of a complex tensor, of its parts' type."""
+        self._open("imag")
+        t = self._tensor(arg, "imag", "arg")
+        if not rules.is_complex(_elem(t.value)):
+            raise ArgumentError(f"imag: argument 'arg' must be a complex tensor, got {t.dtype()!r}")
+        return self._tensor_op("imag", lambda: fusion.ImagOp(t.value))
 
 
 _UNARY: dict[str, tuple[type[fusion.UnaryOp], bool]] = {
@@ -1282,7 +1386,7 @@ SUPPORTED: tuple[str, ...] = tuple(
             "broadcast_in_dim", "broadcast", "expand", "reshape", "permute", "squeeze", "slice",
             "select", "pad", "cat", "sum", "prod", "max", "min", "mean", "var_mean", "var",
             "matmul", "linear", "silu", "clamp", "threshold", "lerp", "addcmul", "add_alpha",
-            "sub_alpha", "isnan", "isinf", "isposinf", "isneginf", "isfinite", "real",
+            "sub_alpha", "isnan", "isinf", "isposinf", "isneginf", "isfinite", "real", "imag",
         }
         | {"rand", "randn", "uniform", "normal", "rand_like", "randn_like", "welford"}
         | {"index_select", "gather", "take_along_axis", "embedding_fwd", "scatter", "index_put_accumulate"}

@@ -89,7 +89,7 @@ class RandomOperators:
         t = self._tensor(arg, name, "arg")
         et = rules.element_type_of(t.value.type)
         if not rules.is_float(et):
-            raise ArgumentError(f"{name}: argument 'arg' must be a floating-point tensor, got {t.dtype!r}")
+            raise ArgumentError(f"{name}: argument 'arg' must be a floating-point tensor, got {t.dtype()!r}")
         entries = [self._extent(t.value, d) for d in range(t.ndim)]
         return self._random(name, cls, entries, et, rng_seed, rng_offset)
 
@@ -145,7 +145,7 @@ class RandomOperators:
         t = self._tensor(arg, name, "arg")
         ds = self._dims(dims, t.ndim, name)
         if not rules.is_float(rules.element_type_of(t.value.type)):
-            raise ArgumentError(f"{name}: argument 'arg' must be a floating-point tensor, got {t.dtype!r}")
+            raise ArgumentError(f"{name}: argument 'arg' must be a floating-point tensor, got {t.dtype()!r}")
         ph = TensorType(i1, [])
         v = t.value
         op = self._build(name, lambda: make_op(fusion.WelfordOp, [v], {"dims": fusion.int_list(ds)}, [ph, ph, ph]))

@@ -2,9 +2,10 @@
 a mixin of `allotment.frontend.ops.Operators`.
 
 nvFuser's frontend has `cumsum(arg, dim)`, `argsort(arg, dim, descending, stable)` and
-`topk(arg, k, dim, largest, sorted)`; `cumprod`, `cummax` and `cummin` are Allotment
-extensions with torch's signatures. Results follow torch: cumsum and cumprod of bool
-and integers are Int (i64), cummax and cummin return (values, Int indices), argsort
+`topk(arg, k, dim, largest, sorted)`, `cumprod(arg, dim)`, `cummax(arg, dim)` and
+`cummin(arg, dim)`. Results follow torch: cumsum and cumprod of bool and integers are
+Int (i64); cummax and cummin return the values, as nvFuser's do, or (values, Int
+indices) as torch's with `return_indices=True` (an Allotment extension); argsort
 Int indices, topk (values, Int indices). The sorts are always stable and topk always
 sorted (see `fusion.SortOp`). `k` is an int or a constant integer Scalar.
 """
@@ -49,16 +50,22 @@ class ScanOperators:
         """Inclusive running product along `dim` (an Allotment extension; torch.cumprod)."""
         return self._row_op("cumprod", fusion.CumprodOp, arg, dim, {}, 1)[0]
 
-    def cummax(self, arg: object, dim: object) -> tuple[Tensor, Tensor]:
-        """(running maximum, its Int index) along `dim` (an Allotment extension; torch.cummax:
-        ties give the last index, NaN propagates)."""
-        values, indices = self._row_op("cummax", fusion.CummaxOp, arg, dim, {}, 2)
-        return values, indices
+    def cummax(self, arg: object, dim: object, return_indices: object = False) -> Tensor | tuple[Tensor, Tensor]:
+        """Running maximum along `dim` (nvFuser's cummax; NaN propagates). With
+        `return_indices=True` (an Allotment extension), (values, Int indices) as torch.cummax
+        gives them (ties give the last index)."""
+        return self._cum_extreme("cummax", fusion.CummaxOp, arg, dim, return_indices)
 
-    def cummin(self, arg: object, dim: object) -> tuple[Tensor, Tensor]:
-        """(running minimum, its Int index) along `dim` (an Allotment extension; torch.cummin)."""
-        values, indices = self._row_op("cummin", fusion.CumminOp, arg, dim, {}, 2)
-        return values, indices
+    def cummin(self, arg: object, dim: object, return_indices: object = False) -> Tensor | tuple[Tensor, Tensor]:
+        """Running minimum along `dim` (nvFuser's cummin); `return_indices` as for cummax."""
+        return self._cum_extreme("cummin", fusion.CumminOp, arg, dim, return_indices)
+
+    def _cum_extreme(
+        self, name: str, cls: type, arg: object, dim: object, return_indices: object
+    ) -> Tensor | tuple[Tensor, Tensor]:
+        with_indices = self._bool(return_indices, name, "return_indices")
+        values, indices = self._row_op(name, cls, arg, dim, {}, 2)
+        return (values, indices) if with_indices else values
 
     def argsort(self, arg: object, dim: object = -1, descending: object = False, stable: object = False) -> Tensor:
         """Int indices that sort `arg` along `dim` (stable whatever `stable` says)."""

@@ -26,6 +26,45 @@ def test_from_pytorch_transposed_input(run_fusion) -> None:
     check(out, x * 2.0)
 
 
+@pytest.mark.parametrize("order", [[0, 1, 2], [2, 0, 1], [1, 2, 0]])
+def test_stride_order_op_sets_the_output_layout(run_fusion, order: list[int]) -> None:
+    # nvFuser's test_output_stride_order: fd.ops.stride_order(t, order) before add_output
+    # gives the output that layout (entry d: dimension d's rank, the highest outermost)
+    x = randn(2, 3, 4)
+    with FusionDefinition() as fd:
+        t = fd.ops.stride_order(fd.ops.add(fd.from_pytorch(x), 3.0), order)
+        fd.add_output(t)
+    assert "stride_order" in fd.ir()
+    (out,) = run_fusion(fd, [x])
+    check(out, x + 3.0)
+    by_rank = sorted(range(3), key=lambda d: -order[d])  # outermost first
+    assert [out.stride(d) for d in by_rank] == sorted(out.stride(), reverse=True)
+
+
+def test_stride_order_op_of_a_broadcast(run_fusion) -> None:
+    # nvFuser's test_broadcast_and_stride_order: dimension 0 innermost; the size-1 broadcast
+    # dimension takes the stride of the dimension inside it
+    x = randn(2, 3, 4)
+    with FusionDefinition() as fd:
+        b = fd.ops.broadcast(fd.from_pytorch(x), is_broadcast_dim=[False, True, False, False])
+        fd.add_output(fd.ops.stride_order(b, stride_order=[0, 1, 2, 3]))
+    (out,) = run_fusion(fd, [x])
+    check(out, x.unsqueeze(1))
+    assert out.stride() == (1, 2, 2, 6)
+
+
+def test_stride_order_with_an_expanded_broadcast_outermost(run_fusion) -> None:
+    # nvFuser's test_stride_order_with_explicit_broadcast: dimension 1 (extent 16, stride 0,
+    # contiguity None) is outermost in the stride order; a stride-0 dimension sits anywhere
+    x = torch.randn(6, device=DEVICE).as_strided((2, 16, 3), (3, 0, 1))
+    with FusionDefinition() as fd:
+        t = fd.define_tensor(shape=[-1, 16, 3], contiguity=[None, True, True], dtype=DataType.Float,
+                             stride_order=[1, 2, 0])
+        fd.add_output(fd.ops.mul(t, 3.0))
+    (out,) = run_fusion(fd, [x])
+    check(out, x * 3.0)
+
+
 def test_stride_order_column_major(run_fusion) -> None:
     x = randn(4, 6).t()
     with FusionDefinition() as fd:
@@ -72,6 +111,23 @@ def test_output_stride_order(run_fusion) -> None:
     (out,) = run_fusion(fd, [x])
     check(out, x + 1.0)
     assert out.stride() == (1, 3)
+
+
+@pytest.mark.parametrize(("sizes", "strides", "contiguity", "order"), [
+    # from nvFuser's test_compute_tensor_descriptor: a stride-0 dimension keeps its own
+    # position among the others, sorted by stride
+    ([2, 3, 1, 5, 4], [28, 4, 14, 0, 1], [False, None, True, None, True], [4, 2, 3, 1, 0]),
+    ([2, 2, 1, 1, 2, 2, 2], [8, 4, 3, 9, 2, 0, 1], [None, True, True, None, True, None, True], [5, 4, 3, 6, 2, 1, 0]),
+    ([2, 2, 1, 2, 4, 2], [2, 32, 1, 8, 0, 4], [False, True, True, False, None, None], [2, 5, 0, 4, 1, 3]),
+    ([2, 2, 2, 2], [8, 4, 0, 2], [True, True, None, False], [3, 2, 1, 0]),
+])
+def test_tensor_descriptor_as_nvfuser(sizes, strides, contiguity, order, run_fusion) -> None:
+    assert tensor_descriptor(sizes, strides) == (contiguity, order)
+    x = torch.randn(sum((n - 1) * s for n, s in zip(sizes, strides)) + 1, device=DEVICE).as_strided(sizes, strides)
+    with FusionDefinition() as fd:  # from_pytorch takes the same descriptor
+        fd.add_output(fd.ops.mul(fd.from_pytorch(x), 2.0))
+    (out,) = run_fusion(fd, [x])
+    check(out, x * 2.0)
 
 
 def test_compute_contiguity_and_descriptor() -> None:
@@ -229,7 +285,7 @@ def test_inputs_and_outputs_handles() -> None:
         assert len(t0.shape()) == 2 and t0.shape()[1].constant == 3
     assert fd.inputs() == [t0, s0]
     assert fd.outputs() == [t1]
-    assert t0.ndim == 2 and t0.dtype == DataType.Float and s0.dtype == DataType.Int
+    assert t0.ndim == 2 and t0.dtype() == DataType.Float and s0.dtype() == DataType.Int
     assert repr(t1).startswith("Tensor(index=")
 
 
@@ -318,3 +374,48 @@ def test_uneven_sharding_is_an_error() -> None:
             fd.add_output(fd.ops.neg(t0))
             t0.set_device_mesh(DeviceMesh([0, 1]))
             t0.axis(0).parallelize(ParallelType.mesh_x)
+
+
+def test_handle_methods_as_nvfuser(run_fusion) -> None:
+    # nvFuser's Val.is_tensor(), TensorView.ndim, .shape() and .dtype() (a method), as its
+    # test_nextafter uses them: nextafter of every pair of tensors and scalars, adding the
+    # tensors as outputs
+    x32 = torch.tensor([0.0, 1.0, -2.0, 3.5])
+    x64 = torch.tensor([1.0, 0.0, 5.0, -1.0], dtype=torch.float64)
+    with FusionDefinition() as fd:
+        t0, t1 = fd.from_pytorch(x32), fd.from_pytorch(x64)
+        s0 = fd.define_scalar(1.0, dtype=DataType.Float)
+        s1 = fd.define_scalar(-1.0, dtype=DataType.Double)
+        assert t0.is_tensor() and not s0.is_tensor()
+        assert t0.ndim == 1 and len(t0.shape()) == 1
+        assert t0.dtype() == DataType.Float and t1.dtype() == DataType.Double and s1.dtype() == DataType.Double
+        for a in (t0, t1, s0, s1):
+            for b in (t0, t1, s0, s1):
+                t = fd.ops.nextafter(a, b)
+                if t.is_tensor():
+                    fd.add_output(t)
+    outs = run_fusion(fd, [x32, x64])
+    values = [x32, x64, 1.0, -1.0]
+    expected = [torch.nextafter(torch.as_tensor(a), torch.as_tensor(b))
+                for a in values for b in values if isinstance(a, torch.Tensor) or isinstance(b, torch.Tensor)]
+    assert len(outs) == len(expected)
+    for out, e in zip(outs, expected, strict=True):
+        check(out, e)
+
+
+def test_validate_checks_outputs_against_the_reference() -> None:
+    # nvFuser's FusionDefinition.validate (its test_dynamic_full: exec_nvfuser(...,
+    # validate_results=True)): the outputs, checked against a reference evaluation
+    from allotment.errors import RunError
+
+    x = randn(5, 10)
+    with FusionDefinition() as fd:
+        c4, c5 = fd.define_scalar(None, dtype=DataType.Int), fd.define_scalar(None, dtype=DataType.Int)
+        c6 = fd.define_scalar(None, dtype=DataType.Float)
+        t1 = fd.define_tensor([-1, -1])
+        fd.add_output(fd.ops.add(fd.ops.full((c4, c5), c6, DataType.Float), t1))
+    (out,) = fd.validate([5, 10, 2.5, x])
+    check(out, x + 2.5)
+    fd.validate([5, 10, 2.5, x], [x + 2.5])
+    with pytest.raises(RunError, match="validate: output #0 differs"):
+        fd.validate([5, 10, 2.5, x], [x + 2.0])

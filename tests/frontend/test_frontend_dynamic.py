@@ -77,6 +77,18 @@ def test_pad_widths_from_extent_arithmetic(run_fusion: RunFusion) -> None:
     check(out, F.pad(x, [3, 2]))
 
 
+def test_pad_widths_cast_from_float_constants(run_fusion: RunFusion) -> None:
+    # nvFuser's test_pad_dynamic: widths cast(2.5 * 7, Int) = 17, computed from constants
+    with FusionDefinition() as fd:
+        t = fd.define_tensor([-1, -1, -1])
+        w = fd.ops.cast(fd.ops.mul(fd.define_scalar(2.5, dtype=DataType.Float),
+                                   fd.define_scalar(7, dtype=DataType.Int)), dtype=DataType.Int)
+        fd.add_output(fd.ops.pad(t, [w, w, w, w]))
+    x = randn(1, 2, 3)
+    (out,) = run_fusion(fd, [x])
+    check(out, F.pad(x, [17, 17, 17, 17]))
+
+
 def test_pad_cropped_below_zero_is_a_run_time_error(run_fusion: RunFusion) -> None:
     with pytest.raises(RunError, match=r"fusion.pad: dimension 1: .*(must be >= 0|is negative)"):
         run_fusion(_pad_by_scalars(), [randn(3, 5), -4, -2])
@@ -241,6 +253,18 @@ def test_reshape_by_a_symbolic_vector(run_fusion: RunFusion, shape: object) -> N
     given = torch.tensor([6, 2]) if shape == "tensor" else shape
     (out,) = run_fusion(_reshape_by_vector(), [x, given])
     check(out, x.reshape(*[int(e) for e in given]))
+
+
+def test_vector_entries_given_one_input_each(run_fusion: RunFusion) -> None:
+    # nvFuser's test_slice: the entries of each define_vector(3) are inputs of their own
+    x = randn(2, 5, 10)
+    with FusionDefinition() as fd:
+        t = fd.define_tensor([-1, -1, -1])
+        fd.add_output(fd.ops.slice(t, fd.define_vector(3), fd.define_vector(3)))
+    (out,) = run_fusion(fd, [x, 0, 1, 2, *x.shape])
+    check(out, x[:, 1:, 2:])
+    (out,) = run_fusion(fd, [x, [0, 1, 2], list(x.shape)])  # or one list each
+    check(out, x[:, 1:, 2:])
 
 
 def test_vector_of_wrong_length_is_refused(run_fusion: RunFusion) -> None:

@@ -207,13 +207,27 @@ def test_embedding_scaled(run_fusion) -> None:
     check(out, torch.nn.functional.embedding(ids, weight) * 2.0)
 
 
-def test_embedding_max_norm_refused() -> None:
+@pytest.mark.parametrize("norm_type", [None, 1.0, 3.0])
+@pytest.mark.parametrize("max_norm", [1e-5, 1.5])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_embedding_max_norm(run_fusion, norm_type: float | None, max_norm: float, dtype: torch.dtype) -> None:
+    # nvFuser's test_embedding: max_norm and norm_type are Float scalar inputs; the output is
+    # torch.nn.functional.embedding's, and the weight is left as it was (torch's renormalizes
+    # the looked-up rows of its weight in place)
+    ids = torch.tensor([3, 0, 3, 7], device=DEVICE)
+    weight = randn(10, 3, dtype=dtype)
+    kept = weight.clone()
     with FusionDefinition() as fd:
         t0 = fd.define_tensor([-1], dtype=DataType.Int)
-        t1 = fd.define_tensor([-1, -1])
-        with pytest.raises(NotImplementedError, match="embedding_fwd with max_norm"):
-            fd.ops.embedding_fwd(t0, t1, max_norm=1.0)
-        fd.add_output(t1)
+        t1 = fd.define_tensor([-1, -1], dtype=DataType.BFloat16 if dtype == torch.bfloat16 else DataType.Float)
+        mn = fd.define_scalar(None, dtype=DataType.Float)
+        nt = None if norm_type is None else fd.define_scalar(None, dtype=DataType.Float)
+        fd.add_output(fd.ops.embedding_fwd(t0, t1, None, mn, nt))
+    inputs = [ids, weight, max_norm] + ([] if norm_type is None else [norm_type])
+    (out,) = run_fusion(fd, inputs)
+    assert torch.equal(weight, kept)
+    expected = torch.nn.functional.embedding(ids, kept.clone(), None, max_norm, 2.0 if norm_type is None else norm_type)
+    check(out, expected)
 
 
 # --------------------------------------------------------------------------- #
@@ -251,6 +265,32 @@ def test_scatter_unique_3d(run_fusion, dim: int) -> None:
         fd.add_output(fd.ops.scatter(t0, t1, t2, dim))
     (out,) = run_fusion(fd, [x, index, src])
     check(out, torch.scatter(x, dim, index, src))
+
+
+@pytest.mark.parametrize("src", [1.5, "scalar input"])
+def test_scatter_scalar_src(run_fusion, src: object) -> None:
+    # nvFuser's test_scatter_scalar_src: a Double scalar src is written at every index
+    # (torch.scatter's value form)
+    x = randn(6, 5)
+    index = torch.topk(x, k=3, dim=0).indices
+    with FusionDefinition() as fd:
+        t0 = fd.define_tensor([-1, -1])
+        t1 = fd.define_tensor([-1, -1], dtype=DataType.Int)
+        s = fd.define_scalar(None, dtype=DataType.Double) if src == "scalar input" else src
+        fd.add_output(fd.ops.scatter(t0, t1, s, 0))
+    (out,) = run_fusion(fd, [x, index] + ([2.25] if src == "scalar input" else []))
+    check(out, torch.scatter(x, 0, index, 2.25 if src == "scalar input" else src))
+
+
+@pytest.mark.parametrize("dim", [0, 1])
+def test_index_select_0d_index(run_fusion, dim: int) -> None:
+    # nvFuser's test_index_select_scalar_indices: a 0-d index keeps `dim` with extent 1
+    x = randn(4, 5)
+    i = torch.tensor(2, device=DEVICE)
+    with FusionDefinition() as fd:
+        fd.add_output(fd.ops.index_select(fd.from_pytorch(x), fd.from_pytorch(i), dim))
+    (out,) = run_fusion(fd, [x, i])
+    check(out, torch.index_select(x, dim, i))
 
 
 def test_scatter_fused_around(run_fusion) -> None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 import torch
-from frontend_helpers import DEVICE, check
+from frontend_helpers import DEVICE, check, randn
 
 from allotment import DataType, FusionDefinition
 from allotment.errors import ArgumentError
@@ -248,3 +248,48 @@ def test_pow_of_a_constant_by_a_0d_step() -> None:
         fd.add_output(fd.ops.pow(0.9, step))
     (y,) = fd.execute([torch.tensor(3.0)])
     torch.testing.assert_close(y, torch.pow(0.9, torch.tensor(3.0)))
+
+
+# --------------------------------------------------------------------------- #
+# Math ops of scalars alone (nvFuser computes them on its scalars)            #
+# --------------------------------------------------------------------------- #
+
+
+@pytest.mark.parametrize("s", [2.0, -0.0, -3.5, 0.0])
+def test_scalar_reciprocal_signbit_nextafter(run_fusion, s: float) -> None:
+    # nvFuser's test_replaced_sizes_pr2714 (reciprocal of a Double scalar) and
+    # test_nextafter (nextafter of two scalars): the scalar results scale a tensor
+    x = randn(5)
+    with FusionDefinition() as fd:
+        t = fd.from_pytorch(x)
+        s0 = fd.define_scalar(None, dtype=DataType.Double)
+        r = fd.ops.reciprocal(s0)
+        sb = fd.ops.signbit(s0)
+        n = fd.ops.nextafter(s0, fd.define_scalar(1.0, dtype=DataType.Double))
+        assert not r.is_tensor() and r.dtype() == DataType.Double and sb.dtype() == DataType.Bool
+        fd.add_output(fd.ops.mul(t, r))
+        fd.add_output(fd.ops.where(sb, t, fd.ops.neg(t)))
+        fd.add_output(fd.ops.add(fd.ops.cast(t, DataType.Double), n))
+    a, b, c = run_fusion(fd, [x, s])
+    st = torch.tensor(s, dtype=torch.float64)
+    check(a, (x * torch.reciprocal(st)).to(torch.float32))
+    check(b, torch.where(torch.signbit(st), x, -x))
+    check(c, x.double() + torch.nextafter(st, torch.tensor(1.0, dtype=torch.float64)))
+
+
+def test_scalar_int_reciprocal_is_double_and_signbit(run_fusion) -> None:
+    # nvFuser's test_reshape_dynamic: signbit and reciprocal of an Int scalar, fmod of Ints
+    x = randn(4)
+    with FusionDefinition() as fd:
+        t = fd.from_pytorch(x)
+        s0 = fd.define_scalar(None, dtype=DataType.Int)
+        r = fd.ops.reciprocal(s0)
+        assert r.dtype() == DataType.Double
+        neg = fd.ops.cast(fd.ops.signbit(s0), DataType.Int)
+        rem = fd.ops.fmod(fd.define_scalar(-7, dtype=DataType.Int), s0)
+        fd.add_output(fd.ops.mul(fd.ops.cast(t, DataType.Double), r))
+        fd.add_output(fd.ops.add(t, fd.ops.add(neg, rem)))
+    for s in (4, -3):
+        a, b = run_fusion(fd, [x, s])
+        check(a, x.double() / s)
+        check(b, x + (int(s < 0) + int(torch.fmod(torch.tensor(-7), s))))

@@ -532,6 +532,19 @@ def test_slice(run_fusion) -> None:
     check(out1, x[0:6:2, 1:8:3])
 
 
+def test_bool_arguments_take_0_and_1(run_fusion) -> None:
+    # nvFuser's bindings convert ints to their bool parameters (its test_issue4888 passes
+    # slice(..., manual_normalization=0)); keepdim=1 keeps the reduced dimension
+    x = randn(4, 6)
+    with FusionDefinition() as fd:
+        t0 = fd.define_tensor([-1, -1])
+        fd.add_output(fd.ops.slice(t0, [0, 1], [4, 5], [1, 1], manual_normalization=0))
+        fd.add_output(fd.ops.sum(t0, [1], keepdim=1))
+    out0, out1 = run_fusion(fd, [x])
+    check(out0, x[0:4, 1:5])
+    check(out1, x.sum(1, keepdim=True))
+
+
 def test_slice_negative_indices(run_fusion) -> None:
     x = randn(6, 8)
     with FusionDefinition() as fd:
@@ -852,3 +865,21 @@ def test_linear_gelu_bf16(run_fusion) -> None:
     (out,) = run_fusion(fd, [x, w])
     h = torch.nn.functional.linear(x, w).float()
     check(out, torch.nn.functional.gelu(h).bfloat16())
+
+
+def test_broadcast_in_dim_without_new_dims_is_expand(run_fusion) -> None:
+    # nvFuser's test_broadcast_in_dim_no_redundant_set: broadcast_in_dim whose broadcast_dims
+    # are every output dimension builds the fusion expand builds (the same printed IR)
+    def define(use_expand: bool) -> FusionDefinition:
+        with FusionDefinition() as fd:
+            t0 = fd.define_tensor(shape=[1, -1], contiguity=[None, True])
+            t1 = fd.define_tensor(shape=[-1, -1], contiguity=[True, True])
+            t2 = fd.ops.expand(t0, t1.shape()) if use_expand else fd.ops.broadcast_in_dim(t0, t1.shape(), [0, 1])
+            fd.add_output(fd.ops.add(t2, t1))
+        return fd
+
+    fd = define(False)
+    assert str(fd) == str(define(True))
+    x, y = randn(1, 5), randn(3, 5)
+    (out,) = run_fusion(fd, [x, y])
+    check(out, x.expand(3, 5) + y)

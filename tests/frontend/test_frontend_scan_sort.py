@@ -100,11 +100,25 @@ def test_cumprod_int32_wraps_in_int64(run_fusion) -> None:
 # --------------------------------------------------------------------------- #
 
 
+@pytest.mark.parametrize("op", ["cummax", "cummin"])
+@pytest.mark.parametrize("dim", [0, 1])
+def test_cummax_cummin_give_the_values_as_nvfuser(run_fusion, op: str, dim: int) -> None:
+    # nvFuser's cummax/cummin(arg, dim) return one TensorView, the running extreme,
+    # which a definition adds as an output (nvFuser's test_cummax / test_cummin)
+    x = randn(4, 5)
+    with FusionDefinition() as fd:
+        t = getattr(fd.ops, op)(fd.from_pytorch(x), dim)
+        assert t.is_tensor()
+        fd.add_output(t)
+    (out,) = run_fusion(fd, [x])
+    check(out, getattr(torch, op)(x, dim).values)
+
+
 @pytest.mark.parametrize("dim", [0, 1])
 def test_cummax_ties_take_last_index(run_fusion, dim: int) -> None:
     x = randint(0, 3, 6, 7, dtype=torch.int32)  # many ties
     with FusionDefinition() as fd:
-        v, i = fd.ops.cummax(fd.from_pytorch(x), dim)
+        v, i = fd.ops.cummax(fd.from_pytorch(x), dim, return_indices=True)
         fd.add_output(v)
         fd.add_output(i)
     values, indices = run_fusion(fd, [x])
@@ -116,7 +130,7 @@ def test_cummax_ties_take_last_index(run_fusion, dim: int) -> None:
 def test_cummin_3d_middle_dim(run_fusion) -> None:
     x = torch.round(randn(3, 6, 4) * 2) / 2  # ties
     with FusionDefinition() as fd:
-        v, i = fd.ops.cummin(fd.from_pytorch(x), 1)
+        v, i = fd.ops.cummin(fd.from_pytorch(x), 1, return_indices=True)
         fd.add_output(v)
         fd.add_output(i)
     values, indices = run_fusion(fd, [x])
@@ -133,7 +147,7 @@ def test_cummax_cummin_nan(run_fusion, op: str) -> None:
     x[1, 8] = float("nan")
     x[2, 0] = float("-inf")
     with FusionDefinition() as fd:
-        v, i = getattr(fd.ops, op)(fd.from_pytorch(x), 1)
+        v, i = getattr(fd.ops, op)(fd.from_pytorch(x), 1, return_indices=True)
         fd.add_output(v)
         fd.add_output(i)
     values, indices = run_fusion(fd, [x])
@@ -145,7 +159,7 @@ def test_cummax_cummin_nan(run_fusion, op: str) -> None:
 def test_cummax_bool(run_fusion) -> None:
     x = randint(0, 2, 4, 6).bool()
     with FusionDefinition() as fd:
-        v, i = fd.ops.cummax(fd.from_pytorch(x), 1)
+        v, i = fd.ops.cummax(fd.from_pytorch(x), 1, return_indices=True)
         fd.add_output(v)
         fd.add_output(i)
     values, indices = run_fusion(fd, [x])
@@ -157,7 +171,7 @@ def test_cummax_bool(run_fusion) -> None:
 def test_cummin_bf16(run_fusion) -> None:
     x = randn(4, 10, dtype=torch.bfloat16)
     with FusionDefinition() as fd:
-        v, i = fd.ops.cummin(fd.from_pytorch(x), 0)
+        v, i = fd.ops.cummin(fd.from_pytorch(x), 0, return_indices=True)
         fd.add_output(v)
         fd.add_output(i)
     values, indices = run_fusion(fd, [x])
@@ -187,7 +201,7 @@ def test_scan_of_scan_in_one_kernel(run_fusion) -> None:
     x = randn(5, 8)
     with FusionDefinition() as fd:
         c = fd.ops.cumsum(fd.from_pytorch(x), 0)
-        v, i = fd.ops.cummax(c, 0)
+        v, i = fd.ops.cummax(c, 0, return_indices=True)
         fd.add_output(v)
         fd.add_output(i)
     assert _segments(fd) == ["scan"]
@@ -232,7 +246,7 @@ def test_long_row_is_looped(run_fusion) -> None:
     with FusionDefinition() as fd:
         t = fd.from_pytorch(x)
         fd.add_output(fd.ops.cumsum(t, 1))
-        v, i = fd.ops.cummax(t, 1)
+        v, i = fd.ops.cummax(t, 1, return_indices=True)
         fd.add_output(v)
         fd.add_output(i)
     c, values, indices = run_fusion(fd, [x])

@@ -155,11 +155,11 @@ func.func @where(%p: tensor<?x4xi1>, %x: tensor<?x4xf32>, %y: tensor<1x4xf16>,
   // A float scalar with an integer tensor gives f32.
   // CHECK-NEXT: %w2 = fusion.where %p, %i, %sf : tensor<?x4xi1>, tensor<?x4xi32>, f32 -> tensor<?x4xf32>
   %w2 = fusion.where %p, %i, %sf : tensor<?x4xi1>, tensor<?x4xi32>, f32 -> tensor<?x4xf32>
-  // Two scalars give the default type of their highest category.
+  // Two scalars give their promoted type, as tensors of those types would (nvFuser's rule).
   // CHECK-NEXT: %w3 = fusion.where %p, %sf, %sl : tensor<?x4xi1>, f32, i64 -> tensor<?x4xf32>
   %w3 = fusion.where %p, %sf, %sl : tensor<?x4xi1>, f32, i64 -> tensor<?x4xf32>
-  // CHECK-NEXT: %w4 = fusion.where %p, %si, %si : tensor<?x4xi1>, i32, i32 -> tensor<?x4xi64>
-  %w4 = fusion.where %p, %si, %si : tensor<?x4xi1>, i32, i32 -> tensor<?x4xi64>
+  // CHECK-NEXT: %w4 = fusion.where %p, %si, %si : tensor<?x4xi1>, i32, i32 -> tensor<?x4xi32>
+  %w4 = fusion.where %p, %si, %si : tensor<?x4xi1>, i32, i32 -> tensor<?x4xi32>
   // A scalar predicate with tensor values.
   // CHECK-NEXT: %w5 = fusion.where %sp, %y, %x : i1, tensor<1x4xf16>, tensor<?x4xf32> -> tensor<?x4xf32>
   %w5 = fusion.where %sp, %y, %x : i1, tensor<1x4xf16>, tensor<?x4xf32> -> tensor<?x4xf32>

@@ -202,15 +202,16 @@ func.func @f(%p: tensor<3xi1>, %x: tensor<4xf32>) {
 
 // -----
 
-// CHECK: error: fusion.where: result #0 has type tensor<4xi32>, but the operands imply tensor<4xi64>
+// Two scalars give their promoted type (nvFuser's where of scalars): i32 here, not i64.
+// CHECK: error: fusion.where: result #0 has type tensor<4xi64>, but the operands imply tensor<4xi32>
 func.func @f(%p: tensor<4xi1>, %si: i32) {
-  %a = fusion.where %p, %si, %si : tensor<4xi1>, i32, i32 -> tensor<4xi32>
+  %a = fusion.where %p, %si, %si : tensor<4xi1>, i32, i32 -> tensor<4xi64>
   func.return
 }
 
 // -----
 
-// CHECK: error: fusion.neg: operand #0 (tensor<4xi8>) has element type i8; expected one of f64, f32, f16, bf16, i64, i32, i1
+// CHECK: error: fusion.neg: operand #0 (tensor<4xi8>) has element type i8; expected one of complex<f64>, complex<f32>, f64, f32, f16, bf16, i64, i32, i1
 func.func @f(%x: tensor<4xi8>) {
   %a = fusion.neg %x : tensor<4xi8>
   func.return
@@ -218,7 +219,7 @@ func.func @f(%x: tensor<4xi8>) {
 
 // -----
 
-// CHECK: error: fusion.add: result #0 has element type i16; expected one of f64, f32, f16, bf16, i64, i32, i1
+// CHECK: error: fusion.add: result #0 has element type i16; expected one of complex<f64>, complex<f32>, f64, f32, f16, bf16, i64, i32, i1
 func.func @f(%x: tensor<4xf32>, %y: tensor<4xf32>) {
   %a = fusion.add %x, %y : tensor<4xf32>, tensor<4xf32> -> tensor<4xi16>
   func.return
@@ -226,7 +227,7 @@ func.func @f(%x: tensor<4xf32>, %y: tensor<4xf32>) {
 
 // -----
 
-// CHECK: error: fusion.add: operand #1 has type i8; a scalar must be one of f64, f32, f16, bf16, i64, i32, i1, index
+// CHECK: error: fusion.add: operand #1 has type i8; a scalar must be one of complex<f64>, complex<f32>, f64, f32, f16, bf16, i64, i32, i1, index
 func.func @f(%x: tensor<4xf32>, %s: i8) {
   %a = fusion.add %x, %s : tensor<4xf32>, i8 -> tensor<4xf32>
   func.return
@@ -234,7 +235,7 @@ func.func @f(%x: tensor<4xf32>, %s: i8) {
 
 // -----
 
-// CHECK: error: fusion.mul: operand #0 has type vector<4xf32>; a scalar must be one of f64, f32, f16, bf16, i64, i32, i1, index
+// CHECK: error: fusion.mul: operand #0 has type vector<4xf32>; a scalar must be one of complex<f64>, complex<f32>, f64, f32, f16, bf16, i64, i32, i1, index
 func.func @f(%x: tensor<4xf32>, %v: vector<4xf32>) {
   %a = fusion.mul %v, %x : vector<4xf32>, tensor<4xf32> -> tensor<4xf32>
   func.return
@@ -268,7 +269,7 @@ func.func @f(%x: tensor<4xf32>) {
 
 // -----
 
-// CHECK: error: fusion.cast: result #0 has element type ui8; expected one of f64, f32, f16, bf16, i64, i32, i1
+// CHECK: error: fusion.cast: result #0 has element type ui8; expected one of complex<f64>, complex<f32>, f64, f32, f16, bf16, i64, i32, i1
 func.func @f(%x: tensor<4xf32>) {
   %a = fusion.cast %x : tensor<4xf32> to tensor<4xui8>
   func.return

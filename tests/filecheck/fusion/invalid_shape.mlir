@@ -18,7 +18,7 @@ func.func @f(%s: f32) {
 
 // -----
 
-// CHECK: error: fusion.full: the fill value has type i8; a scalar must be one of f64, f32, f16, bf16, i64, i32, i1, index
+// CHECK: error: fusion.full: the fill value has type i8; a scalar must be one of complex<f64>, complex<f32>, f64, f32, f16, bf16, i64, i32, i1, index
 func.func @f(%s: i8) {
   %a = fusion.full %s [4] : i8 -> tensor<4xi32>
   func.return
@@ -26,7 +26,7 @@ func.func @f(%s: i8) {
 
 // -----
 
-// CHECK: error: fusion.full: the fill value has type tensor<f32>; a scalar must be one of f64, f32, f16, bf16, i64, i32, i1, index
+// CHECK: error: fusion.full: the fill value has type tensor<f32>; a scalar must be one of complex<f64>, complex<f32>, f64, f32, f16, bf16, i64, i32, i1, index
 func.func @f(%t: tensor<f32>) {
   %a = fusion.full %t [4] : tensor<f32> -> tensor<4xf32>
   func.return
@@ -58,7 +58,7 @@ func.func @f(%s: i64) {
 
 // -----
 
-// CHECK: error: fusion.iota: start has type i16; a scalar must be one of f64, f32, f16, bf16, i64, i32, i1, index
+// CHECK: error: fusion.iota: start has type i16; a scalar must be one of complex<f64>, complex<f32>, f64, f32, f16, bf16, i64, i32, i1, index
 func.func @f(%s: i16, %t: i64) {
   %a = fusion.iota [4] start %s step %t : i16, i64 -> tensor<4xi64>
   func.return
@@ -66,7 +66,7 @@ func.func @f(%s: i16, %t: i64) {
 
 // -----
 
-// CHECK: error: fusion.iota: step has type tensor<i64>; a scalar must be one of f64, f32, f16, bf16, i64, i32, i1, index
+// CHECK: error: fusion.iota: step has type tensor<i64>; a scalar must be one of complex<f64>, complex<f32>, f64, f32, f16, bf16, i64, i32, i1, index
 func.func @f(%s: i64, %t: tensor<i64>) {
   %a = fusion.iota [4] start %s step %t : i64, tensor<i64> -> tensor<4xi64>
   func.return
@@ -426,7 +426,7 @@ func.func @f(%x: tensor<?x4xf32>, %s: f32) {
 
 // -----
 
-// CHECK: error: fusion.pad: the padding value has type tensor<f32>; a scalar must be one of f64, f32, f16, bf16, i64, i32, i1, index
+// CHECK: error: fusion.pad: the padding value has type tensor<f32>; a scalar must be one of complex<f64>, complex<f32>, f64, f32, f16, bf16, i64, i32, i1, index
 func.func @f(%x: tensor<?x4xf32>, %t: tensor<f32>) {
   %a = fusion.pad %x low [0, 1] high [0, 1] value %t : tensor<?x4xf32>, tensor<f32> -> tensor<?x6xf32>
   func.return
