@@ -1103,7 +1103,7 @@ class Operators(RandomOperators, ScanOperators):
             # frontend has no mean; the result would otherwise be a float of an int input)
             wanted = _elem(v) if dt is DataType.Null else to_element_type(dt)
             if not rules.is_float(wanted):
-                what = f"argument 'dtype' is {dt!r}" if dt is not DataType.Null else f"the input is {t.dtype!r}"
+                what = f"argument 'dtype' is {dt!r}" if dt is not DataType.Null else f"the input is {t.dtype()!r}"
                 raise ArgumentError(
                     f"{name}: could not infer the output dtype: {what}; the mean needs a floating-point "
                     "dtype (pass dtype=DataType.Float to average integers, as torch.mean(x, dtype=...))")

@@ -479,7 +479,7 @@ def _scatter(tx: Translator, node: Any, x: Any, dim: int, index: Any, src: Any) 
     if not isinstance(src, Tensor):
         if not isinstance(src, bool | int | float):
             raise Refused("a symbolic scatter value")
-        src = tx.fd.ops.full(tx.shape(node.args[2].meta["val"]), src, t.dtype)
+        src = tx.fd.ops.full(tx.shape(node.args[2].meta["val"]), src, t.dtype())
     return tx.fd.ops.scatter(t, idx, tx.tensor(src), dim + t.ndim if dim < 0 else dim)
 
 

@@ -338,7 +338,7 @@ class Translator:
             if t.ndim != val.dim():
                 raise Refused(f"the translation gives rank {t.ndim}, the node has rank {val.dim()}")
             want = from_torch(val.dtype)
-            if t.dtype != want:
+            if t.dtype() != want:
                 t = self.fd.ops.cast(t, want)
             return t
         if isinstance(val, list | tuple):
