@@ -244,7 +244,12 @@ def main(argv: list[str] | None = None) -> int:
     elif not torch.cuda.is_available():
         print("no GPU: use --cpu-smoke", file=sys.stderr)
         return 2
-    import allotment.frontend.torch_compile  # noqa: F401 (the backend registers on import too)
+    from torch._dynamo.backends.registry import list_backends, register_backend
+
+    from allotment.frontend.torch_compile import allotment_backend
+
+    if "allotment" not in list_backends():  # a checkout on PYTHONPATH has no installed entry point
+        register_backend(allotment_backend, name="allotment")
 
     report: dict[str, Any] = {"commit": git_commit(), "torch": torch.__version__, "argv": sys.argv[1:],
                               "device": torch.cuda.get_device_name() if not args.cpu_smoke else "cpu",

@@ -258,6 +258,8 @@ class Translator:
         val = node.meta.get("val")
         if isinstance(val, torch.Tensor):
             dtype = CARRIERS.get(val.dtype, val.dtype)
+            if dtype.is_complex:  # compile() runs no complex IR (FusionDefinition.execute splits it)
+                raise Untranslatable(f"input {node.name} is {val.dtype}: complex graphs run eagerly")
             try:
                 dt = from_torch(dtype)
             except Error:
