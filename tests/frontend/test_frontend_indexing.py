@@ -226,8 +226,12 @@ def test_embedding_max_norm(run_fusion, norm_type: float | None, max_norm: float
     inputs = [ids, weight, max_norm] + ([] if norm_type is None else [norm_type])
     (out,) = run_fusion(fd, inputs)
     assert torch.equal(weight, kept)
-    expected = torch.nn.functional.embedding(ids, kept.clone(), None, max_norm, 2.0 if norm_type is None else norm_type)
-    check(out, expected)
+    # the expected rows come from torch on the CPU, which renormalizes by the p-norm: on the
+    # H200 (torch 2.11) torch's CUDA embedding renorm left rows unscaled for norm_type 3
+    # (norm types 1 and 2 agree on both), and our kernels and reference agree with the CPU
+    expected = torch.nn.functional.embedding(ids.cpu(), kept.cpu(), None, max_norm,
+                                             2.0 if norm_type is None else norm_type)
+    check(out.cpu(), expected)
 
 
 # --------------------------------------------------------------------------- #
