@@ -24,8 +24,8 @@ from xdsl.dialects.builtin import DYNAMIC_INDEX  # noqa: E402
 
 import allotment  # noqa: E402
 from allotment.backend import host_runtime  # noqa: E402
-from allotment.errors import AllotmentRuntimeError  # noqa: E402
 from allotment.driver import runtime  # noqa: E402
+from allotment.errors import AllotmentRuntimeError  # noqa: E402
 from allotment.ir import find_function, parse_module  # noqa: E402
 from allotment.reference import random_inputs  # noqa: E402
 

@@ -52,8 +52,8 @@ from allotment.backend.kernel_plan import BufferDim, CodegenError, ExtentSource
 from allotment.backend.scan_codegen import launch_lines as scan_launch_lines
 from allotment.backend.triton_codegen import GeneratedKernel, float_literal, module_prelude
 from allotment.dialects import alloc, fusion
-from allotment.dtypes import buffer_torch_dtype_name, ir_name, torch_dtype_source
 from allotment.dialects.alloc import donated_arguments, unchecked_arguments
+from allotment.dtypes import buffer_torch_dtype_name, ir_name, torch_dtype_source
 from allotment.extents import size_arith
 
 

@@ -310,7 +310,7 @@ class Executable:
         try:
             return run_boxed(args)
         except RuntimeError as e:
-            _raise_allocation_failure(e, prog.target)
+            raise_allocation_failure(e, prog.target)
             raise
 
     def _graph_program(self) -> Any:

@@ -62,7 +62,7 @@ from allotment.dialects import fusion
 from allotment.dialects.fusion import ALIAS_ATTR as ALIAS_INPUT
 from allotment.dialects.fusion import STRIDE_ORDER_ATTR as STRIDE_ORDER
 from allotment.driver.runtime import replay_executor
-from allotment.errors import ArgumentError, InputTypeError, RunError, UnsupportedError, UsageError
+from allotment.errors import ArgumentError, InputTypeError, RunError, UsageError
 from allotment.frontend.datatypes import (
     DataType,
     check_dtype,
