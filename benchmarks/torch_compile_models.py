@@ -40,6 +40,10 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def git_commit() -> str:
+    """ALLOT_COMMIT where set (the GPU machine's copy of the tree has no history of its own:
+    its `git rev-parse HEAD` named an older commit there), else the checkout's HEAD."""
+    if os.environ.get("ALLOT_COMMIT"):
+        return os.environ["ALLOT_COMMIT"]
     try:
         return subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True,
                               check=True).stdout.strip()
