@@ -28,12 +28,6 @@ from dataclasses import dataclass
 import torch
 from xdsl.dialects import func
 from xdsl.dialects.builtin import (
-    BFloat16Type,
-    Float16Type,
-    Float32Type,
-    Float64Type,
-    IndexType,
-    IntegerType,
     MemRefType,
     ModuleOp,
 )
@@ -41,6 +35,7 @@ from xdsl.ir import Attribute
 from xdsl.passes import ModulePass
 
 from allotment import errors
+from allotment.dtypes import ir_name
 
 TOOL_DIRS = ("/usr/lib/llvm-22/bin",)
 INSTALL_HINT = (
@@ -171,19 +166,12 @@ _BITS = {torch.float32: torch.int32, torch.float16: torch.int16, torch.bfloat16:
 
 
 def _et(t: Attribute) -> str:
-    if isinstance(t, Float32Type):
-        return "f32"
-    if isinstance(t, Float16Type):
-        return "f16"
-    if isinstance(t, BFloat16Type):
-        return "bf16"
-    if isinstance(t, Float64Type):
-        return "f64"
-    if isinstance(t, IntegerType):
-        return f"i{t.width.data}"
-    if isinstance(t, IndexType):
-        return "index"
-    raise errors.UnsupportedError(f"no MLIR runner support for element type {t}")
+    """The element type's IR name (`dtypes.ir_name`), which the runner's inputs and outputs
+    take; complex ones are split into their parts before they reach it."""
+    name = ir_name(t)
+    if name is None or name.startswith("complex"):
+        raise errors.UnsupportedError(f"no MLIR runner support for element type {t}")
+    return name
 
 
 def _print_kind(et: str) -> str:

@@ -28,11 +28,11 @@ func.func @chain(%x: tensor<?x64xf32>, %w: tensor<64x64xf32>) -> tensor<?x64xf32
 // CHECK-NEXT:    %[[T2:.*]] = arith.addi %[[T1]], %[[MASK]] : index
 // CHECK-NEXT:    %arena_bytes = arith.andi %[[T2]], %[[NEG]] : index
 // CHECK-NEXT:    %arena = memref.alloc(%arena_bytes) {alloc.memory = "global", alloc.name = "arena"} : memref<?xi8>
-// CHECK-NEXT:    %a = memref.view %arena[%a_offset][%x_d0] : memref<?xi8> to memref<?x64xf32>
+// CHECK-NEXT:    %a = memref.view %arena[%a_offset][%x_d0] {alloc.reused_by = ["b"]} : memref<?xi8> to memref<?x64xf32>
 // A library matmul of f32 buffers: linalg.
 // CHECK:         linalg.fill ins(%{{.*}} : f32) outs(%a : memref<?x64xf32>)
 // CHECK-NEXT:    linalg.matmul ins(%x, %w : memref<?x64xf32>, memref<64x64xf32>) outs(%a : memref<?x64xf32>)
-// CHECK:         %c = memref.view %arena[%c_offset][%x_d0] : memref<?xi8> to memref<?x64xf32>
+// CHECK:         %c = memref.view %arena[%c_offset][%x_d0] {alloc.reused_by = ["d"]} : memref<?xi8> to memref<?x64xf32>
 // CHECK:         %e = memref.alloc(%x_d0)
 // CHECK-NOT:     memref.dealloc %a :
 // CHECK-NOT:     memref.dealloc %c :

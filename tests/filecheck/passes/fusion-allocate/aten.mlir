@@ -16,7 +16,7 @@ func.func @f(%x: tensor<?x8xf32>, %w: tensor<8x8xf32>) -> tensor<?x8xf32> {
 // CHECK:       %m = alloc.alloc(%{{.*}}) {memory = #alloc.memory<global>, name = "m"}
 // CHECK:       alloc.kernel "k1" aten ins(%e, %w, %{{.*}} : memref<?x8xf32>, memref<8x8xf32>, index) outs(%m : memref<?x8xf32>)
 // CHECK:         fusion.aten "aten.mm.default"
-// CHECK:       %s = alloc.alloc(%{{.*}}) {memory = #alloc.memory<global>, name = "s", by_call}
+// CHECK:       %s = alloc.alloc(%{{.*}}) {memory = #alloc.memory<global>, name = "s", by_call, reused_by = ["y"]}
 // CHECK:       alloc.kernel "k2" aten ins(%m, %{{.*}} : memref<?x8xf32>, index) outs(%s : memref<?x8xf32>)
 // CHECK:       alloc.dealloc %m
 // The last kernel writes its output over %s (a dead input of its own shape): the call's tensor is returned.
