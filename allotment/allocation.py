@@ -39,7 +39,7 @@ from allotment.errors import ArgumentError, CompileError, Error, RunError, Verif
 from allotment.extents import size_arith, view_extents
 from allotment.ir import parse_module
 from allotment.limits import call_with_deep_stack
-from allotment.passes.pipeline import compile_passes, run_pipeline
+from allotment.passes import pipeline
 
 if TYPE_CHECKING:
     import torch
@@ -222,9 +222,11 @@ def _allocated(fusion_ir: FusionLike, function: str | None, planned: bool = True
     the same up to `alloc-alias` (no order, reuse or frees). The input is never modified."""
     module, name = _module_and_name(fusion_ir, function)
     original = _find(module, name)
-    passes = compile_passes() if planned else [p for p in compile_passes() if p.name not in ("alloc-plan",)]
+    passes = pipeline.compile_passes()
+    if not planned:
+        passes = [p for p in passes if p.name != "alloc-plan"]
     try:
-        work = run_pipeline(module, passes)
+        work = pipeline.run_pipeline(module, passes)
     except Error:
         raise
     except DiagnosticException as e:  # a pass cannot segment or allocate this fusion
