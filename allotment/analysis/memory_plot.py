@@ -33,11 +33,19 @@ def plot_profile(profile: MemoryProfile, path: str | Path) -> None:
                                       sharex=True, gridspec_kw={"height_ratios": [3, 1]})
     # x: the kernels, one unit each; a buffer's bar covers the kernels that run while it
     # holds its memory (from its alloc to its dealloc: `MemoryProfile.kernel_span`).
-    for row, b in enumerate(profile.buffers):
+    # A tensor written in place of a dead one has no bar of its own: its name joins the
+    # bar of the buffer that holds it (the report's "in place of NAME").
+    guests: dict[str, list[str]] = {}
+    for b in profile.buffers:
+        if b.memory.startswith("in place of "):
+            guests.setdefault(b.memory.removeprefix("in place of "), []).append(b.name)
+    drawn = [b for b in profile.buffers if not b.memory.startswith("in place of ")]
+    for row, b in enumerate(drawn):
         first, stop = profile.kernel_span(b)
         color = "tab:orange" if b.returned else ("tab:green" if b.memory.startswith("arena slot") else "tab:blue")
         bars.barh(row, stop - first, left=first, color=color, alpha=0.8)
-        bars.text(first, row, f" {b.name} ({b.nbytes / scale:.3g} {unit})", va="center", fontsize=8)
+        also = f"; then {', '.join(guests[b.name])} in place" if b.name in guests else ""
+        bars.text(first, row, f" {b.name} ({b.nbytes / scale:.3g} {unit}{also})", va="center", fontsize=8)
     bars.set_yticks([])
     bars.invert_yaxis()
     bars.set_title(f"@{profile.function}: planned peak {profile.planned_peak / scale:.3g} {unit}, lower bound "

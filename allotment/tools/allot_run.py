@@ -488,10 +488,11 @@ def run_memory_report(args: argparse.Namespace, fn: FuncOp, inputs: list) -> int
         print(f"  {b.name}: {b.size} = {b.nbytes} bytes, {b.memory}, held during {profile.kernel_names(b)} "
               f"(steps: alloc {b.start}, live {b.start}..{end}, {freed})")
     if profile.unplanned:
-        planned = {b.name for b in profile.buffers}
         listed = ", ".join(f"{name} {n}" for name, n in profile.unplanned)
-        reused = [name for name, _ in profile.unplanned if name not in planned]
-        note = f"; the plan writes {', '.join(reused)} into other buffers" if reused else ""
+        hosts = {b.name: b.memory.removeprefix("in place of ") for b in profile.buffers
+                 if b.memory.startswith("in place of ")}
+        reused = [f"{name} into {hosts[name]}" for name, _ in profile.unplanned if name in hosts]
+        note = f"; the plan writes {', '.join(reused)}" if reused else ""
         print(f"without reuse: the unplanned program's {len(profile.unplanned)} global buffer(s): {listed}{note}")
     print(profile.summary())
     return 0
