@@ -283,10 +283,11 @@ def test_where_tensor_and_scalar() -> None:
 
 def test_where_scalars() -> None:
     p = torch.tensor([True, False, False, True])
-    line = "fusion.where %p, %a, %b : tensor<4xi1>, f64, i64 -> tensor<4xf32>"
-    check(fn1("%p: tensor<4xi1>, %a: f64, %b: i64", line, "tensor<4xf32>"), p, 1.5, 7)
-    line = "fusion.where %p, %a, %b : tensor<4xi1>, i32, i32 -> tensor<4xi64>"
-    check(fn1("%p: tensor<4xi1>, %a: i32, %b: i32", line, "tensor<4xi64>"), p, 3, -3)
+    # two scalars give their promoted type, as nvFuser's where does (test_where_dtypes)
+    line = "fusion.where %p, %a, %b : tensor<4xi1>, f64, i64 -> tensor<4xf64>"
+    check(fn1("%p: tensor<4xi1>, %a: f64, %b: i64", line, "tensor<4xf64>"), p, 1.5, 7)
+    line = "fusion.where %p, %a, %b : tensor<4xi1>, i32, i32 -> tensor<4xi32>"
+    check(fn1("%p: tensor<4xi1>, %a: i32, %b: i32", line, "tensor<4xi32>"), p, 3, -3)
 
 
 def test_where_scalar_predicate() -> None:

@@ -1357,7 +1357,7 @@ def _fd_cases() -> list[tuple[str, Callable[[], object], Expected]]:
         ("define_shape_none_entry", defining(lambda fd: fd.define_tensor(shape=[None, 4])), E.ArgumentError),
         ("define_dtype_string", defining(lambda fd: fd.define_tensor(shape=[4], dtype="float")), E.ArgumentError),
         ("define_dtype_int", defining(lambda fd: fd.define_tensor(shape=[4], dtype=3)), E.ArgumentError),
-        ("define_dtype_complex", defining(lambda fd: fd.define_tensor(shape=[4], dtype=DataType.ComplexFloat)),
+        ("define_dtype_fp8", defining(lambda fd: fd.define_tensor(shape=[4], dtype=DataType.Float8_e4m3fn)),
          E.UnsupportedError),
         ("define_dtype_null", defining(lambda fd: fd.define_tensor(shape=[4], dtype=DataType.Null)), E.ArgumentError),
         ("define_contiguity_length", defining(lambda fd: fd.define_tensor(shape=[4, 4], contiguity=[True, True, True])),
@@ -1367,7 +1367,8 @@ def _fd_cases() -> list[tuple[str, Callable[[], object], Expected]]:
          E.ArgumentError),
         ("define_is_cpu_string", defining(lambda fd: fd.define_tensor(shape=[4], is_cpu="no")), E.ArgumentError),
         ("define_scalar_string", defining(lambda fd: fd.define_scalar("x")), E.ArgumentError),
-        ("define_scalar_complex", defining(lambda fd: fd.define_scalar(1 + 2j)), E.UnsupportedError),
+        ("op_complex_sin", defining(lambda fd: fd.ops.sin(fd.define_tensor(shape=[4], dtype=DataType.ComplexFloat))),
+         E.ArgumentError),
         ("op_unknown", defining(lambda fd: fd.ops.frobnicate(t0(fd))), E.UnsupportedError),
         ("op_bitwise_of_floats", defining(lambda fd: fd.ops.bitwise_and(
             fd.define_tensor(shape=[4], dtype=DataType.Float), fd.define_tensor(shape=[4], dtype=DataType.Int))),

@@ -33,6 +33,7 @@ from xdsl.dialects.builtin import FloatAttr, IntegerAttr, TensorType, i1
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.rewriter import Rewriter
 
+from allotment.diagnostics import walk_ops
 from allotment.dialects import fusion
 from allotment.dialects import fusion_rules as rules
 from allotment.errors import UnsupportedError
@@ -48,10 +49,11 @@ class ComplexSplit:
 
 
 def has_complex(fn: func.FuncOp) -> bool:
-    """Whether any value of `fn` has a complex type (then `split_complex` is needed)."""
+    """Whether any value of `fn` has a complex type (then `split_complex` is needed). Walks
+    without recursion (`walk_ops`): compile calls it on the caller's stack, however deep."""
     if any(_is_complex(t) for t in fn.function_type.inputs.data):
         return True
-    return any(_is_complex(r.type) for op in fn.body.walk() for r in op.results)
+    return any(_is_complex(r.type) for op in walk_ops(fn) for r in op.results)
 
 
 def _is_complex(t: Attribute) -> bool:
