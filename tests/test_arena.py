@@ -8,12 +8,11 @@ import random
 
 import pytest
 import torch
+from arena_pipeline import always_pack  # noqa: F401 (the fixture the tests use by name)
 from backend_check import check
 
 import allotment
-import allotment.passes.pipeline as pipeline
 from allotment.analysis import packing
-from allotment.passes.alloc_plan import AllocPlanPass
 
 CHAIN = """
 func.func @chain(%x: tensor<?x64xf32>, %w: tensor<64x64xf32>) -> tensor<?x64xf32> {
@@ -59,24 +58,9 @@ def test_overlap_detection_finds_a_broken_packing() -> None:
     assert packing.overlapping_slots([256, 256], [0, 128], [(0, 1), (2, 3)]) == []
 
 
-@pytest.fixture
-def always_pack(monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:  # noqa: ANN001
-    """The compile pipeline with `alloc-plan{arena-always=true}` and poison on."""
-    original = pipeline.compile_passes
-
-    def passes(target: str = "cuda") -> list:
-        return [AllocPlanPass(arena_always=True) if p.name == "alloc-plan" else p for p in original(target)]
-
-    monkeypatch.setattr(pipeline, "compile_passes", passes)
-    monkeypatch.setenv("ALLOT_POISON", "1")
-    monkeypatch.setenv("ALLOT_CACHE_DIR", str(tmp_path))
-    from allotment.driver import runtime
-
-    monkeypatch.setattr(runtime, "_PROGRAMS", {})
-
-
+@pytest.mark.usefixtures("always_pack")
 @pytest.mark.parametrize("rows", [1, 5])
-def test_an_arena_program_matches_torch_with_poison(always_pack: None, rows: int) -> None:
+def test_an_arena_program_matches_torch_with_poison(rows: int) -> None:
     exe = allotment.compile(CHAIN)
     source = exe.source("cpu")
     assert "rt.pack(" in source and "rt.slot(arena_" in source and "rt.poison(" in source
@@ -84,7 +68,8 @@ def test_an_arena_program_matches_torch_with_poison(always_pack: None, rows: int
     check(CHAIN, torch.randn(rows, 64), torch.randn(64, 64) / 8)
 
 
-def test_memory_plan_checks_and_reports_the_arena(always_pack: None) -> None:
+@pytest.mark.usefixtures("always_pack")
+def test_memory_plan_checks_and_reports_the_arena() -> None:
     plan = allotment.memory_plan(CHAIN, {"x": (8, 64)})
     kinds = {b.name: b.memory for b in plan.buffers}
     assert kinds["arena"] == "global (arena)"

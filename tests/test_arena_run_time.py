@@ -15,14 +15,12 @@ from typing import Any
 
 import pytest
 import torch
+from arena_pipeline import always_pack  # noqa: F401 (the fixture the tests use by name)
 from backend_check import check
 
 import allotment
-import allotment.passes.pipeline as pipeline
 from allotment.analysis import packing
 from allotment.backend import host_runtime as rt
-from allotment.driver import runtime
-from allotment.passes.alloc_plan import AllocPlanPass
 
 CHAIN = """
 func.func @chain(%x: tensor<?x64xf32>, %w: tensor<64x64xf32>) -> tensor<?x64xf32> {
@@ -48,19 +46,6 @@ func.func @mixed(%x: tensor<?x?xbf16>, %w: tensor<?x?xbf16>) -> (tensor<?x?xbf16
   func.return %y, %m : tensor<?x?xbf16>, tensor<?xf32>
 }
 """
-
-
-@pytest.fixture
-def always_pack(monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:  # noqa: ANN001
-    original = pipeline.compile_passes
-
-    def passes(target: str = "cuda") -> list:
-        return [AllocPlanPass(arena_always=True) if p.name == "alloc-plan" else p for p in original(target)]
-
-    monkeypatch.setattr(pipeline, "compile_passes", passes)
-    monkeypatch.setenv("ALLOT_POISON", "1")
-    monkeypatch.setenv("ALLOT_CACHE_DIR", str(tmp_path))
-    monkeypatch.setattr(runtime, "_PROGRAMS", {})
 
 
 class Overlap(AssertionError):
@@ -160,8 +145,9 @@ def watching(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[SlotWatch]]:
     yield watches
 
 
+@pytest.mark.usefixtures("always_pack")
 @pytest.mark.parametrize("rows", [1, 3, 37, 130])
-def test_chain_slots_never_overlap_at_run_time(always_pack: None, monkeypatch: pytest.MonkeyPatch, rows: int) -> None:
+def test_chain_slots_never_overlap_at_run_time(monkeypatch: pytest.MonkeyPatch, rows: int) -> None:
     assert "rt.slot(" in allotment.compile(CHAIN).source("cpu")
     torch.manual_seed(rows)
     with watching(monkeypatch) as watches:
@@ -170,8 +156,9 @@ def test_chain_slots_never_overlap_at_run_time(always_pack: None, monkeypatch: p
     assert len(watch.slots) >= 2 and watch.checks >= 4 and watch.dead
 
 
+@pytest.mark.usefixtures("always_pack")
 @pytest.mark.parametrize(("rows", "k"), [(2, 8), (9, 24), (33, 16)])
-def test_mixed_dtype_slots_never_overlap_at_run_time(always_pack: None, monkeypatch: pytest.MonkeyPatch,
+def test_mixed_dtype_slots_never_overlap_at_run_time(monkeypatch: pytest.MonkeyPatch,
                                                      rows: int, k: int) -> None:
     torch.manual_seed(rows)
     with watching(monkeypatch) as watches:
@@ -179,7 +166,8 @@ def test_mixed_dtype_slots_never_overlap_at_run_time(always_pack: None, monkeypa
     assert watches and len(watches[0].slots) >= 2
 
 
-def test_a_packer_that_overlaps_live_slots_is_caught(always_pack: None, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.usefixtures("always_pack")
+def test_a_packer_that_overlaps_live_slots_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
     """The watch is not vacuous: a packer that moves a slot one alignment unit down, into its
     live neighbour, fails the run."""
     real = packing._pack

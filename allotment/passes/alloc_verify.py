@@ -93,14 +93,8 @@ def plan_violations(f: func.FuncOp) -> list[tuple[Operation, str]]:
             ended.add(buffer)
             if arena in freed_at and freed_at[arena] < i:
                 found.append((op, f"ends {_slot_name(buffer)} after its arena was freed"))
-            for user, _ in top_level_users(buffer, index):
-                if isinstance(user, alloc.DeallocOp):
-                    continue
-                j = index.get(user)
-                if isinstance(user, func.ReturnOp):
-                    found.append((op, f"ends {_slot_name(buffer)}, which the function returns"))
-                elif j is not None and j > i:
-                    found.append((user, f"uses {_slot_name(buffer)} after its life ended"))
+            found += _used_after(op, buffer, i, index, f"ends {_slot_name(buffer)}, which the function returns",
+                                 f"uses {_slot_name(buffer)} after its life ended")
             continue
         if isinstance(owner, alloc.AllocOp):
             freed_at.setdefault(owner, i)
@@ -137,23 +131,29 @@ def _donated_violations(f: func.FuncOp, op: Operation, arg: SSAValue, i: int, in
                         freed_args: set[SSAValue]) -> list[tuple[Operation, str]]:
     """A freed argument must be donated (`alloc.donated`), freed once, and neither used
     after nor returned."""
-    from allotment.dialects.alloc import donated_arguments
-
     position = list(f.body.block.args).index(arg)
-    if position not in donated_arguments(f):
+    if position not in alloc.donated_arguments(f):
         return [(op, f"frees argument #{position}, which the caller did not donate (alloc.donated)")]
     if arg in freed_args:
         return [(op, f"frees argument #{position} a second time")]
     freed_args.add(arg)
+    return _used_after(op, arg, i, index, f"frees argument #{position}, which the function returns",
+                       f"uses argument #{position} after it was freed")
+
+
+def _used_after(end: Operation, value: SSAValue, i: int, index: dict[Operation, int], returned: str,
+                used: str) -> list[tuple[Operation, str]]:
+    """What is wrong with `value` ending at `end` (position `i`): returned by the function
+    (`returned`, at `end`), or used by a later top-level op (`used`, at that op)."""
     found: list[tuple[Operation, str]] = []
-    for user, _ in top_level_users(arg, index):
+    for user, _ in top_level_users(value, index):
         if isinstance(user, alloc.DeallocOp):
             continue
         j = index.get(user)
         if isinstance(user, func.ReturnOp):
-            found.append((op, f"frees argument #{position}, which the function returns"))
+            found.append((end, returned))
         elif j is not None and j > i:
-            found.append((user, f"uses argument #{position} after it was freed"))
+            found.append((user, used))
     return found
 
 
