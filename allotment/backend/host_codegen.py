@@ -44,13 +44,14 @@ from xdsl.ir import Attribute, Operation, SSAValue
 
 from allotment.analysis.library_matmul import tileable
 from allotment.analysis.liveness import view_root
-from allotment.backend import aten_call, tiled_matmul, triton_indexing
 from allotment.backend.identifiers import Namespace, comment, generated, literal
-from allotment.backend.inner_outer import launch_lines as inner_outer_lines
 from allotment.backend.kernel_kinds import generate_kernel, plan_kernel, variants
 from allotment.backend.kernel_plan import BufferDim, CodegenError, ExtentSource
-from allotment.backend.scan_codegen import launch_lines as scan_launch_lines
-from allotment.backend.triton_codegen import GeneratedKernel, float_literal, module_prelude
+from allotment.backend.kernels import aten_call, tiled_matmul
+from allotment.backend.kernels import gather_scatter as triton_indexing
+from allotment.backend.kernels.emitter import GeneratedKernel, float_literal, module_prelude
+from allotment.backend.kernels.inner_outer import launch_lines as inner_outer_lines
+from allotment.backend.kernels.scan_sort import launch_lines as scan_launch_lines
 from allotment.dialects import alloc, fusion
 from allotment.dialects.alloc import donated_arguments, unchecked_arguments
 from allotment.dtypes import buffer_torch_dtype_name, ir_name, torch_dtype_source

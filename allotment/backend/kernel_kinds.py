@@ -11,11 +11,13 @@ from __future__ import annotations
 
 from xdsl.dialects.builtin import TensorType
 
-from allotment.backend import inner_outer, triton_indexing, triton_math
-from allotment.backend.inner_outer import InnerOuterEmitter, plan_inner_outer
+from allotment.backend import triton_math
 from allotment.backend.kernel_plan import CodegenError, KernelPlan, plan_domain_kernel
-from allotment.backend.scan_codegen import ScanEmitter, plan_scan_kernel, scan_helpers
-from allotment.backend.triton_codegen import GeneratedKernel, KernelArg, _Emitter, flat_pointwise, round_bf16_casts
+from allotment.backend.kernels import gather_scatter as triton_indexing
+from allotment.backend.kernels import inner_outer
+from allotment.backend.kernels.emitter import GeneratedKernel, KernelArg, _Emitter, flat_pointwise, round_bf16_casts
+from allotment.backend.kernels.inner_outer import InnerOuterEmitter, plan_inner_outer
+from allotment.backend.kernels.scan_sort import ScanEmitter, plan_scan_kernel, scan_helpers
 from allotment.dialects import alloc
 
 

@@ -77,7 +77,7 @@ from xdsl.ir import Attribute, Operation, SSAValue
 from allotment.analysis.one_hot import OneHot, one_hot_pick
 from allotment.analysis.row_passes import online_softmax_pairs, softmax_terms, streamed_levels
 from allotment.analysis.split_reduction import inner_split_align, unreduced_outputs
-from allotment.backend import triton_indexing, triton_math, triton_random
+from allotment.backend import triton_math, triton_random
 from allotment.backend.host_runtime import flat_rows
 from allotment.backend.identifiers import comment
 from allotment.backend.kernel_plan import (
@@ -98,6 +98,7 @@ from allotment.backend.kernel_plan import (
     sliced,
     unit_reshaped,
 )
+from allotment.backend.kernels import gather_scatter as triton_indexing
 from allotment.dialects import fusion
 from allotment.dialects.fusion_rules import element_type_of, promote
 from allotment.dtypes import triton_dtype

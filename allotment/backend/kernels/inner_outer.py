@@ -48,7 +48,7 @@ from allotment.backend.kernel_plan import (
     _shape,
     identity_map,
 )
-from allotment.backend.triton_codegen import _Emitter
+from allotment.backend.kernels.emitter import _Emitter
 from allotment.dialects import alloc, fusion
 from allotment.dtypes import element_nbytes, triton_dtype
 

@@ -44,7 +44,7 @@ from allotment.backend.kernel_plan import (
     _natural_maps,
     identity_map,
 )
-from allotment.backend.triton_codegen import _Emitter, compute_dtype, is_float
+from allotment.backend.kernels.emitter import _Emitter, compute_dtype, is_float
 from allotment.dialects import alloc, fusion
 from allotment.dtypes import triton_dtype
 
