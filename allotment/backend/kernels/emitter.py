@@ -1,4 +1,5 @@
-"""Triton source for one `alloc.kernel` (every segment kind but `view` and `library`).
+"""The shared Triton emitter of the generated kernels (every segment kind but `view`,
+`library` and `aten`).
 
 Each kernel works on 2-D tiles of its iteration domain (see `kernel_plan`):
 BLOCK_M outer indices (rows) by BLOCK_N inner indices (columns). A value of
@@ -8,47 +9,22 @@ rest. Loads use each buffer's own strides (broadcasts and views cost nothing),
 with masks; 16-bit floats are computed in f32 and every op's result is rounded
 to its IR type, as torch does op by op.
 
-- pointwise: one tile per program, rows x columns over the last dim.
-- reduction / normalization, persistent: the whole reduced row fits in one
-  tile (BLOCK_N >= row length): every reduction and every output is computed
-  from registers in one pass over memory.
-- reduction / normalization, looped: one loop over the row per reduction
-  level (a reduction that needs another's result is a level higher), then one
-  more loop that computes and stores the full-domain outputs. A softmax's
-  max and sum of exp(x - max) (in f32) share one loop with online rescaling,
-  so a long-row softmax reads its row twice, not three times.
-- reduction split across CTAs (`analysis.split_reduction`: outer, middle-axis
-  and full reductions; the kernel's `partials` attribute names one partials
-  buffer [split, kept] per reduction): `split_partial`, one program per (tile of
-  BLOCK_M kept indices, split), loops over its split's whole BLOCK_N tiles of
-  the reduced axis and stores one partial per kept index, and the outputs of
-  the whole domain that need no reduction (dx beside its bias gradient) from
-  the tiles it reads; `split_final` combines the partials of BLOCK_M kept
-  indices in split order (deterministic) and computes the reduced outputs.
-  With one split the `looped` variant does it all.
-  Kept indices are the tile's rows: where they are contiguous in memory,
-  Triton's coalescing follows them. An inner split (few long rows: the
-  reduced dims include the innermost) has its own first stage
-  (`emit_inner_split_partial`: chunks of `INNER_SPLIT_ALIGN` multiples, read
-  BLOCK_N contiguous elements a step; a var_mean or welford stores each chunk's
-  sum and M2, which `merge_m2` combines with Chan's formula) and, with one
-  split, the row kernel (`persistent` or `looped`) alloc-place chose.
+Each kind's functions come from its own module (`pointwise`, `row_reduction`,
+`split_reduction`, `inner_outer`, `scan_sort`: one subclass of `Emitter` each, found
+through `backend/kernel_kinds.KINDS`); this module holds what they share: values at
+index maps, loads, stores, elementwise ops, casts, pads and cats, and the reductions'
+building blocks (neutral elements, combines, masked inputs, partials).
 
 Values read at other indices than their own (the operands of slices, pads,
 cats, permutes and unit reshapes of values computed in the kernel) are
 emitted at moved index maps (`kernel_plan.sliced`, `shifted`, `permuted`):
 the ops computing them run again at those indices, and a pad's input or a
-cat's piece is computed under its in-range condition (`_Emitter.guarded`: its
+cat's piece is computed under its in-range condition (`Emitter.guarded`: its
 loads masked by it). Extents of such values that no buffer has come from the
 launcher (`kernel_plan.launcher_extent`, kernel arguments `X0`, `X1`, ...).
 
-Which of the two a kernel gets is `alloc-place`'s decision, in the IR (the
-kernel's `schedule`); with `schedule(persistent if %fits else looped)` both are
-generated and the launcher (`host_codegen._launcher`) launches the one `%fits`
-names. The launcher picks the block sizes.
-
-The emitter is iterative (an explicit stack in `_Emitter.value`, one forward
-pass in `reduction_levels`): the length of a chain of ops is bounded by memory,
+The emitter is iterative (an explicit stack in `Emitter.value`, one forward
+pass in `row_reduction.reduction_levels`): the length of a chain of ops is bounded by memory,
 not by Python's recursion limit. The only identifiers made from IR text are the
 kernel function names, which the caller passes in (`identifiers.Namespace`); IR
 value names appear only in comments (`identifiers.comment`).
@@ -56,7 +32,6 @@ value names appear only in comments (`identifiers.comment`).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -74,11 +49,8 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Operation, SSAValue
 
-from allotment.analysis.one_hot import OneHot, one_hot_pick
-from allotment.analysis.row_passes import online_softmax_pairs, softmax_terms, streamed_levels
-from allotment.analysis.split_reduction import inner_split_align, unreduced_outputs
+from allotment.analysis.row_passes import softmax_terms
 from allotment.backend import triton_math, triton_random
-from allotment.backend.host_runtime import flat_rows
 from allotment.backend.identifiers import comment
 from allotment.backend.kernel_plan import (
     REDUCTIONS,
@@ -120,79 +92,6 @@ def compute_dtype(t: Attribute) -> str:
     return "tl.float32" if isinstance(t, Float16Type | BFloat16Type) else triton_dtype(t)
 
 
-PRELUDE_COMMON = '''
-@triton.jit
-def _max_nan(a, b):
-    return tl.maximum(a, b, propagate_nan=tl.PropagateNan.ALL)
-
-
-@triton.jit
-def _min_nan(a, b):
-    return tl.minimum(a, b, propagate_nan=tl.PropagateNan.ALL)
-
-
-@triton.jit
-def _mul_combine(a, b):
-    return a * b
-
-
-@triton.jit
-def _int_pow(a, b):
-    # exact: squaring in a's integer type (products wrap, as torch's integer pow wraps);
-    # a negative exponent gives torch's results: 1 for base 1, +-1 for base -1, else 0
-    zero = a * 0 + b * 0
-    base = a + zero
-    e = tl.where(b < 0, 0, b + zero)
-    r = zero + 1
-    for step in range(64):
-        r = tl.where((e & 1) != 0, r * base, r)
-        base = base * base
-        e = e >> 1
-    neg = tl.where(a == 1, 1, tl.where(a == -1, 1 - 2 * (b & 1), 0))
-    return tl.where(b < 0, neg.to(r.dtype), r)
-'''
-
-PRELUDE_INTERPRETER = '''
-@triton.jit
-def _to_bf16(x):
-    # round to nearest even (the interpreter's own cast truncates); NaN stays NaN
-    if x.dtype == tl.bfloat16:
-        return x
-    b = x.to(tl.float32).to(tl.uint32, bitcast=True)
-    r = tl.where(x != x, b | 0x400000, b + (0x7FFF + ((b >> 16) & 1)))
-    return (r >> 16).to(tl.uint16).to(tl.bfloat16, bitcast=True)
-
-
-@triton.jit
-def _tanh(x):
-    return 2.0 * tl.sigmoid(2.0 * x) - 1.0
-
-
-@triton.jit
-def _pow(x, y):
-    r = tl.exp2(y * tl.log2(tl.abs(x)))
-    odd = (tl.floor(y) == y) & (tl.floor(y * 0.5) * 2.0 != y)
-    r = tl.where((x < 0) & odd, -r, r)
-    r = tl.where((x < 0) & (tl.floor(y) != y), float("nan"), r)
-    r = tl.where(y == 0, 1.0, r)
-    return r
-'''
-
-PRELUDE_CUDA = '''
-from triton.language.extra import libdevice
-
-
-@triton.jit
-def _tanh(x):
-    return libdevice.tanh(x)
-
-
-@triton.jit
-def _pow(x, y):
-    return libdevice.pow(x, y)
-'''
-
-
 TILE_SHAPES = {frozenset({"m", "n"}): "(BLOCK_M, BLOCK_N)", frozenset({"m"}): "(BLOCK_M, 1)",
                frozenset({"n"}): "(1, BLOCK_N)", frozenset(): "(1, 1)"}
 """The tile shape of a value that varies along the given axes (m: rows, n: columns)."""
@@ -216,14 +115,22 @@ class GeneratedKernel:
     source: str
     args: list[KernelArg]
     transposed: bool = False
-    """A pointwise kernel that reads some operand along its outer axis (`_Emitter.transposed`)."""
+    """A pointwise kernel that reads some operand along its outer axis (`Emitter.transposed`)."""
     flat: bool = False
     """A pointwise kernel with flat indexing (`flat_pointwise`): one program per BLOCK_N
     linear indices of the domain."""
 
 
-class _Emitter:
-    """Emits one Triton function for a kernel plan (one variant)."""
+ALL_AXES = {frozenset({"m", "n"}), frozenset({"m"}), frozenset({"n"}), frozenset()}
+"""Every axes set a value can vary along: `store_outputs` of every output."""
+
+InSize = Callable[[int, int], str]
+"""A launcher's spelling of extent j of kernel input i (`launch_lines` of each kind)."""
+
+
+class Emitter:
+    """Emits one Triton function for a kernel plan (one variant); each kind's subclass
+    emits its variants (`emit`)."""
 
     def __init__(
         self, plan: KernelPlan, variant: str, target: str, derived: dict[str, str] | None = None, flat: bool = False
@@ -247,8 +154,19 @@ class _Emitter:
         self.exp_terms = softmax_terms(plan.reductions)
         """exp ops that only feed their online-softmax sum (`row_passes.softmax_terms`)."""
         self.flat = flat and variant == "pointwise"
-        """Flat indexing (`emit_flat_indices`): `generate_kernel` asks for it where
-        `flat_pointwise` says so."""
+        """Flat indexing (`pointwise.PointwiseEmitter.emit_flat_indices`): asked for where
+        `pointwise.flat_pointwise` says so."""
+
+    @classmethod
+    def build(cls, plan: KernelPlan, variant: str, target: str, derived: dict[str, str]) -> Emitter:
+        """The emitter of `variant`, emitted."""
+        e = cls(plan, variant, target, derived)
+        e.emit()
+        return e
+
+    def emit(self) -> None:
+        """Emits the function of `self.variant` (each kind's subclass)."""
+        raise CodegenError(f"kernel {self.plan.name!r}: no emitter for variant {self.variant!r}")
 
     # -- helpers ---------------------------------------------------------------
 
@@ -698,32 +616,6 @@ class _Emitter:
 
     # -- reductions --------------------------------------------------------------
 
-    def reduction_levels(self) -> list[list[Operation]]:
-        """The reductions grouped by level: a reduction whose input depends on another's
-        result is a level higher (var_mean two). One forward pass over the block, no recursion."""
-        depth: dict[SSAValue, int] = {}
-        level: dict[Operation, int] = {}
-        for op in self.block.ops:
-            d = max((depth.get(x, 0) for x in op.operands), default=0)
-            if isinstance(op, REDUCTIONS):
-                level[op] = d + (2 if isinstance(op, fusion.VarMeanOp | fusion.WelfordOp) else 1)
-                d = level[op]
-            for r in op.results:
-                depth[r] = d
-        out: dict[int, list[Operation]] = {}
-        for r in self.plan.reductions:
-            out.setdefault(level[r], []).append(r)
-        return [out[k] for k in sorted(out)]
-
-    def streamed_groups(self) -> list[list[Operation]]:
-        """The reductions grouped by the loop over the row that a streamed kernel computes
-        them in (`analysis/row_passes.streamed_levels`, the rule `alloc-place` counts by)."""
-        level = streamed_levels(self.block, self.plan.reductions)
-        out: dict[int, list[Operation]] = {}
-        for r in self.plan.reductions:
-            out.setdefault(level[r], []).append(r)
-        return [out[k] for k in sorted(out)]
-
     def reduce_spec(self, r: Operation) -> tuple[str, str, str]:
         """(neutral element, combine, accumulation dtype) of a reduction."""
         src = r.operands[0].type.element_type
@@ -751,6 +643,25 @@ class _Emitter:
     def combine(self, acc: str, x: str, how: str) -> str:
         return {"sum": f"{acc} + {x}", "prod": f"{acc} * {x}", "max": f"_max_nan({acc}, {x})",
                 "min": f"_min_nan({acc}, {x})"}[how]
+
+    def combine_partials(self, a: str, i: int, count: str, how: str, neutral: str, acc: str, along: str) -> None:
+        """The partials loop: combines into the [BLOCK_M, BLOCK_N] accumulator `a` the `count`
+        partials [count, kept] of input i in their order (deterministic: no atomics), a tile
+        of them a step. Along "n" (a split reduction's `split_final`): the partials run along
+        the tile's columns, its rows are the kept indices; along "m" (an inner-outer kernel's
+        `column_final`): along its rows, its columns the kept indices."""
+        block = "BLOCK_N" if along == "n" else "BLOCK_M"
+        if along == "n":
+            ptr, mask = f"rs[None, :] * in{i}_s0 + rm[:, None] * in{i}_s1", f"mask_m & (rs < {count})[None, :]"
+        else:
+            ptr, mask = f"rs[:, None] * in{i}_s0 + rn[None, :] * in{i}_s1", f"(rs < {count})[:, None] & mask_n"
+        self.line(f"for start in range(0, {count}, {block}):")
+        self.indent += 1
+        self.line(f"rs = start + tl.arange(0, {block})")
+        part = self.fresh("ld")
+        self.line(f"{part} = tl.load(in{i}_ptr + ({ptr}), mask={mask}, other={neutral})")
+        self.line(f"{a} = {self.combine(a, f'{part}.to({acc})', how)}")
+        self.indent -= 1
 
     def reduction_input(self, r: Operation, mean_of: str | None = None) -> tuple[str, str, str]:
         """Emits r's input tile (masked with the neutral element) in the current scope."""
@@ -813,7 +724,7 @@ class _Emitter:
             self.line(f"{name} = {total}.to({triton_dtype(rt)})")
         self.reduced[res] = name
 
-    # -- whole variants ------------------------------------------------------------
+    # -- stores ------------------------------------------------------------------
 
     def store_outputs(self, axes_filter: set[frozenset[str]], only: set[int] | None = None) -> None:
         """Stores the yielded values whose axes are in `axes_filter` (and whose out index is in
@@ -841,493 +752,6 @@ class _Emitter:
             ot = triton_dtype(v.type.element_type)
             self.line(f"tl.store(out{k}_ptr + ({offset}), ({x}).to({ot})" + (f", mask={mask})" if mask else ")"))
 
-    def emit_pointwise(self) -> None:
-        if triton_indexing.scatter_op(self.plan.kernel) is not None:  # stores at computed addresses
-            triton_indexing.emit_scatter(self)
-            return
-        self.line("pid = tl.program_id(0)")
-        if self.flat:
-            self.emit_flat_indices()
-        else:
-            self.line("tiles_n = (N + BLOCK_N - 1) // BLOCK_N")
-            self.emit_outer_indices("(pid // tiles_n)")
-            self.emit_inner_indices("(pid % tiles_n) * BLOCK_N")
-        self.store_outputs({frozenset({"m", "n"}), frozenset({"m"}), frozenset({"n"}), frozenset()})
-
-    def emit_flat_indices(self) -> None:
-        """A flat pointwise kernel's indices (`flat_pointwise`): lane k of program p holds the
-        linear index p * BLOCK_N + k of the [M, N] domain; its row rm and column rn come by
-        division by the static N, and every index and mask is a [1, BLOCK_N] tile (BLOCK_M
-        is 1), so no lane idles but past the domain's end."""
-        n = self.static_n()
-        self.line("lin = pid * BLOCK_N + tl.arange(0, BLOCK_N)")
-        self.line("if USE_I64:")
-        self.line("    lin = lin.to(tl.int64)")
-        self.line(f"rm = lin // {n}")
-        self.line(f"rn = lin % {n}")
-        self.line("mask_m = (rm < M)[None, :]")
-        self.line("mask_n = mask_m")
-        self._decompose("rm", self.plan.outer, "[None, :]")
-        self._decompose("rn", self.plan.inner, "[None, :]")
-
-    def static_n(self) -> int | None:
-        """The product of the inner dims' extents where all are static, else None."""
-        n = 1
-        for d in self.plan.inner:
-            src = self.plan.extents[d]
-            if src.static is None:
-                return None
-            n *= src.static
-        return n
-
-    def var_mean_parts(self, r: fusion.VarMeanOp | fusion.WelfordOp, mean_name: str, total: str, acc: str) -> None:
-        """Finishes var_mean (or welford: avg, var_sum, n) once the sum of squared deviations is known."""
-        if isinstance(r, fusion.WelfordOp):
-            for res, expr in ((r.avg, mean_name), (r.var_sum, total), (r.n, "(tl.zeros((BLOCK_M, 1), tl.int64) + N)")):
-                name = self.fresh("wf")
-                self.line(f"{name} = ({expr}).to({triton_dtype(res.type.element_type)})")
-                self.reduced[res] = name
-            return
-        var, mean = r.results
-        corr = r.correction.value.data
-        n = self.fresh("var")
-        self.line(f"{n} = ({total} / tl.maximum(N - {corr}, 0)).to({triton_dtype(var.type.element_type)})")
-        self.reduced[var] = n
-        mn = self.fresh("mean")
-        self.line(f"{mn} = {mean_name}.to({triton_dtype(mean.type.element_type)})")
-        self.reduced[mean] = mn
-
-    # -- one-pass var_mean / welford (looped rows, inner-split chunks) ------------------
-
-    def welford_init(self, r: fusion.VarMeanOp | fusion.WelfordOp, acc: str, first: str) -> tuple[str, str, str]:
-        """Emits the state of a one-pass var_mean or welford before the loop over its rows:
-        (K, S, M2). K ([BLOCK_M, 1]) is each row's shift, the value at reduced index `first`
-        (the loop's first index) when it is finite, else 0: the tile at `first` with every
-        lane but that one masked, so one element a row is read. S and M2 are per-lane zeros
-        ([BLOCK_M, BLOCK_N] of the accumulation dtype; a lane is a column of the tile, one
-        row's reduced indices BLOCK_N apart): the sum of the lane's values minus K and its
-        M2. `welford_step` updates them, `welford_finish` combines the lanes."""
-        self.scopes.append({})
-        self.emit_inner_indices(first)
-        self.line(f"mask_n = mask_n & (rn == {first})[None, :]")
-        tile, _, _ = self.reduction_input(r)
-        self.scopes.pop()
-        shift, s, q = self.fresh("wk"), self.fresh("wsy"), self.fresh("wm2")
-        self.line(f"{shift} = tl.sum({tile}, 1)[:, None]")
-        self.line(f'{shift} = tl.where(tl.abs({shift}) < float("inf"), {shift}, 0)')
-        for name in (s, q):
-            self.line(f"{name} = tl.full((BLOCK_M, BLOCK_N), 0, {acc})")
-        return shift, s, q
-
-    def welford_step(self, r: fusion.VarMeanOp | fusion.WelfordOp, state: tuple[str, str, str], offset: str) -> None:
-        """Emits one loop step's update of the per-lane accumulators (in the loop's scope).
-
-        `offset` is the step's distance from the loop's first index (a multiple of BLOCK_N):
-        this is step k = offset // BLOCK_N. The masks only bound the reduced index from above
-        (`rn < N`, `rn < lo + chunk`) and a lane's index grows each step, so a lane's valid
-        steps are a prefix of the loop: a valid lane of step k has seen exactly k values,
-        and its count is a scalar. The update is Youngs and Cramer's form of Welford's on the
-        shifted values y = x - K: with the lane's sum S of its k earlier values,
-        M2 += (y - S / k)^2 * k / (k + 1), then S += y; one reciprocal per step, no division
-        per element (Inductor's `welford_reduce` divides by a per-lane weight). The shift
-        keeps the running means near 0 where the values share a large offset (1e4 + 0.01
-        randn in f32: y is exact and S / k rounds at the scale of the deviations, not of
-        1e4). Masked lanes change nothing."""
-        shift, s, q = state
-        tile, _, acc = self.reduction_input(r)  # masked lanes read 0
-        k, rk, fk = self.fresh("wn"), self.fresh("wr"), self.fresh("wf")
-        self.line(f"{k} = tl.cast({offset} // BLOCK_N, {acc})")
-        self.line(f"{rk} = 1.0 / tl.maximum({k}, 1.0)")
-        self.line(f"{fk} = {k} / ({k} + 1.0)")
-        y, d = self.fresh("wy"), self.fresh("dev")
-        self.line(f"{y} = tl.where(mask_m & mask_n, {tile} - {shift}, 0)")
-        self.line(f"{d} = {y} - {s} * {rk}")
-        self.line(f"{q} = {q} + tl.where(mask_m & mask_n, {d} * {d} * {fk}, 0)")
-        self.line(f"{s} = {s} + {y}")
-
-    def welford_finish(self, state: tuple[str, str, str], extent: str) -> tuple[str, str]:
-        """Emits the deterministic cross-lane merge after the loop: (sum, M2), [BLOCK_M, 1]
-        each, of the `extent` values (reduced indices from the loop's first) the lanes saw.
-
-        Lane j saw n_j = ceil((extent - j) / BLOCK_N) values (its valid steps are a prefix:
-        `welford_step`); with S_j the sum of its values minus K, the row's mean relative to K
-        is mu = sum_j S_j / extent, and Chan's formula gives M2 = sum_j (M2_j + n_j (S_j / n_j
-        - mu)^2), two `tl.sum`s over the lanes (fixed trees: the same on every run, as the
-        second stage of an inner split merges its chunks: `merge_m2`). An error in mu changes
-        M2 only in second order (sum_j n_j (S_j / n_j - mu) is 0), where a sequential merge
-        (`tl.reduce` with a Welford combine; Triton's interpreter reduces in order) rounds
-        each step: 6e-6 against 8e-8 over 2048 lanes of 1e4 + 0.01 randn in f32. The sum is
-        sum_j S_j + K extent. Where it is not finite (an infinite or NaN value, or an
-        overflow) M2 is NaN, as the sum of squared deviations about an infinite or NaN mean
-        is, and as torch gives for an infinite value."""
-        shift, s, q = state
-        n = f"tl.maximum({extent}, 0)"
-        rel, total, cnt, dev, m2 = (self.fresh(p) for p in ("wsum", "tot", "wc", "wd", "wq"))
-        self.line(f"{rel} = tl.sum({s}, 1)[:, None]")
-        self.line(f"{total} = {rel} + {shift} * {n}")
-        # n - j + BLOCK_N - 1 >= 0 for every lane j < BLOCK_N: no negative division
-        self.line(f"{cnt} = (({n} - tl.arange(0, BLOCK_N) + BLOCK_N - 1) // BLOCK_N).to({s}.dtype)[None, :]")
-        self.line(f"{dev} = {s} / tl.maximum({cnt}, 1) - {rel} / tl.maximum({extent}, 1)")
-        self.line(f"{m2} = tl.sum({q} + {cnt} * {dev} * {dev}, 1)[:, None]")
-        self.line(f'{m2} = tl.where(tl.abs({total}) < float("inf"), {m2}, float("nan"))')
-        return total, m2
-
-    def emit_persistent(self) -> None:
-        self.line("pid = tl.program_id(0)")
-        self.emit_outer_indices("pid")
-        self.emit_inner_indices("0")
-        self.persistent_reductions()
-        self.store_outputs({frozenset({"m", "n"}), frozenset({"m"}), frozenset({"n"}), frozenset()})
-
-    def picks_one_hot(self, r: Operation) -> OneHot | None:
-        """Reduction r's parts if it is a one-hot sum over this kernel's row
-        (`analysis.one_hot`): `pick_one_hot` then reads its one element instead of
-        reducing the row."""
-        pick = one_hot_pick(r)
-        return pick if pick is not None and tuple(self.plan.inner) == (pick.dim,) else None
-
-    def pick_one_hot(self, r: Operation, pick: OneHot) -> None:
-        """A one-hot sum's value (`analysis.one_hot`): the row's element at the label, read
-        once per row (no compare and add per element: cross-entropy over 4096x32000 bf16
-        123.6 -> 86.7 us on an H200 beside the other looped-kernel changes,
-        `benchmarks/looped_kernel_variants.py`), plus 0 (a picked -0.0 sums to +0.0), or 0
-        where the label is out of [0, N) (an ignored label such as -100)."""
-        d = pick.dim
-        label, _ = self.value(pick.label, identity_map(pick.label.type.get_shape(), self.plan.domain))
-        n = self.extent(d)
-        ok, col = self.fresh("ok"), self.fresh("col")
-        self.line(f"{ok} = ({label} >= 0) & ({label} < {n})")
-        self.line(f"{col} = tl.minimum(tl.maximum({label}, 0), {n} - 1).to(tl.int64)")
-        m = list(identity_map(pick.value.type.get_shape(), self.plan.domain))
-        if m[d] is not None:  # read at the label's column (a constant index of the row)
-            m[d] = (None, f"-{col}")
-        x, _ = self.value(pick.value, tuple(m))
-        _, _, acc = self.reduce_spec(r)
-        total = self.fresh("pick")
-        self.line(f"{total} = tl.where({ok}, {x}.to({acc}) + 0, 0).to({acc})")
-        self.finish_reduction(r, total, "sum", acc, "N")
-
-    def persistent_reductions(self) -> None:
-        """Every reduction of the tile's rows, from registers (the row is one tile)."""
-        for group in self.reduction_levels():
-            for r in group:
-                if (pick := self.picks_one_hot(r)) is not None:
-                    self.pick_one_hot(r, pick)
-                    continue
-                if isinstance(r, fusion.VarMeanOp | fusion.WelfordOp):
-                    tile, how, acc = self.reduction_input(r)
-                    mean = self.fresh("mu")
-                    self.line(f"{mean} = {self.reduce_tile(tile, how)} / N")
-                    tile2, _, _ = self.reduction_input(r, mean_of=mean)
-                    total = self.fresh("sq")
-                    self.line(f"{total} = {self.reduce_tile(tile2, how)}")
-                    self.var_mean_parts(r, mean, total, acc)
-                    continue
-                tile, how, acc = self.reduction_input(r)
-                total = self.fresh("acc")
-                self.line(f"{total} = {self.reduce_tile(tile, how)}")
-                self.finish_reduction(r, total, how, acc, "N")
-
-    def partials_arg(self, r: Operation) -> tuple[int, str]:
-        """The in-index of reduction r's partials buffer [split, kept] and its split count."""
-        i = self.plan.partials[r]
-        return i, self.kernel_extent(self.block.args[i], 0)
-
-    def emit_split_partial(self) -> None:
-        """First stage of a reduction split across CTAs: program (kept tile, split) reduces its
-        split's share of the reduced axis (whole BLOCK_N tiles, so the splits never overlap)
-        for BLOCK_M kept indices, and stores one partial per kept index and reduction."""
-        _, split = self.partials_arg(self.plan.reductions[0])
-        self.line("pid = tl.program_id(0)")
-        self.line("tiles_m = (M + BLOCK_M - 1) // BLOCK_M")
-        self.emit_outer_indices("(pid % tiles_m)")
-        self.line("split_id = pid // tiles_m")
-        self.line("if USE_I64:")
-        self.line("    split_id = split_id.to(tl.int64)")
-        if self.plan.inner_split:  # chunks of INNER_SPLIT_ALIGN multiples, the same in both stages
-            self.emit_inner_split_partial(split)
-            return
-        self.line(f"chunk = ((N + {split} - 1) // {split} + BLOCK_N - 1) // BLOCK_N * BLOCK_N")
-        self.line("lo = split_id * chunk")
-        accs = []
-        for r in self.plan.reductions:
-            neutral, how, acc = self.reduce_spec(r)
-            a = self.fresh("acc")
-            self.line(f"{a} = tl.full((BLOCK_M, BLOCK_N), {neutral}, {acc})")
-            accs.append((r, a, how))
-        # steps through [lo, lo + chunk): the loads are masked by `rn < N`, so the last chunk
-        # may run past N (no tl.minimum of scalars in the loop bounds)
-        self.line("for step in range(0, chunk, BLOCK_N):")
-        self.indent += 1
-        self.line("start = lo + step")
-        self.indent -= 1
-        self.indent += 1
-        self.scopes.append({})
-        self.emit_inner_indices("start")
-        for r, a, how in accs:
-            tile, _, _ = self.reduction_input(r)
-            self.line(f"{a} = {self.combine(a, tile, how)}")
-        # outputs on the whole domain (dx beside its bias gradient), written as the split's
-        # share of the reduced axis streams by, from the values the reductions computed
-        self.store_outputs({frozenset({"m", "n"}), frozenset({"n"})}, only=unreduced_outputs(self.block))
-        self.scopes.pop()
-        self.indent -= 1
-        for r, a, how in accs:
-            i, _ = self.partials_arg(r)
-            pt = triton_dtype(self.block.args[i].type.element_type)
-            total = self.fresh("part")
-            self.line(f"{total} = {self.reduce_tile(a, how)}")
-            self.line(
-                f"tl.store(in{i}_ptr + (split_id * in{i}_s0 + rm[:, None] * in{i}_s1), {total}.to({pt}), mask=mask_m)"
-            )
-
-    def inner_chunk(self, split: str) -> str:
-        """The line computing `chunk`, the reduced indices of one split of an inner split (a
-        multiple of `split_reduction.inner_split_align()`; both stages compute it alike)."""
-        align = inner_split_align()
-        return f"chunk = ((N + {split} - 1) // {split} + {align - 1}) // {align} * {align}"
-
-    def inner_split_loop(self, body: Callable[[], None], full_tiles: bool) -> None:
-        """The loop over this program's chunk [lo, min(lo + chunk, N)) in BLOCK_N steps; `body`
-        emits one tile's work (in its own scope, after the tile's indices).
-
-        `full_tiles`: as two loops, as `row_loop` does, the tiles wholly inside the chunk with
-        no mask on the reduced index, then the last partial tile masked. It pays where the
-        step is a one-pass var_mean (two selects and a compare less per element): bn_stats
-        over 64x256x4096 bf16 52.4 -> 48.1 us, 23x97x5003 20.3 -> 18.3 us on an H200. A plain
-        sum's first stage got slower with it (full_sum over 16384x4096 bf16 42.3 -> 45.7
-        us), so sums keep the one masked loop (`benchmarks/split_loop_variants.py`)."""
-        loops = [("0", "chunk", False)]
-        if full_tiles:
-            self.line("clen = tl.maximum(tl.minimum(N - lo, chunk), 0)")
-            self.line("n_full = clen // BLOCK_N * BLOCK_N")
-            loops = [("0", "n_full", True), ("n_full", "clen", False)]
-        for lo, hi, full in loops:
-            self.line(f"for step in range({lo}, {hi}, BLOCK_N):")
-            self.indent += 1
-            self.scopes.append({})
-            self.emit_inner_indices("lo + step", full)
-            if not full:
-                self.line("mask_n = mask_n & (rn < lo + chunk)[None, :]")
-            body()
-            self.scopes.pop()
-            self.indent -= 1
-
-    def emit_inner_split_partial(self, split: str) -> None:
-        """First stage of an inner split: program (kept tile, split) reduces the chunk
-        [lo, min(lo + chunk, N)) of its kept rows, BLOCK_N contiguous reduced indices a step,
-        and stores one partial per kept row and reduction, reading the chunk once. A var_mean
-        or welford reads the chunk's first element before the loop (the shift K:
-        `welford_init`), keeps per-lane accumulators of the shifted values (`welford_step`) and
-        stores the chunk's sum (K count + the lanes' sums) and its sum of squared deviations
-        about the chunk's own mean (M2, Chan's merge of the lanes: `welford_finish`), the
-        partials `emit_split_final` merges; an empty chunk stores 0 and 0."""
-        self.line(self.inner_chunk(split))
-        self.line("lo = split_id * chunk")
-        accs: list[tuple[Operation, str | tuple[str, str, str], str]] = []
-        for r in self.plan.reductions:
-            neutral, how, acc = self.reduce_spec(r)
-            if r in self.plan.partials_m2:
-                accs.append((r, self.welford_init(r, acc, "lo"), how))
-                continue
-            a = self.fresh("acc")
-            self.line(f"{a} = tl.full((BLOCK_M, BLOCK_N), {neutral}, {acc})")
-            accs.append((r, a, how))
-
-        def step() -> None:
-            for r, a, how in accs:
-                if isinstance(a, tuple):
-                    self.welford_step(r, a, "step")
-                    continue
-                tile, _, _ = self.reduction_input(r)
-                self.line(f"{a} = {self.combine(a, tile, how)}")
-
-        self.inner_split_loop(step, full_tiles=any(isinstance(a, tuple) for _, a, _ in accs))
-        for r, a, how in accs:
-            if isinstance(a, tuple):
-                total, m2 = self.welford_finish(a, "tl.minimum(N - lo, chunk)")
-                self.store_partial(self.plan.partials[r], total)
-                self.store_partial(self.plan.partials_m2[r], m2)
-                continue
-            total = self.fresh("part")
-            self.line(f"{total} = {self.reduce_tile(a, how)}")
-            self.store_partial(self.plan.partials[r], total)
-
-    def store_partial(self, i: int, total: str) -> None:
-        """Stores a (BLOCK_M, 1) tile of partials at [split_id, rm] of partials input i."""
-        pt = triton_dtype(self.block.args[i].type.element_type)
-        self.line(f"tl.store(in{i}_ptr + (split_id * in{i}_s0 + rm[:, None] * in{i}_s1), {total}.to({pt}), mask=mask_m)")
-
-    def emit_split_final(self) -> None:
-        """Second stage: each program combines the partials of BLOCK_M kept indices in split
-        order (deterministic), finishes the reductions (a mean divides by the whole reduced
-        extent N) and computes and stores the outputs on the reduced domain. A var_mean
-        or welford (inner splits) merges its chunks' sums and M2s with Chan's formula."""
-        self.line("pid = tl.program_id(0)")
-        self.emit_outer_indices("pid")
-        for r in self.plan.reductions:
-            neutral, how, acc = self.reduce_spec(r)
-            i, split = self.partials_arg(r)
-            a = self.fresh("acc")
-            self.line(f"{a} = tl.full((BLOCK_M, BLOCK_N), {neutral}, {acc})")
-            self.line(f"for start in range(0, {split}, BLOCK_N):")
-            self.indent += 1
-            self.line("rs = start + tl.arange(0, BLOCK_N)")
-            part = self.fresh("ld")
-            self.line(
-                f"{part} = tl.load(in{i}_ptr + (rs[None, :] * in{i}_s0 + rm[:, None] * in{i}_s1), "
-                f"mask=mask_m & (rs < {split})[None, :], other={neutral})"
-            )
-            self.line(f"{a} = {self.combine(a, f'{part}.to({acc})', how)}")
-            self.indent -= 1
-            total = self.fresh("tot")
-            self.line(f"{total} = {self.reduce_tile(a, how)}")
-            if r in self.plan.partials_m2:
-                self.merge_m2(r, total, acc, split)
-            else:
-                self.finish_reduction(r, total, how, acc, "N")
-        self.store_outputs({frozenset({"m"}), frozenset()})
-
-    def merge_m2(self, r: Operation, total: str, acc: str, split: str) -> None:
-        """Chan's parallel formula over the splits of a var_mean or welford, in split order:
-        mean = total / N; M2 = sum_i (M2_i + n_i * (mean_i - mean)^2), n_i the count of chunk
-        i (`inner_chunk`: as the first stage computed it; 0 for an empty chunk) and mean_i
-        = sum_i / n_i; then finished as the unsplit kernel finishes it (`var_mean_parts`)."""
-        mean = self.fresh("mu")
-        self.line(f"{mean} = {total} / N")
-        s_in, m2_in = self.plan.partials[r], self.plan.partials_m2[r]
-        self.line(self.inner_chunk(split))
-        q = self.fresh("acc")
-        self.line(f"{q} = tl.full((BLOCK_M, BLOCK_N), 0, {acc})")
-        self.line(f"for start in range(0, {split}, BLOCK_N):")
-        self.indent += 1
-        self.line("rs = start + tl.arange(0, BLOCK_N)")
-        self.line("if USE_I64:")
-        self.line("    rs = rs.to(tl.int64)")
-        self.line(f"mask_s = mask_m & (rs < {split})[None, :]")
-        names = []
-        for i in (s_in, m2_in):
-            x = self.fresh("ld")
-            self.line(f"{x} = tl.load(in{i}_ptr + (rs[None, :] * in{i}_s0 + rm[:, None] * in{i}_s1), "
-                      f"mask=mask_s, other=0).to({acc})")
-            names.append(x)
-        n_i = self.fresh("cnt")
-        self.line(f"{n_i} = tl.minimum(tl.maximum(N - rs * chunk, 0), chunk).to({acc})[None, :]")
-        d = self.fresh("dev")
-        self.line(f"{d} = {names[0]} / tl.maximum({n_i}, 1) - {mean}")
-        self.line(f"{q} = {q} + tl.where(mask_s, {names[1]} + {n_i} * {d} * {d}, 0)")
-        self.indent -= 1
-        m2 = self.fresh("tot")
-        self.line(f"{m2} = tl.sum({q}, 1)[:, None]")
-        self.var_mean_parts(r, mean, m2, acc)
-
-    def row_loop(self, body: Callable[[], None]) -> None:
-        """A loop over the row's tiles, emitted as two: the full tiles with no mask on the
-        reduced index, then the last partial tile (if any) masked; `body` emits one tile's
-        work (in its own scope, after the tile's indices). Full tiles load, reduce and store
-        without a per-element mask (cross-entropy over 1234 rows of 50257, hand-written on an
-        H200: 130 -> 76 us with 1024 x 4 blocks, `benchmarks/softmax_loop_variants.py`)."""
-        self.line("n_full = N // BLOCK_N * BLOCK_N")
-        for full in (True, False):
-            self.line("for start in range(0, n_full, BLOCK_N):" if full else "for start in range(n_full, N, BLOCK_N):")
-            self.indent += 1
-            self.scopes.append({})
-            self.emit_inner_indices("start", full)
-            body()
-            self.scopes.pop()
-            self.indent -= 1
-
-    def emit_looped(self) -> None:
-        self.line("pid = tl.program_id(0)")
-        self.emit_outer_indices("pid")
-        self.looped_reductions()
-        self.store_outputs({frozenset({"m"}), frozenset()})
-        yielded = list(self.block.last_op.operands)
-        if any("n" in self.axes_of(self.plan.natural[v]) for v in yielded):
-            self.hoist_row_invariants([(v, self.plan.natural[v]) for v in yielded])
-            self.row_loop(lambda: self.store_outputs({frozenset({"m", "n"}), frozenset({"n"})}))
-
-    def _looped_step(self, accs: list, pairs: list) -> None:
-        """One tile's update of a level's accumulators (`looped_reductions`)."""
-        for r, a, how, _acc in accs:
-            if isinstance(a, tuple):
-                self.welford_step(r, a, "start")
-                continue
-            tile, _, _ = self.reduction_input(r)
-            pair = next((p for p in pairs if p[0] is r), None)
-            if pair is None:
-                self.line(f"{a} = {self.combine(a, tile, how)}")
-                continue
-            s_acc = pair[3]
-            new, shift = self.fresh("mx"), self.fresh("sh")
-            self.line(f"{new} = _max_nan({a}, {self.reduce_tile(tile, 'max')})")
-            # a row still all -inf subtracts 0 (its terms are exp(-inf) = 0, not NaN)
-            self.line(f"{shift} = tl.where({new} == float(\"-inf\"), 0.0, {new})")
-            # every term is exp of a value <= 0 beside the row's exp(0) = 1: `_exp_term`
-            self.line(f"{s_acc} = {s_acc} * _exp_term({a} - {shift}) + _exp_term({tile} - {shift})")
-            self.line(f"{a} = {new}")
-
-    def looped_reductions(self) -> None:
-        """Every reduction of the tile's rows, one loop over the row per level. A max and the
-        sum of exp(x - max) share the loop (online softmax); a var_mean or welford is one pass
-        too, after reading the row's first element (the shift K: `welford_init`): per-lane
-        accumulators of the shifted values (`welford_step`), Chan's merge of the lanes after
-        the loop (`welford_finish`), and the mean the row's sum (K N + the lanes' sums) / N,
-        before `var_mean_parts` finishes the outputs as for the persistent kernel.
-
-        Online softmax keeps the row's running max m (one value a row: the tile's max
-        merged each step) and per-lane sums s of exp(x - m), rescaled by exp(m_old - m_new)
-        each step: one exp per element (a per-lane max needs two), as measured on an H200
-        (`benchmarks/softmax_loop_variants.py`, BENCHMARKS.md): cross-entropy over
-        4096x32000 bf16 118 us against 158 with per-lane maxima."""
-        online = online_softmax_pairs(self.plan.reductions)
-        paired = set(online.values())  # each sum of exp(x - max) is accumulated with its max
-        for group in self.streamed_groups():
-            accs: list[tuple[Operation, str | tuple[str, str, str], str, str]] = []
-            pairs = []
-            picked = {r: p for r in group if r not in paired and (p := self.picks_one_hot(r)) is not None}
-            for r in group:
-                if r in paired or r in picked:  # a one-hot sum reads one element, after the loop
-                    continue
-                neutral, how, acc = self.reduce_spec(r)
-                if isinstance(r, fusion.VarMeanOp | fusion.WelfordOp):
-                    accs.append((r, self.welford_init(r, acc, "0"), how, acc))
-                    continue
-                a = self.fresh("acc")
-                if r in online:  # the row's running max; the sum's terms per lane
-                    self.line(f"{a} = tl.full((BLOCK_M, 1), {neutral}, {acc})")
-                    s_acc = self.fresh("acc")
-                    self.line(f"{s_acc} = tl.full((BLOCK_M, BLOCK_N), 0, tl.float32)")
-                    pairs.append((r, a, online[r], s_acc))
-                else:
-                    self.line(f"{a} = tl.full((BLOCK_M, BLOCK_N), {neutral}, {acc})")
-                accs.append((r, a, how, acc))
-            if not accs:
-                for r, p in picked.items():
-                    self.pick_one_hot(r, p)
-                continue
-            self.hoist_row_invariants([(r.operands[0], identity_map(r.operands[0].type.get_shape(), self.plan.domain))
-                                       for r, *_ in accs])
-            self.row_loop(lambda accs=accs, pairs=pairs: self._looped_step(accs, pairs))
-            for r1, a, r2, s_acc in pairs:
-                total = self.fresh("tot")
-                self.line(f"{total} = tl.sum({s_acc}, 1)[:, None]")
-                self.finish_reduction(r1, a, "max", "tl.float32", "N")
-                self.finish_reduction(r2, total, "sum", "tl.float32", "N")
-            accs = [x for x in accs if x[0] not in online]
-            for r, a, how, acc in accs:
-                if isinstance(a, tuple):
-                    total, m2 = self.welford_finish(a, "N")
-                    mean = self.fresh("mu")
-                    self.line(f"{mean} = {total} / N")
-                    self.var_mean_parts(r, mean, m2, acc)
-                    continue
-                total = self.fresh("tot")
-                self.line(f"{total} = {self.reduce_tile(a, how)}")
-                self.finish_reduction(r, total, how, acc, "N")
-            for r, p in picked.items():
-                self.pick_one_hot(r, p)
-
 
 def _ir_note(op: Operation) -> str:
     """`  # %name = fusion.add`: the IR value a line computes, as a comment-safe escape."""
@@ -1341,82 +765,3 @@ def _int_min(t: Attribute) -> str:
 
 def _int_max(t: Attribute) -> str:
     return str(2 ** (t.width.data - 1) - 1) if isinstance(t, IntegerType) and t.width.data > 1 else "1"
-
-
-def flat_pointwise(plan: KernelPlan) -> bool:
-    """Whether a pointwise kernel indexes its domain flat (`_Emitter.emit_flat_indices`):
-    its inner extent N is static, `host_runtime.flat_rows(N)` (power-of-two tiles would
-    idle more than 15% of a row's lanes), and it stores at its own indices (no scatter).
-    A kernel that turns out to read an operand along its outer axis is emitted in tiles
-    after all (a transpose needs square tiles)."""
-    if plan.kind != "pointwise" or not plan.inner or triton_indexing.scatter_op(plan.kernel) is not None:
-        return False
-    n = 1
-    for d in plan.inner:
-        if plan.extents[d].static is None:
-            return False
-        n *= plan.extents[d].static
-    return flat_rows(n)
-
-
-_BF16_CAST = ".to(tl.bfloat16)"
-
-
-def round_bf16_casts(line: str) -> str:
-    """`line` with each `X.to(tl.bfloat16)` of its code (not its comment) spelled
-    `_to_bf16(X)`: Triton's interpreter truncates floats to bf16 where torch and the GPU
-    round to nearest even, so the CPU target rounds with integer operations itself."""
-    code, sep, note = line.partition("  # ")
-    while (at := code.find(_BF16_CAST)) >= 0:
-        start = at
-        while start > 0:
-            c = code[start - 1]
-            if c in ")]":
-                depth, start = 0, start - 1
-                while start >= 0:
-                    depth += {")": 1, "]": 1, "(": -1, "[": -1}.get(code[start], 0)
-                    if depth == 0:
-                        break
-                    start -= 1
-            elif c.isalnum() or c in "_.":
-                start -= 1
-            else:
-                break
-        code = f"{code[:start]}_to_bf16({code[start:at]}){code[at + len(_BF16_CAST):]}"
-    return code + sep + note
-
-
-TANH_EXP = '''
-@triton.jit
-def _tanh(x):
-    e = tl.exp(-2.0 * tl.abs(x))
-    t = (1.0 - e) / (1.0 + e)
-    return tl.where(x < 0, -t, t)
-'''
-
-
-def module_prelude(target: str, tanh: str = "exp", kernels: str | None = None) -> str:
-    """Imports and helpers of a generated module. On CUDA, tanh is one exp and one
-    division (tanh="exp", the default: bias+GELU at 32768x4096 bf16 ran at 3.31
-    TB/s against 2.72 with libdevice's, on an H200), or libdevice's (ALLOT_TANH=libdevice)."""
-    prelude = PRELUDE_CUDA if target == "cuda" else PRELUDE_INTERPRETER
-    if target == "cuda" and tanh == "exp":
-        prelude = prelude.replace("def _tanh(x):\n    return libdevice.tanh(x)", TANH_EXP.strip().split("\n", 1)[1])
-    prelude = PRELUDE_COMMON + prelude
-    if kernels is not None:
-        prelude = _used_helpers(prelude, kernels)
-    return "import triton\nimport triton.language as tl\n" + prelude
-
-
-def _used_helpers(prelude: str, code: str) -> str:
-    """`prelude` without the `@triton.jit` helpers that `code` never names (its imports stay,
-    first)."""
-    lines = prelude.split("\n")
-    imports = [ln for ln in lines if ln.startswith(("from ", "import "))]
-    chunks = "\n".join(ln for ln in lines if not ln.startswith(("from ", "import "))).split("\n@triton.jit\n")
-    kept = ["\n".join(imports) + "\n" + chunks[0]]
-    for chunk in chunks[1:]:
-        name = chunk.split("(", 1)[0].removeprefix("def ").strip()
-        if re.search(rf"\b{re.escape(name)}\b", code):
-            kept.append(chunk)
-    return "\n@triton.jit\n".join(kept)

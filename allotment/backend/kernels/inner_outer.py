@@ -48,11 +48,10 @@ from allotment.backend.kernel_plan import (
     _shape,
     identity_map,
 )
-from allotment.backend.kernels.emitter import _Emitter
+from allotment.backend.kernels.emitter import ALL_AXES, GeneratedKernel, InSize
+from allotment.backend.kernels.row_reduction import RowEmitter, choose_row_kernel, schedule_variants
 from allotment.dialects import alloc, fusion
 from allotment.dtypes import element_nbytes, triton_dtype
-
-ALL_AXES = {frozenset({"m", "n"}), frozenset({"m"}), frozenset({"n"}), frozenset()}
 
 
 def plan_inner_outer(kernel: alloc.KernelOp) -> KernelPlan:
@@ -104,14 +103,11 @@ def column_values(plan: KernelPlan) -> set[SSAValue]:
 
 
 def variants(plan: KernelPlan) -> list[str]:
-    schedule = plan.kernel.schedule_name
-    if schedule is None:
-        raise CodegenError(f"kernel {plan.name!r} reduces but has no schedule: run alloc-place first")
-    first = ["persistent", "looped"] if schedule == "persistent_if" else [schedule]
-    return [*first, "column_final"]
+    """The row variant (or both) the schedule names, then the columns' final kernel."""
+    return [*schedule_variants(plan), "column_final"]
 
 
-class InnerOuterEmitter(_Emitter):
+class InnerOuterEmitter(RowEmitter):
     """Emits the three functions of an inner-outer kernel (module docstring)."""
 
     def __init__(self, *args: object, **kwargs: object) -> None:
@@ -274,16 +270,7 @@ class InnerOuterEmitter(_Emitter):
             programs = self.kernel_extent(self.block.args[i], 0)
             a = self.fresh("acc")
             self.line(f"{a} = tl.zeros((BLOCK_M, BLOCK_N), {acc})")
-            self.line(f"for start in range(0, {programs}, BLOCK_M):")
-            self.indent += 1
-            self.line("rs = start + tl.arange(0, BLOCK_M)")
-            part = self.fresh("ld")
-            self.line(
-                f"{part} = tl.load(in{i}_ptr + (rs[:, None] * in{i}_s0 + rn[None, :] * in{i}_s1), "
-                f"mask=(rs < {programs})[:, None] & mask_n, other=0)"
-            )
-            self.line(f"{a} = {a} + {part}.to({acc})")
-            self.indent -= 1
+            self.combine_partials(a, i, programs, "sum", "0", acc, along="m")
             total = self.fresh("tot")
             self.line(f"{total} = tl.sum({a}, 0)[None, :]")
             res = c.results[0]
@@ -321,21 +308,16 @@ ROW_STAGE_BYTES = 64 * 1024
 """Shared memory the stages' row tiles may take (an H200 SM has 228 KiB)."""
 
 
-def launch_lines(plan: KernelPlan, fn: dict[str, str], args: str, programs: str) -> list[str]:
-    """The launcher's body after M, N and use_i64: the row kernel on `programs` programs
+def launch_lines(gen: GeneratedKernel, args: str, in_size: InSize) -> list[str]:
+    """The launcher's lines after M, N and use_i64: the row kernel on `programs` programs
     (the variant the schedule names, or that `fits` picks), then `column_final`."""
-    schedule = plan.kernel.schedule_name
-    persistent = f"{fn['persistent']}, rt.inner_outer_blocks(M, N)" if "persistent" in fn else ""
-    looped = f"{fn['looped']}, rt.looped_blocks(M, N)" if "looped" in fn else ""
-    lines = ["    if N == 0:", "        return"]
-    if schedule == "persistent_if":
-        lines += ["    if fits:", f"        kernel, (bm, bn, warps) = {persistent}", "    else:",
-                  f"        kernel, (bm, bn, warps) = {looped}"]
-    else:
-        lines.append(f"    kernel, (bm, bn, warps) = {persistent or looped}")
-    lines += [
+    plan = gen.plan
+    programs = in_size(next(iter(plan.columns.values())), 0) if plan.columns else "1"
+    return [
+        "    if N == 0:",
+        "        return",
+        *choose_row_kernel(gen, "inner_outer_blocks"),
         f"    rt.launch(kernel, ({programs},), ({args}), bm, bn, use_i64, warps)",
         f"    bm, bn, warps = rt.inner_outer_final_blocks(N, {programs})",
-        f"    rt.launch({fn['column_final']}, (-(-N // bn),), ({args}), bm, bn, use_i64, warps)",
+        f"    rt.launch({gen.functions['column_final']}, (-(-N // bn),), ({args}), bm, bn, use_i64, warps)",
     ]
-    return lines

@@ -44,7 +44,7 @@ from allotment.backend.kernel_plan import (
     _natural_maps,
     identity_map,
 )
-from allotment.backend.kernels.emitter import _Emitter, compute_dtype, is_float
+from allotment.backend.kernels.emitter import ALL_AXES, Emitter, GeneratedKernel, InSize, compute_dtype, is_float
 from allotment.dialects import alloc, fusion
 from allotment.dtypes import triton_dtype
 
@@ -147,7 +147,7 @@ def _lowest(t: str, largest: bool) -> str:
     return str(-(2 ** (bits - 1))) if largest else str(2 ** (bits - 1) - 1)
 
 
-class ScanEmitter(_Emitter):
+class ScanEmitter(Emitter):
     """Emits the `scan` or `sort` variant of a kernel (see the module docstring)."""
 
     def emit(self) -> None:
@@ -184,7 +184,7 @@ class ScanEmitter(_Emitter):
         self.line("last = (((rn == N - 1) | (tl.arange(0, BLOCK_N) == BLOCK_N - 1)) & (rn < N))[None, :]")
         for op in scans:
             self.scan_chunk(op, carries[op])
-        self.store_outputs({frozenset({"m", "n"}), frozenset({"m"}), frozenset({"n"}), frozenset()})
+        self.store_outputs(ALL_AXES)
         self.scopes.pop()
         self.indent -= 1
 
@@ -342,9 +342,15 @@ class ScanEmitter(_Emitter):
         return a, f"i{dim}.to(tl.int64)", rank
 
 
-def launch_lines(plan: KernelPlan, functions: dict[str, str], args: str) -> list[str]:
+def variants(plan: KernelPlan) -> list[str]:
+    """One function: `scan` or `sort`."""
+    return [plan.kind]
+
+
+def launch_lines(gen: GeneratedKernel, args: str, in_size: InSize) -> list[str]:
     """The launcher's lines for a scan or sort kernel (after M and N are known)."""
-    fn = functions[plan.kind]
+    plan = gen.plan
+    fn = gen.functions[plan.kind]
     lines = ["    if M * N == 0:", "        return"]
     if plan.kind == "scan":
         lines.append(f"    bm, bn, warps = rt.persistent_blocks(M, min(N, {SCAN_CHUNK}))")

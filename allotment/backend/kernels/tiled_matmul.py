@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from allotment.analysis.library_matmul import LibraryMatmul
 from allotment.backend import triton_math
 from allotment.backend.identifiers import comment
-from allotment.backend.kernels.emitter import round_bf16_casts
+from allotment.backend.kernels.prelude import round_bf16_casts
 from allotment.dtypes import triton_dtype
 
 TILE_K = 32
