@@ -33,6 +33,7 @@ value names appear only in comments (`identifiers.comment`).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 
 from xdsl.dialects import arith
@@ -51,6 +52,7 @@ from xdsl.ir import Attribute, Operation, SSAValue
 
 from allotment.analysis.row_passes import softmax_terms
 from allotment.backend import triton_math, triton_random
+from allotment.backend.code_writer import CodeWriter
 from allotment.backend.identifiers import comment
 from allotment.backend.kernel_plan import (
     REDUCTIONS,
@@ -140,8 +142,7 @@ class Emitter:
         self.guards: list[tuple[str, frozenset[str]]] = []  # in-range conditions of pad/cat pieces
         self.variant = variant
         self.target = target
-        self.lines: list[str] = []
-        self.indent = 1
+        self.out = CodeWriter(depth=1)  # the function's body
         self.scopes: list[dict[tuple[SSAValue, Map], tuple[str, frozenset[str]]]] = [{}]
         self.counter = 0
         self.block = plan.kernel.body.block
@@ -171,7 +172,16 @@ class Emitter:
     # -- helpers ---------------------------------------------------------------
 
     def line(self, text: str) -> None:
-        self.lines.append("    " * self.indent + text)
+        self.out.line(text)
+
+    def indent(self) -> AbstractContextManager[None]:
+        """`with self.indent():` emits a block one level deeper (a loop's or a branch's body)."""
+        return self.out.indent()
+
+    @property
+    def lines(self) -> list[str]:
+        """The function body's lines."""
+        return self.out.lines
 
     def fresh(self, prefix: str = "t") -> str:
         self.counter += 1
@@ -656,12 +666,11 @@ class Emitter:
         else:
             ptr, mask = f"rs[:, None] * in{i}_s0 + rn[None, :] * in{i}_s1", f"(rs < {count})[:, None] & mask_n"
         self.line(f"for start in range(0, {count}, {block}):")
-        self.indent += 1
-        self.line(f"rs = start + tl.arange(0, {block})")
-        part = self.fresh("ld")
-        self.line(f"{part} = tl.load(in{i}_ptr + ({ptr}), mask={mask}, other={neutral})")
-        self.line(f"{a} = {self.combine(a, f'{part}.to({acc})', how)}")
-        self.indent -= 1
+        with self.indent():
+            self.line(f"rs = start + tl.arange(0, {block})")
+            part = self.fresh("ld")
+            self.line(f"{part} = tl.load(in{i}_ptr + ({ptr}), mask={mask}, other={neutral})")
+            self.line(f"{a} = {self.combine(a, f'{part}.to({acc})', how)}")
 
     def reduction_input(self, r: Operation, mean_of: str | None = None) -> tuple[str, str, str]:
         """Emits r's input tile (masked with the neutral element) in the current scope."""

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from contextlib import nullcontext
 
 from xdsl.dialects.builtin import DenseArrayBase, TensorType
 from xdsl.ir import Operation, SSAValue
@@ -169,23 +170,20 @@ class InnerOuterEmitter(RowEmitter):
         for k, (condition, stages) in enumerate(choices):
             if branched:
                 self.line("else:" if k == len(choices) - 1 else f"{'if' if k == 0 else 'elif'} {condition}:")
-                self.indent += 1
-            self.reduced = dict(before)  # each branch computes the row's reductions itself
-            loop = (f"tl.range(pid, tiles_m, programs, num_stages={stages})" if stages > 1
-                    else "range(pid, tiles_m, programs)")
-            self.line(f"for tile in {loop}:")
-            self.indent += 1
-            self.scopes.append({})
-            self.emit_outer_indices("tile")
-            self.persistent_reductions()
-            for c, a, _ in accs:  # every load of the block before its first store
-                tile, _, _ = self.reduction_input(c)
-                self.line(f"{a} = {a} + tl.sum({tile}, 0)[None, :]")
-            self.store_outputs(ALL_AXES)
-            self.scopes.pop()
-            self.indent -= 1
-            if branched:
-                self.indent -= 1
+            with self.indent() if branched else nullcontext():  # constexpr branches
+                self.reduced = dict(before)  # each branch computes the row's reductions itself
+                loop = (f"tl.range(pid, tiles_m, programs, num_stages={stages})" if stages > 1
+                        else "range(pid, tiles_m, programs)")
+                self.line(f"for tile in {loop}:")
+                with self.indent():
+                    self.scopes.append({})
+                    self.emit_outer_indices("tile")
+                    self.persistent_reductions()
+                    for c, a, _ in accs:  # every load of the block before its first store
+                        tile, _, _ = self.reduction_input(c)
+                        self.line(f"{a} = {a} + tl.sum({tile}, 0)[None, :]")
+                    self.store_outputs(ALL_AXES)
+                    self.scopes.pop()
         for c, a, _ in accs:
             i = self.plan.columns[c]
             pt = triton_dtype(self.block.args[i].type.element_type)
@@ -221,44 +219,41 @@ class InnerOuterEmitter(RowEmitter):
         self.storing = lambda v: v not in self.columns
         self._grid_stride()
         self.line("for start in range(0, N, BLOCK_N):")  # this program's partials row: zeros
-        self.indent += 1
-        self.scopes.append({})
-        self.emit_inner_indices("start")
-        for c in self.plan.columns:
-            i = self.plan.columns[c]
-            pt = triton_dtype(self.block.args[i].type.element_type)
-            self.line(f"tl.store({self._partials_ptr(c, 'pid')}, tl.zeros((1, BLOCK_N), {pt}), mask=mask_n)")
-        self.scopes.pop()
-        self.indent -= 1
+        with self.indent():
+            self.scopes.append({})
+            self.emit_inner_indices("start")
+            for c in self.plan.columns:
+                i = self.plan.columns[c]
+                pt = triton_dtype(self.block.args[i].type.element_type)
+                self.line(f"tl.store({self._partials_ptr(c, 'pid')}, tl.zeros((1, BLOCK_N), {pt}), mask=mask_n)")
+            self.scopes.pop()
         self.line("tl.debug_barrier()")
         self.line("for tile in range(pid, tiles_m, programs):")
-        self.indent += 1
-        self.scopes.append({})
-        self.emit_outer_indices("tile")
-        self.looped_reductions()
-        self.store_outputs({frozenset({"m"}), frozenset()})
-        self.line("for start in range(0, N, BLOCK_N):")
-        self.indent += 1
-        self.scopes.append({})
-        self.emit_inner_indices("start")
-        sums = []
-        for c in self.plan.columns:
-            i = self.plan.columns[c]
-            tile, _, acc = self.reduction_input(c)
-            old = self.fresh("old")
-            self.line(f"{old} = tl.load({self._partials_ptr(c, 'pid')}, mask=mask_n, other=0)")
-            new = self.fresh("col")
-            pt = triton_dtype(self.block.args[i].type.element_type)
-            self.line(f"{new} = ({old}.to({acc}) + tl.sum({tile}, 0)[None, :]).to({pt})")
-            sums.append((c, new))
-        self.store_outputs({frozenset({"m", "n"}), frozenset({"n"})})
-        for c, new in sums:
-            self.line(f"tl.store({self._partials_ptr(c, 'pid')}, {new}, mask=mask_n)")
-        self.scopes.pop()
-        self.indent -= 1
-        self.line("tl.debug_barrier()")  # the next block reads what this one stored
-        self.scopes.pop()
-        self.indent -= 1
+        with self.indent():
+            self.scopes.append({})
+            self.emit_outer_indices("tile")
+            self.looped_reductions()
+            self.store_outputs({frozenset({"m"}), frozenset()})
+            self.line("for start in range(0, N, BLOCK_N):")
+            with self.indent():
+                self.scopes.append({})
+                self.emit_inner_indices("start")
+                sums = []
+                for c in self.plan.columns:
+                    i = self.plan.columns[c]
+                    tile, _, acc = self.reduction_input(c)
+                    old = self.fresh("old")
+                    self.line(f"{old} = tl.load({self._partials_ptr(c, 'pid')}, mask=mask_n, other=0)")
+                    new = self.fresh("col")
+                    pt = triton_dtype(self.block.args[i].type.element_type)
+                    self.line(f"{new} = ({old}.to({acc}) + tl.sum({tile}, 0)[None, :]).to({pt})")
+                    sums.append((c, new))
+                self.store_outputs({frozenset({"m", "n"}), frozenset({"n"})})
+                for c, new in sums:
+                    self.line(f"tl.store({self._partials_ptr(c, 'pid')}, {new}, mask=mask_n)")
+                self.scopes.pop()
+            self.line("tl.debug_barrier()")  # the next block reads what this one stored
+            self.scopes.pop()
 
     def emit_column_final(self) -> None:
         self.storing = lambda v: v in self.columns

@@ -159,12 +159,11 @@ class RowEmitter(Emitter):
         self.line("n_full = N // BLOCK_N * BLOCK_N")
         for full in (True, False):
             self.line("for start in range(0, n_full, BLOCK_N):" if full else "for start in range(n_full, N, BLOCK_N):")
-            self.indent += 1
-            self.scopes.append({})
-            self.emit_inner_indices("start", full)
-            body()
-            self.scopes.pop()
-            self.indent -= 1
+            with self.indent():
+                self.scopes.append({})
+                self.emit_inner_indices("start", full)
+                body()
+                self.scopes.pop()
 
     def emit_looped(self) -> None:
         self.line("pid = tl.program_id(0)")

@@ -177,16 +177,15 @@ class ScanEmitter(Emitter):
                 self.line(f"{c} = tl.full((BLOCK_M, 1), {neutral}, {acc})")
                 carries[op] = (c,)
         self.line("for start in range(0, N, BLOCK_N):")
-        self.indent += 1
-        self.scopes.append({})
-        self.emit_inner_indices("start")
-        # the chunk's last column in the row: the carry for the next chunk
-        self.line("last = (((rn == N - 1) | (tl.arange(0, BLOCK_N) == BLOCK_N - 1)) & (rn < N))[None, :]")
-        for op in scans:
-            self.scan_chunk(op, carries[op])
-        self.store_outputs(ALL_AXES)
-        self.scopes.pop()
-        self.indent -= 1
+        with self.indent():
+            self.scopes.append({})
+            self.emit_inner_indices("start")
+            # the chunk's last column in the row: the carry for the next chunk
+            self.line("last = (((rn == N - 1) | (tl.arange(0, BLOCK_N) == BLOCK_N - 1)) & (rn < N))[None, :]")
+            for op in scans:
+                self.scan_chunk(op, carries[op])
+            self.store_outputs(ALL_AXES)
+            self.scopes.pop()
 
     def scan_chunk(self, op: fusion.ScanOp, carry: tuple[str, ...]) -> None:
         """One chunk of scan `op`: its input tile, the scan, the carried value combined in,
@@ -323,22 +322,21 @@ class ScanEmitter(Emitter):
         rank = self.fresh("rank")
         self.line(f"{rank} = tl.zeros((BLOCK_M, BLOCK_N), tl.int64)")
         self.line(f"for jstart in range(0, N, {RANK_CHUNK}):")
-        self.indent += 1
-        self.line(f"rj = (jstart + tl.arange(0, {RANK_CHUNK}))[None, None, :]")
-        b = self.fresh("b")
-        self.line(f"{b} = tl.load(in{i}_ptr + ({row} + rj * in{i}_s{dim}), mask=mask_m[:, :, None] & (rj < N), other=0)")
-        ai = self.fresh("ai")
-        self.line(f"{ai} = {a}[:, :, None]")
-        cmp = ">" if descending else "<"
-        if is_float(et):
-            nan_first = f"(({b} != {b}) & ({ai} == {ai}))" if descending else f"(({b} == {b}) & ({ai} != {ai}))"
-            lt = f"({nan_first} | ({b} {cmp} {ai}))"
-            eq = f"((({b} != {b}) & ({ai} != {ai})) | ({b} == {ai}))"
-        else:
-            lt, eq = f"({b} {cmp} {ai})", f"({b} == {ai})"
-        self.line(f"cnt = tl.where((rj < N) & ({lt} | ({eq} & (rj < i{dim}[:, :, None]))), 1, 0)")
-        self.line(f"{rank} += tl.sum(cnt, 2).to(tl.int64)")
-        self.indent -= 1
+        with self.indent():
+            self.line(f"rj = (jstart + tl.arange(0, {RANK_CHUNK}))[None, None, :]")
+            b = self.fresh("b")
+            self.line(f"{b} = tl.load(in{i}_ptr + ({row} + rj * in{i}_s{dim}), mask=mask_m[:, :, None] & (rj < N), other=0)")
+            ai = self.fresh("ai")
+            self.line(f"{ai} = {a}[:, :, None]")
+            cmp = ">" if descending else "<"
+            if is_float(et):
+                nan_first = f"(({b} != {b}) & ({ai} == {ai}))" if descending else f"(({b} == {b}) & ({ai} != {ai}))"
+                lt = f"({nan_first} | ({b} {cmp} {ai}))"
+                eq = f"((({b} != {b}) & ({ai} != {ai})) | ({b} == {ai}))"
+            else:
+                lt, eq = f"({b} {cmp} {ai})", f"({b} == {ai})"
+            self.line(f"cnt = tl.where((rj < N) & ({lt} | ({eq} & (rj < i{dim}[:, :, None]))), 1, 0)")
+            self.line(f"{rank} += tl.sum(cnt, 2).to(tl.int64)")
         return a, f"i{dim}.to(tl.int64)", rank
 
 

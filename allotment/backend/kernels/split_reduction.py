@@ -109,20 +109,17 @@ class SplitEmitter(RowEmitter):
         # steps through [lo, lo + chunk): the loads are masked by `rn < N`, so the last chunk
         # may run past N (no tl.minimum of scalars in the loop bounds)
         self.line("for step in range(0, chunk, BLOCK_N):")
-        self.indent += 1
-        self.line("start = lo + step")
-        self.indent -= 1
-        self.indent += 1
-        self.scopes.append({})
-        self.emit_inner_indices("start")
-        for r, a, how in accs:
-            tile, _, _ = self.reduction_input(r)
-            self.line(f"{a} = {self.combine(a, tile, how)}")
-        # outputs on the whole domain (dx beside its bias gradient), written as the split's
-        # share of the reduced axis streams by, from the values the reductions computed
-        self.store_outputs({frozenset({"m", "n"}), frozenset({"n"})}, only=unreduced_outputs(self.block))
-        self.scopes.pop()
-        self.indent -= 1
+        with self.indent():
+            self.line("start = lo + step")
+            self.scopes.append({})
+            self.emit_inner_indices("start")
+            for r, a, how in accs:
+                tile, _, _ = self.reduction_input(r)
+                self.line(f"{a} = {self.combine(a, tile, how)}")
+            # outputs on the whole domain (dx beside its bias gradient), written as the split's
+            # share of the reduced axis streams by, from the values the reductions computed
+            self.store_outputs({frozenset({"m", "n"}), frozenset({"n"})}, only=unreduced_outputs(self.block))
+            self.scopes.pop()
         for r, a, how in accs:
             total = self.fresh("part")
             self.line(f"{total} = {self.reduce_tile(a, how)}")
@@ -151,14 +148,13 @@ class SplitEmitter(RowEmitter):
             loops = [("0", "n_full", True), ("n_full", "clen", False)]
         for lo, hi, full in loops:
             self.line(f"for step in range({lo}, {hi}, BLOCK_N):")
-            self.indent += 1
-            self.scopes.append({})
-            self.emit_inner_indices("lo + step", full)
-            if not full:
-                self.line("mask_n = mask_n & (rn < lo + chunk)[None, :]")
-            body()
-            self.scopes.pop()
-            self.indent -= 1
+            with self.indent():
+                self.scopes.append({})
+                self.emit_inner_indices("lo + step", full)
+                if not full:
+                    self.line("mask_n = mask_n & (rn < lo + chunk)[None, :]")
+                body()
+                self.scopes.pop()
 
     def emit_inner_split_partial(self, split: str) -> None:
         """First stage of an inner split: program (kept tile, split) reduces the chunk
@@ -238,23 +234,22 @@ class SplitEmitter(RowEmitter):
         q = self.fresh("acc")
         self.line(f"{q} = tl.full((BLOCK_M, BLOCK_N), 0, {acc})")
         self.line(f"for start in range(0, {split}, BLOCK_N):")
-        self.indent += 1
-        self.line("rs = start + tl.arange(0, BLOCK_N)")
-        self.line("if USE_I64:")
-        self.line("    rs = rs.to(tl.int64)")
-        self.line(f"mask_s = mask_m & (rs < {split})[None, :]")
-        names = []
-        for i in (s_in, m2_in):
-            x = self.fresh("ld")
-            self.line(f"{x} = tl.load(in{i}_ptr + (rs[None, :] * in{i}_s0 + rm[:, None] * in{i}_s1), "
-                      f"mask=mask_s, other=0).to({acc})")
-            names.append(x)
-        n_i = self.fresh("cnt")
-        self.line(f"{n_i} = tl.minimum(tl.maximum(N - rs * chunk, 0), chunk).to({acc})[None, :]")
-        d = self.fresh("dev")
-        self.line(f"{d} = {names[0]} / tl.maximum({n_i}, 1) - {mean}")
-        self.line(f"{q} = {q} + tl.where(mask_s, {names[1]} + {n_i} * {d} * {d}, 0)")
-        self.indent -= 1
+        with self.indent():
+            self.line("rs = start + tl.arange(0, BLOCK_N)")
+            self.line("if USE_I64:")
+            self.line("    rs = rs.to(tl.int64)")
+            self.line(f"mask_s = mask_m & (rs < {split})[None, :]")
+            names = []
+            for i in (s_in, m2_in):
+                x = self.fresh("ld")
+                self.line(f"{x} = tl.load(in{i}_ptr + (rs[None, :] * in{i}_s0 + rm[:, None] * in{i}_s1), "
+                          f"mask=mask_s, other=0).to({acc})")
+                names.append(x)
+            n_i = self.fresh("cnt")
+            self.line(f"{n_i} = tl.minimum(tl.maximum(N - rs * chunk, 0), chunk).to({acc})[None, :]")
+            d = self.fresh("dev")
+            self.line(f"{d} = {names[0]} / tl.maximum({n_i}, 1) - {mean}")
+            self.line(f"{q} = {q} + tl.where(mask_s, {names[1]} + {n_i} * {d} * {d}, 0)")
         m2 = self.fresh("tot")
         self.line(f"{m2} = tl.sum({q}, 1)[:, None]")
         self.var_mean_parts(r, mean, m2, acc)
