@@ -29,7 +29,6 @@ from allotment.backend.kernels import (
     split_reduction,
 )
 from allotment.backend.kernels.emitter import Emitter, GeneratedKernel, InSize, KernelArg
-from allotment.backend.kernels.prelude import round_bf16_casts
 from allotment.dialects import alloc
 
 HostCall = Callable[[library.Host, alloc.KernelOp, list[str], list[str]], None]
@@ -152,9 +151,10 @@ def generate_kernel(plan: KernelPlan, target: str, functions: dict[str, str]) ->
         fname = functions[variant]
         parts.append(
             f"@triton.jit\ndef {fname}({params}, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, USE_I64: tl.constexpr):\n"
-            + "\n".join(e.lines if target == "cuda" else map(round_bf16_casts, e.lines))
+            + "\n".join(e.lines)
             + "\n"
         )
     transposed = plan.kind == "pointwise" and any(e.transposed for e in bodies.values())
     flat = any(e.flat for e in bodies.values())
-    return GeneratedKernel(plan, functions, helpers + "\n\n".join(parts), args, transposed, flat)
+    requested = set().union(*(e.helpers for e in bodies.values()))
+    return GeneratedKernel(plan, functions, helpers + "\n\n".join(parts), args, transposed, flat, requested)

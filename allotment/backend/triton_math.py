@@ -539,6 +539,9 @@ Convert = Callable[[str, Attribute, str], str]
 ComputeDtype = Callable[[Attribute], str]
 """`element type -> the Triton type arithmetic on it happens in` (`triton_codegen.compute_dtype`)."""
 
+To = Callable[[str, str], str]
+"""`to(x, dtype)`: the expression x converted to the Triton type `dtype` (`Emitter.to`)."""
+
 
 def _tile(x: str, t: Attribute, ct: str) -> str:
     """A scalar operand (a Python literal or a kernel scalar) as a 1x1 tile of ct, so that
@@ -547,8 +550,9 @@ def _tile(x: str, t: Attribute, ct: str) -> str:
 
 
 def elementwise_expr(op: Operation, xs: Sequence[str], types: Sequence[Attribute], rt: Attribute,
-                     convert: Convert, compute_dtype: ComputeDtype) -> str:
-    """The Triton expression (of type rt) of one of `OPS` on operands `xs` of IR types `types`."""
+                     convert: Convert, compute_dtype: ComputeDtype, to: To) -> str:
+    """The Triton expression (of type rt) of one of `OPS` on operands `xs` of IR types `types`;
+    `to` spells a conversion to a Triton type (the emitter's: bf16 rounds on the CPU target)."""
     out = triton_dtype(rt)
     if isinstance(op, fusion.SignbitOp):
         (t,) = types
@@ -560,9 +564,9 @@ def elementwise_expr(op: Operation, xs: Sequence[str], types: Sequence[Attribute
     ct = compute_dtype(rt)
     args = [_tile(convert(x, t, ct), t, ct) for x, t in zip(xs, types)]
     if len(args) == 1:
-        return f"({_unary(op, args[0], rt)}).to({out})"
+        return to(f"({_unary(op, args[0], rt)})", out)
     a, b = args
-    return f"({_binary(op, a, b, rt, ct)}).to({out})"
+    return to(f"({_binary(op, a, b, rt, ct, to)})", out)
 
 
 def _unary(op: Operation, x: str, rt: Attribute) -> str:
@@ -583,13 +587,13 @@ def _unary(op: Operation, x: str, rt: Attribute) -> str:
     raise AssertionError(f"{op.name} is not one of triton_math.OPS")
 
 
-def _binary(op: Operation, a: str, b: str, rt: Attribute, ct: str) -> str:
+def _binary(op: Operation, a: str, b: str, rt: Attribute, ct: str, to: To) -> str:
     floating = is_float(rt)
     if isinstance(op, fusion.Atan2Op):
         return f"_atan2({a}, {b})"
     if isinstance(op, fusion.NextafterOp):  # the bits of the result type, compared in ct
         out = triton_dtype(rt)
-        an, bn = (a if out == ct else f"{a}.to({out})", b if out == ct else f"{b}.to({out})")
+        an, bn = (a if out == ct else to(a, out), b if out == ct else to(b, out))
         return f"_nextafter({an}, {bn}, {a}, {b})"
     if isinstance(op, fusion.FmodOp):
         return f"_fmod({a}, {b})" if floating else f"_int_fmod({a}, {b})"
@@ -614,9 +618,9 @@ def _binary(op: Operation, a: str, b: str, rt: Attribute, ct: str) -> str:
     raise AssertionError(f"{op.name} is not one of triton_math.OPS")
 
 
-def triangular_expr(op: fusion.TriangularOp, x: str, row: str, col: str, rt: Attribute) -> str:
+def triangular_expr(op: fusion.TriangularOp, x: str, row: str, col: str, rt: Attribute, to: To) -> str:
     """`fusion.triu` / `fusion.tril` of the tile x whose last two indices are `row`, `col`."""
     sym = ">=" if isinstance(op, fusion.TriuOp) else "<="
     d = op.diagonal_value
     bound = str(d) if -(2**31) <= d < 2**31 else f"tl.full([1, 1], {d}, tl.int64)"  # past the indices' int32
-    return f"tl.where((({col}) - ({row})) {sym} {bound}, {x}, 0).to({triton_dtype(rt)})"
+    return to(f"tl.where((({col}) - ({row})) {sym} {bound}, {x}, 0)", triton_dtype(rt))

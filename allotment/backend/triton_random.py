@@ -145,6 +145,7 @@ class Emitter(Protocol):
     def scalar(self, v: SSAValue) -> str: ...
     def kernel_extent(self, v: SSAValue, j: int) -> str: ...
     def axes_of(self, m: Map) -> frozenset[str]: ...
+    def to(self, x: str, dtype: str) -> str: ...
 
 
 def linear_index(em: Emitter, op: fusion.RandomOp, m: Map) -> str:
@@ -181,5 +182,5 @@ def emit(em: Emitter, op: fusion.RandomOp, m: Map) -> tuple[str, frozenset[str]]
             value = f"_rng_bf16({value})"
     dtype = {Float32Type: "tl.float32", Float64Type: "tl.float64", Float16Type: "tl.float16",
              BFloat16Type: "tl.bfloat16"}[type(rt)]
-    em.line(f"{name} = {value}.to({dtype})  # {op.name}")
+    em.line(f"{name} = {em.to(value, dtype)}  # {op.name}")
     return name, em.axes_of(m)

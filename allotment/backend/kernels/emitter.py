@@ -34,7 +34,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import (
@@ -73,6 +73,7 @@ from allotment.backend.kernel_plan import (
     unit_reshaped,
 )
 from allotment.backend.kernels import gather_scatter as triton_indexing
+from allotment.backend.kernels.prelude import to_dtype
 from allotment.dialects import fusion
 from allotment.dialects.fusion_rules import element_type_of, promote
 from allotment.dtypes import triton_dtype
@@ -121,6 +122,8 @@ class GeneratedKernel:
     flat: bool = False
     """A pointwise kernel with flat indexing (`flat_pointwise`): one program per BLOCK_N
     linear indices of the domain."""
+    helpers: set[str] = field(default_factory=set)
+    """The module prelude's helpers its functions call (`Emitter.helper`)."""
 
 
 ALL_AXES = {frozenset({"m", "n"}), frozenset({"m"}), frozenset({"n"}), frozenset()}
@@ -143,6 +146,7 @@ class Emitter:
         self.variant = variant
         self.target = target
         self.out = CodeWriter(depth=1)  # the function's body
+        self.helpers: set[str] = set()  # the prelude helpers the body calls (`helper`)
         self.scopes: list[dict[tuple[SSAValue, Map], tuple[str, frozenset[str]]]] = [{}]
         self.counter = 0
         self.block = plan.kernel.body.block
@@ -182,6 +186,17 @@ class Emitter:
     def lines(self) -> list[str]:
         """The function body's lines."""
         return self.out.lines
+
+    def helper(self, name: str) -> str:
+        """`name`, a helper of the module prelude (`prelude.HELPERS`) that the code being
+        emitted calls: the program's prelude defines the helpers its kernels request."""
+        self.helpers.add(name)
+        return name
+
+    def to(self, x: str, dtype: str) -> str:
+        """The expression x converted to the Triton type `dtype` (`prelude.to_dtype`: a
+        conversion to bf16 rounds to nearest even on the CPU target too)."""
+        return to_dtype(x, dtype, self.target, self.helpers)
 
     def fresh(self, prefix: str = "t") -> str:
         self.counter += 1
@@ -462,7 +477,8 @@ class Emitter:
             rt = op.result.type.element_type
             ct = compute_dtype(rt)
             name = self.fresh()
-            self.line(f"{name} = (({self.scalar(op.start)}) + ({idx}) * ({self.scalar(op.step)})).to({ct}).to({triton_dtype(rt)})")
+            iota = f"(({self.scalar(op.start)}) + ({idx}) * ({self.scalar(op.step)})).to({ct})"
+            self.line(f"{name} = {self.to(iota, triton_dtype(rt))}")
             return name, self.axes_of(m)
         if isinstance(op, fusion.CastOp | fusion.SetOp):
             x, axes = self.value(op.operands[0], self.operand_map(op.operands[0], m))
@@ -480,9 +496,9 @@ class Emitter:
             self.line(f"{name} = {x}.to({compute_dtype(src)}) != 0" if is_float(src) else f"{name} = {x} != 0")
         elif isinstance(dst, BFloat16Type) and not isinstance(src, Float32Type):
             # through f32, as torch converts (and Triton's interpreter only converts f32 to bf16)
-            self.line(f"{name} = {x}.to(tl.float32).to(tl.bfloat16)")
+            self.line(f"{name} = {self.to(f'{x}.to(tl.float32)', 'tl.bfloat16')}")
         else:
-            self.line(f"{name} = {x}.to({triton_dtype(dst)})")
+            self.line(f"{name} = {self.to(x, triton_dtype(dst))}")
         return name
 
     def pad(self, op: fusion.PadOp, m: Map) -> tuple[str, frozenset[str]]:
@@ -504,7 +520,8 @@ class Emitter:
         name = self.fresh()
         # the where is taken in the compute type (Triton 3.6's interpreter has no bf16 scalars)
         ct = compute_dtype(rt)
-        self.line(f"{name} = tl.where({cond}, ({x}).to({ct}), ({self.scalar(op.value)})).to({triton_dtype(rt)})")
+        padded = f"tl.where({cond}, ({x}).to({ct}), ({self.scalar(op.value)}))"
+        self.line(f"{name} = {self.to(padded, triton_dtype(rt))}")
         return name, self.axes_of(m) | axes
 
     def cat(self, op: fusion.CatOp, m: Map) -> tuple[str, frozenset[str]]:
@@ -549,7 +566,7 @@ class Emitter:
         if isinstance(op, fusion.TriangularOp):  # elementwise with a condition on its last two indices
             row, col = m[-2], m[-1]
             axes |= self.axes_of((row, col))
-            expr = triton_math.triangular_expr(op, operands[0], index_expr(row), index_expr(col), rt)
+            expr = triton_math.triangular_expr(op, operands[0], index_expr(row), index_expr(col), rt, self.to)
         else:
             expr = self.elementwise_expr(op, operands, types, rt)
         self.line(f"{name} = {expr}{_ir_note(op)}")
@@ -559,9 +576,9 @@ class Emitter:
         out = triton_dtype(rt)
         if isinstance(op, fusion.WhereOp):
             ct = compute_dtype(rt)
-            return f"tl.where({xs[0]}, ({xs[1]}), ({xs[2]})).to({ct}).to({out})"
+            return self.to(f"tl.where({xs[0]}, ({xs[1]}), ({xs[2]})).to({ct})", out)
         if isinstance(op, triton_math.OPS):  # math, rounding, integer and bitwise ops
-            return triton_math.elementwise_expr(op, xs, types, rt, self.as_type, compute_dtype)
+            return triton_math.elementwise_expr(op, xs, types, rt, self.as_type, compute_dtype, self.to)
         if isinstance(op, fusion.LogicalNotOp | fusion.LogicalAndOp | fusion.LogicalOrOp):
             # 16-bit floats compare as numbers (the interpreter compares bf16 bits: -0.0 != 0)
             xs = [self.as_type(x, t, compute_dtype(element_type_of(t))) for x, t in zip(xs, types)]
@@ -591,14 +608,14 @@ class Emitter:
             elif isinstance(op, fusion.PowOp):
                 # a scalar (a Python literal for a constant) becomes a 1x1 tile: _pow needs tensors
                 a, b = (x if isinstance(t, TensorType) else f"tl.full([1, 1], {x}, {ct})" for x, t in zip(args, types))
-                e = f"_pow({a}, {b})" if is_float(rt) else f"_int_pow({a}, {b})"
+                e = f"{self.helper('_pow' if is_float(rt) else '_int_pow')}({a}, {b})"
             elif isinstance(op, fusion.MaximumOp):
-                e = f"_max_nan({a}, {b})" if is_float(rt) else f"tl.maximum({a}, {b})"
+                e = f"{self.helper('_max_nan')}({a}, {b})" if is_float(rt) else f"tl.maximum({a}, {b})"
             elif isinstance(op, fusion.MinimumOp):
-                e = f"_min_nan({a}, {b})" if is_float(rt) else f"tl.minimum({a}, {b})"
+                e = f"{self.helper('_min_nan')}({a}, {b})" if is_float(rt) else f"tl.minimum({a}, {b})"
             else:
                 raise CodegenError(f"{op.name} is not supported in generated kernels")
-            return f"({e}).to({out})"
+            return self.to(f"({e})", out)
         (x,) = args
         unary = {
             fusion.NegOp: f"-{x}", fusion.AbsOp: f"tl.abs({x})",
@@ -609,9 +626,11 @@ class Emitter:
             fusion.ReluOp: f"tl.where({x} < 0, 0, {x})",
         }
         e = unary.get(type(op))
+        if isinstance(op, fusion.TanhOp):
+            self.helper("_tanh")
         if e is None:
             raise CodegenError(f"{op.name} is not supported in generated kernels")
-        return f"({e}).to({out})"
+        return self.to(f"({e})", out)
 
     def as_type(self, x: str, t: Attribute, ct: str) -> str:
         """Operand x (of IR type t) converted to the compute type ct."""
@@ -644,15 +663,13 @@ class Emitter:
     def reduce_tile(self, tile: str, how: str) -> str:
         if how == "sum":
             return f"tl.sum({tile}, 1)[:, None]"
-        if how == "prod":
-            return f"tl.reduce({tile}, 1, _mul_combine)[:, None]"
-        if how == "max":
-            return f"tl.reduce({tile}, 1, _max_nan)[:, None]"
-        return f"tl.reduce({tile}, 1, _min_nan)[:, None]"
+        combine = {"prod": "_mul_combine", "max": "_max_nan", "min": "_min_nan"}[how]
+        return f"tl.reduce({tile}, 1, {self.helper(combine)})[:, None]"
 
     def combine(self, acc: str, x: str, how: str) -> str:
-        return {"sum": f"{acc} + {x}", "prod": f"{acc} * {x}", "max": f"_max_nan({acc}, {x})",
-                "min": f"_min_nan({acc}, {x})"}[how]
+        if how in ("max", "min"):
+            return f"{self.helper(f'_{how}_nan')}({acc}, {x})"
+        return f"{acc} + {x}" if how == "sum" else f"{acc} * {x}"
 
     def combine_partials(self, a: str, i: int, count: str, how: str, neutral: str, acc: str, along: str) -> None:
         """The partials loop: combines into the [BLOCK_M, BLOCK_N] accumulator `a` the `count`
@@ -728,9 +745,9 @@ class Emitter:
         rt = res.type.element_type
         name = self.fresh("red")
         if isinstance(r, fusion.MeanOp):
-            self.line(f"{name} = ({total} / ({count})).to({triton_dtype(rt)})")
+            self.line(f"{name} = {self.to(f'({total} / ({count}))', triton_dtype(rt))}")
         else:
-            self.line(f"{name} = {total}.to({triton_dtype(rt)})")
+            self.line(f"{name} = {self.to(total, triton_dtype(rt))}")
         self.reduced[res] = name
 
     # -- stores ------------------------------------------------------------------
@@ -759,7 +776,7 @@ class Emitter:
                 x = f"tl.broadcast_to({x}, {shapes[union]})"
             mask = self.mask_for(union)
             ot = triton_dtype(v.type.element_type)
-            self.line(f"tl.store(out{k}_ptr + ({offset}), ({x}).to({ot})" + (f", mask={mask})" if mask else ")"))
+            self.line(f"tl.store(out{k}_ptr + ({offset}), {self.to(f'({x})', ot)}" + (f", mask={mask})" if mask else ")"))
 
 
 def _ir_note(op: Operation) -> str:

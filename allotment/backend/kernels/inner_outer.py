@@ -187,7 +187,7 @@ class InnerOuterEmitter(RowEmitter):
         for c, a, _ in accs:
             i = self.plan.columns[c]
             pt = triton_dtype(self.block.args[i].type.element_type)
-            self.line(f"tl.store({self._partials_ptr(c, 'pid')}, {a}.to({pt}), mask=mask_n)")
+            self.line(f"tl.store({self._partials_ptr(c, 'pid')}, {self.to(a, pt)}, mask=mask_n)")
 
     def row_stage_choices(self) -> list[tuple[str, int]]:
         """Software-pipelining stages of the persistent row loop (`tl.range(...,
@@ -246,7 +246,7 @@ class InnerOuterEmitter(RowEmitter):
                     self.line(f"{old} = tl.load({self._partials_ptr(c, 'pid')}, mask=mask_n, other=0)")
                     new = self.fresh("col")
                     pt = triton_dtype(self.block.args[i].type.element_type)
-                    self.line(f"{new} = ({old}.to({acc}) + tl.sum({tile}, 0)[None, :]).to({pt})")
+                    self.line(f"{new} = {self.to(f'({old}.to({acc}) + tl.sum({tile}, 0)[None, :])', pt)}")
                     sums.append((c, new))
                 self.store_outputs({frozenset({"m", "n"}), frozenset({"n"})})
                 for c, new in sums:
@@ -272,9 +272,9 @@ class InnerOuterEmitter(RowEmitter):
             name = self.fresh("red")
             rt = triton_dtype(res.type.element_type)
             if isinstance(c, fusion.MeanOp):
-                self.line(f"{name} = ({total} / M).to({rt})")
+                self.line(f"{name} = {self.to(f'({total} / M)', rt)}")
             else:
-                self.line(f"{name} = {total}.to({rt})")
+                self.line(f"{name} = {self.to(total, rt)}")
             self.column_reduced[res] = name
         self.store_outputs({frozenset({"n"}), frozenset()})
 

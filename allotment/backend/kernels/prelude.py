@@ -6,8 +6,6 @@ where torch and the GPU round to nearest even).
 
 from __future__ import annotations
 
-import re
-
 PRELUDE_COMMON = '''
 @triton.jit
 def _max_nan(a, b):
@@ -82,31 +80,14 @@ def _pow(x, y):
 
 
 
-_BF16_CAST = ".to(tl.bfloat16)"
-
-
-def round_bf16_casts(line: str) -> str:
-    """`line` with each `X.to(tl.bfloat16)` of its code (not its comment) spelled
-    `_to_bf16(X)`: Triton's interpreter truncates floats to bf16 where torch and the GPU
-    round to nearest even, so the CPU target rounds with integer operations itself."""
-    code, sep, note = line.partition("  # ")
-    while (at := code.find(_BF16_CAST)) >= 0:
-        start = at
-        while start > 0:
-            c = code[start - 1]
-            if c in ")]":
-                depth, start = 0, start - 1
-                while start >= 0:
-                    depth += {")": 1, "]": 1, "(": -1, "[": -1}.get(code[start], 0)
-                    if depth == 0:
-                        break
-                    start -= 1
-            elif c.isalnum() or c in "_.":
-                start -= 1
-            else:
-                break
-        code = f"{code[:start]}_to_bf16({code[start:at]}){code[at + len(_BF16_CAST):]}"
-    return code + sep + note
+def to_dtype(x: str, dtype: str, target: str, helpers: set[str]) -> str:
+    """The expression x converted to the Triton type `dtype`. On the CPU target a conversion
+    to bf16 is `_to_bf16(x)` (added to `helpers`): Triton's interpreter truncates floats to
+    bf16 where torch and the GPU round to nearest even, so it rounds with integer operations."""
+    if dtype == "tl.bfloat16" and target != "cuda":
+        helpers.add("_to_bf16")
+        return f"_to_bf16({x})"
+    return f"{x}.to({dtype})"
 
 
 TANH_EXP = '''
@@ -118,28 +99,25 @@ def _tanh(x):
 '''
 
 
-def module_prelude(target: str, tanh: str = "exp", kernels: str | None = None) -> str:
-    """Imports and helpers of a generated module. On CUDA, tanh is one exp and one
-    division (tanh="exp", the default: bias+GELU at 32768x4096 bf16 ran at 3.31
-    TB/s against 2.72 with libdevice's, on an H200), or libdevice's (ALLOT_TANH=libdevice)."""
+def module_prelude(target: str, tanh: str = "exp", helpers: set[str] | None = None) -> str:
+    """Imports and helpers of a generated module: every helper, or those named in `helpers`
+    (what its kernels requested: `Emitter.helper`, `to_dtype`). On CUDA, tanh is one exp and
+    one division (tanh="exp", the default: bias+GELU at 32768x4096 bf16 ran at 3.31 TB/s
+    against 2.72 with libdevice's, on an H200), or libdevice's (ALLOT_TANH=libdevice)."""
     prelude = PRELUDE_CUDA if target == "cuda" else PRELUDE_INTERPRETER
     if target == "cuda" and tanh == "exp":
         prelude = prelude.replace("def _tanh(x):\n    return libdevice.tanh(x)", TANH_EXP.strip().split("\n", 1)[1])
     prelude = PRELUDE_COMMON + prelude
-    if kernels is not None:
-        prelude = _used_helpers(prelude, kernels)
+    if helpers is not None:
+        prelude = _requested(prelude, helpers)
     return "import triton\nimport triton.language as tl\n" + prelude
 
 
-def _used_helpers(prelude: str, code: str) -> str:
-    """`prelude` without the `@triton.jit` helpers that `code` never names (its imports stay,
-    first)."""
+def _requested(prelude: str, names: set[str]) -> str:
+    """`prelude` with only the `@triton.jit` helpers named in `names` (its imports stay, first)."""
     lines = prelude.split("\n")
     imports = [ln for ln in lines if ln.startswith(("from ", "import "))]
     chunks = "\n".join(ln for ln in lines if not ln.startswith(("from ", "import "))).split("\n@triton.jit\n")
     kept = ["\n".join(imports) + "\n" + chunks[0]]
-    for chunk in chunks[1:]:
-        name = chunk.split("(", 1)[0].removeprefix("def ").strip()
-        if re.search(rf"\b{re.escape(name)}\b", code):
-            kept.append(chunk)
+    kept += [chunk for chunk in chunks[1:] if chunk.split("(", 1)[0].removeprefix("def ").strip() in names]
     return "\n@triton.jit\n".join(kept)

@@ -188,7 +188,7 @@ class RowEmitter(Emitter):
                 continue
             s_acc = pair[3]
             new, shift = self.fresh("mx"), self.fresh("sh")
-            self.line(f"{new} = _max_nan({a}, {self.reduce_tile(tile, 'max')})")
+            self.line(f"{new} = {self.helper('_max_nan')}({a}, {self.reduce_tile(tile, 'max')})")
             # a row still all -inf subtracts 0 (its terms are exp(-inf) = 0, not NaN)
             self.line(f"{shift} = tl.where({new} == float(\"-inf\"), 0.0, {new})")
             # every term is exp of a value <= 0 beside the row's exp(0) = 1: `_exp_term`
@@ -261,16 +261,16 @@ class RowEmitter(Emitter):
         if isinstance(r, fusion.WelfordOp):
             for res, expr in ((r.avg, mean_name), (r.var_sum, total), (r.n, "(tl.zeros((BLOCK_M, 1), tl.int64) + N)")):
                 name = self.fresh("wf")
-                self.line(f"{name} = ({expr}).to({triton_dtype(res.type.element_type)})")
+                self.line(f"{name} = {self.to(f'({expr})', triton_dtype(res.type.element_type))}")
                 self.reduced[res] = name
             return
         var, mean = r.results
         corr = r.correction.value.data
         n = self.fresh("var")
-        self.line(f"{n} = ({total} / tl.maximum(N - {corr}, 0)).to({triton_dtype(var.type.element_type)})")
+        self.line(f"{n} = {self.to(f'({total} / tl.maximum(N - {corr}, 0))', triton_dtype(var.type.element_type))}")
         self.reduced[var] = n
         mn = self.fresh("mean")
-        self.line(f"{mn} = {mean_name}.to({triton_dtype(mean.type.element_type)})")
+        self.line(f"{mn} = {self.to(mean_name, triton_dtype(mean.type.element_type))}")
         self.reduced[mean] = mn
 
     def welford_init(self, r: fusion.VarMeanOp | fusion.WelfordOp, acc: str, first: str) -> tuple[str, str, str]:

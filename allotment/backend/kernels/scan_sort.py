@@ -226,7 +226,7 @@ class ScanEmitter(Emitter):
         if out == acc:
             return x
         name = self.fresh()
-        self.line(f"{name} = {x} != 0" if t == IntegerType(1) else f"{name} = {x}.to({out})")
+        self.line(f"{name} = {x} != 0" if t == IntegerType(1) else f"{name} = {self.to(x, out)}")
         return name
 
     def compute(self, v: SSAValue, m: tuple) -> tuple[str, frozenset[str]]:
@@ -265,7 +265,7 @@ class ScanEmitter(Emitter):
                 raise CodegenError(f"kernel {self.plan.name}: a sort kernel yields only its op's results")
             terms = [f"{position if d == dim else f'i{d}'} * out{k}_s{d}" for d in range(len(self.plan.domain))]
             self.line(f"tl.store(out{k}_ptr + ({' + '.join(terms)}), "
-                      f"tl.broadcast_to({results[v]}, (BLOCK_M, BLOCK_N)).to({triton_dtype(v.type.element_type)}), "
+                      f"{self.to(f'tl.broadcast_to({results[v]}, (BLOCK_M, BLOCK_N))', triton_dtype(v.type.element_type))}, "
                       f"mask={keep})")
 
     def key_sort(self, et: Attribute, x: str, descending: bool, dim: int) -> tuple[str, str]:

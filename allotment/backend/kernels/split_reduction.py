@@ -199,7 +199,7 @@ class SplitEmitter(RowEmitter):
     def store_partial(self, i: int, total: str) -> None:
         """Stores a (BLOCK_M, 1) tile of partials at [split_id, rm] of partials input i."""
         pt = triton_dtype(self.block.args[i].type.element_type)
-        self.line(f"tl.store(in{i}_ptr + (split_id * in{i}_s0 + rm[:, None] * in{i}_s1), {total}.to({pt}), mask=mask_m)")
+        self.line(f"tl.store(in{i}_ptr + (split_id * in{i}_s0 + rm[:, None] * in{i}_s1), {self.to(total, pt)}, mask=mask_m)")
 
     def emit_split_final(self) -> None:
         """Second stage: each program combines the partials of BLOCK_M kept indices in split
