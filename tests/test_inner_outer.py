@@ -1,4 +1,4 @@
-"""Inner-outer kernels (`analysis/inner_outer.py`, `backend/inner_outer.py`): a normalization's
+"""Inner-outer kernels (`analysis/inner_outer.py`, `backend/kernels/inner_outer.py`): a normalization's
 row reductions and the column reductions of the same [rows, N] domain in one kernel.
 
 RMSNorm backward (dx, dw) and LayerNorm backward (dx, dw, db) with `?` rows and static or

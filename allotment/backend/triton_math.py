@@ -1,6 +1,6 @@
 """Triton helpers and expressions for the fusion dialect's math, rounding, integer and bitwise ops.
 
-`elementwise_expr` (called by `triton_codegen._Emitter.elementwise_expr`) gives the
+`elementwise_expr` (called by `kernels.emitter.Emitter.elementwise_expr`) gives the
 Triton expression of one of these ops; `helpers_for` gives the source of the
 `@triton.jit` helpers that a kernel's code calls (and the helpers they call), so
 that a module defines only the helpers its kernels use.
@@ -537,7 +537,7 @@ Convert = Callable[[str, Attribute, str], str]
 """`(operand, its IR type, compute dtype) -> the operand converted` (the emitter's `as_type`)."""
 
 ComputeDtype = Callable[[Attribute], str]
-"""`element type -> the Triton type arithmetic on it happens in` (`triton_codegen.compute_dtype`)."""
+"""`element type -> the Triton type arithmetic on it happens in` (`kernels.emitter.compute_dtype`)."""
 
 To = Callable[[str, str], str]
 """`to(x, dtype)`: the expression x converted to the Triton type `dtype` (`Emitter.to`)."""

@@ -138,7 +138,7 @@ _UNIFORM: dict[type[Attribute], str] = {
 
 
 class Emitter(Protocol):
-    """What `emit` uses of `triton_codegen._Emitter`."""
+    """What `emit` uses of `kernels.emitter.Emitter`."""
 
     def line(self, text: str) -> None: ...
     def fresh(self, prefix: str = "t") -> str: ...

@@ -61,7 +61,6 @@ from allotment.backend.kernel_plan import (
     Map,
     add_shift,
     entry_dim,
-    identity_map,
     index_expr,
     launcher_extent,
     norm_dims,
@@ -72,7 +71,7 @@ from allotment.backend.kernel_plan import (
     sliced,
     unit_reshaped,
 )
-from allotment.backend.kernels import gather_scatter as triton_indexing
+from allotment.backend.kernels import gather_scatter
 from allotment.backend.kernels.prelude import to_dtype
 from allotment.dialects import fusion
 from allotment.dialects.fusion_rules import element_type_of, promote
@@ -331,32 +330,8 @@ class Emitter:
         if isinstance(op, fusion.CastOp | fusion.SetOp | fusion.ElementwiseOp) and not isinstance(op, REDUCTIONS):
             return [(x, self.operand_map(x, m)) for x in op.operands if isinstance(x.type, TensorType)]
         if isinstance(op, fusion.INDEXING_GATHERS):  # the index; the gather loads its source itself
-            return triton_indexing.gather_operand_maps(op, m)
+            return gather_scatter.gather_operand_maps(op, m)
         return []
-
-    def hoist_row_invariants(self, roots: Sequence[tuple[SSAValue, Map]], axis: str = "n") -> None:
-        """Emits, in the current scope (before a loop over the row's tiles), every value that
-        the roots read at a map without `axis`: with "n", a per-row value (a label, a row's
-        scale) is loaded and computed once a row, not once a tile; with "m" (before a loop
-        over row blocks whose tile holds the whole row), a per-column value (a weight) once
-        a program, not once a row block. The loop body finds it in this scope. One
-        iterative walk over the operands, each (value, map) pair once."""
-        if self.guards:
-            return
-        seen: set[tuple[SSAValue, Map]] = set()
-        stack = list(roots)
-        invariant: list[tuple[SSAValue, Map]] = []
-        while stack:
-            x, xm = stack.pop()
-            if (x, xm) in seen or not isinstance(x.type, TensorType):
-                continue
-            seen.add((x, xm))
-            if axis not in self.axes_of(xm):
-                invariant.append((x, xm))
-                continue
-            stack.extend(self.operand_maps(x, xm))
-        for x, xm in invariant:
-            self.value(x, xm)
 
     def scalar(self, v: SSAValue) -> str:
         owner = v.owner
@@ -464,7 +439,7 @@ class Emitter:
         if isinstance(op, fusion.CatOp):
             return self.cat(op, m)
         if isinstance(op, fusion.INDEXING_GATHERS):  # a load at a computed address
-            return triton_indexing.gather(self, op, m)
+            return gather_scatter.gather(self, op, m)
         if isinstance(op, fusion.FullOp):
             name = self.fresh()
             rt = op.result.type.element_type
@@ -659,96 +634,6 @@ class Emitter:
         if isinstance(r, fusion.MaxOp):
             return ('float("-inf")' if is_float(src) else _int_min(src)), "max", acc
         return ('float("inf")' if is_float(src) else _int_max(src)), "min", acc
-
-    def reduce_tile(self, tile: str, how: str) -> str:
-        if how == "sum":
-            return f"tl.sum({tile}, 1)[:, None]"
-        combine = {"prod": "_mul_combine", "max": "_max_nan", "min": "_min_nan"}[how]
-        return f"tl.reduce({tile}, 1, {self.helper(combine)})[:, None]"
-
-    def combine(self, acc: str, x: str, how: str) -> str:
-        if how in ("max", "min"):
-            return f"{self.helper(f'_{how}_nan')}({acc}, {x})"
-        return f"{acc} + {x}" if how == "sum" else f"{acc} * {x}"
-
-    def combine_partials(self, a: str, i: int, count: str, how: str, neutral: str, acc: str, along: str) -> None:
-        """The partials loop: combines into the [BLOCK_M, BLOCK_N] accumulator `a` the `count`
-        partials [count, kept] of input i in their order (deterministic: no atomics), a tile
-        of them a step. Along "n" (a split reduction's `split_final`): the partials run along
-        the tile's columns, its rows are the kept indices; along "m" (an inner-outer kernel's
-        `column_final`): along its rows, its columns the kept indices."""
-        block = "BLOCK_N" if along == "n" else "BLOCK_M"
-        if along == "n":
-            ptr, mask = f"rs[None, :] * in{i}_s0 + rm[:, None] * in{i}_s1", f"mask_m & (rs < {count})[None, :]"
-        else:
-            ptr, mask = f"rs[:, None] * in{i}_s0 + rn[None, :] * in{i}_s1", f"(rs < {count})[:, None] & mask_n"
-        self.line(f"for start in range(0, {count}, {block}):")
-        with self.indent():
-            self.line(f"rs = start + tl.arange(0, {block})")
-            part = self.fresh("ld")
-            self.line(f"{part} = tl.load(in{i}_ptr + ({ptr}), mask={mask}, other={neutral})")
-            self.line(f"{a} = {self.combine(a, f'{part}.to({acc})', how)}")
-
-    def reduction_input(self, r: Operation, mean_of: str | None = None) -> tuple[str, str, str]:
-        """Emits r's input tile (masked with the neutral element) in the current scope."""
-        neutral, how, acc = self.reduce_spec(r)
-        src = r.operands[0]
-        x, _ = self.value(src, identity_map(src.type.get_shape(), self.plan.domain))
-        name = self.fresh("red_in")
-        expr = f"{x}.to({acc})"
-        if mean_of is not None:
-            expr = f"({expr} - {mean_of})"
-            expr = f"{expr} * {expr}"
-        elif isinstance(r, fusion.SumOp | fusion.MeanOp) and self.zero_where_masked(src):
-            self.line(f"{name} = {expr}")  # its masked lanes already hold the neutral 0
-            return name, how, acc
-        self.line(f"{name} = tl.where(mask_m & mask_n, tl.broadcast_to({expr}, (BLOCK_M, BLOCK_N)), {neutral})")
-        return name, how, acc
-
-    def zero_where_masked(self, v: SSAValue) -> bool:
-        """Whether v, at its identity map, is 0 in every lane that `mask_m & mask_n` masks,
-        so that a sum needs no `tl.where` over its input (one select a lane a step less: a
-        sum over the 7 rows of a bf16 [7, 1999, 1111] took 18.4 to 19.0 us instead of 20.3
-        to 20.8 on the H200, `benchmarks/short_outer_variants.py`). True where v is built
-        from loads of kernel inputs at maps over both axes (masked with `other=0`, so 0
-        there) by casts, negations, absolute values, additions, subtractions and products
-        of such values only (0 * x is not 0 for an infinite x, so both factors must be 0).
-        Anything else (a constant, a broadcast along an axis, a view at moved indices, exp,
-        a division) may be nonzero in masked lanes and keeps the select. Iterative: the
-        chains it walks are as long as the kernel's."""
-        stack = [(v, identity_map(v.type.get_shape(), self.plan.domain))]
-        seen: set[tuple[SSAValue, Map]] = set()
-        while stack:
-            x, m = stack.pop()
-            if (x, m) in seen:
-                continue
-            seen.add((x, m))
-            if not isinstance(x.type, TensorType):
-                return False
-            op = x.owner
-            if not isinstance(op, Operation):
-                if x not in self.arg_index or self.axes_of(m) != {"m", "n"}:
-                    return False
-                continue
-            if isinstance(op, REDUCTIONS) or not isinstance(
-                op, fusion.CastOp | fusion.NegOp | fusion.AbsOp | fusion.AddOp | fusion.SubOp | fusion.MulOp
-            ):
-                return False
-            pairs = self.operand_maps(x, m)
-            if len(pairs) != len(op.operands):  # a scalar operand
-                return False
-            stack.extend(pairs)
-        return True
-
-    def finish_reduction(self, r: Operation, total: str, how: str, acc: str, count: str) -> None:
-        res = r.results[0]
-        rt = res.type.element_type
-        name = self.fresh("red")
-        if isinstance(r, fusion.MeanOp):
-            self.line(f"{name} = {self.to(f'({total} / ({count}))', triton_dtype(rt))}")
-        else:
-            self.line(f"{name} = {self.to(total, triton_dtype(rt))}")
-        self.reduced[res] = name
 
     # -- stores ------------------------------------------------------------------
 

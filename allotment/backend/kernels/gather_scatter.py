@@ -34,7 +34,7 @@ from allotment.dtypes import triton_dtype
 
 
 class _Emitter(Protocol):
-    """What these helpers use of the kernel emitter (`triton_codegen._Emitter`)."""
+    """What these helpers use of the kernel emitter (`kernels.emitter.Emitter`)."""
 
     plan: KernelPlan
     arg_index: dict[SSAValue, int]
