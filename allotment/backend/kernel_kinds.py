@@ -76,7 +76,7 @@ KINDS: tuple[KernelKind, ...] = (
     KernelKind("split_reduction", lambda k: _reduces(k) and "partials" in k.attributes, plan_domain_kernel,
                split_reduction.variants, split_reduction.SplitEmitter, split_reduction.launch_lines),
     KernelKind("row_reduction", _reduces, plan_domain_kernel,
-               row_reduction.variants, row_reduction.RowEmitter, row_reduction.launch_lines),
+               row_reduction.schedule_variants, row_reduction.RowEmitter, row_reduction.launch_lines),
     KernelKind("pointwise", lambda k: True, plan_domain_kernel,
                pointwise.variants, pointwise.PointwiseEmitter, pointwise.launch_lines),
 )
@@ -143,9 +143,10 @@ def generate_kernel(plan: KernelPlan, target: str, functions: dict[str, str]) ->
     params = ", ".join(a.name for a in args)
     if any(e.scalar_args for e in bodies.values()):
         raise CodegenError(f"kernel {plan.name!r}: uses a scalar that is not a kernel input")
-    helpers = triton_math.helpers_for("\n".join(line for e in bodies.values() for line in e.lines), target)
+    requested = list(dict.fromkeys(name for e in bodies.values() for name in e.helpers))  # first-use order
+    helpers = triton_math.helpers_for(requested, target)
     if plan.kind == "scan":
-        helpers += scan_sort.scan_helpers("\n".join(line for e in bodies.values() for line in e.lines))
+        helpers += scan_sort.scan_helpers(requested)
     parts = []
     for variant, e in bodies.items():
         fname = functions[variant]
@@ -156,5 +157,4 @@ def generate_kernel(plan: KernelPlan, target: str, functions: dict[str, str]) ->
         )
     transposed = plan.kind == "pointwise" and any(e.transposed for e in bodies.values())
     flat = any(e.flat for e in bodies.values())
-    requested = set().union(*(e.helpers for e in bodies.values()))
-    return GeneratedKernel(plan, functions, helpers + "\n\n".join(parts), args, transposed, flat, requested)
+    return GeneratedKernel(plan, functions, helpers + "\n\n".join(parts), args, transposed, flat, set(requested))

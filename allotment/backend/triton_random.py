@@ -146,6 +146,7 @@ class Emitter(Protocol):
     def kernel_extent(self, v: SSAValue, j: int) -> str: ...
     def axes_of(self, m: Map) -> frozenset[str]: ...
     def to(self, x: str, dtype: str) -> str: ...
+    def helper(self, name: str) -> str: ...
 
 
 def linear_index(em: Emitter, op: fusion.RandomOp, m: Map) -> str:
@@ -175,7 +176,9 @@ def emit(em: Emitter, op: fusion.RandomOp, m: Map) -> tuple[str, frozenset[str]]
     lin = em.fresh("lin")
     em.line(f"{lin} = {linear_index(em, op, m)}")
     name = em.fresh("rng")
-    value = f"{helper}({em.scalar(op.seed)}, {em.scalar(op.offset)}, {lin})"
+    if isinstance(rt, BFloat16Type) and isinstance(op, fusion.RandnOp):
+        em.helper("_rng_bf16")  # requested in the order the line names them
+    value = f"{em.helper(helper)}({em.scalar(op.seed)}, {em.scalar(op.offset)}, {lin})"
     if isinstance(rt, Float16Type | BFloat16Type) and isinstance(op, fusion.RandnOp):
         value = f"{value}.to(tl.float32)"  # 16-bit normals: rounded through f32
         if isinstance(rt, BFloat16Type):

@@ -145,7 +145,7 @@ class Emitter:
         self.variant = variant
         self.target = target
         self.out = CodeWriter(depth=1)  # the function's body
-        self.helpers: set[str] = set()  # the prelude helpers the body calls (`helper`)
+        self.helpers: dict[str, None] = {}  # the helpers the body calls, in order (`helper`)
         self.scopes: list[dict[tuple[SSAValue, Map], tuple[str, frozenset[str]]]] = [{}]
         self.counter = 0
         self.block = plan.kernel.body.block
@@ -187,15 +187,17 @@ class Emitter:
         return self.out.lines
 
     def helper(self, name: str) -> str:
-        """`name`, a helper of the module prelude (`prelude.HELPERS`) that the code being
-        emitted calls: the program's prelude defines the helpers its kernels request."""
-        self.helpers.add(name)
+        """`name`, a helper that the code being emitted calls, requested: the module prelude
+        (`prelude.module_prelude`) and the kernel's helpers (`triton_math.helpers_for`,
+        `scan_sort.scan_helpers`) define the helpers their kernels request, in the order
+        first requested."""
+        self.helpers.setdefault(name, None)
         return name
 
     def to(self, x: str, dtype: str) -> str:
         """The expression x converted to the Triton type `dtype` (`prelude.to_dtype`: a
         conversion to bf16 rounds to nearest even on the CPU target too)."""
-        return to_dtype(x, dtype, self.target, self.helpers)
+        return to_dtype(x, dtype, self.target, self.helper)
 
     def fresh(self, prefix: str = "t") -> str:
         self.counter += 1
@@ -553,7 +555,7 @@ class Emitter:
             ct = compute_dtype(rt)
             return self.to(f"tl.where({xs[0]}, ({xs[1]}), ({xs[2]})).to({ct})", out)
         if isinstance(op, triton_math.OPS):  # math, rounding, integer and bitwise ops
-            return triton_math.elementwise_expr(op, xs, types, rt, self.as_type, compute_dtype, self.to)
+            return triton_math.elementwise_expr(op, xs, types, rt, self.as_type, compute_dtype, self.to, self.helper)
         if isinstance(op, fusion.LogicalNotOp | fusion.LogicalAndOp | fusion.LogicalOrOp):
             # 16-bit floats compare as numbers (the interpreter compares bf16 bits: -0.0 != 0)
             xs = [self.as_type(x, t, compute_dtype(element_type_of(t))) for x, t in zip(xs, types)]
@@ -579,7 +581,7 @@ class Emitter:
             elif isinstance(op, fusion.MulOp):
                 e = f"{a} * {b}" if rt != IntegerType(1) else f"({a} & {b})"
             elif isinstance(op, fusion.DivOp):
-                e = f"{a} / {b}" if is_float(rt) else f"_trunc_div({a}, {b})"
+                e = f"{a} / {b}" if is_float(rt) else f"{self.helper('_trunc_div')}({a}, {b})"
             elif isinstance(op, fusion.PowOp):
                 # a scalar (a Python literal for a constant) becomes a 1x1 tile: _pow needs tensors
                 a, b = (x if isinstance(t, TensorType) else f"tl.full([1, 1], {x}, {ct})" for x, t in zip(args, types))
@@ -603,6 +605,8 @@ class Emitter:
         e = unary.get(type(op))
         if isinstance(op, fusion.TanhOp):
             self.helper("_tanh")
+        elif isinstance(op, fusion.ExpOp) and op in self.exp_terms:
+            self.helper("_exp_term")
         if e is None:
             raise CodegenError(f"{op.name} is not supported in generated kernels")
         return self.to(f"({e})", out)

@@ -6,6 +6,8 @@ where torch and the GPU round to nearest even).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 PRELUDE_COMMON = '''
 @triton.jit
 def _max_nan(a, b):
@@ -80,12 +82,12 @@ def _pow(x, y):
 
 
 
-def to_dtype(x: str, dtype: str, target: str, helpers: set[str]) -> str:
+def to_dtype(x: str, dtype: str, target: str, helper: Callable[[str], object]) -> str:
     """The expression x converted to the Triton type `dtype`. On the CPU target a conversion
-    to bf16 is `_to_bf16(x)` (added to `helpers`): Triton's interpreter truncates floats to
+    to bf16 is `_to_bf16(x)` (requested through `helper`): Triton's interpreter truncates floats to
     bf16 where torch and the GPU round to nearest even, so it rounds with integer operations."""
     if dtype == "tl.bfloat16" and target != "cuda":
-        helpers.add("_to_bf16")
+        helper("_to_bf16")
         return f"_to_bf16({x})"
     return f"{x}.to({dtype})"
 

@@ -53,10 +53,6 @@ def choose_row_kernel(gen: GeneratedKernel, persistent_blocks: str, indent: str 
     return [f"{indent}kernel, (bm, bn, warps) = {persistent or looped}"]
 
 
-def variants(plan: KernelPlan) -> list[str]:
-    return schedule_variants(plan)
-
-
 def launch_lines(gen: GeneratedKernel, args: str, in_size: InSize) -> list[str]:
     """The launcher's lines after M, N and use_i64: the chosen row variant, BLOCK_M rows a program."""
     return ["    if M == 0:", "        return", *choose_row_kernel(gen, "persistent_blocks"),
@@ -64,7 +60,9 @@ def launch_lines(gen: GeneratedKernel, args: str, in_size: InSize) -> list[str]:
 
 
 class RowEmitter(Emitter):
-    """Emits the persistent or the looped function of a row-reducing kernel."""
+    """Emits the persistent or the looped function of a row-reducing kernel; the kinds that
+    reduce rows too (`split_reduction.SplitEmitter`, `inner_outer.InnerOuterEmitter`) build
+    on it."""
 
     def emit(self) -> None:
         {"persistent": self.emit_persistent, "looped": self.emit_looped}[self.variant]()
@@ -311,7 +309,8 @@ class RowEmitter(Emitter):
             # a row still all -inf subtracts 0 (its terms are exp(-inf) = 0, not NaN)
             self.line(f"{shift} = tl.where({new} == float(\"-inf\"), 0.0, {new})")
             # every term is exp of a value <= 0 beside the row's exp(0) = 1: `_exp_term`
-            self.line(f"{s_acc} = {s_acc} * _exp_term({a} - {shift}) + _exp_term({tile} - {shift})")
+            term = self.helper("_exp_term")
+            self.line(f"{s_acc} = {s_acc} * {term}({a} - {shift}) + {term}({tile} - {shift})")
             self.line(f"{a} = {new}")
 
     def looped_reductions(self) -> None:

@@ -34,6 +34,8 @@ position #{j: x_j before x_i in the order}, counted in BLOCK_N x RANK_CHUNK tile
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from xdsl.dialects.builtin import BFloat16Type, Float16Type, Float32Type, Float64Type, IntegerType, TensorType
 from xdsl.ir import Attribute, Operation, SSAValue
 
@@ -82,9 +84,10 @@ def _scan_min_index(av, ai, bv, bi):
 }
 
 
-def scan_helpers(code: str) -> str:
-    """The combine functions `code` names."""
-    return "".join(src for name, src in SCAN_HELPERS.items() if name in code)
+def scan_helpers(names: Iterable[str]) -> str:
+    """The combine functions named in `names` (requested: `Emitter.helper`)."""
+    wanted = set(names)
+    return "".join(src for name, src in SCAN_HELPERS.items() if name in wanted)
 
 
 def _shape(v: SSAValue) -> tuple[int, ...]:
@@ -197,7 +200,7 @@ class ScanEmitter(Emitter):
         self.line(f"{xs} = tl.broadcast_to(({x}).to({acc}), (BLOCK_M, BLOCK_N))")
         s = self.fresh("scan")
         if isinstance(op, fusion.SelectingScanOp):
-            combine = "_scan_max_index" if isinstance(op, fusion.CummaxOp) else "_scan_min_index"
+            combine = self.helper("_scan_max_index" if isinstance(op, fusion.CummaxOp) else "_scan_min_index")
             dim = self.plan.inner[0]
             xi = self.fresh("scan_i")
             si = self.fresh("scan_i")
@@ -212,7 +215,7 @@ class ScanEmitter(Emitter):
             self.scopes[-1][(values, m)] = (self.cast_to(s, acc, values.type.element_type), frozenset({"m", "n"}))
             self.scopes[-1][(indices, m)] = (si, frozenset({"m", "n"}))
             return
-        combine = "_scan_add" if isinstance(op, fusion.CumsumOp) else "_scan_mul"
+        combine = self.helper("_scan_add" if isinstance(op, fusion.CumsumOp) else "_scan_mul")
         sym = "+" if isinstance(op, fusion.CumsumOp) else "*"
         (c,) = carry
         self.line(f"{s} = tl.associative_scan({xs}, 1, {combine}) {sym} {c}")
