@@ -975,7 +975,7 @@ def _matmul(run: _Run, op: Operation) -> list[Value]:
 
 @_handles(fusion.AtenOp)
 def _aten(run: _Run, op: Operation) -> list[Value]:
-    """The ATen call itself, with the op's arguments (`backend/aten_call.py` builds the same call)."""
+    """The ATen call itself, with the op's arguments (`backend/kernels/aten_call.py` builds the same call)."""
     assert isinstance(op, fusion.AtenOp)
     from allotment.aten import aten_operator
 

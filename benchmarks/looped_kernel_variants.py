@@ -18,7 +18,7 @@ against the generated kernel's. torch.compile and the whole Allotment call are t
 in the same process. `--sass-only` compiles each variant for sm_90 offline (no GPU)
 and prints its SASS instruction count per tile loop instead. Nothing here is a
 target figure: it decided what the code generator emits. Since commit 90b7b97 the
-generated kernel has all three edits (`triton_codegen`), so they find nothing to change
+generated kernel has all three edits (`backend/kernels/`), so they find nothing to change
 in it; the figures of the decision are in
 `benchmarks/results/looped_kernel_variants_h200_2026-12-01_0402.txt`.
 """

@@ -10,7 +10,7 @@ torch.compile and Inductor's unrolled form (`short_outer_variants._unrolled`).
 
 The figures in `benchmarks/results/short_outer_edits_h200_2026-12-01_1106.txt` came
 from the code generator before it dropped that select
-(`triton_codegen._Emitter.zero_where_masked`, the v2 edit): today v2's edit finds
+(`row_reduction.RowEmitter.zero_where_masked`, the v2 edit): today v2's edit finds
 nothing to remove, so v2 equals v0 and v3 equals v1.
 """
 

@@ -23,7 +23,7 @@ call are timed in the same process. `--sass-only` compiles each variant for sm_9
 offline (no GPU) and prints its SASS instruction count per loop instead. Nothing here
 is a target figure: it decides what the code generator emits. Since commit fe5af0d the
 generated kernels have `full` (inner splits with a var_mean), `hoist` and three stages
-for rows of 4096+ (`backend/inner_outer.py`), so those edits find nothing to change
+for rows of 4096+ (`backend/kernels/inner_outer.py`), so those edits find nothing to change
 there; the figures of the decisions are in
 `benchmarks/results/split_loop_variants_h200_2026-12-01_0518.txt` and
 `split_loop_variants_inner_outer_h200_2026-12-01_0526.txt`.

@@ -1387,7 +1387,7 @@ def _one_hot(shape: tuple[int, ...], d: int, cmp: str = "eq", step: int = 1, dt:
 @pytest.mark.parametrize("case", ["rows", "ne", "swapped", "rank3", "i32 labels", "bf16"])
 def test_a_one_hot_sum_reads_the_labels_element(case: str, rows: str, request: pytest.FixtureRequest) -> None:
     """`sum(where(iota == label, v, 0))` over the row reads v at the label once per row
-    (`analysis.one_hot`, `_Emitter.pick_one_hot`) in held and streamed rows: labels in
+    (`analysis.one_hot`, `RowEmitter.pick_one_hot`) in held and streamed rows: labels in
     range, negative (-100), at N and far past it; NaN, inf and -0.0 picked; against the
     reference."""
     if rows == "looped":

@@ -125,7 +125,7 @@ def test_streamed_rows(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
     """Random fusions with every reduced row streamed (a 4-byte on-chip budget; rows of 2
     or more that the streamed kernel reads once streamed as well) in steps of 2 columns: a
     row of 3 to 5 is full tiles without a mask, then a masked partial tile
-    (`triton_codegen.row_loop`), online softmax and per-row values hoisted out of the loop
+    (`row_reduction.RowEmitter.row_loop`), online softmax and per-row values hoisted out of the loop
     included."""
     monkeypatch.setenv("ALLOT_ON_CHIP_ROW_BYTES", "4")
     monkeypatch.setenv("ALLOT_STREAM_ELEMENTS", "2")

@@ -1,4 +1,4 @@
-"""Flat pointwise kernels (`triton_codegen.flat_pointwise`, `host_runtime.flat_rows`): a
+"""Flat pointwise kernels (`kernels.pointwise.flat_pointwise`, `host_runtime.flat_rows`): a
 pointwise kernel over rows of a static length that power-of-two tiles would leave more than
 15% idle (96, 3, 5, 6) indexes its domain flat, one linear index a lane.
 

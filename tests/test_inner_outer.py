@@ -1,4 +1,4 @@
-"""Inner-outer kernels (`analysis/inner_outer.py`, `backend/inner_outer.py`): a normalization's
+"""Inner-outer kernels (`analysis/inner_outer.py`, `backend/kernels/inner_outer.py`): a normalization's
 row reductions and the column reductions of the same [rows, N] domain in one kernel.
 
 RMSNorm backward (dx, dw) and LayerNorm backward (dx, dw, db) with `?` rows and static or
@@ -26,7 +26,7 @@ import allotment  # noqa: E402
 from allotment import DataType, FusionDefinition  # noqa: E402
 from allotment.analysis import inner_outer  # noqa: E402
 from allotment.backend import host_runtime  # noqa: E402
-from allotment.backend import inner_outer as inner_outer_backend  # noqa: E402
+from allotment.backend.kernels import inner_outer as inner_outer_backend  # noqa: E402
 from allotment.driver import runtime  # noqa: E402
 from allotment.ir import find_function, parse_module  # noqa: E402
 from allotment.passes.pipeline import compile_passes, run_pipeline  # noqa: E402

@@ -1,5 +1,5 @@
 """Sums whose input is already 0 in masked lanes skip the select over that input
-(`triton_codegen._Emitter.zero_where_masked`); every other reduction input keeps it.
+(`row_reduction.RowEmitter.zero_where_masked`); every other reduction input keeps it.
 Each case is checked for the select in the generated source and, on shapes whose tiles
 have masked lanes along both axes, against the reference evaluator."""
 

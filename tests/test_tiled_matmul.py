@@ -1,4 +1,4 @@
-"""The generated tiled matmul of small library kernels (`backend/tiled_matmul.py`,
+"""The generated tiled matmul of small library kernels (`backend/kernels/tiled_matmul.py`,
 `analysis/library_matmul.py`), against the reference evaluator on Triton's interpreter
 (or the GPU with ALLOT_TEST_DEVICE=cuda): dtypes, bias or none, odd extents, strided
 operands, an empty reduction, and `?` extents taking either side of the run-time rule."""

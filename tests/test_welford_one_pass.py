@@ -1,6 +1,6 @@
 """One pass over the data for var_mean and welford in streamed kernels: the looped row
-kernel (`_Emitter.looped_reductions`) and the first stage of an inner split
-(`_Emitter.emit_inner_split_partial`) read each element once (and one element a row
+kernel (`RowEmitter.looped_reductions`) and the first stage of an inner split
+(`SplitEmitter.emit_inner_split_partial`) read each element once (and one element a row
 before the loop: the shift), with per-lane accumulators (`welford_step`) and Chan's merge
 of the lanes (`welford_finish`), against torch (in f64) and the reference evaluator.
 

@@ -15,7 +15,7 @@ an `inner_outer` kernel reads them once:
   global partials buffer `[%programs, N]` in the accumulation type (f32 for
   16-bit floats), listed by in-index in the kernel's `column_partials`
   attribute; `%programs` is computed at entry (`program_count`);
-- the backend (`backend/inner_outer.py`) launches `%programs` programs that
+- the backend (`backend/kernels/inner_outer.py`) launches `%programs` programs that
   walk the row blocks grid-stride, compute each row's outputs as a
   normalization kernel does and add the row's column terms to registers,
   storing one partials row per program at the end; then a second kernel that

@@ -4,7 +4,7 @@ A `library` kernel holds one `fusion.matmul` or `fusion.linear`. Through torch, 
 is one vendor library call (cuBLAS on a GPU), which costs 15 to 20 us of host time
 on an H200 whatever the size (`benchmarks/tiled_matmul.py`): at small sizes that is
 most of a fusion's time. A generated Triton kernel of output tiles
-(`backend/tiled_matmul.py`) launches in a few microseconds, so small problems run
+(`backend/kernels/tiled_matmul.py`) launches in a few microseconds, so small problems run
 tiled, large ones on the vendor library. This module is the one home of both rules:
 
 - `tileable(kernel)`: the kernel's op as a `LibraryMatmul` when the tiled kernel

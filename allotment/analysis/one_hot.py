@@ -9,7 +9,7 @@ Every column but one contributes 0, so the sum is `x[..., label]` when
 `0 <= label < N` and 0 otherwise. A kernel that streams the row would compare
 every column with the label and add (five instructions an element on an H200);
 `one_hot_pick` recognizes the pattern so that the code generator reads the one
-element instead (`triton_codegen._Emitter.pick_one_hot`), once per row.
+element instead (`row_reduction.RowEmitter.pick_one_hot`), once per row.
 
 The match, on the ops of one kernel body (or a fusion function):
 

@@ -28,7 +28,7 @@ and holds no row on chip). `%split` is computed at entry from the fusion's
 own extents by `split_count`, so the memory planner sees the buffer and
 `plan_sizes` reports it.
 
-The backend (`triton_codegen`, `host_codegen._launcher`) then launches, when
+The backend (`backend/kernels/split_reduction.py`) then launches, when
 `%split` > 1, a first kernel over (kept tiles x splits), each program
 reducing its split's share of the reduced axis for a tile of kept indices that
 are contiguous in memory (coalesced loads), writing one partial per kept index;

@@ -42,16 +42,14 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Operation, SSAValue
 
-from allotment.analysis.library_matmul import tileable
 from allotment.analysis.liveness import view_root
-from allotment.backend import aten_call, tiled_matmul, triton_indexing
 from allotment.backend.identifiers import Namespace, comment, generated, literal
-from allotment.backend.inner_outer import launch_lines as inner_outer_lines
-from allotment.backend.kernel_kinds import generate_kernel, plan_kernel, variants
+from allotment.backend.kernel_kinds import generate_kernel, kind_of, launch_lines, variants
 from allotment.backend.kernel_plan import BufferDim, CodegenError, ExtentSource
-from allotment.backend.scan_codegen import launch_lines as scan_launch_lines
-from allotment.backend.triton_codegen import GeneratedKernel, float_literal, module_prelude
-from allotment.dialects import alloc, fusion
+from allotment.backend.kernels import gather_scatter, tiled_matmul
+from allotment.backend.kernels.emitter import GeneratedKernel, float_literal
+from allotment.backend.kernels.prelude import module_prelude
+from allotment.dialects import alloc
 from allotment.dialects.alloc import donated_arguments, unchecked_arguments
 from allotment.dtypes import buffer_torch_dtype_name, ir_name, torch_dtype_source
 from allotment.extents import size_arith
@@ -438,16 +436,12 @@ class _HostEmitter:
         outs = [self.v(x) for x in op.outs]
         kname = op.sym_name.data
         self.line(f"# alloc.kernel {comment(kname)} {comment(op.kind.data)}")
-        if op.kind.data == "library":
-            self.library(op, ins, outs)
+        kind = kind_of(op)
+        if kind.host is not None:  # a library or ATen call on the host
+            kind.host(self, op, ins, outs)
             return
-        if op.kind.data == "aten":
-            self.host_work.append(f"kernel {kname!r} calls ATen")
-            for text in aten_call.emit(op, ins, outs, self.v):
-                self.line(text)
-            return
-        plan = plan_kernel(op)
-        for text in triton_indexing.host_prologue(op, ins, outs, self.dim):  # index checks, scatter copies
+        plan = kind.plan(op)
+        for text in gather_scatter.host_prologue(op, ins, outs, self.dim):  # index checks, scatter copies
             self.host_work.append(f"kernel {kname!r} checks its indices or copies on the host")
             self.line(text)
         functions = {variant: self.ns.name(f"{kname}_{variant}") for variant in variants(plan)}
@@ -464,42 +458,6 @@ class _HostEmitter:
         from_params = [(k, params.index(op.ins[a.index])) for k, a in enumerate(gen.args)
                        if a.kind == "scalar" and op.ins[a.index] in params]
         self.layouts.append(_argument_layout(gen, from_params))
-
-    def library(self, op: alloc.KernelOp, ins: list[str], outs: list[str]) -> None:
-        body = [o for o in op.body.block.ops if not isinstance(o, alloc.YieldOp | arith.ConstantOp)]
-        if len(body) != 1 or len(outs) != 1:
-            raise CodegenError(f"library kernel {op.sym_name.data!r} must hold one matmul or linear")
-        lib = body[0]
-        args = {a: n for a, n in zip(op.body.block.args, ins)}
-        (out,) = outs
-        if not isinstance(lib, fusion.MatmulOp | fusion.LinearOp):
-            raise CodegenError(f"library kernel {op.sym_name.data!r}: {lib.name} is not a library op")
-        schedule = op.schedule_name
-        indent = ""
-        if schedule in ("tiled", "tiled_if"):  # alloc-place's choice: the generated tiled matmul
-            lm = tileable(op)
-            if lm is None:
-                raise CodegenError(f"library kernel {op.sym_name.data!r} is scheduled {schedule}, but the tiled "
-                                   f"matmul does not compute its {lib.name} (2-D operands of one float type)")
-            kname = op.sym_name.data
-            launch = self.ns.name(f"launch_{kname}")
-            tiled = tiled_matmul.generate(lm, kname, self.ns.name(f"{kname}_tiled"), launch, self.target, len(ins))
-            self.tiled.append(tiled)
-            self.launchers.append(tiled.launcher)
-            self.layouts.append(tiled.layout)
-            if schedule == "tiled_if":
-                self.line(f"if {self.v(op.fits)}:")
-                self.line(f"    {launch}({', '.join(ins + outs)}, huge)")
-                self.line("else:")
-                indent = "    "
-            else:
-                self.line(f"{launch}({', '.join(ins + outs)}, huge)")
-                return
-        if isinstance(lib, fusion.MatmulOp):
-            self.line(f"{indent}rt.matmul({args[lib.lhs]}, {args[lib.rhs]}, {out})")
-        else:
-            bias = args[lib.bias] if lib.bias is not None else "None"
-            self.line(f"{indent}rt.linear({args[lib.input]}, {args[lib.weight]}, {bias}, {out})")
 
 
 def _scalar_kind(t: Attribute) -> tuple[str, int]:
@@ -701,60 +659,7 @@ def _launcher(gen: GeneratedKernel, launch: str, n_in: int, n_out: int) -> str:
         for a in gen.args
     ]))
     args = "args"  # the launches below pass the one tuple
-    if plan.kind in ("scan", "sort"):  # one program per BLOCK_M rows (`scan_codegen`)
-        lines += scan_launch_lines(plan, gen.functions, args)
-    elif plan.kind == "inner_outer":  # rows on `programs` programs, then the columns' partials
-        programs = in_size(next(iter(plan.columns.values())), 0) if plan.columns else "1"
-        lines += inner_outer_lines(plan, gen.functions, args, programs)
-    elif plan.partials and not plan.inner_split:  # split across CTAs (`analysis.split_reduction`): one kernel, or two stages
-        split = in_size(next(iter(plan.partials.values())), 0)
-        fn = gen.functions
-        lines += [
-            "    if M == 0:",
-            "        return",
-            f"    bm, bn, warps = rt.outer_blocks(M, N, {split})",
-            f"    if {split} <= 1:",
-            f"        rt.launch({fn['looped']}, (-(-M // bm),), ({args}), bm, bn, use_i64, warps)",
-            "        return",
-            f"    rt.launch({fn['split_partial']}, (-(-M // bm) * {split},), ({args}), bm, bn, use_i64, warps)",
-            f"    bm, bn, warps = rt.split_final_blocks(M, {split})",
-            f"    rt.launch({fn['split_final']}, (-(-M // bm),), ({args}), bm, bn, use_i64, warps)",
-        ]
-    elif plan.reductions:
-        lines.append("    if M == 0:")
-        lines.append("        return")
-        if plan.partials:  # an inner split (`analysis.split_reduction`): two stages when %split > 1, else the row kernel
-            split = in_size(next(iter(plan.partials.values())), 0)
-            fn = gen.functions
-            lines += [
-                f"    if {split} > 1:",
-                "        bm, bn, warps = rt.inner_split_blocks(M, N)",
-                f"        rt.launch({fn['split_partial']}, (-(-M // bm) * {split},), ({args}), bm, bn, use_i64, warps)",
-                f"        bm, bn, warps = rt.split_final_blocks(M, {split})",
-                f"        rt.launch({fn['split_final']}, (-(-M // bm),), ({args}), bm, bn, use_i64, warps)",
-                "        return",
-            ]
-        persistent = f"{gen.functions['persistent']}, rt.persistent_blocks(M, N)" if "persistent" in gen.functions else ""
-        looped = f"{gen.functions['looped']}, rt.looped_blocks(M, N)" if "looped" in gen.functions else ""
-        if schedule == "persistent_if":  # alloc-place's run-time condition, evaluated by the host program
-            lines.append("    if fits:")
-            lines.append(f"        kernel, (bm, bn, warps) = {persistent}")
-            lines.append("    else:")
-            lines.append(f"        kernel, (bm, bn, warps) = {looped}")
-        else:
-            lines.append(f"    kernel, (bm, bn, warps) = {persistent or looped}")
-        lines.append(f"    rt.launch(kernel, (-(-M // bm),), ({args}), bm, bn, use_i64, warps)")
-    else:
-        lines.append("    if M * N == 0:")
-        lines.append("        return")
-        if gen.flat:  # one program per BLOCK_N linear indices (`triton_codegen.flat_pointwise`)
-            lines.append("    bm, bn, warps = rt.flat_blocks(M, N)")
-            lines.append(f"    rt.launch({gen.functions['pointwise']}, (-(-(M * N) // bn),), ({args}), bm, bn, use_i64, warps)")
-        else:
-            lines.append(f"    bm, bn, warps = rt.{'transpose' if gen.transposed else 'pointwise'}_blocks(M, N)")
-            lines.append(
-                f"    rt.launch({gen.functions['pointwise']}, (-(-M // bm) * -(-N // bn),), ({args}), bm, bn, use_i64, warps)"
-            )
+    lines += launch_lines(gen, args, in_size)  # by the kernel's kind (`kernel_kinds.KINDS`)
     return "\n".join(lines)
 
 
@@ -835,7 +740,7 @@ def emit_program(
         literal(f"Generated by Allotment from @{f.sym_name.data} for {target}. Do not edit."),
         "import torch",
         module_prelude(target, os.environ.get("ALLOT_TANH", "exp"),
-                       "\n".join([k.source for k in h.kernels] + [t.source for t in h.tiled])),
+                       set().union(*(k.helpers for k in h.kernels), *(t.helpers for t in h.tiled))),
         "from allotment.backend import host_runtime as rt",
         "",
     ]

@@ -315,7 +315,7 @@ def pointwise_blocks(m: int, n: int) -> tuple[int, int, int]:
 
 def flat_rows(n: int) -> bool:
     """Whether a pointwise kernel over rows of a static `n` elements indexes its domain
-    flat (one linear index a lane, row and column by division: `triton_codegen`'s flat
+    flat (one linear index a lane, row and column by division: `kernels/pointwise`'s flat
     pointwise kernels, Inductor's pointwise scheme) rather than in [BLOCK_M, BLOCK_N] tiles:
     where the widest power-of-two tile that `pointwise_blocks` allows would still leave more
     than 15% of each row's lanes idle (rows of 96: a 128-wide tile, 25% idle; rows of 3)."""
@@ -464,7 +464,7 @@ _TILED_MATMUL = _env_blocks("TILED_MATMUL")
 
 @functools.lru_cache(maxsize=4096)
 def tiled_matmul_blocks(m: int, n: int, k: int) -> tuple[int, int, int]:
-    """Output tile of a tiled library matmul (`backend/tiled_matmul.py`, small problems
+    """Output tile of a tiled library matmul (`backend/kernels/tiled_matmul.py`, small problems
     only: `analysis/library_matmul.py`): up to 64x64 (`tl.dot` needs 16 or more a side),
     32 columns where there are at most 16 rows, so that a long thin output (a decode
     step's 16x4096) still has N / 32 programs to read its weight with; 4 warps.
@@ -504,7 +504,7 @@ _IO_FINAL = _env_blocks("INNER_OUTER_FINAL")
 
 @functools.lru_cache(maxsize=4096)
 def inner_outer_blocks(m: int, n: int) -> tuple[int, int, int]:
-    """Blocks of an inner-outer kernel's row programs (`backend/inner_outer.py`): the whole
+    """Blocks of an inner-outer kernel's row programs (`backend/kernels/inner_outer.py`): the whole
     row in a tile; rows of 2048 and more one at a time with 16 warps, shorter ones as the
     persistent normalization's; ALLOT_INNER_OUTER_BLOCKS to tune. Measured on an H200
     (`block_sweep.sh`, KNOB=INNER_OUTER, 23:5x UTC 2026-11-30), bf16 static: at 12345x1111
@@ -561,7 +561,7 @@ def linear(x: torch.Tensor, w: torch.Tensor, bias: torch.Tensor | None, out: tor
 
 
 def aten_call(name: str, args: tuple, kwargs: dict[str, Any]) -> Any:
-    """An `aten` kernel's call (`backend/aten_call.py`): device work the replay does not
+    """An `aten` kernel's call (`backend/kernels/aten_call.py`): device work the replay does not
     record, so a program that makes one runs as Python."""
     _launch.note_host_work(f"an ATen call ({name})")
     return aten_operator(name)(*args, **kwargs)

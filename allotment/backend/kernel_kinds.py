@@ -1,57 +1,112 @@
-"""The kernel kinds: which planner, variants and emitter each kind of `alloc.kernel` gets.
+"""The kernel kinds: the one table (`KINDS`) of which planner, variants, emitter and launcher
+lines each kind of `alloc.kernel` gets, and the dispatch over it.
 
-The shared planner (`kernel_plan`: pointwise, reduction and normalization kernels) and the
-shared emitter (`triton_codegen._Emitter`) sit below the modules of the kinds with rules of
-their own: scatters (`triton_indexing`), inner-outer kernels (`inner_outer`), scans and
-sorts (`scan_codegen`). This module, above them all, dispatches on the kind, so that neither
-shared module imports a kind's module.
+Each kind lives in its own module under `backend/kernels/` (its planner hook, its
+`Emitter` subclass, its launcher lines); the shared planner (`kernel_plan.plan_domain_kernel`)
+and the shared emitter (`kernels.emitter.Emitter`) sit below them all. This module, above
+them, is the only one that names every kind, so that no shared module imports a kind's.
+A kind whose call is host code (a library matmul, an ATen call) has a `host` entry instead
+of a planner and an emitter.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
+
 from xdsl.dialects.builtin import TensorType
 
-from allotment.backend import inner_outer, triton_indexing, triton_math
-from allotment.backend.inner_outer import InnerOuterEmitter, plan_inner_outer
-from allotment.backend.kernel_plan import CodegenError, KernelPlan, plan_domain_kernel
-from allotment.backend.scan_codegen import ScanEmitter, plan_scan_kernel, scan_helpers
-from allotment.backend.triton_codegen import GeneratedKernel, KernelArg, _Emitter, flat_pointwise, round_bf16_casts
+from allotment.backend import triton_math
+from allotment.backend.kernel_plan import REDUCTIONS, CodegenError, KernelPlan, plan_domain_kernel
+from allotment.backend.kernels import (
+    aten_call,
+    gather_scatter,
+    inner_outer,
+    library,
+    pointwise,
+    row_reduction,
+    scan_sort,
+    split_reduction,
+)
+from allotment.backend.kernels.emitter import Emitter, GeneratedKernel, InSize, KernelArg
 from allotment.dialects import alloc
+
+HostCall = Callable[[library.Host, alloc.KernelOp, list[str], list[str]], None]
+"""Writes a host-side kernel's call into the host program (the host emitter, the kernel, its
+ins' and outs' host names)."""
+
+
+@dataclass(frozen=True)
+class KernelKind:
+    """One kind of kernel: which kernels it takes, and its module's entries."""
+
+    name: str
+    takes: Callable[[alloc.KernelOp], bool]
+    plan: Callable[[alloc.KernelOp], KernelPlan] = plan_domain_kernel
+    variants: Callable[[KernelPlan], list[str]] | None = None
+    """The Triton functions a kernel of the kind gets."""
+    emitter: type[Emitter] = Emitter
+    launch: Callable[[GeneratedKernel, str, InSize], list[str]] | None = None
+    """The launcher's lines after M, N and use_i64 (its arguments tuple's name, the spelling
+    of an input's extent)."""
+    host: HostCall | None = None
+
+
+def _reduces(kernel: alloc.KernelOp) -> bool:
+    return any(isinstance(op, REDUCTIONS) for op in kernel.body.block.ops)
+
+
+def _aten(host: library.Host, op: alloc.KernelOp, ins: list[str], outs: list[str]) -> None:
+    host.host_work.append(f"kernel {op.sym_name.data!r} calls ATen")
+    for text in aten_call.emit(op, ins, outs, host.v):
+        host.line(text)
+
+
+KINDS: tuple[KernelKind, ...] = (
+    KernelKind("library", lambda k: k.kind.data == "library", host=library.emit),
+    KernelKind("aten", lambda k: k.kind.data == "aten", host=_aten),
+    # a scatter kernel iterates over its index, not its output
+    KernelKind("scatter", lambda k: gather_scatter.scatter_op(k) is not None,
+               lambda k: gather_scatter.plan_scatter(k, gather_scatter.scatter_op(k)),
+               pointwise.variants, pointwise.PointwiseEmitter, pointwise.launch_lines),
+    KernelKind("inner_outer", lambda k: k.kind.data == "inner_outer", inner_outer.plan_inner_outer,
+               inner_outer.variants, inner_outer.InnerOuterEmitter, inner_outer.launch_lines),
+    KernelKind("scan_sort", lambda k: k.kind.data in ("scan", "sort"), scan_sort.plan_scan_kernel,
+               scan_sort.variants, scan_sort.ScanEmitter, scan_sort.launch_lines),
+    KernelKind("split_reduction", lambda k: _reduces(k) and "partials" in k.attributes, plan_domain_kernel,
+               split_reduction.variants, split_reduction.SplitEmitter, split_reduction.launch_lines),
+    KernelKind("row_reduction", _reduces, plan_domain_kernel,
+               row_reduction.schedule_variants, row_reduction.RowEmitter, row_reduction.launch_lines),
+    KernelKind("pointwise", lambda k: True, plan_domain_kernel,
+               pointwise.variants, pointwise.PointwiseEmitter, pointwise.launch_lines),
+)
+"""Every kind, in the order they are asked: the first that takes a kernel is its kind."""
+
+
+def kind_of(kernel: alloc.KernelOp) -> KernelKind:
+    """The kind of `kernel` (`KINDS`)."""
+    return next(kind for kind in KINDS if kind.takes(kernel))
 
 
 def plan_kernel(kernel: alloc.KernelOp) -> KernelPlan:
-    """The plan of `kernel`: by its kind's planner (`kernel_plan.plan_domain_kernel` for the
-    kinds without one of their own)."""
-    scatter = triton_indexing.scatter_op(kernel)
-    if scatter is not None:  # a scatter kernel iterates over its index, not its output
-        return triton_indexing.plan_scatter(kernel, scatter)
-    if kernel.kind.data == "inner_outer":  # row and column reductions: `backend/inner_outer.py`
-        return plan_inner_outer(kernel)
-    if kernel.kind.data in ("scan", "sort"):  # rows along the scan or sort dim
-        return plan_scan_kernel(kernel)
-    return plan_domain_kernel(kernel)
+    """The plan of `kernel`, by its kind's planner."""
+    return kind_of(kernel).plan(kernel)
 
 
 def variants(plan: KernelPlan) -> list[str]:
-    """The Triton functions a kernel gets: one pointwise, or the reduction variants its
-    placement (`alloc-place`'s schedule on the kernel) names: persistent, looped, or
-    both when the choice is made at run time. A reducing kernel that was never placed
-    is an error: the backend follows the IR and decides nothing itself."""
-    if plan.kind in ("scan", "sort"):  # one variant: `scan_codegen`
-        return [plan.kind]
-    if plan.kind == "inner_outer":  # rows, then the columns' partials (`backend/inner_outer.py`)
-        return inner_outer.variants(plan)
-    if not plan.reductions:
-        return ["pointwise"]
-    schedule = plan.kernel.schedule_name
-    if schedule is None:
-        raise CodegenError(f"kernel {plan.name!r} reduces but has no schedule: run alloc-place first")
-    if plan.partials and plan.inner_split:  # the row kernel alloc-place chose when %split is 1
-        row = ["persistent", "looped"] if schedule == "persistent_if" else [schedule]
-        return [*row, "split_partial", "split_final"]
-    if plan.partials:  # split across CTAs (`analysis.split_reduction`): one kernel when %split is 1
-        return ["looped", "split_partial", "split_final"]
-    return ["persistent", "looped"] if schedule == "persistent_if" else [schedule]
+    """The Triton functions a kernel gets (its kind's `variants`: one pointwise, the row
+    variants its placement names, a split's stages, ...)."""
+    kind = kind_of(plan.kernel)
+    if kind.variants is None:
+        raise CodegenError(f"kernel {plan.name!r}: a {kind.name} kernel has no Triton functions")
+    return kind.variants(plan)
+
+
+def launch_lines(gen: GeneratedKernel, args: str, in_size: InSize) -> list[str]:
+    """The launcher's lines after M, N and use_i64, by the kernel's kind."""
+    launch = kind_of(gen.plan.kernel).launch
+    assert launch is not None  # every kind with variants launches
+    return launch(gen, args, in_size)
 
 
 def generate_kernel(plan: KernelPlan, target: str, functions: dict[str, str]) -> GeneratedKernel:
@@ -63,26 +118,9 @@ def generate_kernel(plan: KernelPlan, target: str, functions: dict[str, str]) ->
     wanted = variants(plan)
     if sorted(functions) != sorted(wanted):
         raise CodegenError(f"kernel {plan.name!r}: names for {sorted(functions)}, variants {wanted}")
-    bodies: dict[str, _Emitter] = {}
+    emitter = kind_of(plan.kernel).emitter
     derived: dict[str, str] = {}
-    for variant in wanted:
-        if variant in ("scan", "sort"):
-            e = ScanEmitter(plan, variant, target, derived)
-            e.emit()
-            bodies[variant] = e
-            continue
-        if plan.kind == "inner_outer":
-            io = InnerOuterEmitter(plan, variant, target, derived)
-            io.emit()
-            bodies[variant] = io
-            continue
-        e = _Emitter(plan, variant, target, derived, flat=variant == "pointwise" and flat_pointwise(plan))
-        {"pointwise": e.emit_pointwise, "persistent": e.emit_persistent, "looped": e.emit_looped,
-         "split_partial": e.emit_split_partial, "split_final": e.emit_split_final}[variant]()
-        if e.flat and e.transposed:  # an operand read along the outer axis: square tiles instead
-            e = _Emitter(plan, variant, target, derived)
-            e.emit_pointwise()
-        bodies[variant] = e
+    bodies = {variant: emitter.build(plan, variant, target, derived) for variant in wanted}
     kernel = plan.kernel
     block = kernel.body.block
     args: list[KernelArg] = []
@@ -105,17 +143,18 @@ def generate_kernel(plan: KernelPlan, target: str, functions: dict[str, str]) ->
     params = ", ".join(a.name for a in args)
     if any(e.scalar_args for e in bodies.values()):
         raise CodegenError(f"kernel {plan.name!r}: uses a scalar that is not a kernel input")
-    helpers = triton_math.helpers_for("\n".join(line for e in bodies.values() for line in e.lines), target)
+    requested = list(dict.fromkeys(name for e in bodies.values() for name in e.helpers))  # first-use order
+    helpers = triton_math.helpers_for(requested, target)
     if plan.kind == "scan":
-        helpers += scan_helpers("\n".join(line for e in bodies.values() for line in e.lines))
+        helpers += scan_sort.scan_helpers(requested)
     parts = []
     for variant, e in bodies.items():
         fname = functions[variant]
         parts.append(
             f"@triton.jit\ndef {fname}({params}, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, USE_I64: tl.constexpr):\n"
-            + "\n".join(e.lines if target == "cuda" else map(round_bf16_casts, e.lines))
+            + "\n".join(e.lines)
             + "\n"
         )
-    transposed = plan.kind == "pointwise" and any(e.transposed for e in bodies.values() if isinstance(e, _Emitter))
-    flat = any(e.flat for e in bodies.values() if isinstance(e, _Emitter))
-    return GeneratedKernel(plan, functions, helpers + "\n\n".join(parts), args, transposed, flat)
+    transposed = plan.kind == "pointwise" and any(e.transposed for e in bodies.values())
+    flat = any(e.flat for e in bodies.values())
+    return GeneratedKernel(plan, functions, helpers + "\n\n".join(parts), args, transposed, flat, set(requested))

@@ -37,7 +37,7 @@ Map = tuple[tuple | None, ...]
 (index `scale * i_d - shift`); d is a domain dim, or None for a constant index `-shift`.
 A shift is an int or an expression (a string) over the kernel's scalar arguments; a scale
 is an int. Slices, pads, cats and permutes of values computed in a kernel move their
-operands' maps (`triton_codegen._Emitter.operand_maps`): index arithmetic, no buffer."""
+operands' maps (`kernels.emitter.Emitter.operand_maps`): index arithmetic, no buffer."""
 
 INDEX_VIEWS = (fusion.SliceOp, fusion.PermuteOp, fusion.ReshapeOp, fusion.PadOp, fusion.CatOp,
                *fusion.INDEXING_GATHERS)
@@ -101,7 +101,7 @@ class KernelPlan:
         return bool(self.partials) and bool(self.outer) and len(self.domain) - 1 in self.inner
     columns: dict[Operation, int] = field(default_factory=dict)
     """An inner-outer kernel's column reductions -> the in holding each one's partials
-    [programs, N] (`backend/inner_outer.py`; the kernel's `column_partials` attribute)."""
+    [programs, N] (`backend/kernels/inner_outer.py`; the kernel's `column_partials` attribute)."""
 
     @property
     def name(self) -> str:

@@ -1,6 +1,6 @@
 """Triton helpers and expressions for the fusion dialect's math, rounding, integer and bitwise ops.
 
-`elementwise_expr` (called by `triton_codegen._Emitter.elementwise_expr`) gives the
+`elementwise_expr` (called by `kernels.emitter.Emitter.elementwise_expr`) gives the
 Triton expression of one of these ops; `helpers_for` gives the source of the
 `@triton.jit` helpers that a kernel's code calls (and the helpers they call), so
 that a module defines only the helpers its kernels use.
@@ -24,7 +24,7 @@ Shift amounts outside [0, bit width) are handled before shifting, as torch does.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from xdsl.dialects.builtin import IntegerType, TensorType
 from xdsl.ir import Attribute, Operation
@@ -483,8 +483,10 @@ HELPERS: dict[str, dict[str, str]] = {
 _CALL = re.compile(r"(?<![\w.])(_[a-z][a-z0-9_]*)\(")
 
 
-def helpers_for(code: str, target: str) -> str:
-    """The helpers `code` calls, and those they call, each once, callees first."""
+def helpers_for(names: Iterable[str], target: str) -> str:
+    """The sources of the helpers named in `names` (in their order; names of no helper of
+    this table are skipped) and of those they call, each once, callees first. What a helper
+    calls is read from the table's own sources (`_CALL`), never from generated code."""
     table = HELPERS["cuda" if target == "cuda" else "interpreter"]
     order: list[str] = []
 
@@ -497,7 +499,7 @@ def helpers_for(code: str, target: str) -> str:
                 visit(callee, seen)
         order.append(name)
 
-    for name in _CALL.findall(code):
+    for name in names:
         if name in table:
             visit(name, set())
     return "".join("\n" + table[n] + "\n" for n in order)
@@ -537,7 +539,14 @@ Convert = Callable[[str, Attribute, str], str]
 """`(operand, its IR type, compute dtype) -> the operand converted` (the emitter's `as_type`)."""
 
 ComputeDtype = Callable[[Attribute], str]
-"""`element type -> the Triton type arithmetic on it happens in` (`triton_codegen.compute_dtype`)."""
+"""`element type -> the Triton type arithmetic on it happens in` (`kernels.emitter.compute_dtype`)."""
+
+To = Callable[[str, str], str]
+"""`to(x, dtype)`: the expression x converted to the Triton type `dtype` (`Emitter.to`)."""
+
+Helper = Callable[[str], str]
+"""`helper(name)`: the name of a helper that the expression being built calls, requested
+(`Emitter.helper`: `helpers_for` gives the kernel the helpers it requested)."""
 
 
 def _tile(x: str, t: Attribute, ct: str) -> str:
@@ -547,32 +556,33 @@ def _tile(x: str, t: Attribute, ct: str) -> str:
 
 
 def elementwise_expr(op: Operation, xs: Sequence[str], types: Sequence[Attribute], rt: Attribute,
-                     convert: Convert, compute_dtype: ComputeDtype) -> str:
-    """The Triton expression (of type rt) of one of `OPS` on operands `xs` of IR types `types`."""
+                     convert: Convert, compute_dtype: ComputeDtype, to: To, helper: Helper) -> str:
+    """The Triton expression (of type rt) of one of `OPS` on operands `xs` of IR types `types`;
+    `to` spells a conversion to a Triton type (the emitter's: bf16 rounds on the CPU target)."""
     out = triton_dtype(rt)
     if isinstance(op, fusion.SignbitOp):
         (t,) = types
         et = element_type_of(t)
         x = convert(xs[0], t, compute_dtype(et))
         if is_float(et):
-            return f"_signbit({x})"
+            return f"{helper('_signbit')}({x})"
         return f"({x} != {x})" if et == IntegerType(1) else f"({x} < 0)"
     ct = compute_dtype(rt)
     args = [_tile(convert(x, t, ct), t, ct) for x, t in zip(xs, types)]
     if len(args) == 1:
-        return f"({_unary(op, args[0], rt)}).to({out})"
+        return to(f"({_unary(op, args[0], rt, helper)})", out)
     a, b = args
-    return f"({_binary(op, a, b, rt, ct)}).to({out})"
+    return to(f"({_binary(op, a, b, rt, ct, to, helper)})", out)
 
 
-def _unary(op: Operation, x: str, rt: Attribute) -> str:
+def _unary(op: Operation, x: str, rt: Attribute, helper: Helper) -> str:
     if type(op) in _FLOAT_FUNCTIONS:
-        return f"{_FLOAT_FUNCTIONS[type(op)]}({x})"
+        return f"{helper(_FLOAT_FUNCTIONS[type(op)])}({x})"
     boolean = rt == IntegerType(1)
     if type(op) in _ROUNDING:
-        return f"{_ROUNDING[type(op)]}({x})" if is_float(rt) else x
+        return f"{helper(_ROUNDING[type(op)])}({x})" if is_float(rt) else x
     if isinstance(op, fusion.FracOp):
-        return f"{x} - _trunc({x})"
+        return f"{x} - {helper('_trunc')}({x})"
     if isinstance(op, fusion.SignOp):
         if boolean:
             return x
@@ -583,24 +593,24 @@ def _unary(op: Operation, x: str, rt: Attribute) -> str:
     raise AssertionError(f"{op.name} is not one of triton_math.OPS")
 
 
-def _binary(op: Operation, a: str, b: str, rt: Attribute, ct: str) -> str:
+def _binary(op: Operation, a: str, b: str, rt: Attribute, ct: str, to: To, helper: Helper) -> str:
     floating = is_float(rt)
     if isinstance(op, fusion.Atan2Op):
-        return f"_atan2({a}, {b})"
+        return f"{helper('_atan2')}({a}, {b})"
     if isinstance(op, fusion.NextafterOp):  # the bits of the result type, compared in ct
         out = triton_dtype(rt)
-        an, bn = (a if out == ct else f"{a}.to({out})", b if out == ct else f"{b}.to({out})")
-        return f"_nextafter({an}, {bn}, {a}, {b})"
+        an, bn = (a if out == ct else to(a, out), b if out == ct else to(b, out))
+        return f"{helper('_nextafter')}({an}, {bn}, {a}, {b})"
     if isinstance(op, fusion.FmodOp):
-        return f"_fmod({a}, {b})" if floating else f"_int_fmod({a}, {b})"
+        return f"{helper('_fmod' if floating else '_int_fmod')}({a}, {b})"
     if isinstance(op, fusion.RemainderOp):
-        return f"_remainder({a}, {b})" if floating else f"_int_remainder({a}, {b})"
+        return f"{helper('_remainder' if floating else '_int_remainder')}({a}, {b})"
     if isinstance(op, fusion.FloorDivideOp):
-        return f"_floor_divide({a}, {b})" if floating else f"_int_floor_div({a}, {b})"
+        return f"{helper('_floor_divide' if floating else '_int_floor_div')}({a}, {b})"
     if type(op) in _BITWISE:
         return f"({a} {_BITWISE[type(op)]} {b})"
     if isinstance(op, fusion.GcdOp):
-        return f"_gcd({a}, {b})"
+        return f"{helper('_gcd')}({a}, {b})"
     width = rt.width.data if isinstance(rt, IntegerType) else 64
     ok = f"(({b} >= 0) & ({b} < {width}))"
     if isinstance(op, fusion.BitwiseLeftShiftOp):
@@ -614,9 +624,9 @@ def _binary(op: Operation, a: str, b: str, rt: Attribute, ct: str) -> str:
     raise AssertionError(f"{op.name} is not one of triton_math.OPS")
 
 
-def triangular_expr(op: fusion.TriangularOp, x: str, row: str, col: str, rt: Attribute) -> str:
+def triangular_expr(op: fusion.TriangularOp, x: str, row: str, col: str, rt: Attribute, to: To) -> str:
     """`fusion.triu` / `fusion.tril` of the tile x whose last two indices are `row`, `col`."""
     sym = ">=" if isinstance(op, fusion.TriuOp) else "<="
     d = op.diagonal_value
     bound = str(d) if -(2**31) <= d < 2**31 else f"tl.full([1, 1], {d}, tl.int64)"  # past the indices' int32
-    return f"tl.where((({col}) - ({row})) {sym} {bound}, {x}, 0).to({triton_dtype(rt)})"
+    return to(f"tl.where((({col}) - ({row})) {sym} {bound}, {x}, 0)", triton_dtype(rt))

@@ -138,13 +138,15 @@ _UNIFORM: dict[type[Attribute], str] = {
 
 
 class Emitter(Protocol):
-    """What `emit` uses of `triton_codegen._Emitter`."""
+    """What `emit` uses of `kernels.emitter.Emitter`."""
 
     def line(self, text: str) -> None: ...
     def fresh(self, prefix: str = "t") -> str: ...
     def scalar(self, v: SSAValue) -> str: ...
     def kernel_extent(self, v: SSAValue, j: int) -> str: ...
     def axes_of(self, m: Map) -> frozenset[str]: ...
+    def to(self, x: str, dtype: str) -> str: ...
+    def helper(self, name: str) -> str: ...
 
 
 def linear_index(em: Emitter, op: fusion.RandomOp, m: Map) -> str:
@@ -174,12 +176,14 @@ def emit(em: Emitter, op: fusion.RandomOp, m: Map) -> tuple[str, frozenset[str]]
     lin = em.fresh("lin")
     em.line(f"{lin} = {linear_index(em, op, m)}")
     name = em.fresh("rng")
-    value = f"{helper}({em.scalar(op.seed)}, {em.scalar(op.offset)}, {lin})"
+    if isinstance(rt, BFloat16Type) and isinstance(op, fusion.RandnOp):
+        em.helper("_rng_bf16")  # requested in the order the line names them
+    value = f"{em.helper(helper)}({em.scalar(op.seed)}, {em.scalar(op.offset)}, {lin})"
     if isinstance(rt, Float16Type | BFloat16Type) and isinstance(op, fusion.RandnOp):
         value = f"{value}.to(tl.float32)"  # 16-bit normals: rounded through f32
         if isinstance(rt, BFloat16Type):
             value = f"_rng_bf16({value})"
     dtype = {Float32Type: "tl.float32", Float64Type: "tl.float64", Float16Type: "tl.float16",
              BFloat16Type: "tl.bfloat16"}[type(rt)]
-    em.line(f"{name} = {value}.to({dtype})  # {op.name}")
+    em.line(f"{name} = {em.to(value, dtype)}  # {op.name}")
     return name, em.axes_of(m)

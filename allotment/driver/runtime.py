@@ -77,7 +77,7 @@ def _codegen_version() -> str:
     root = Path(__file__).resolve().parents[1]
     h = hashlib.sha256()
     for rel in sorted(("analysis", "backend", "dialects", "driver", "extents", "passes")):
-        for path in sorted((root / rel).glob("*.py")):
+        for path in sorted((root / rel).rglob("*.py")):
             h.update(path.read_bytes())
     return h.hexdigest()[:16]
 

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from contextlib import nullcontext
 
 from xdsl.dialects.builtin import DenseArrayBase, TensorType
 from xdsl.ir import Operation, SSAValue
@@ -48,11 +49,10 @@ from allotment.backend.kernel_plan import (
     _shape,
     identity_map,
 )
-from allotment.backend.triton_codegen import _Emitter
+from allotment.backend.kernels.emitter import ALL_AXES, GeneratedKernel, InSize
+from allotment.backend.kernels.row_reduction import RowEmitter, choose_row_kernel, schedule_variants
 from allotment.dialects import alloc, fusion
 from allotment.dtypes import element_nbytes, triton_dtype
-
-ALL_AXES = {frozenset({"m", "n"}), frozenset({"m"}), frozenset({"n"}), frozenset()}
 
 
 def plan_inner_outer(kernel: alloc.KernelOp) -> KernelPlan:
@@ -104,14 +104,11 @@ def column_values(plan: KernelPlan) -> set[SSAValue]:
 
 
 def variants(plan: KernelPlan) -> list[str]:
-    schedule = plan.kernel.schedule_name
-    if schedule is None:
-        raise CodegenError(f"kernel {plan.name!r} reduces but has no schedule: run alloc-place first")
-    first = ["persistent", "looped"] if schedule == "persistent_if" else [schedule]
-    return [*first, "column_final"]
+    """The row variant (or both) the schedule names, then the columns' final kernel."""
+    return [*schedule_variants(plan), "column_final"]
 
 
-class InnerOuterEmitter(_Emitter):
+class InnerOuterEmitter(RowEmitter):
     """Emits the three functions of an inner-outer kernel (module docstring)."""
 
     def __init__(self, *args: object, **kwargs: object) -> None:
@@ -173,27 +170,24 @@ class InnerOuterEmitter(_Emitter):
         for k, (condition, stages) in enumerate(choices):
             if branched:
                 self.line("else:" if k == len(choices) - 1 else f"{'if' if k == 0 else 'elif'} {condition}:")
-                self.indent += 1
-            self.reduced = dict(before)  # each branch computes the row's reductions itself
-            loop = (f"tl.range(pid, tiles_m, programs, num_stages={stages})" if stages > 1
-                    else "range(pid, tiles_m, programs)")
-            self.line(f"for tile in {loop}:")
-            self.indent += 1
-            self.scopes.append({})
-            self.emit_outer_indices("tile")
-            self.persistent_reductions()
-            for c, a, _ in accs:  # every load of the block before its first store
-                tile, _, _ = self.reduction_input(c)
-                self.line(f"{a} = {a} + tl.sum({tile}, 0)[None, :]")
-            self.store_outputs(ALL_AXES)
-            self.scopes.pop()
-            self.indent -= 1
-            if branched:
-                self.indent -= 1
+            with self.indent() if branched else nullcontext():  # constexpr branches
+                self.reduced = dict(before)  # each branch computes the row's reductions itself
+                loop = (f"tl.range(pid, tiles_m, programs, num_stages={stages})" if stages > 1
+                        else "range(pid, tiles_m, programs)")
+                self.line(f"for tile in {loop}:")
+                with self.indent():
+                    self.scopes.append({})
+                    self.emit_outer_indices("tile")
+                    self.persistent_reductions()
+                    for c, a, _ in accs:  # every load of the block before its first store
+                        tile, _, _ = self.reduction_input(c)
+                        self.line(f"{a} = {a} + tl.sum({tile}, 0)[None, :]")
+                    self.store_outputs(ALL_AXES)
+                    self.scopes.pop()
         for c, a, _ in accs:
             i = self.plan.columns[c]
             pt = triton_dtype(self.block.args[i].type.element_type)
-            self.line(f"tl.store({self._partials_ptr(c, 'pid')}, {a}.to({pt}), mask=mask_n)")
+            self.line(f"tl.store({self._partials_ptr(c, 'pid')}, {self.to(a, pt)}, mask=mask_n)")
 
     def row_stage_choices(self) -> list[tuple[str, int]]:
         """Software-pipelining stages of the persistent row loop (`tl.range(...,
@@ -225,44 +219,41 @@ class InnerOuterEmitter(_Emitter):
         self.storing = lambda v: v not in self.columns
         self._grid_stride()
         self.line("for start in range(0, N, BLOCK_N):")  # this program's partials row: zeros
-        self.indent += 1
-        self.scopes.append({})
-        self.emit_inner_indices("start")
-        for c in self.plan.columns:
-            i = self.plan.columns[c]
-            pt = triton_dtype(self.block.args[i].type.element_type)
-            self.line(f"tl.store({self._partials_ptr(c, 'pid')}, tl.zeros((1, BLOCK_N), {pt}), mask=mask_n)")
-        self.scopes.pop()
-        self.indent -= 1
+        with self.indent():
+            self.scopes.append({})
+            self.emit_inner_indices("start")
+            for c in self.plan.columns:
+                i = self.plan.columns[c]
+                pt = triton_dtype(self.block.args[i].type.element_type)
+                self.line(f"tl.store({self._partials_ptr(c, 'pid')}, tl.zeros((1, BLOCK_N), {pt}), mask=mask_n)")
+            self.scopes.pop()
         self.line("tl.debug_barrier()")
         self.line("for tile in range(pid, tiles_m, programs):")
-        self.indent += 1
-        self.scopes.append({})
-        self.emit_outer_indices("tile")
-        self.looped_reductions()
-        self.store_outputs({frozenset({"m"}), frozenset()})
-        self.line("for start in range(0, N, BLOCK_N):")
-        self.indent += 1
-        self.scopes.append({})
-        self.emit_inner_indices("start")
-        sums = []
-        for c in self.plan.columns:
-            i = self.plan.columns[c]
-            tile, _, acc = self.reduction_input(c)
-            old = self.fresh("old")
-            self.line(f"{old} = tl.load({self._partials_ptr(c, 'pid')}, mask=mask_n, other=0)")
-            new = self.fresh("col")
-            pt = triton_dtype(self.block.args[i].type.element_type)
-            self.line(f"{new} = ({old}.to({acc}) + tl.sum({tile}, 0)[None, :]).to({pt})")
-            sums.append((c, new))
-        self.store_outputs({frozenset({"m", "n"}), frozenset({"n"})})
-        for c, new in sums:
-            self.line(f"tl.store({self._partials_ptr(c, 'pid')}, {new}, mask=mask_n)")
-        self.scopes.pop()
-        self.indent -= 1
-        self.line("tl.debug_barrier()")  # the next block reads what this one stored
-        self.scopes.pop()
-        self.indent -= 1
+        with self.indent():
+            self.scopes.append({})
+            self.emit_outer_indices("tile")
+            self.looped_reductions()
+            self.store_outputs({frozenset({"m"}), frozenset()})
+            self.line("for start in range(0, N, BLOCK_N):")
+            with self.indent():
+                self.scopes.append({})
+                self.emit_inner_indices("start")
+                sums = []
+                for c in self.plan.columns:
+                    i = self.plan.columns[c]
+                    tile, _, acc = self.reduction_input(c)
+                    old = self.fresh("old")
+                    self.line(f"{old} = tl.load({self._partials_ptr(c, 'pid')}, mask=mask_n, other=0)")
+                    new = self.fresh("col")
+                    pt = triton_dtype(self.block.args[i].type.element_type)
+                    self.line(f"{new} = {self.to(f'({old}.to({acc}) + tl.sum({tile}, 0)[None, :])', pt)}")
+                    sums.append((c, new))
+                self.store_outputs({frozenset({"m", "n"}), frozenset({"n"})})
+                for c, new in sums:
+                    self.line(f"tl.store({self._partials_ptr(c, 'pid')}, {new}, mask=mask_n)")
+                self.scopes.pop()
+            self.line("tl.debug_barrier()")  # the next block reads what this one stored
+            self.scopes.pop()
 
     def emit_column_final(self) -> None:
         self.storing = lambda v: v in self.columns
@@ -274,25 +265,16 @@ class InnerOuterEmitter(_Emitter):
             programs = self.kernel_extent(self.block.args[i], 0)
             a = self.fresh("acc")
             self.line(f"{a} = tl.zeros((BLOCK_M, BLOCK_N), {acc})")
-            self.line(f"for start in range(0, {programs}, BLOCK_M):")
-            self.indent += 1
-            self.line("rs = start + tl.arange(0, BLOCK_M)")
-            part = self.fresh("ld")
-            self.line(
-                f"{part} = tl.load(in{i}_ptr + (rs[:, None] * in{i}_s0 + rn[None, :] * in{i}_s1), "
-                f"mask=(rs < {programs})[:, None] & mask_n, other=0)"
-            )
-            self.line(f"{a} = {a} + {part}.to({acc})")
-            self.indent -= 1
+            self.combine_partials(a, i, programs, "sum", "0", acc, along="m")
             total = self.fresh("tot")
             self.line(f"{total} = tl.sum({a}, 0)[None, :]")
             res = c.results[0]
             name = self.fresh("red")
             rt = triton_dtype(res.type.element_type)
             if isinstance(c, fusion.MeanOp):
-                self.line(f"{name} = ({total} / M).to({rt})")
+                self.line(f"{name} = {self.to(f'({total} / M)', rt)}")
             else:
-                self.line(f"{name} = {total}.to({rt})")
+                self.line(f"{name} = {self.to(total, rt)}")
             self.column_reduced[res] = name
         self.store_outputs({frozenset({"n"}), frozenset()})
 
@@ -321,21 +303,16 @@ ROW_STAGE_BYTES = 64 * 1024
 """Shared memory the stages' row tiles may take (an H200 SM has 228 KiB)."""
 
 
-def launch_lines(plan: KernelPlan, fn: dict[str, str], args: str, programs: str) -> list[str]:
-    """The launcher's body after M, N and use_i64: the row kernel on `programs` programs
+def launch_lines(gen: GeneratedKernel, args: str, in_size: InSize) -> list[str]:
+    """The launcher's lines after M, N and use_i64: the row kernel on `programs` programs
     (the variant the schedule names, or that `fits` picks), then `column_final`."""
-    schedule = plan.kernel.schedule_name
-    persistent = f"{fn['persistent']}, rt.inner_outer_blocks(M, N)" if "persistent" in fn else ""
-    looped = f"{fn['looped']}, rt.looped_blocks(M, N)" if "looped" in fn else ""
-    lines = ["    if N == 0:", "        return"]
-    if schedule == "persistent_if":
-        lines += ["    if fits:", f"        kernel, (bm, bn, warps) = {persistent}", "    else:",
-                  f"        kernel, (bm, bn, warps) = {looped}"]
-    else:
-        lines.append(f"    kernel, (bm, bn, warps) = {persistent or looped}")
-    lines += [
+    plan = gen.plan
+    programs = in_size(next(iter(plan.columns.values())), 0) if plan.columns else "1"
+    return [
+        "    if N == 0:",
+        "        return",
+        *choose_row_kernel(gen, "inner_outer_blocks"),
         f"    rt.launch(kernel, ({programs},), ({args}), bm, bn, use_i64, warps)",
         f"    bm, bn, warps = rt.inner_outer_final_blocks(N, {programs})",
-        f"    rt.launch({fn['column_final']}, (-(-N // bn),), ({args}), bm, bn, use_i64, warps)",
+        f"    rt.launch({gen.functions['column_final']}, (-(-N // bn),), ({args}), bm, bn, use_i64, warps)",
     ]
-    return lines

@@ -24,7 +24,7 @@ from xdsl.ir import SSAValue
 
 from allotment.backend.identifiers import literal
 from allotment.backend.kernel_plan import CodegenError
-from allotment.backend.triton_codegen import float_literal
+from allotment.backend.kernels.emitter import float_literal
 from allotment.dialects import alloc, fusion
 from allotment.dtypes import torch_dtype_source
 

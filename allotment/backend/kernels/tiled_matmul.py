@@ -18,12 +18,11 @@ is launched, recorded and replayed as they are (`rt.launch`, `backend/replay.py`
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from allotment.analysis.library_matmul import LibraryMatmul
-from allotment.backend import triton_math
 from allotment.backend.identifiers import comment
-from allotment.backend.triton_codegen import round_bf16_casts
+from allotment.backend.kernels.prelude import to_dtype
 from allotment.dtypes import triton_dtype
 
 TILE_K = 32
@@ -43,6 +42,8 @@ class TiledMatmulKernel:
     layout: str
     """Its `kernel_layouts()` entry: (functions, tensor positions, loose, count, params)."""
     op_name: str
+    helpers: set[str] = field(default_factory=set)
+    """The module prelude's helpers its function calls (`prelude.to_dtype`'s `_to_bf16`)."""
 
     @property
     def comment(self) -> str:
@@ -57,6 +58,7 @@ def generate(lm: LibraryMatmul, kernel_name: str, function: str, launch: str, ta
     A batched problem has B times the programs of one matrix; each operand's batch
     stride is 0 where it has no batch dim or a batch extent of 1 (broadcast)."""
     a, b, c = lm.lhs, lm.rhs, lm.bias
+    helpers: dict[str, None] = {}
     out_type = triton_dtype(lm.op.results[0].type.element_type)
     params = ["lhs_ptr", "lhs_sb", "lhs_s0", "lhs_s1", "rhs_ptr", "rhs_sb", "rhs_s0", "rhs_s1"]
     if c is not None:
@@ -98,12 +100,9 @@ def generate(lm: LibraryMatmul, kernel_name: str, function: str, launch: str, ta
     if c is not None:
         body.append("acc = acc + tl.load(bias_ptr + rn * bias_s0, mask=rn < N, other=0).to(tl.float32)[None, :]")
     body.append(f"tl.store(out0_ptr + (batch * out0_sb + rm[:, None] * out0_s0 + rn[None, :] * out0_s1), "
-                f"acc.to({out_type}), mask=mask_m & mask_n)")
+                f"{to_dtype('acc', out_type, target, helpers.setdefault)}, mask=mask_m & mask_n)")
     lines = [f"    {line}" for line in body]
-    if target != "cuda":
-        lines = [round_bf16_casts(line) for line in lines]
-    helpers = triton_math.helpers_for("\n".join(lines), target)
-    source = (helpers + f"@triton.jit\ndef {function}({', '.join(params)}, BLOCK_M: tl.constexpr, "
+    source = (f"@triton.jit\ndef {function}({', '.join(params)}, BLOCK_M: tl.constexpr, "
               "BLOCK_N: tl.constexpr, USE_I64: tl.constexpr):\n" + "\n".join(lines) + "\n")
     out_rank = max(lm.lhs_rank, lm.rhs_rank)
 
@@ -134,4 +133,4 @@ def generate(lm: LibraryMatmul, kernel_name: str, function: str, launch: str, ta
         f"    rt.launch({function}, (B * -(-M // bm) * -(-N // bn),), args, bm, bn, use_i64, warps)",
     ])
     layout = f"(({function},), ({', '.join(str(k) for k in tensors)},), (), {len(args)}, ())"
-    return TiledMatmulKernel(kernel_name, function, source, launcher, layout, lm.op.name)
+    return TiledMatmulKernel(kernel_name, function, source, launcher, layout, lm.op.name, set(helpers))

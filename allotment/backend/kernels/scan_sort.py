@@ -34,6 +34,8 @@ position #{j: x_j before x_i in the order}, counted in BLOCK_N x RANK_CHUNK tile
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from xdsl.dialects.builtin import BFloat16Type, Float16Type, Float32Type, Float64Type, IntegerType, TensorType
 from xdsl.ir import Attribute, Operation, SSAValue
 
@@ -44,7 +46,7 @@ from allotment.backend.kernel_plan import (
     _natural_maps,
     identity_map,
 )
-from allotment.backend.triton_codegen import _Emitter, compute_dtype, is_float
+from allotment.backend.kernels.emitter import ALL_AXES, Emitter, GeneratedKernel, InSize, compute_dtype, is_float
 from allotment.dialects import alloc, fusion
 from allotment.dtypes import triton_dtype
 
@@ -82,9 +84,10 @@ def _scan_min_index(av, ai, bv, bi):
 }
 
 
-def scan_helpers(code: str) -> str:
-    """The combine functions `code` names."""
-    return "".join(src for name, src in SCAN_HELPERS.items() if name in code)
+def scan_helpers(names: Iterable[str]) -> str:
+    """The combine functions named in `names` (requested: `Emitter.helper`)."""
+    wanted = set(names)
+    return "".join(src for name, src in SCAN_HELPERS.items() if name in wanted)
 
 
 def _shape(v: SSAValue) -> tuple[int, ...]:
@@ -147,7 +150,7 @@ def _lowest(t: str, largest: bool) -> str:
     return str(-(2 ** (bits - 1))) if largest else str(2 ** (bits - 1) - 1)
 
 
-class ScanEmitter(_Emitter):
+class ScanEmitter(Emitter):
     """Emits the `scan` or `sort` variant of a kernel (see the module docstring)."""
 
     def emit(self) -> None:
@@ -177,16 +180,15 @@ class ScanEmitter(_Emitter):
                 self.line(f"{c} = tl.full((BLOCK_M, 1), {neutral}, {acc})")
                 carries[op] = (c,)
         self.line("for start in range(0, N, BLOCK_N):")
-        self.indent += 1
-        self.scopes.append({})
-        self.emit_inner_indices("start")
-        # the chunk's last column in the row: the carry for the next chunk
-        self.line("last = (((rn == N - 1) | (tl.arange(0, BLOCK_N) == BLOCK_N - 1)) & (rn < N))[None, :]")
-        for op in scans:
-            self.scan_chunk(op, carries[op])
-        self.store_outputs({frozenset({"m", "n"}), frozenset({"m"}), frozenset({"n"}), frozenset()})
-        self.scopes.pop()
-        self.indent -= 1
+        with self.indent():
+            self.scopes.append({})
+            self.emit_inner_indices("start")
+            # the chunk's last column in the row: the carry for the next chunk
+            self.line("last = (((rn == N - 1) | (tl.arange(0, BLOCK_N) == BLOCK_N - 1)) & (rn < N))[None, :]")
+            for op in scans:
+                self.scan_chunk(op, carries[op])
+            self.store_outputs(ALL_AXES)
+            self.scopes.pop()
 
     def scan_chunk(self, op: fusion.ScanOp, carry: tuple[str, ...]) -> None:
         """One chunk of scan `op`: its input tile, the scan, the carried value combined in,
@@ -198,7 +200,7 @@ class ScanEmitter(_Emitter):
         self.line(f"{xs} = tl.broadcast_to(({x}).to({acc}), (BLOCK_M, BLOCK_N))")
         s = self.fresh("scan")
         if isinstance(op, fusion.SelectingScanOp):
-            combine = "_scan_max_index" if isinstance(op, fusion.CummaxOp) else "_scan_min_index"
+            combine = self.helper("_scan_max_index" if isinstance(op, fusion.CummaxOp) else "_scan_min_index")
             dim = self.plan.inner[0]
             xi = self.fresh("scan_i")
             si = self.fresh("scan_i")
@@ -213,7 +215,7 @@ class ScanEmitter(_Emitter):
             self.scopes[-1][(values, m)] = (self.cast_to(s, acc, values.type.element_type), frozenset({"m", "n"}))
             self.scopes[-1][(indices, m)] = (si, frozenset({"m", "n"}))
             return
-        combine = "_scan_add" if isinstance(op, fusion.CumsumOp) else "_scan_mul"
+        combine = self.helper("_scan_add" if isinstance(op, fusion.CumsumOp) else "_scan_mul")
         sym = "+" if isinstance(op, fusion.CumsumOp) else "*"
         (c,) = carry
         self.line(f"{s} = tl.associative_scan({xs}, 1, {combine}) {sym} {c}")
@@ -227,7 +229,7 @@ class ScanEmitter(_Emitter):
         if out == acc:
             return x
         name = self.fresh()
-        self.line(f"{name} = {x} != 0" if t == IntegerType(1) else f"{name} = {x}.to({out})")
+        self.line(f"{name} = {x} != 0" if t == IntegerType(1) else f"{name} = {self.to(x, out)}")
         return name
 
     def compute(self, v: SSAValue, m: tuple) -> tuple[str, frozenset[str]]:
@@ -266,7 +268,7 @@ class ScanEmitter(_Emitter):
                 raise CodegenError(f"kernel {self.plan.name}: a sort kernel yields only its op's results")
             terms = [f"{position if d == dim else f'i{d}'} * out{k}_s{d}" for d in range(len(self.plan.domain))]
             self.line(f"tl.store(out{k}_ptr + ({' + '.join(terms)}), "
-                      f"tl.broadcast_to({results[v]}, (BLOCK_M, BLOCK_N)).to({triton_dtype(v.type.element_type)}), "
+                      f"{self.to(f'tl.broadcast_to({results[v]}, (BLOCK_M, BLOCK_N))', triton_dtype(v.type.element_type))}, "
                       f"mask={keep})")
 
     def key_sort(self, et: Attribute, x: str, descending: bool, dim: int) -> tuple[str, str]:
@@ -323,28 +325,33 @@ class ScanEmitter(_Emitter):
         rank = self.fresh("rank")
         self.line(f"{rank} = tl.zeros((BLOCK_M, BLOCK_N), tl.int64)")
         self.line(f"for jstart in range(0, N, {RANK_CHUNK}):")
-        self.indent += 1
-        self.line(f"rj = (jstart + tl.arange(0, {RANK_CHUNK}))[None, None, :]")
-        b = self.fresh("b")
-        self.line(f"{b} = tl.load(in{i}_ptr + ({row} + rj * in{i}_s{dim}), mask=mask_m[:, :, None] & (rj < N), other=0)")
-        ai = self.fresh("ai")
-        self.line(f"{ai} = {a}[:, :, None]")
-        cmp = ">" if descending else "<"
-        if is_float(et):
-            nan_first = f"(({b} != {b}) & ({ai} == {ai}))" if descending else f"(({b} == {b}) & ({ai} != {ai}))"
-            lt = f"({nan_first} | ({b} {cmp} {ai}))"
-            eq = f"((({b} != {b}) & ({ai} != {ai})) | ({b} == {ai}))"
-        else:
-            lt, eq = f"({b} {cmp} {ai})", f"({b} == {ai})"
-        self.line(f"cnt = tl.where((rj < N) & ({lt} | ({eq} & (rj < i{dim}[:, :, None]))), 1, 0)")
-        self.line(f"{rank} += tl.sum(cnt, 2).to(tl.int64)")
-        self.indent -= 1
+        with self.indent():
+            self.line(f"rj = (jstart + tl.arange(0, {RANK_CHUNK}))[None, None, :]")
+            b = self.fresh("b")
+            self.line(f"{b} = tl.load(in{i}_ptr + ({row} + rj * in{i}_s{dim}), mask=mask_m[:, :, None] & (rj < N), other=0)")
+            ai = self.fresh("ai")
+            self.line(f"{ai} = {a}[:, :, None]")
+            cmp = ">" if descending else "<"
+            if is_float(et):
+                nan_first = f"(({b} != {b}) & ({ai} == {ai}))" if descending else f"(({b} == {b}) & ({ai} != {ai}))"
+                lt = f"({nan_first} | ({b} {cmp} {ai}))"
+                eq = f"((({b} != {b}) & ({ai} != {ai})) | ({b} == {ai}))"
+            else:
+                lt, eq = f"({b} {cmp} {ai})", f"({b} == {ai})"
+            self.line(f"cnt = tl.where((rj < N) & ({lt} | ({eq} & (rj < i{dim}[:, :, None]))), 1, 0)")
+            self.line(f"{rank} += tl.sum(cnt, 2).to(tl.int64)")
         return a, f"i{dim}.to(tl.int64)", rank
 
 
-def launch_lines(plan: KernelPlan, functions: dict[str, str], args: str) -> list[str]:
+def variants(plan: KernelPlan) -> list[str]:
+    """One function: `scan` or `sort`."""
+    return [plan.kind]
+
+
+def launch_lines(gen: GeneratedKernel, args: str, in_size: InSize) -> list[str]:
     """The launcher's lines for a scan or sort kernel (after M and N are known)."""
-    fn = functions[plan.kind]
+    plan = gen.plan
+    fn = gen.functions[plan.kind]
     lines = ["    if M * N == 0:", "        return"]
     if plan.kind == "scan":
         lines.append(f"    bm, bn, warps = rt.persistent_blocks(M, min(N, {SCAN_CHUNK}))")

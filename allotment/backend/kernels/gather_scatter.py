@@ -34,7 +34,7 @@ from allotment.dtypes import triton_dtype
 
 
 class _Emitter(Protocol):
-    """What these helpers use of the kernel emitter (`triton_codegen._Emitter`)."""
+    """What these helpers use of the kernel emitter (`kernels.emitter.Emitter`)."""
 
     plan: KernelPlan
     arg_index: dict[SSAValue, int]
@@ -47,6 +47,7 @@ class _Emitter(Protocol):
     def line(self, text: str) -> None: ...
     def emit_outer_indices(self, pid_m: str) -> None: ...
     def emit_inner_indices(self, start: str, full: bool = False) -> None: ...
+    def to(self, x: str, dtype: str) -> str: ...
 
 
 def _shape(v: SSAValue) -> tuple[int, ...]:
@@ -164,7 +165,7 @@ def emit_scatter(e: _Emitter) -> None:
             terms.append(f"i{j} * out0_s{j}")
     tile = "(BLOCK_M, BLOCK_N)"
     ptr = f"out0_ptr + ({' + '.join(terms)} + tl.zeros({tile}, tl.int64))"
-    x = f"tl.broadcast_to(({val}).to({triton_dtype(out_t.element_type)}), {tile})"
+    x = f"tl.broadcast_to({e.to(f'({val})', triton_dtype(out_t.element_type))}, {tile})"
     if isinstance(op, fusion.ScatterOp):
         e.line(f"tl.store({ptr}, {x}, mask=mask_m & mask_n)  # fusion.scatter")
     else:

@@ -1,0 +1,682 @@
+"""The shared Triton emitter of the generated kernels (every segment kind but `view`,
+`library` and `aten`).
+
+Each kernel works on 2-D tiles of its iteration domain (see `kernel_plan`):
+BLOCK_M outer indices (rows) by BLOCK_N inner indices (columns). A value of
+the body is emitted lazily at the index map it is needed at, as a tile that
+varies over rows, columns, both or neither; Triton's broadcasting does the
+rest. Loads use each buffer's own strides (broadcasts and views cost nothing),
+with masks; 16-bit floats are computed in f32 and every op's result is rounded
+to its IR type, as torch does op by op.
+
+Each kind's functions come from its own module (`pointwise`, `row_reduction`,
+`split_reduction`, `inner_outer`, `scan_sort`: one subclass of `Emitter` each, found
+through `backend/kernel_kinds.KINDS`); this module holds what they share: values at
+index maps, loads, stores, elementwise ops, casts, pads and cats, and the reductions'
+building blocks (neutral elements, combines, masked inputs, partials).
+
+Values read at other indices than their own (the operands of slices, pads,
+cats, permutes and unit reshapes of values computed in the kernel) are
+emitted at moved index maps (`kernel_plan.sliced`, `shifted`, `permuted`):
+the ops computing them run again at those indices, and a pad's input or a
+cat's piece is computed under its in-range condition (`Emitter.guarded`: its
+loads masked by it). Extents of such values that no buffer has come from the
+launcher (`kernel_plan.launcher_extent`, kernel arguments `X0`, `X1`, ...).
+
+The emitter is iterative (an explicit stack in `Emitter.value`, one forward
+pass in `row_reduction.reduction_levels`): the length of a chain of ops is bounded by memory,
+not by Python's recursion limit. The only identifiers made from IR text are the
+kernel function names, which the caller passes in (`identifiers.Namespace`); IR
+value names appear only in comments (`identifiers.comment`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, field
+
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
+    BFloat16Type,
+    Float16Type,
+    Float32Type,
+    Float64Type,
+    FloatAttr,
+    IntegerAttr,
+    IntegerType,
+    TensorType,
+)
+from xdsl.ir import Attribute, Operation, SSAValue
+
+from allotment.analysis.row_passes import softmax_terms
+from allotment.backend import triton_math, triton_random
+from allotment.backend.code_writer import CodeWriter
+from allotment.backend.identifiers import comment
+from allotment.backend.kernel_plan import (
+    REDUCTIONS,
+    CodegenError,
+    KernelPlan,
+    Map,
+    add_shift,
+    entry_dim,
+    index_expr,
+    launcher_extent,
+    norm_dims,
+    pad_width,
+    permuted,
+    shifted,
+    slice_first,
+    sliced,
+    unit_reshaped,
+)
+from allotment.backend.kernels import gather_scatter
+from allotment.backend.kernels.prelude import to_dtype
+from allotment.dialects import fusion
+from allotment.dialects.fusion_rules import element_type_of, promote
+from allotment.dtypes import triton_dtype
+
+
+def float_literal(v: float) -> str:
+    """Python source for a float, infinities and NaN included."""
+    if v != v or v in (float("inf"), float("-inf")):
+        return f'float("{v}")'
+    return repr(v)
+
+
+def is_float(t: Attribute) -> bool:
+    return isinstance(t, Float16Type | BFloat16Type | Float32Type | Float64Type)
+
+
+def compute_dtype(t: Attribute) -> str:
+    """The type arithmetic on elements of type t happens in (f32 for 16-bit floats)."""
+    return "tl.float32" if isinstance(t, Float16Type | BFloat16Type) else triton_dtype(t)
+
+
+TILE_SHAPES = {frozenset({"m", "n"}): "(BLOCK_M, BLOCK_N)", frozenset({"m"}): "(BLOCK_M, 1)",
+               frozenset({"n"}): "(1, BLOCK_N)", frozenset(): "(1, 1)"}
+"""The tile shape of a value that varies along the given axes (m: rows, n: columns)."""
+
+
+@dataclass
+class KernelArg:
+    """One argument of the generated kernel, as the launcher must pass it."""
+
+    name: str
+    kind: str  # "in", "out", "in_stride", "out_stride", "in_size", "scalar", "extent", "derived", "M", "N"
+    index: int = 0
+    dim: int = 0
+    expr: str = ""  # "derived": a Python expression over the launcher's parameters (`launcher_extent`)
+
+
+@dataclass
+class GeneratedKernel:
+    plan: KernelPlan
+    functions: dict[str, str]  # variant ("pointwise", "persistent", "looped") -> Triton function name
+    source: str
+    args: list[KernelArg]
+    transposed: bool = False
+    """A pointwise kernel that reads some operand along its outer axis (`Emitter.transposed`)."""
+    flat: bool = False
+    """A pointwise kernel with flat indexing (`flat_pointwise`): one program per BLOCK_N
+    linear indices of the domain."""
+    helpers: set[str] = field(default_factory=set)
+    """The module prelude's helpers its functions call (`Emitter.helper`)."""
+
+
+ALL_AXES = {frozenset({"m", "n"}), frozenset({"m"}), frozenset({"n"}), frozenset()}
+"""Every axes set a value can vary along: `store_outputs` of every output."""
+
+InSize = Callable[[int, int], str]
+"""A launcher's spelling of extent j of kernel input i (`launch_lines` of each kind)."""
+
+
+class Emitter:
+    """Emits one Triton function for a kernel plan (one variant); each kind's subclass
+    emits its variants (`emit`)."""
+
+    def __init__(
+        self, plan: KernelPlan, variant: str, target: str, derived: dict[str, str] | None = None, flat: bool = False
+    ) -> None:
+        self.plan = plan
+        self.derived = {} if derived is None else derived  # launcher expression -> kernel argument
+        self.guards: list[tuple[str, frozenset[str]]] = []  # in-range conditions of pad/cat pieces
+        self.variant = variant
+        self.target = target
+        self.out = CodeWriter(depth=1)  # the function's body
+        self.helpers: dict[str, None] = {}  # the helpers the body calls, in order (`helper`)
+        self.scopes: list[dict[tuple[SSAValue, Map], tuple[str, frozenset[str]]]] = [{}]
+        self.counter = 0
+        self.block = plan.kernel.body.block
+        self.arg_index = {a: i for i, a in enumerate(self.block.args)}
+        self.reduced: dict[SSAValue, str] = {}
+        self.scalar_args: dict[SSAValue, str] = {}
+        self.transposed = False
+        """Some load reads a 2-D tile whose operand's last (contiguous) dim runs along the
+        outer axis m: the launcher then picks square tiles (`host_runtime.transpose_blocks`)."""
+        self.exp_terms = softmax_terms(plan.reductions)
+        """exp ops that only feed their online-softmax sum (`row_passes.softmax_terms`)."""
+        self.flat = flat and variant == "pointwise"
+        """Flat indexing (`pointwise.PointwiseEmitter.emit_flat_indices`): asked for where
+        `pointwise.flat_pointwise` says so."""
+
+    @classmethod
+    def build(cls, plan: KernelPlan, variant: str, target: str, derived: dict[str, str]) -> Emitter:
+        """The emitter of `variant`, emitted."""
+        e = cls(plan, variant, target, derived)
+        e.emit()
+        return e
+
+    def emit(self) -> None:
+        """Emits the function of `self.variant` (each kind's subclass)."""
+        raise CodegenError(f"kernel {self.plan.name!r}: no emitter for variant {self.variant!r}")
+
+    # -- helpers ---------------------------------------------------------------
+
+    def line(self, text: str) -> None:
+        self.out.line(text)
+
+    def indent(self) -> AbstractContextManager[None]:
+        """`with self.indent():` emits a block one level deeper (a loop's or a branch's body)."""
+        return self.out.indent()
+
+    @property
+    def lines(self) -> list[str]:
+        """The function body's lines."""
+        return self.out.lines
+
+    def helper(self, name: str) -> str:
+        """`name`, a helper that the code being emitted calls, requested: the module prelude
+        (`prelude.module_prelude`) and the kernel's helpers (`triton_math.helpers_for`,
+        `scan_sort.scan_helpers`) define the helpers their kernels request, in the order
+        first requested."""
+        self.helpers.setdefault(name, None)
+        return name
+
+    def to(self, x: str, dtype: str) -> str:
+        """The expression x converted to the Triton type `dtype` (`prelude.to_dtype`: a
+        conversion to bf16 rounds to nearest even on the CPU target too)."""
+        return to_dtype(x, dtype, self.target, self.helper)
+
+    def fresh(self, prefix: str = "t") -> str:
+        self.counter += 1
+        return f"{prefix}{self.counter}"
+
+    def lookup(self, key: tuple[SSAValue, Map]) -> tuple[str, frozenset[str]] | None:
+        for scope in reversed(self.scopes):
+            if key in scope:
+                return scope[key]
+        return None
+
+    # -- indices ---------------------------------------------------------------
+
+    def extent(self, d: int) -> str:
+        src = self.plan.extents[d]
+        return str(src.static) if src.static is not None else f"D{d}"
+
+    def emit_outer_indices(self, pid_m: str) -> None:
+        self.line(f"rm = {pid_m} * BLOCK_M + tl.arange(0, BLOCK_M)")
+        self.line("if USE_I64:")
+        self.line("    rm = rm.to(tl.int64)")
+        # every launch's grid is exactly ceil(M / BLOCK_M) row tiles (M > 0), so a tile of one
+        # row is always in range: a constant mask that Triton folds away (a select less per
+        # element: cross-entropy 141 -> 129 us on an H200, `benchmarks/looped_kernel_variants.py`)
+        self.line("if BLOCK_M == 1:")
+        self.line("    mask_m = tl.full((1, 1), 1, tl.int1)")
+        self.line("else:")
+        self.line("    mask_m = (rm < M)[:, None]")
+        self._decompose("rm", self.plan.outer, "[:, None]")
+
+    def emit_inner_indices(self, start: str, full: bool = False) -> None:
+        """The tile's reduced indices from `start`; `full`: a tile known to lie within N
+        (`row_loop`), whose mask is a constant (Triton folds it away)."""
+        self.line(f"rn = {start} + tl.arange(0, BLOCK_N)")
+        self.line("if USE_I64:")
+        self.line("    rn = rn.to(tl.int64)")
+        self.line("mask_n = tl.full((1, BLOCK_N), 1, tl.int1)" if full else "mask_n = (rn < N)[None, :]")
+        self._decompose("rn", self.plan.inner, "[None, :]")
+
+    def _decompose(self, lin: str, dims: Sequence[int], expand: str) -> None:
+        """Domain indices from a linear index; the outermost needs no modulo (a linear index
+        past the tile's extent is masked), which keeps a lone dim's indices visibly contiguous."""
+        after = "1"
+        for d in reversed(dims):
+            wrap = "" if d == dims[0] else f" % {self.extent(d)}"
+            if after == "1":
+                self.line(f"i{d} = ({lin}{wrap}){expand}")
+            else:
+                self.line(f"i{d} = (({lin} // ({after})){wrap}){expand}")
+            after = self.extent(d) if after == "1" else f"{after} * {self.extent(d)}"
+
+    def axes_of(self, m: Map) -> frozenset[str]:
+        axes = set()
+        for entry in m:
+            d = entry_dim(entry)
+            if d is not None:
+                axes.add("m" if d in self.plan.outer else "n")
+        return frozenset(axes)
+
+    def mask_for(self, axes: frozenset[str]) -> str | None:
+        parts = [f"mask_{a}" for a in ("m", "n") if a in axes]
+        return " & ".join(parts) if parts else None
+
+    # -- values ----------------------------------------------------------------
+
+    def value(self, v: SSAValue, m: Map) -> tuple[str, frozenset[str]]:
+        """A Triton expression variable of value v at index map m.
+
+        Iterative (an explicit stack, no recursion): a chain of any length of
+        ops emits in the order a depth-first walk of the operands would, each
+        (value, map) pair once per scope."""
+        found = self._known(v, m)
+        if found is not None:
+            return found
+        stack: list[tuple[SSAValue, Map, bool]] = [(v, m, False)]
+        while stack:
+            x, xm, ready = stack.pop()
+            if self._known(x, xm) is not None:
+                continue
+            if not ready:  # first visit: its operands first, then x again
+                missing = [(d, dm) for d, dm in self.operand_maps(x, xm) if self._known(d, dm) is None]
+                if missing:
+                    stack.append((x, xm, True))
+                    stack.extend((d, dm, False) for d, dm in reversed(missing))
+                    continue
+            self.scopes[-1][(x, xm)] = self.compute(x, xm)
+        found = self._known(v, m)
+        if found is None:
+            raise CodegenError(f"kernel {self.plan.name!r}: {v.name_hint} was not emitted")
+        return found
+
+    def _known(self, v: SSAValue, m: Map) -> tuple[str, frozenset[str]] | None:
+        """v at m if it needs no code or was already emitted in a visible scope (loads
+        of block arguments and reduced values are emitted here, at first use)."""
+        if not isinstance(v.type, TensorType):
+            return self.scalar(v), frozenset()
+        key = (v, m)
+        found = self.lookup(key)
+        if found is not None:
+            return found
+        if v in self.reduced:
+            natural = self.plan.natural.get(v, m)
+            if any(e is not None and n is not None and e != n for e, n in zip(m, natural)):  # another row's
+                raise CodegenError(f"kernel {self.plan.name}: reduced value {v.name_hint} is used across rows")
+            result = (self.reduced[v], frozenset({"m"}))  # a (BLOCK_M, 1) tile
+        elif v in self.arg_index:
+            result = self.load(v, m)
+        else:
+            return None
+        self.scopes[-1][key] = result
+        return result
+
+    def operand_maps(self, v: SSAValue, m: Map) -> list[tuple[SSAValue, Map]]:
+        """The (value, map) pairs that computing v at m reads (before `compute` runs)."""
+        op = v.owner
+        if not isinstance(op, Operation):
+            return []
+        if isinstance(op, fusion.BroadcastInDimOp):
+            dims = list(op.broadcast_dims.get_values())
+            src_shape = op.input.type.get_shape()
+            return [(op.input, tuple(None if src_shape[i] == 1 else m[d] for i, d in enumerate(dims)))]
+        if isinstance(op, fusion.ExpandOp):
+            src_shape = op.input.type.get_shape()
+            return [(op.input, tuple(None if e == 1 else entry for e, entry in zip(src_shape, m)))]
+        if isinstance(op, fusion.SqueezeOp):
+            rank = len(op.input.type.get_shape())
+            drop = {x + rank if x < 0 else x for x in op.dims.get_values()}
+            it = iter(m)
+            return [(op.input, tuple(None if i in drop else next(it) for i in range(rank)))]
+        if isinstance(op, fusion.SliceOp | fusion.PermuteOp | fusion.ReshapeOp):
+            return [(op.input, self.view_source_map(op, m))]
+        if isinstance(op, fusion.CastOp | fusion.SetOp | fusion.ElementwiseOp) and not isinstance(op, REDUCTIONS):
+            return [(x, self.operand_map(x, m)) for x in op.operands if isinstance(x.type, TensorType)]
+        if isinstance(op, fusion.INDEXING_GATHERS):  # the index; the gather loads its source itself
+            return gather_scatter.gather_operand_maps(op, m)
+        return []
+
+    def scalar(self, v: SSAValue) -> str:
+        owner = v.owner
+        if isinstance(owner, arith.ConstantOp):
+            attr = owner.value
+            if isinstance(attr, FloatAttr):
+                return float_literal(float(attr.value.data))
+            if isinstance(attr, IntegerAttr):
+                if attr.type == IntegerType(1):
+                    return "True" if attr.value.data else "False"
+                return str(attr.value.data)
+        if v in self.arg_index:
+            return f"s{self.arg_index[v]}"
+        return self.scalar_args.setdefault(v, f"x{len(self.scalar_args)}")
+
+    def load(self, v: SSAValue, m: Map, bounds: Sequence[str] = ()) -> tuple[str, frozenset[str]]:
+        """Loads block argument v at map m; `bounds` are extra in-range conditions."""
+        i = self.arg_index[v]
+        terms = [f"{index_expr(entry)} * in{i}_s{j}" for j, entry in enumerate(m) if entry is not None]
+        axes = self.axes_of(m).union(*(a for _, a in self.guards))
+        base = self.mask_for(axes)
+        mask = " & ".join(([base] if base else []) + list(bounds) + [g for g, _ in self.guards]) or None
+        offset = " + ".join(terms) or "0"
+        if axes != self.axes_of(m) or not terms:  # a guard's mask is a tile: so is the pointer
+            # (and a value loaded at one place, a 0-d input, is a (1, 1) tile as a Python
+            # scalar made a tile is: Triton's CPU interpreter fails on a 0-d value in `&`)
+            offset = f"{offset} + tl.zeros({TILE_SHAPES[axes]}, tl.int32)"
+        name = self.fresh("ld")
+        self.line(f"{name} = tl.load(in{i}_ptr + ({offset})" + (f", mask={mask}, other=0)" if mask else ")"))
+        if m and m[-1] is not None and self.axes_of(m) == {"m", "n"} and self.axes_of((m[-1],)) == {"m"}:
+            self.transposed = True
+        return name, axes
+
+    def kernel_extent(self, v: SSAValue, j: int) -> str:
+        """Extent j of a value of the kernel body, as the kernel spells it: a literal, an input
+        extent (`in{i}_n{j}`), or an argument that the launcher computes (`launcher_extent`)."""
+        args = list(self.block.args)
+        if v in self.arg_index:
+            e = v.type.get_shape()[j]
+            return f"in{self.arg_index[v]}_n{j}" if e == DYNAMIC_INDEX else str(e)
+        return self.launcher_value(launcher_extent(v, j, args))
+
+    def launcher_value(self, expr: str) -> str:
+        """A literal stays; any other launcher expression becomes a kernel argument `X{k}`."""
+        if expr.lstrip("-").isdigit():
+            return expr
+        return self.derived.setdefault(expr, f"X{len(self.derived)}")
+
+    def inside(self, entry: tuple | None, extent: str) -> str:
+        """The condition that the index of `entry` lies in [0, extent)."""
+        idx = index_expr(entry)
+        return f"(({idx}) >= 0) & (({idx}) < {extent})"
+
+    def guarded(self, v: SSAValue, m: Map, cond: str, axes: frozenset[str]) -> tuple[str, frozenset[str]]:
+        """v at m where `cond` holds: its loads are masked by `cond` (outside it the indices of
+        a pad's input or a cat's piece lie outside that tensor), in a scope of its own."""
+        self.guards.append((cond, axes))
+        self.scopes.append({})
+        try:
+            return self.value(v, m)
+        finally:
+            self.scopes.pop()
+            self.guards.pop()
+
+    def view_source_map(self, op: Operation, m: Map) -> Map:
+        """The map of a slice's, permute's or reshape's input at the result's map m."""
+        shape = op.input.type.get_shape()
+        if isinstance(op, fusion.PermuteOp):
+            return permuted(m, norm_dims(op.dims.get_values(), len(shape)))
+        if isinstance(op, fusion.ReshapeOp):
+            src = unit_reshaped(m, shape, op.result.type.get_shape())
+            if src is None:
+                raise CodegenError(f"kernel {self.plan.name}: a reshape that merges or splits dims inside a kernel")
+            return src
+        assert isinstance(op, fusion.SliceOp)
+        steps = list(op.static_step.get_values())
+        if any(s == DYNAMIC_INDEX for s in steps):
+            raise CodegenError(f"kernel {self.plan.name}: a slice with a dynamic step inside a kernel")
+        args = list(self.block.args)
+        out = []
+        for j, (entry, step) in enumerate(zip(m, steps)):
+            first: object = self.launcher_value(slice_first(op, j, args))
+            first = int(first) if isinstance(first, str) and first.lstrip("-").isdigit() else first
+            out.append(sliced(entry, first, step))
+        return tuple(out)
+
+    def operand_map(self, operand: SSAValue, m: Map) -> Map:
+        """The map of an elementwise operand (same rank; size-1 dims broadcast)."""
+        shape = operand.type.get_shape()
+        return tuple(None if e == 1 else entry for e, entry in zip(shape, m))
+
+    def compute(self, v: SSAValue, m: Map) -> tuple[str, frozenset[str]]:
+        """Emits v at m; the values of `operand_maps(v, m)` are already emitted."""
+        op = v.owner
+        if not isinstance(op, Operation):
+            raise CodegenError(f"kernel {self.plan.name}: {v.name_hint} is not defined in the kernel")
+        if isinstance(op, REDUCTIONS):
+            raise CodegenError(f"kernel {self.plan.name}: reduction {v.name_hint} used before it is computed")
+        if isinstance(op, fusion.BroadcastInDimOp | fusion.ExpandOp | fusion.SqueezeOp | fusion.SliceOp
+                      | fusion.PermuteOp | fusion.ReshapeOp):
+            ((src, src_map),) = self.operand_maps(v, m)
+            return self.value(src, src_map)  # emitted already (operand_maps ran first): no recursion
+        if isinstance(op, fusion.PadOp):
+            return self.pad(op, m)
+        if isinstance(op, fusion.CatOp):
+            return self.cat(op, m)
+        if isinstance(op, fusion.INDEXING_GATHERS):  # a load at a computed address
+            return gather_scatter.gather(self, op, m)
+        if isinstance(op, fusion.FullOp):
+            name = self.fresh()
+            rt = op.result.type.element_type
+            self.line(f"{name} = tl.full([1, 1], {self.scalar(op.value)}, {triton_dtype(rt)})")
+            return name, frozenset()
+        if isinstance(op, fusion.RandomOp):  # fusion.rand, fusion.randn: backend/triton_random.py
+            return triton_random.emit(self, op, m)
+        if isinstance(op, fusion.IotaOp):
+            idx = index_expr(m[0])
+            rt = op.result.type.element_type
+            ct = compute_dtype(rt)
+            name = self.fresh()
+            iota = f"(({self.scalar(op.start)}) + ({idx}) * ({self.scalar(op.step)})).to({ct})"
+            self.line(f"{name} = {self.to(iota, triton_dtype(rt))}")
+            return name, self.axes_of(m)
+        if isinstance(op, fusion.CastOp | fusion.SetOp):
+            x, axes = self.value(op.operands[0], self.operand_map(op.operands[0], m))
+            return self.cast(x, op.operands[0].type.element_type, op.results[0].type.element_type), axes
+        if isinstance(op, fusion.ElementwiseOp):
+            return self.elementwise(op, m)
+        raise CodegenError(f"kernel {self.plan.name}: {op.name} is not supported inside a generated kernel")
+
+    def cast(self, x: str, src: Attribute, dst: Attribute) -> str:
+        if src == dst:
+            return x
+        name = self.fresh()
+        if dst == IntegerType(1):
+            # 16-bit floats compare as numbers (the interpreter compares bf16 bits: -0.0 != 0)
+            self.line(f"{name} = {x}.to({compute_dtype(src)}) != 0" if is_float(src) else f"{name} = {x} != 0")
+        elif isinstance(dst, BFloat16Type) and not isinstance(src, Float32Type):
+            # through f32, as torch converts (and Triton's interpreter only converts f32 to bf16)
+            self.line(f"{name} = {self.to(f'{x}.to(tl.float32)', 'tl.bfloat16')}")
+        else:
+            self.line(f"{name} = {self.to(x, triton_dtype(dst))}")
+        return name
+
+    def pad(self, op: fusion.PadOp, m: Map) -> tuple[str, frozenset[str]]:
+        """The input where the index is inside it (its loads masked there), else the padding value."""
+        args = list(self.block.args)
+        lows: list[object] = []
+        highs: list[object] = []
+        for j in range(len(m)):  # widths from values are kernel arguments (negative ones crop)
+            for which, out in (("low", lows), ("high", highs)):
+                w = self.launcher_value(pad_width(op, which, j, args))
+                out.append(int(w) if w.lstrip("-").isdigit() else w)
+        src_map = tuple(shifted(entry, lo) for entry, lo in zip(m, lows))
+        padded = [j for j, (lo, hi) in enumerate(zip(lows, highs)) if lo or hi]
+        conds = [self.inside(src_map[j], self.kernel_extent(op.input, j)) for j in padded]
+        cond = " & ".join(conds) or "True"
+        guard_axes = self.axes_of(tuple(src_map[j] for j in padded))
+        x, axes = self.guarded(op.input, src_map, cond, guard_axes) if conds else self.value(op.input, src_map)
+        rt = op.result.type.element_type
+        name = self.fresh()
+        # the where is taken in the compute type (Triton 3.6's interpreter has no bf16 scalars)
+        ct = compute_dtype(rt)
+        padded = f"tl.where({cond}, ({x}).to({ct}), ({self.scalar(op.value)}))"
+        self.line(f"{name} = {self.to(padded, triton_dtype(rt))}")
+        return name, self.axes_of(m) | axes
+
+    def cat(self, op: fusion.CatOp, m: Map) -> tuple[str, frozenset[str]]:
+        """Each piece where the index along the cat dim falls in it (its loads masked there).
+        A constant index along the cat dim (entry None: index 0, as where a slice of extent 1
+        reads the cat) picks its piece by a condition on constants."""
+        rank = len(op.result.type.get_shape())
+        dim = op.dim.value.data
+        dim = dim + rank if dim < 0 else dim
+        entry = m[dim]
+        axes = self.axes_of(m)
+        pieces = []
+        offset: object = 0
+        for operand in op.inputs:
+            src_map = tuple(shifted(e, offset) if k == dim else e for k, e in enumerate(m))
+            extent = self.kernel_extent(operand, dim)
+            cond = self.inside(src_map[dim], extent)
+            x, a = self.guarded(operand, src_map, cond, self.axes_of((entry,)))
+            axes |= a
+            pieces.append((cond, x))
+            offset = add_shift(offset, int(extent) if extent.isdigit() else extent)
+        name = self.fresh()
+        expr = pieces[-1][1]
+        for cond, x in reversed(pieces[:-1]):
+            expr = f"tl.where({cond}, {x}, {expr})"
+        self.line(f"{name} = {expr}")
+        return name, axes
+
+    def elementwise(self, op: Operation, m: Map) -> tuple[str, frozenset[str]]:
+        rt = op.results[0].type.element_type
+        operands = []
+        axes: set[str] = set()
+        for x in op.operands:
+            if isinstance(x.type, TensorType):
+                name, a = self.value(x, self.operand_map(x, m))
+                axes |= a
+            else:
+                name = self.scalar(x)
+            operands.append(name)
+        types = [x.type for x in op.operands]
+        name = self.fresh()
+        if isinstance(op, fusion.TriangularOp):  # elementwise with a condition on its last two indices
+            row, col = m[-2], m[-1]
+            axes |= self.axes_of((row, col))
+            expr = triton_math.triangular_expr(op, operands[0], index_expr(row), index_expr(col), rt, self.to)
+        else:
+            expr = self.elementwise_expr(op, operands, types, rt)
+        self.line(f"{name} = {expr}{_ir_note(op)}")
+        return name, frozenset(axes)
+
+    def elementwise_expr(self, op: Operation, xs: list[str], types: list[Attribute], rt: Attribute) -> str:
+        out = triton_dtype(rt)
+        if isinstance(op, fusion.WhereOp):
+            ct = compute_dtype(rt)
+            return self.to(f"tl.where({xs[0]}, ({xs[1]}), ({xs[2]})).to({ct})", out)
+        if isinstance(op, triton_math.OPS):  # math, rounding, integer and bitwise ops
+            return triton_math.elementwise_expr(op, xs, types, rt, self.as_type, compute_dtype, self.to, self.helper)
+        if isinstance(op, fusion.LogicalNotOp | fusion.LogicalAndOp | fusion.LogicalOrOp):
+            # 16-bit floats compare as numbers (the interpreter compares bf16 bits: -0.0 != 0)
+            xs = [self.as_type(x, t, compute_dtype(element_type_of(t))) for x, t in zip(xs, types)]
+        if isinstance(op, fusion.LogicalNotOp):
+            return f"({xs[0]} == 0)"
+        if isinstance(op, fusion.LogicalAndOp | fusion.LogicalOrOp):
+            sym = "&" if isinstance(op, fusion.LogicalAndOp) else "|"
+            return f"(({xs[0]} != 0) {sym} ({xs[1]} != 0))"
+        if isinstance(op, fusion.PredicateOp):
+            ct = compute_dtype(promote(types))
+            a, b = (self.as_type(x, t, ct) for x, t in zip(xs, types))
+            sym = {fusion.EqOp: "==", fusion.NeOp: "!=", fusion.LtOp: "<", fusion.LeOp: "<=",
+                   fusion.GtOp: ">", fusion.GeOp: ">="}[type(op)]
+            return f"({a} {sym} {b})"
+        ct = compute_dtype(rt)
+        args = [self.as_type(x, t, ct) for x, t in zip(xs, types)]
+        if isinstance(op, fusion.BinaryOp):
+            a, b = args
+            if isinstance(op, fusion.AddOp):
+                e = f"{a} + {b}" if rt != IntegerType(1) else f"({a} | {b})"
+            elif isinstance(op, fusion.SubOp):
+                e = f"{a} - {b}"
+            elif isinstance(op, fusion.MulOp):
+                e = f"{a} * {b}" if rt != IntegerType(1) else f"({a} & {b})"
+            elif isinstance(op, fusion.DivOp):
+                e = f"{a} / {b}" if is_float(rt) else f"{self.helper('_trunc_div')}({a}, {b})"
+            elif isinstance(op, fusion.PowOp):
+                # a scalar (a Python literal for a constant) becomes a 1x1 tile: _pow needs tensors
+                a, b = (x if isinstance(t, TensorType) else f"tl.full([1, 1], {x}, {ct})" for x, t in zip(args, types))
+                e = f"{self.helper('_pow' if is_float(rt) else '_int_pow')}({a}, {b})"
+            elif isinstance(op, fusion.MaximumOp):
+                e = f"{self.helper('_max_nan')}({a}, {b})" if is_float(rt) else f"tl.maximum({a}, {b})"
+            elif isinstance(op, fusion.MinimumOp):
+                e = f"{self.helper('_min_nan')}({a}, {b})" if is_float(rt) else f"tl.minimum({a}, {b})"
+            else:
+                raise CodegenError(f"{op.name} is not supported in generated kernels")
+            return self.to(f"({e})", out)
+        (x,) = args
+        unary = {
+            fusion.NegOp: f"-{x}", fusion.AbsOp: f"tl.abs({x})",
+            fusion.ExpOp: f"_exp_term({x})" if op in self.exp_terms else f"tl.exp({x})",
+            fusion.LogOp: f"tl.log({x})", fusion.SqrtOp: f"tl.sqrt({x})", fusion.RsqrtOp: f"tl.rsqrt({x})",
+            fusion.ReciprocalOp: f"1.0 / {x}", fusion.TanhOp: f"_tanh({x})", fusion.SigmoidOp: f"tl.sigmoid({x})",
+            fusion.SinOp: f"tl.sin({x})", fusion.CosOp: f"tl.cos({x})", fusion.ErfOp: f"tl.erf({x})",
+            fusion.ReluOp: f"tl.where({x} < 0, 0, {x})",
+        }
+        e = unary.get(type(op))
+        if isinstance(op, fusion.TanhOp):
+            self.helper("_tanh")
+        elif isinstance(op, fusion.ExpOp) and op in self.exp_terms:
+            self.helper("_exp_term")
+        if e is None:
+            raise CodegenError(f"{op.name} is not supported in generated kernels")
+        return self.to(f"({e})", out)
+
+    def as_type(self, x: str, t: Attribute, ct: str) -> str:
+        """Operand x (of IR type t) converted to the compute type ct."""
+        et = element_type_of(t)
+        if not isinstance(t, TensorType):
+            if ct.startswith("tl.float"):
+                return f"({x})"
+            return f"({x})"
+        if triton_dtype(et) == ct:
+            return x
+        return f"{x}.to({ct})"
+
+    # -- reductions --------------------------------------------------------------
+
+    def reduce_spec(self, r: Operation) -> tuple[str, str, str]:
+        """(neutral element, combine, accumulation dtype) of a reduction."""
+        src = r.operands[0].type.element_type
+        res = r.results[0].type.element_type
+        if isinstance(r, fusion.SumOp | fusion.MeanOp | fusion.VarMeanOp | fusion.WelfordOp):
+            acc = compute_dtype(res) if is_float(res) else "tl.int64"
+            return "0", "sum", acc
+        if isinstance(r, fusion.ProdOp):
+            acc = compute_dtype(res) if is_float(res) else "tl.int64"
+            return "1", "prod", acc
+        acc = compute_dtype(src)
+        if isinstance(r, fusion.MaxOp):
+            return ('float("-inf")' if is_float(src) else _int_min(src)), "max", acc
+        return ('float("inf")' if is_float(src) else _int_max(src)), "min", acc
+
+    # -- stores ------------------------------------------------------------------
+
+    def store_outputs(self, axes_filter: set[frozenset[str]], only: set[int] | None = None) -> None:
+        """Stores the yielded values whose axes are in `axes_filter` (and whose out index is in
+        `only`, if given). Every value is computed (every load emitted) before the first
+        store, so an output that overwrites an input in place (`alloc-alias`, `alloc-plan`)
+        never changes what another output reads."""
+        yielded = list(self.block.last_op.operands)
+        shapes = {frozenset({"m", "n"}): "(BLOCK_M, BLOCK_N)", frozenset({"m"}): "(BLOCK_M, 1)",
+                  frozenset({"n"}): "(1, BLOCK_N)", frozenset(): "(1, 1)"}
+        computed = []
+        for k, v in enumerate(yielded):
+            m = self.plan.natural[v]
+            full_axes = self.axes_of(m)
+            if full_axes in axes_filter and (only is None or k in only):
+                computed.append((k, v, m, full_axes, self.value(v, m)))
+        for k, v, m, full_axes, (x, axes) in computed:
+            union = frozenset(axes | full_axes)
+            terms = [f"i{e[0]} * out{k}_s{j}" for j, e in enumerate(m) if e is not None]
+            offset = " + ".join(terms) or "0"
+            if union != full_axes or not terms:
+                offset = f"{offset} + tl.zeros({shapes[union]}, tl.int32)"
+            if axes != union:
+                x = f"tl.broadcast_to({x}, {shapes[union]})"
+            mask = self.mask_for(union)
+            ot = triton_dtype(v.type.element_type)
+            self.line(f"tl.store(out{k}_ptr + ({offset}), {self.to(f'({x})', ot)}" + (f", mask={mask})" if mask else ")"))
+
+
+def _ir_note(op: Operation) -> str:
+    """`  # %name = fusion.add`: the IR value a line computes, as a comment-safe escape."""
+    hint = op.results[0].name_hint if op.results else None
+    return f"  # %{comment(hint)} = {comment(op.name)}" if hint else f"  # {comment(op.name)}"
+
+
+def _int_min(t: Attribute) -> str:
+    return str(-(2 ** (t.width.data - 1))) if isinstance(t, IntegerType) and t.width.data > 1 else "0"
+
+
+def _int_max(t: Attribute) -> str:
+    return str(2 ** (t.width.data - 1) - 1) if isinstance(t, IntegerType) and t.width.data > 1 else "1"

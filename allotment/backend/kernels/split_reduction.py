@@ -1,0 +1,255 @@
+"""Reductions split across CTAs (`analysis.split_reduction`: outer, middle-axis and full
+reductions; the kernel's `partials` attribute names one partials buffer [split, kept] per
+reduction).
+
+`split_partial`, one program per (tile of BLOCK_M kept indices, split), loops over its
+split's whole BLOCK_N tiles of the reduced axis and stores one partial per kept index,
+and the outputs of the whole domain that need no reduction (dx beside its bias gradient)
+from the tiles it reads; `split_final` combines the partials of BLOCK_M kept indices in
+split order (deterministic) and computes the reduced outputs. With one split the
+`looped` variant does it all. Kept indices are the tile's rows: where they are
+contiguous in memory, Triton's coalescing follows them.
+
+An inner split (few long rows: the reduced dims include the innermost) has its own
+first stage (`emit_inner_split_partial`: chunks of `INNER_SPLIT_ALIGN` multiples, read
+BLOCK_N contiguous elements a step; a var_mean or welford stores each chunk's sum and
+M2, which `merge_m2` combines with Chan's formula) and, with one split, the row kernel
+(`persistent` or `looped`) alloc-place chose.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from xdsl.ir import Operation
+
+from allotment.analysis.split_reduction import inner_split_align, unreduced_outputs
+from allotment.backend.kernel_plan import KernelPlan
+from allotment.backend.kernels.emitter import GeneratedKernel, InSize
+from allotment.backend.kernels.row_reduction import RowEmitter, choose_row_kernel, schedule_variants
+from allotment.dtypes import triton_dtype
+
+
+def variants(plan: KernelPlan) -> list[str]:
+    """The row kernel alloc-place chose (an inner split, when %split is 1) or the looped one
+    (an outer split: one kernel when %split is 1), then the two stages."""
+    row = schedule_variants(plan)
+    return [*(row if plan.inner_split else ["looped"]), "split_partial", "split_final"]
+
+
+def launch_lines(gen: GeneratedKernel, args: str, in_size: InSize) -> list[str]:
+    """The launcher's lines after M, N and use_i64: the two stages when %split > 1, else the
+    one kernel (the looped one, or for an inner split the row kernel alloc-place chose)."""
+    plan, fn = gen.plan, gen.functions
+    split = in_size(next(iter(plan.partials.values())), 0)
+    if plan.inner_split:
+        return [
+            "    if M == 0:",
+            "        return",
+            f"    if {split} > 1:",
+            "        bm, bn, warps = rt.inner_split_blocks(M, N)",
+            f"        rt.launch({fn['split_partial']}, (-(-M // bm) * {split},), ({args}), bm, bn, use_i64, warps)",
+            f"        bm, bn, warps = rt.split_final_blocks(M, {split})",
+            f"        rt.launch({fn['split_final']}, (-(-M // bm),), ({args}), bm, bn, use_i64, warps)",
+            "        return",
+            *choose_row_kernel(gen, "persistent_blocks"),
+            f"    rt.launch(kernel, (-(-M // bm),), ({args}), bm, bn, use_i64, warps)",
+        ]
+    return [
+        "    if M == 0:",
+        "        return",
+        f"    bm, bn, warps = rt.outer_blocks(M, N, {split})",
+        f"    if {split} <= 1:",
+        f"        rt.launch({fn['looped']}, (-(-M // bm),), ({args}), bm, bn, use_i64, warps)",
+        "        return",
+        f"    rt.launch({fn['split_partial']}, (-(-M // bm) * {split},), ({args}), bm, bn, use_i64, warps)",
+        f"    bm, bn, warps = rt.split_final_blocks(M, {split})",
+        f"    rt.launch({fn['split_final']}, (-(-M // bm),), ({args}), bm, bn, use_i64, warps)",
+    ]
+
+
+class SplitEmitter(RowEmitter):
+    """Emits the two stages of a split reduction, and the row kernel of one split."""
+
+    def emit(self) -> None:
+        if self.variant == "split_partial":
+            self.emit_split_partial()
+        elif self.variant == "split_final":
+            self.emit_split_final()
+        else:
+            super().emit()
+
+    def partials_arg(self, r: Operation) -> tuple[int, str]:
+        """The in-index of reduction r's partials buffer [split, kept] and its split count."""
+        i = self.plan.partials[r]
+        return i, self.kernel_extent(self.block.args[i], 0)
+
+    def emit_split_partial(self) -> None:
+        """First stage of a reduction split across CTAs: program (kept tile, split) reduces its
+        split's share of the reduced axis (whole BLOCK_N tiles, so the splits never overlap)
+        for BLOCK_M kept indices, and stores one partial per kept index and reduction."""
+        _, split = self.partials_arg(self.plan.reductions[0])
+        self.line("pid = tl.program_id(0)")
+        self.line("tiles_m = (M + BLOCK_M - 1) // BLOCK_M")
+        self.emit_outer_indices("(pid % tiles_m)")
+        self.line("split_id = pid // tiles_m")
+        self.line("if USE_I64:")
+        self.line("    split_id = split_id.to(tl.int64)")
+        if self.plan.inner_split:  # chunks of INNER_SPLIT_ALIGN multiples, the same in both stages
+            self.emit_inner_split_partial(split)
+            return
+        self.line(f"chunk = ((N + {split} - 1) // {split} + BLOCK_N - 1) // BLOCK_N * BLOCK_N")
+        self.line("lo = split_id * chunk")
+        accs = []
+        for r in self.plan.reductions:
+            neutral, how, acc = self.reduce_spec(r)
+            a = self.fresh("acc")
+            self.line(f"{a} = tl.full((BLOCK_M, BLOCK_N), {neutral}, {acc})")
+            accs.append((r, a, how))
+        # steps through [lo, lo + chunk): the loads are masked by `rn < N`, so the last chunk
+        # may run past N (no tl.minimum of scalars in the loop bounds)
+        self.line("for step in range(0, chunk, BLOCK_N):")
+        with self.indent():
+            self.line("start = lo + step")
+            self.scopes.append({})
+            self.emit_inner_indices("start")
+            for r, a, how in accs:
+                tile, _, _ = self.reduction_input(r)
+                self.line(f"{a} = {self.combine(a, tile, how)}")
+            # outputs on the whole domain (dx beside its bias gradient), written as the split's
+            # share of the reduced axis streams by, from the values the reductions computed
+            self.store_outputs({frozenset({"m", "n"}), frozenset({"n"})}, only=unreduced_outputs(self.block))
+            self.scopes.pop()
+        for r, a, how in accs:
+            total = self.fresh("part")
+            self.line(f"{total} = {self.reduce_tile(a, how)}")
+            self.store_partial(self.plan.partials[r], total)
+
+    def inner_chunk(self, split: str) -> str:
+        """The line computing `chunk`, the reduced indices of one split of an inner split (a
+        multiple of `split_reduction.inner_split_align()`; both stages compute it alike)."""
+        align = inner_split_align()
+        return f"chunk = ((N + {split} - 1) // {split} + {align - 1}) // {align} * {align}"
+
+    def inner_split_loop(self, body: Callable[[], None], full_tiles: bool) -> None:
+        """The loop over this program's chunk [lo, min(lo + chunk, N)) in BLOCK_N steps; `body`
+        emits one tile's work (in its own scope, after the tile's indices).
+
+        `full_tiles`: as two loops, as `row_loop` does, the tiles wholly inside the chunk with
+        no mask on the reduced index, then the last partial tile masked. It pays where the
+        step is a one-pass var_mean (two selects and a compare less per element): bn_stats
+        over 64x256x4096 bf16 52.4 -> 48.1 us, 23x97x5003 20.3 -> 18.3 us on an H200. A plain
+        sum's first stage got slower with it (full_sum over 16384x4096 bf16 42.3 -> 45.7
+        us), so sums keep the one masked loop (`benchmarks/split_loop_variants.py`)."""
+        loops = [("0", "chunk", False)]
+        if full_tiles:
+            self.line("clen = tl.maximum(tl.minimum(N - lo, chunk), 0)")
+            self.line("n_full = clen // BLOCK_N * BLOCK_N")
+            loops = [("0", "n_full", True), ("n_full", "clen", False)]
+        for lo, hi, full in loops:
+            self.line(f"for step in range({lo}, {hi}, BLOCK_N):")
+            with self.indent():
+                self.scopes.append({})
+                self.emit_inner_indices("lo + step", full)
+                if not full:
+                    self.line("mask_n = mask_n & (rn < lo + chunk)[None, :]")
+                body()
+                self.scopes.pop()
+
+    def emit_inner_split_partial(self, split: str) -> None:
+        """First stage of an inner split: program (kept tile, split) reduces the chunk
+        [lo, min(lo + chunk, N)) of its kept rows, BLOCK_N contiguous reduced indices a step,
+        and stores one partial per kept row and reduction, reading the chunk once. A var_mean
+        or welford reads the chunk's first element before the loop (the shift K:
+        `welford_init`), keeps per-lane accumulators of the shifted values (`welford_step`) and
+        stores the chunk's sum (K count + the lanes' sums) and its sum of squared deviations
+        about the chunk's own mean (M2, Chan's merge of the lanes: `welford_finish`), the
+        partials `emit_split_final` merges; an empty chunk stores 0 and 0."""
+        self.line(self.inner_chunk(split))
+        self.line("lo = split_id * chunk")
+        accs: list[tuple[Operation, str | tuple[str, str, str], str]] = []
+        for r in self.plan.reductions:
+            neutral, how, acc = self.reduce_spec(r)
+            if r in self.plan.partials_m2:
+                accs.append((r, self.welford_init(r, acc, "lo"), how))
+                continue
+            a = self.fresh("acc")
+            self.line(f"{a} = tl.full((BLOCK_M, BLOCK_N), {neutral}, {acc})")
+            accs.append((r, a, how))
+
+        def step() -> None:
+            for r, a, how in accs:
+                if isinstance(a, tuple):
+                    self.welford_step(r, a, "step")
+                    continue
+                tile, _, _ = self.reduction_input(r)
+                self.line(f"{a} = {self.combine(a, tile, how)}")
+
+        self.inner_split_loop(step, full_tiles=any(isinstance(a, tuple) for _, a, _ in accs))
+        for r, a, how in accs:
+            if isinstance(a, tuple):
+                total, m2 = self.welford_finish(a, "tl.minimum(N - lo, chunk)")
+                self.store_partial(self.plan.partials[r], total)
+                self.store_partial(self.plan.partials_m2[r], m2)
+                continue
+            total = self.fresh("part")
+            self.line(f"{total} = {self.reduce_tile(a, how)}")
+            self.store_partial(self.plan.partials[r], total)
+
+    def store_partial(self, i: int, total: str) -> None:
+        """Stores a (BLOCK_M, 1) tile of partials at [split_id, rm] of partials input i."""
+        pt = triton_dtype(self.block.args[i].type.element_type)
+        self.line(f"tl.store(in{i}_ptr + (split_id * in{i}_s0 + rm[:, None] * in{i}_s1), {self.to(total, pt)}, mask=mask_m)")
+
+    def emit_split_final(self) -> None:
+        """Second stage: each program combines the partials of BLOCK_M kept indices in split
+        order (deterministic), finishes the reductions (a mean divides by the whole reduced
+        extent N) and computes and stores the outputs on the reduced domain. A var_mean
+        or welford (inner splits) merges its chunks' sums and M2s with Chan's formula."""
+        self.line("pid = tl.program_id(0)")
+        self.emit_outer_indices("pid")
+        for r in self.plan.reductions:
+            neutral, how, acc = self.reduce_spec(r)
+            i, split = self.partials_arg(r)
+            a = self.fresh("acc")
+            self.line(f"{a} = tl.full((BLOCK_M, BLOCK_N), {neutral}, {acc})")
+            self.combine_partials(a, i, split, how, neutral, acc, along="n")
+            total = self.fresh("tot")
+            self.line(f"{total} = {self.reduce_tile(a, how)}")
+            if r in self.plan.partials_m2:
+                self.merge_m2(r, total, acc, split)
+            else:
+                self.finish_reduction(r, total, how, acc, "N")
+        self.store_outputs({frozenset({"m"}), frozenset()})
+
+    def merge_m2(self, r: Operation, total: str, acc: str, split: str) -> None:
+        """Chan's parallel formula over the splits of a var_mean or welford, in split order:
+        mean = total / N; M2 = sum_i (M2_i + n_i * (mean_i - mean)^2), n_i the count of chunk
+        i (`inner_chunk`: as the first stage computed it; 0 for an empty chunk) and mean_i
+        = sum_i / n_i; then finished as the unsplit kernel finishes it (`var_mean_parts`)."""
+        mean = self.fresh("mu")
+        self.line(f"{mean} = {total} / N")
+        s_in, m2_in = self.plan.partials[r], self.plan.partials_m2[r]
+        self.line(self.inner_chunk(split))
+        q = self.fresh("acc")
+        self.line(f"{q} = tl.full((BLOCK_M, BLOCK_N), 0, {acc})")
+        self.line(f"for start in range(0, {split}, BLOCK_N):")
+        with self.indent():
+            self.line("rs = start + tl.arange(0, BLOCK_N)")
+            self.line("if USE_I64:")
+            self.line("    rs = rs.to(tl.int64)")
+            self.line(f"mask_s = mask_m & (rs < {split})[None, :]")
+            names = []
+            for i in (s_in, m2_in):
+                x = self.fresh("ld")
+                self.line(f"{x} = tl.load(in{i}_ptr + (rs[None, :] * in{i}_s0 + rm[:, None] * in{i}_s1), "
+                          f"mask=mask_s, other=0).to({acc})")
+                names.append(x)
+            n_i = self.fresh("cnt")
+            self.line(f"{n_i} = tl.minimum(tl.maximum(N - rs * chunk, 0), chunk).to({acc})[None, :]")
+            d = self.fresh("dev")
+            self.line(f"{d} = {names[0]} / tl.maximum({n_i}, 1) - {mean}")
+            self.line(f"{q} = {q} + tl.where(mask_s, {names[1]} + {n_i} * {d} * {d}, 0)")
+        m2 = self.fresh("tot")
+        self.line(f"{m2} = tl.sum({q}, 1)[:, None]")
+        self.var_mean_parts(r, mean, m2, acc)
