@@ -101,6 +101,7 @@ from allotment.backend.kernel_plan import (
 from allotment.dialects import fusion
 from allotment.dialects.fusion_rules import element_type_of, promote
 from allotment.dtypes import triton_dtype
+from allotment.extents.dims import dim_set, normalize_dim
 
 
 def float_literal(v: float) -> str:
@@ -379,7 +380,7 @@ class _Emitter:
             return [(op.input, tuple(None if e == 1 else entry for e, entry in zip(src_shape, m)))]
         if isinstance(op, fusion.SqueezeOp):
             rank = len(op.input.type.get_shape())
-            drop = {x + rank if x < 0 else x for x in op.dims.get_values()}
+            drop = set(dim_set(op.dims.get_values(), rank))
             it = iter(m)
             return [(op.input, tuple(None if i in drop else next(it) for i in range(rank)))]
         if isinstance(op, fusion.SliceOp | fusion.PermuteOp | fusion.ReshapeOp):
@@ -584,7 +585,7 @@ class _Emitter:
         reads the cat) picks its piece by a condition on constants."""
         rank = len(op.result.type.get_shape())
         dim = op.dim.value.data
-        dim = dim + rank if dim < 0 else dim
+        dim = normalize_dim(dim, rank)
         entry = m[dim]
         axes = self.axes_of(m)
         pieces = []

@@ -1844,7 +1844,18 @@ def _reduced_shape(shape: Sequence[int], dims: Sequence[int], keepdim: bool) -> 
     return [e for d, e in enumerate(shape) if d not in dims]
 
 
-class ReductionOp(FusionOp, ABC):
+class ReducesOverDims:
+    """An op that reduces its `input` over the dimensions its `dims` property lists
+    (`ReductionOp`, var_mean, welford): the one home of which dimensions those are."""
+
+    def reduced_dims(self) -> list[int]:
+        """The reduced dimensions counted from the front, in increasing order (a
+        VerifyException for an entry out of range or repeated)."""
+        t = _expect_tensor(self.input, "the input")
+        return sorted(rules.normalize_dims(_ints(self.dims), len(t.get_shape())))
+
+
+class ReductionOp(ReducesOverDims, FusionOp, ABC):
     """Reduces the input over `dims` (an empty list reduces nothing).
 
     With `keepdim` the reduced dimensions stay with extent 1. Syntax:
@@ -1861,10 +1872,6 @@ class ReductionOp(FusionOp, ABC):
         "$input `dims` custom<IntList>($dims) (`keepdim` $keepdim^)? attr-dict "
         "`:` type($input) `->` type($result)"
     )
-
-    def reduced_dims(self) -> list[int]:
-        t = _expect_tensor(self.input, "the input")
-        return rules.normalize_dims(_ints(self.dims), len(t.get_shape()))
 
     def result_element_type(self, input_type: Attribute) -> Attribute:
         return input_type
@@ -1957,7 +1964,7 @@ class MeanOp(ReductionOp):
 
 
 @irdl_op_definition
-class VarMeanOp(FusionOp):
+class VarMeanOp(ReducesOverDims, FusionOp):
     """Variance and mean over `dims`; floating-point inputs only.
 
     var = sum((x - mean)^2) / max(N - correction, 0), N the number of reduced
@@ -1985,13 +1992,12 @@ class VarMeanOp(FusionOp):
         _require_float(t.element_type, "var_mean")
         if self.correction.value.data < 0:
             raise VerifyException(f"correction {self.correction.value.data} is negative")
-        dims = rules.normalize_dims(_ints(self.dims), len(t.get_shape()))
-        out = _tensor(t.element_type, _reduced_shape(t.get_shape(), dims, self.keepdim is not None))
+        out = _tensor(t.element_type, _reduced_shape(t.get_shape(), self.reduced_dims(), self.keepdim is not None))
         return [out, out]
 
 
 @irdl_op_definition
-class WelfordOp(FusionOp):
+class WelfordOp(ReducesOverDims, FusionOp):
     """Welford's triple over `dims`, as nvFuser's `welford`: the mean `avg`, the sum
     of squared deviations from it `var_sum` (M2: `var = var_sum / (n - correction)`)
     and the count `n` of reduced elements (i64, the same in every element).
@@ -2022,8 +2028,7 @@ class WelfordOp(FusionOp):
         t = _expect_tensor(self.input, "the input")
         _require_float(t.element_type, "welford")
         et = Float32Type() if dtypes.element_nbytes(t.element_type) == 2 else t.element_type
-        dims = rules.normalize_dims(_ints(self.dims), len(t.get_shape()))
-        shape = _reduced_shape(t.get_shape(), dims, self.keepdim is not None)
+        shape = _reduced_shape(t.get_shape(), self.reduced_dims(), self.keepdim is not None)
         return [_tensor(et, shape), _tensor(et, shape), _tensor(i64, shape)]
 
 

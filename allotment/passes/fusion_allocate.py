@@ -87,6 +87,7 @@ from allotment.dialects import alloc, fusion, sharding_rules
 from allotment.dialects.fusion import STRIDE_ORDER_ATTR
 from allotment.extents import size_arith, view_extents
 from allotment.extents import symbolic as sym
+from allotment.extents.dims import dim_set, normalize_dim
 from allotment.extents.symbolic import Const, Extent
 from allotment.passes.gc_pause import gc_paused
 from allotment.passes.size_builder import SizeBuilder
@@ -414,7 +415,7 @@ class _Allocator:
         gets an argument for each."""
         src = split[0][0].operands[0]
         extents = self.shapes.shape(src)
-        dims = split_reduction.reduced_dims(split[0][0])
+        dims = split[0][0].reduced_dims()
         kept = sym.product([e for d, e in enumerate(extents) if d not in dims])
         count = self._split_count(split)
         sizes = [self.shapes.canonical(count), self.shapes.canonical(split_reduction.partials_kept(split[0][0], count, kept))]
@@ -428,7 +429,7 @@ class _Allocator:
         """The split count of a split segment in the fusion's extents (`split_reduction.count_for`)."""
         r = split[0][0]
         extents = self.shapes.shape(r.operands[0])
-        dims = split_reduction.reduced_dims(r)
+        dims = r.reduced_dims()
         kept = sym.product([e for d, e in enumerate(extents) if d not in dims])
         return split_reduction.count_for(r, sym.product([extents[d] for d in dims]), kept)
 
@@ -526,7 +527,7 @@ class _Allocator:
         src = op.operands[0]
         extents = self.local_extents(src)  # a device reduces its own shard's rows
         rank = len(extents)
-        dims = sorted({d + rank if d < 0 else d for d in op.dims.get_values()})
+        dims = dim_set(op.dims.get_values(), rank)
         static = self.local_static_shape(src.type)
         row = sym.product([extents[d] for d in dims])
         static_row = DYNAMIC_INDEX if any(static[d] == DYNAMIC_INDEX for d in dims) else _prod(static[d] for d in dims)
@@ -560,7 +561,7 @@ class _Allocator:
         zero = Const(0)
         if isinstance(view, fusion.PermuteOp):
             rank = len(src.sizes)
-            perm = [d + rank if d < 0 else d for d in view.dims.get_values()]
+            perm = [normalize_dim(d, rank) for d in view.dims.get_values()]
             return Layout(sizes, tuple(src.strides[p] for p in perm), src.offset, perm == sorted(perm) and src.contiguous)
         if isinstance(view, fusion.SliceOp):
             starts = self._mixed(view.static_start.get_values(), view.start)
@@ -587,7 +588,7 @@ class _Allocator:
             return Layout(sizes, strides, src.offset, False)
         if isinstance(view, fusion.SqueezeOp):
             rank = len(src.sizes)
-            dropped = {d + rank if d < 0 else d for d in view.dims.get_values()}
+            dropped = set(dim_set(view.dims.get_values(), rank))
             strides = tuple(s for d, s in enumerate(src.strides) if d not in dropped)
             return Layout(sizes, strides, src.offset, src.contiguous)
         if isinstance(view, fusion.ReshapeOp):
