@@ -69,7 +69,7 @@ from __future__ import annotations
 
 import os
 
-from xdsl.dialects.builtin import BFloat16Type, Float16Type, Float32Type, Float64Type, TensorType, f32
+from xdsl.dialects.builtin import BFloat16Type, Float16Type, Float32Type, Float64Type, TensorType
 from xdsl.ir import Attribute, Block, Operation, OpResult, SSAValue
 
 from allotment.analysis.capacity import env_int
@@ -121,10 +121,6 @@ _INNER_SPLITTABLE = (*_SPLITTABLE, fusion.VarMeanOp, fusion.WelfordOp)
 _FLOATS = (Float16Type, BFloat16Type, Float32Type, Float64Type)
 
 
-def _acc(t: Attribute) -> Attribute:
-    return f32 if isinstance(t, Float16Type | BFloat16Type) else t
-
-
 def split_plan(seg: fusion.SegmentOp) -> list[tuple[Operation, Attribute]] | None:
     """The reductions of a segment to split across CTAs, with each one's partials element
     type (the accumulation type of the kernel's generated code), or None (see the module
@@ -166,7 +162,7 @@ def split_plan(seg: fusion.SegmentOp) -> list[tuple[Operation, Attribute]] | Non
         res = r.results[0].type.element_type
         if not isinstance(src, _FLOATS) or not isinstance(res, _FLOATS):
             return None
-        out.append((r, _acc(src if isinstance(r, fusion.MaxOp | fusion.MinOp) else res)))
+        out.append((r, r.accumulation_type()))
     return out
 
 

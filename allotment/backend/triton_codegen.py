@@ -99,7 +99,7 @@ from allotment.backend.kernel_plan import (
     unit_reshaped,
 )
 from allotment.dialects import fusion
-from allotment.dialects.fusion_rules import element_type_of, promote
+from allotment.dialects.fusion_rules import compute_type, element_type_of, promote
 from allotment.dtypes import triton_dtype
 from allotment.extents.dims import dim_set, normalize_dim
 
@@ -117,7 +117,7 @@ def is_float(t: Attribute) -> bool:
 
 def compute_dtype(t: Attribute) -> str:
     """The type arithmetic on elements of type t happens in (f32 for 16-bit floats)."""
-    return "tl.float32" if isinstance(t, Float16Type | BFloat16Type) else triton_dtype(t)
+    return triton_dtype(compute_type(t))
 
 
 PRELUDE_COMMON = '''
@@ -727,14 +727,11 @@ class _Emitter:
     def reduce_spec(self, r: Operation) -> tuple[str, str, str]:
         """(neutral element, combine, accumulation dtype) of a reduction."""
         src = r.operands[0].type.element_type
-        res = r.results[0].type.element_type
+        acc = triton_dtype(r.accumulation_type())
         if isinstance(r, fusion.SumOp | fusion.MeanOp | fusion.VarMeanOp | fusion.WelfordOp):
-            acc = compute_dtype(res) if is_float(res) else "tl.int64"
             return "0", "sum", acc
         if isinstance(r, fusion.ProdOp):
-            acc = compute_dtype(res) if is_float(res) else "tl.int64"
             return "1", "prod", acc
-        acc = compute_dtype(src)
         if isinstance(r, fusion.MaxOp):
             return ('float("-inf")' if is_float(src) else _int_min(src)), "max", acc
         return ('float("inf")' if is_float(src) else _int_max(src)), "min", acc

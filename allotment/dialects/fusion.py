@@ -1854,6 +1854,14 @@ class ReducesOverDims:
         t = _expect_tensor(self.input, "the input")
         return sorted(rules.normalize_dims(_ints(self.dims), len(t.get_shape())))
 
+    def accumulation_type(self) -> Attribute:
+        """The element type the reduction accumulates in (and its partials are stored in):
+        the compute type of its result (sums, products, means, variances: i64 for bool
+        and integer sums), of its input for max and min (`fusion_rules.compute_type`)."""
+        selecting = isinstance(self, SelectingReductionOp)
+        source = self.input if selecting else self.results[0]
+        return rules.compute_type(_expect_tensor(source, "the input").element_type)
+
 
 class ReductionOp(ReducesOverDims, FusionOp, ABC):
     """Reduces the input over `dims` (an empty list reduces nothing).

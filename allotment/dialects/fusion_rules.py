@@ -93,6 +93,12 @@ def is_complex(t: Attribute) -> bool:
     return isinstance(t, ComplexType)
 
 
+def compute_type(t: Attribute) -> Attribute:
+    """The element type arithmetic on elements of type `t` happens in, and a reduction of
+    them accumulates in: f32 for f16 and bf16 (as torch does op by op), else `t` itself."""
+    return f32 if isinstance(t, Float16Type | BFloat16Type) else t
+
+
 def component_type(t: Attribute) -> Attribute:
     """The real type of a complex type's parts (the type itself for a real one)."""
     return t.element_type if isinstance(t, ComplexType) else t

@@ -62,16 +62,13 @@ from xdsl.context import Context
 from xdsl.dialects import arith, func, memref, tensor
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
-    BFloat16Type,
     DenseArrayBase,
-    Float16Type,
     IndexType,
     MemRefType,
     ModuleOp,
     StridedLayoutAttr,
     TensorType,
     UnitAttr,
-    f32,
     i64,
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
@@ -85,6 +82,7 @@ from allotment.analysis.shapes import ShapeAnalysis, ShapeError, reify_shapes
 from allotment.diagnostics import SOURCE_SPANS, located_message
 from allotment.dialects import alloc, fusion, sharding_rules
 from allotment.dialects.fusion import STRIDE_ORDER_ATTR
+from allotment.dialects.fusion_rules import compute_type
 from allotment.extents import size_arith, view_extents
 from allotment.extents import symbolic as sym
 from allotment.extents.dims import dim_set, normalize_dim
@@ -110,10 +108,6 @@ def row_major(sizes: Sequence[Extent]) -> Layout:
         strides.append(acc)
         acc = sym.mul(acc, e)
     return Layout(tuple(sizes), tuple(reversed(strides)), Const(0), True)
-
-
-def accumulation_type(t: Attribute) -> Attribute:
-    return f32 if isinstance(t, Float16Type | BFloat16Type) else t
 
 
 def _sharding(t: Attribute) -> fusion.ShardingAttr | None:
@@ -470,7 +464,7 @@ class _Allocator:
                 continue
             programs = inner_outer.program_count(sym.product(list(extents[:-1])))
             sizes = [self.shapes.canonical(programs), self.shapes.canonical(extents[-1])]
-            acc = accumulation_type(op.results[0].type.element_type)
+            acc = op.accumulation_type()
             out.append(self._partials_buffer(seg, op, acc, sizes, block))
         return out
 
@@ -482,7 +476,7 @@ class _Allocator:
         sizes = [self.sizes.value(n)] if static == DYNAMIC_INDEX else []
         name = f"{seg.sym_name.data}_acc_{op.results[0].name_hint or 'red'}"
         a = alloc.AllocOp(
-            alloc.memref_type(accumulation_type(op.results[0].type.element_type), (static,)), sizes,
+            alloc.memref_type(op.accumulation_type(), (static,)), sizes,
             alloc.MemorySpace.LOCAL, name=name,
         )
         a.result.name_hint = name
@@ -534,7 +528,7 @@ class _Allocator:
         sizes = [self.sizes.value(row)] if static_row == DYNAMIC_INDEX else []
         name = f"{seg.sym_name.data}_row_{op.results[0].name_hint or 'red'}"
         a = alloc.AllocOp(
-            alloc.memref_type(accumulation_type(src.type.element_type), (static_row,)), sizes, alloc.MemorySpace.LOCAL, name=name
+            alloc.memref_type(compute_type(src.type.element_type), (static_row,)), sizes, alloc.MemorySpace.LOCAL, name=name
         )
         a.result.name_hint = name
         return a
