@@ -2772,18 +2772,24 @@ SEGMENT_KINDS = ("pointwise", "reduction", "normalization", "scan", "sort", "vie
                  "inner_outer", "aten")
 
 
-@irdl_op_definition
-class YieldOp(IRDLOperation):
-    """Ends a `fusion.segment` body: its operands are the segment's results."""
-
-    name = "fusion.yield"
+class YieldValues(IRDLOperation, ABC):
+    """A terminator whose operands are the values its region gives back: the one
+    definition of `fusion.yield` and `alloc.yield`, which stay two ops because each
+    belongs in its own parent (a segment's results, a kernel's outs) and its own dialect."""
 
     values = var_operand_def()
-    traits = lazy_traits_def(lambda: (IsTerminator(), HasParent(SegmentOp)))
     assembly_format = "($values^ `:` type($values))? attr-dict"
 
     def __init__(self, *values: SSAValue | Operation):
         super().__init__(operands=[list(values)])
+
+
+@irdl_op_definition
+class YieldOp(YieldValues):
+    """Ends a `fusion.segment` body: its operands are the segment's results."""
+
+    name = "fusion.yield"
+    traits = lazy_traits_def(lambda: (IsTerminator(), HasParent(SegmentOp)))
 
 
 @irdl_op_definition
