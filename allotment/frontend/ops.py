@@ -63,7 +63,7 @@ from allotment.frontend.building import make_op as _make
 from allotment.frontend.datatypes import DataType, check_dtype, from_element_type, to_element_type, to_torch
 from allotment.frontend.errors import NotSupportedError
 from allotment.frontend.handles import Definition, Scalar, Tensor, Vector
-from allotment.frontend.inputs import check_stride_order
+from allotment.frontend.inputs import check_extent, check_stride_order
 from allotment.frontend.random_ops import RandomOperators
 from allotment.frontend.scan_ops import ScanOperators
 
@@ -261,16 +261,7 @@ class Operators(RandomOperators, ScanOperators):
                 else:
                     out.append(self._to_index(e.value, name, f"{arg}[{i}]"))
             elif isinstance(e, numbers.Integral) and not isinstance(e, bool):
-                if e < -1:
-                    raise ArgumentError(
-                        f"{name}: argument '{arg}': the value {e} at index {i} was neither "
-                        "symbolic(-1), zero_element(0), broadcast(1), or static(>1)"
-                    )
-                if e >= 1 << 63:
-                    raise ArgumentError(
-                        f"{name}: argument '{arg}': the value {e} at index {i} does not fit in 64 bits"
-                    )
-                out.append(int(e))
+                out.append(check_extent(e, i, f"{name}: argument '{arg}'"))
             else:
                 raise ArgumentError(
                     f"{name}: argument '{arg}' entries must be ints or Scalars, got {_kind(e)} "

@@ -1,5 +1,4 @@
-"""A call of an ATen op the compiler does not fuse (`fusion.aten`).
-"""
+"""A call of an ATen op the compiler does not fuse (`fusion.aten`)."""
 
 from __future__ import annotations
 
@@ -7,17 +6,8 @@ import json
 import re
 from collections.abc import Sequence
 
-from xdsl.dialects.builtin import (
-    DYNAMIC_INDEX,
-    ArrayAttr,
-    IndexType,
-    StringAttr,
-    TensorType,
-)
-from xdsl.ir import (
-    Attribute,
-    SSAValue,
-)
+from xdsl.dialects.builtin import DYNAMIC_INDEX, ArrayAttr, IndexType, StringAttr, TensorType
+from xdsl.ir import Attribute, SSAValue
 from xdsl.irdl import (
     AttrSizedOperandSegments,
     IRDLOperation,

@@ -24,19 +24,8 @@ from xdsl.dialects.builtin import (
     i64,
 )
 from xdsl.dialects.utils import DimensionList
-from xdsl.ir import (
-    Attribute,
-    Operation,
-    ParametrizedAttribute,
-    SSAValue,
-)
-from xdsl.irdl import (
-    IRDLOperation,
-    irdl_attr_definition,
-    irdl_op_definition,
-    prop_def,
-    traits_def,
-)
+from xdsl.ir import Attribute, Operation, ParametrizedAttribute, SSAValue
+from xdsl.irdl import IRDLOperation, irdl_attr_definition, irdl_op_definition, prop_def, traits_def
 from xdsl.irdl.declarative_assembly_format import (
     AttributeVariable,
     CustomDirective,
@@ -46,19 +35,12 @@ from xdsl.irdl.declarative_assembly_format import (
 )
 from xdsl.parser import AttrParser, Parser
 from xdsl.printer import Printer
-from xdsl.traits import (
-    SymbolOpInterface,
-    SymbolTable,
-)
+from xdsl.traits import SymbolOpInterface, SymbolTable
 from xdsl.utils.exceptions import VerifyException
 
 from allotment import dtypes
 from allotment.dialects import fusion_rules as rules
-from allotment.dialects.fusion_rules import (
-    DYNAMIC,
-    element_type_of,
-    type_name,
-)
+from allotment.dialects.fusion_rules import DYNAMIC, element_type_of, type_name
 from allotment.extents import size_arith, view_extents
 
 ALIAS_ATTR = "fusion.alias_input"

@@ -1,22 +1,12 @@
-"""Tensors made from sizes: `full` and `iota`.
-"""
+"""Tensors made from sizes: `full` and `iota`."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from xdsl.dialects.builtin import (
-    DenseArrayBase,
-    IndexType,
-    IntegerAttr,
-    TensorType,
-    i1,
-)
+from xdsl.dialects.builtin import DenseArrayBase, IndexType, IntegerAttr, TensorType, i1
 from xdsl.dialects.utils import DynamicIndexList
-from xdsl.ir import (
-    Attribute,
-    SSAValue,
-)
+from xdsl.ir import Attribute, SSAValue
 from xdsl.irdl import (
     AttrSizedOperandSegments,
     irdl_op_definition,
@@ -26,20 +16,12 @@ from xdsl.irdl import (
     traits_def,
     var_operand_def,
 )
-from xdsl.traits import (
-    Pure,
-)
+from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
 from allotment.dialects import fusion_rules as rules
-from allotment.dialects.fusion.base import (
-    FusionOp,
-    _ints,
-    _tensor,
-)
-from allotment.dialects.fusion_rules import (
-    DYNAMIC,
-)
+from allotment.dialects.fusion.base import FusionOp, _ints, _tensor
+from allotment.dialects.fusion_rules import DYNAMIC
 
 # --------------------------------------------------------------------------- #
 # Creation                                                                    #

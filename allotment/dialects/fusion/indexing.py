@@ -1,43 +1,19 @@
-"""Gathers and scatters at computed indices.
-"""
+"""Gathers and scatters at computed indices."""
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from typing import ClassVar
 
-from xdsl.dialects.builtin import (
-    I64,
-    IntegerAttr,
-    IntegerType,
-    TensorType,
-)
-from xdsl.ir import (
-    Attribute,
-    SSAValue,
-)
-from xdsl.irdl import (
-    irdl_op_definition,
-    operand_def,
-    prop_def,
-    result_def,
-    traits_def,
-)
-from xdsl.traits import (
-    Pure,
-)
+from xdsl.dialects.builtin import I64, IntegerAttr, IntegerType, TensorType
+from xdsl.ir import Attribute, SSAValue
+from xdsl.irdl import irdl_op_definition, operand_def, prop_def, result_def, traits_def
+from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
 from allotment.dialects import fusion_rules as rules
-from allotment.dialects.fusion.base import (
-    FusionOp,
-    _expect_tensor,
-    _tensor,
-)
-from allotment.dialects.fusion_rules import (
-    DYNAMIC,
-    type_name,
-)
+from allotment.dialects.fusion.base import FusionOp, _expect_tensor, _tensor
+from allotment.dialects.fusion_rules import DYNAMIC, type_name
 
 # --------------------------------------------------------------------------- #
 # Indexing: gathers and scatters at computed indices                          #

@@ -1,48 +1,20 @@
-"""Matrix products: `matmul` and `linear`.
-"""
+"""Matrix products: `matmul` and `linear`."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from xdsl.dialects.builtin import (
-    TensorType,
-)
-from xdsl.ir import (
-    Attribute,
-    Operation,
-    SSAValue,
-)
-from xdsl.irdl import (
-    irdl_op_definition,
-    operand_def,
-    opt_operand_def,
-    result_def,
-    traits_def,
-)
-from xdsl.traits import (
-    Pure,
-)
+from xdsl.dialects.builtin import TensorType
+from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.irdl import irdl_op_definition, operand_def, opt_operand_def, result_def, traits_def
+from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
 from allotment.dialects import fusion_rules as rules
-from allotment.dialects.fusion.base import (
-    FusionOp,
-    _expect_tensor,
-    _tensor,
-    retype_results,
-)
-from allotment.dialects.fusion.pointwise import (
-    _placeholder,
-)
-from allotment.dialects.fusion.reductions import (
-    _require_float,
-)
-from allotment.dialects.fusion_rules import (
-    DYNAMIC,
-    fmt_shape,
-    type_name,
-)
+from allotment.dialects.fusion.base import FusionOp, _expect_tensor, _tensor, retype_results
+from allotment.dialects.fusion.pointwise import _placeholder
+from allotment.dialects.fusion.reductions import _require_float
+from allotment.dialects.fusion_rules import DYNAMIC, fmt_shape, type_name
 
 # --------------------------------------------------------------------------- #
 # Matrix products                                                             #

@@ -8,47 +8,17 @@ from abc import ABC
 from collections.abc import Sequence
 from typing import ClassVar
 
-from xdsl.dialects.builtin import (
-    I64,
-    IndexType,
-    IntegerAttr,
-    IntegerType,
-    TensorType,
-    i1,
-    i64,
-)
-from xdsl.ir import (
-    Attribute,
-    Operation,
-    SSAValue,
-)
-from xdsl.irdl import (
-    irdl_op_definition,
-    operand_def,
-    opt_attr_def,
-    result_def,
-    traits_def,
-)
+from xdsl.dialects.builtin import I64, IndexType, IntegerAttr, IntegerType, TensorType, i1, i64
+from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.irdl import irdl_op_definition, operand_def, opt_attr_def, result_def, traits_def
 from xdsl.parser import Parser
 from xdsl.printer import Printer
-from xdsl.traits import (
-    Pure,
-)
+from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
 from allotment.dialects import fusion_rules as rules
-from allotment.dialects.fusion.base import (
-    FusionOp,
-    _describe,
-    _expect_tensor,
-    _tensor,
-    retype_results,
-)
-from allotment.dialects.fusion_rules import (
-    Category,
-    element_type_of,
-    type_name,
-)
+from allotment.dialects.fusion.base import FusionOp, _describe, _expect_tensor, _tensor, retype_results
+from allotment.dialects.fusion_rules import Category, element_type_of, type_name
 
 # --------------------------------------------------------------------------- #
 # Elementwise ops (shared custom syntax)                                      #

@@ -1,47 +1,20 @@
-"""Random numbers: `rand` and `randn` (Philox, seeded by operands).
-"""
+"""Random numbers: `rand` and `randn` (Philox, seeded by operands)."""
 
 from __future__ import annotations
 
 from abc import ABC
 
-from xdsl.dialects.builtin import (
-    DenseArrayBase,
-    IndexType,
-    TensorType,
-    i64,
-)
+from xdsl.dialects.builtin import DenseArrayBase, IndexType, TensorType, i64
 from xdsl.dialects.utils import DynamicIndexList
-from xdsl.ir import (
-    Attribute,
-)
-from xdsl.irdl import (
-    irdl_op_definition,
-    operand_def,
-    prop_def,
-    result_def,
-    traits_def,
-    var_operand_def,
-)
-from xdsl.traits import (
-    Pure,
-)
+from xdsl.ir import Attribute
+from xdsl.irdl import irdl_op_definition, operand_def, prop_def, result_def, traits_def, var_operand_def
+from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
 from allotment.dialects import fusion_rules as rules
-from allotment.dialects.fusion.base import (
-    FusionOp,
-    _ints,
-    _tensor,
-)
-from allotment.dialects.fusion.creation import (
-    _sizes_shape,
-    _verify_constant_extents,
-    _verify_sizes,
-)
-from allotment.dialects.fusion_rules import (
-    type_name,
-)
+from allotment.dialects.fusion.base import FusionOp, _ints, _tensor
+from allotment.dialects.fusion.creation import _sizes_shape, _verify_constant_extents, _verify_sizes
+from allotment.dialects.fusion_rules import type_name
 
 # --------------------------------------------------------------------------- #
 # Random numbers                                                              #

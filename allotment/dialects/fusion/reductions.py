@@ -1,5 +1,4 @@
-"""Reductions over dims: sum, prod, max, min, mean, var_mean, welford.
-"""
+"""Reductions over dims: sum, prod, max, min, mean, var_mean, welford."""
 
 from __future__ import annotations
 
@@ -7,43 +6,16 @@ from abc import ABC
 from collections.abc import Sequence
 from typing import ClassVar
 
-from xdsl.dialects.builtin import (
-    I64,
-    DenseArrayBase,
-    Float32Type,
-    IntegerAttr,
-    TensorType,
-    UnitAttr,
-    i64,
-)
-from xdsl.ir import (
-    Attribute,
-)
-from xdsl.irdl import (
-    irdl_op_definition,
-    operand_def,
-    opt_prop_def,
-    prop_def,
-    result_def,
-    traits_def,
-)
-from xdsl.traits import (
-    Pure,
-)
+from xdsl.dialects.builtin import I64, DenseArrayBase, Float32Type, IntegerAttr, TensorType, UnitAttr, i64
+from xdsl.ir import Attribute
+from xdsl.irdl import irdl_op_definition, operand_def, opt_prop_def, prop_def, result_def, traits_def
+from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
 from allotment import dtypes
 from allotment.dialects import fusion_rules as rules
-from allotment.dialects.fusion.base import (
-    FusionOp,
-    IntList,
-    _expect_tensor,
-    _ints,
-    _tensor,
-)
-from allotment.dialects.fusion_rules import (
-    type_name,
-)
+from allotment.dialects.fusion.base import FusionOp, IntList, _expect_tensor, _ints, _tensor
+from allotment.dialects.fusion_rules import type_name
 
 # --------------------------------------------------------------------------- #
 # Reductions                                                                  #

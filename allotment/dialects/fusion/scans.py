@@ -1,45 +1,18 @@
-"""Scans and sorts along one dimension: cumsum, cumprod, cummax, cummin, argsort, topk.
-"""
+"""Scans and sorts along one dimension: cumsum, cumprod, cummax, cummin, argsort, topk."""
 
 from __future__ import annotations
 
 from abc import ABC
 
-from xdsl.dialects.builtin import (
-    I64,
-    IntegerAttr,
-    IntegerType,
-    TensorType,
-    UnitAttr,
-    i64,
-)
-from xdsl.ir import (
-    Attribute,
-)
-from xdsl.irdl import (
-    IRDLOperation,
-    irdl_op_definition,
-    operand_def,
-    opt_prop_def,
-    prop_def,
-    result_def,
-    traits_def,
-)
-from xdsl.traits import (
-    Pure,
-)
+from xdsl.dialects.builtin import I64, IntegerAttr, IntegerType, TensorType, UnitAttr, i64
+from xdsl.ir import Attribute
+from xdsl.irdl import IRDLOperation, irdl_op_definition, operand_def, opt_prop_def, prop_def, result_def, traits_def
+from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
 from allotment.dialects import fusion_rules as rules
-from allotment.dialects.fusion.base import (
-    FusionOp,
-    _expect_tensor,
-    _tensor,
-)
-from allotment.dialects.fusion_rules import (
-    DYNAMIC,
-    type_name,
-)
+from allotment.dialects.fusion.base import FusionOp, _expect_tensor, _tensor
+from allotment.dialects.fusion_rules import DYNAMIC, type_name
 
 # --------------------------------------------------------------------------- #
 # Scans and sorts along one dimension                                         #

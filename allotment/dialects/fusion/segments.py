@@ -1,20 +1,12 @@
-"""Segments: kernel regions at the tensor level (`fusion.segment`, `fusion.yield`).
-"""
+"""Segments: kernel regions at the tensor level (`fusion.segment`, `fusion.yield`)."""
 
 from __future__ import annotations
 
 from abc import ABC
 from collections.abc import Sequence
 
-from xdsl.dialects.builtin import (
-    StringAttr,
-)
-from xdsl.ir import (
-    Attribute,
-    Operation,
-    Region,
-    SSAValue,
-)
+from xdsl.dialects.builtin import StringAttr
+from xdsl.ir import Attribute, Operation, Region, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
     irdl_op_definition,
@@ -27,16 +19,10 @@ from xdsl.irdl import (
 )
 from xdsl.parser import Parser
 from xdsl.printer import Printer
-from xdsl.traits import (
-    HasParent,
-    IsolatedFromAbove,
-    IsTerminator,
-)
+from xdsl.traits import HasParent, IsolatedFromAbove, IsTerminator
 from xdsl.utils.exceptions import VerifyException
 
-from allotment.dialects.fusion_rules import (
-    type_name,
-)
+from allotment.dialects.fusion_rules import type_name
 
 # --------------------------------------------------------------------------- #
 # Segments (kernel regions at the tensor level)                               #

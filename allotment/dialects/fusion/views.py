@@ -1,23 +1,13 @@
-"""Shape ops: broadcast_in_dim, expand, reshape, permute, squeeze, slice, pad, cat.
-"""
+"""Shape ops: broadcast_in_dim, expand, reshape, permute, squeeze, slice, pad, cat."""
 
 from __future__ import annotations
 
 from math import prod
 from typing import ClassVar
 
-from xdsl.dialects.builtin import (
-    I64,
-    DenseArrayBase,
-    IndexType,
-    IntegerAttr,
-    TensorType,
-)
+from xdsl.dialects.builtin import I64, DenseArrayBase, IndexType, IntegerAttr, TensorType
 from xdsl.dialects.utils import DynamicIndexList
-from xdsl.ir import (
-    Attribute,
-    SSAValue,
-)
+from xdsl.ir import Attribute, SSAValue
 from xdsl.irdl import (
     AttrSizedOperandSegments,
     irdl_op_definition,
@@ -27,30 +17,13 @@ from xdsl.irdl import (
     traits_def,
     var_operand_def,
 )
-from xdsl.traits import (
-    Pure,
-)
+from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
 from allotment.dialects import fusion_rules as rules
-from allotment.dialects.fusion.base import (
-    FusionOp,
-    IntList,
-    _expect_tensor,
-    _ints,
-    _tensor,
-)
-from allotment.dialects.fusion.creation import (
-    _sizes_shape,
-    _verify_constant_extents,
-    _verify_sizes,
-    constant_index,
-)
-from allotment.dialects.fusion_rules import (
-    DYNAMIC,
-    fmt_shape,
-    type_name,
-)
+from allotment.dialects.fusion.base import FusionOp, IntList, _expect_tensor, _ints, _tensor
+from allotment.dialects.fusion.creation import _sizes_shape, _verify_constant_extents, _verify_sizes, constant_index
+from allotment.dialects.fusion_rules import DYNAMIC, fmt_shape, type_name
 from allotment.extents import view_extents
 
 # --------------------------------------------------------------------------- #
