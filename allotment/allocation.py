@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from xdsl.dialects import func
@@ -21,10 +20,9 @@ from xdsl.dialects.builtin import DYNAMIC_INDEX, ModuleOp, TensorType
 from xdsl.traits import SymbolTable
 from xdsl.utils.exceptions import DiagnosticException, VerifyException
 
-from allotment import dtypes
 from allotment.analysis.memory_profile import memory_profile
 from allotment.analysis.size_eval import (
-    BufferSize,
+    BufferPlan,
     SizeError,
     buffer_sizes,
     evaluate_index_values,
@@ -33,7 +31,7 @@ from allotment.analysis.size_eval import (
 )
 from allotment.diagnostics import SOURCE_SPANS, located_message, verify_located
 from allotment.dialects import fusion
-from allotment.dialects.alloc import KernelOp, shard_count
+from allotment.dialects.alloc import shard_count
 from allotment.dialects.fusion_rules import type_name
 from allotment.errors import ArgumentError, CompileError, Error, RunError, VerifyError
 from allotment.extents import size_arith, view_extents
@@ -45,19 +43,6 @@ if TYPE_CHECKING:
     import torch
 
     from allotment.analysis.memory_profile import MemoryProfile
-
-
-@dataclass(frozen=True)
-class BufferPlan:
-    """A buffer of the plan: its local shape, dtype, memory space and bytes."""
-
-    name: str
-    shape: tuple[int, ...]
-    dtype: str
-    memory: str
-    nbytes: int
-    on_device: bool
-    kernel: str | None
 
 
 FusionLike = str | ModuleOp | func.FuncOp
@@ -240,8 +225,8 @@ def plan_buffers(
     *,
     function: str | None = None,
     device_id: int | None = None,
-) -> list[BufferSize]:
-    """Every buffer of the allocated fusion with its concrete size (internal form).
+) -> list[BufferPlan]:
+    """Every buffer of the allocated fusion with its concrete size, in the order of the IR.
 
     ArgumentError for arguments of the wrong type or value (naming the
     argument), ShapeError (`SizeError`) for shapes that do not fit the fusion,
@@ -251,7 +236,7 @@ def plan_buffers(
     shapes = _check_shapes(input_shapes)
     _check_options(function, device_id)
 
-    def plan() -> list[BufferSize]:
+    def plan() -> list[BufferPlan]:
         original, allocated = _allocated(fusion_ir, function)
         global_values = argument_values_global(original, shapes)
         local = [
@@ -301,11 +286,6 @@ def argument_values_global(f: func.FuncOp, shapes: Mapping[str, Sequence[int] | 
     return out
 
 
-def _kernel_of(buf: BufferSize) -> str | None:
-    parent = buf.op.parent_op()
-    return parent.sym_name.data if isinstance(parent, KernelOp) else None
-
-
 def plan_sizes(
     fusion_ir: FusionLike,
     input_shapes: Shapes,
@@ -325,12 +305,7 @@ def plan_sizes(
     for a tensor or a sequence for a scalar is an ArgumentError. Arguments of the wrong type or value raise ArgumentError
     naming them; shapes that do not fit the fusion raise ShapeError.
     """
-    return {
-        b.name: BufferPlan(
-            b.name, b.shape, dtypes.buffer_torch_dtype_name(b.element_type), b.memory, b.nbytes, b.on_device, _kernel_of(b)
-        )
-        for b in plan_buffers(fusion_ir, input_shapes, function=function, device_id=device_id)
-    }
+    return {b.name: b for b in plan_buffers(fusion_ir, input_shapes, function=function, device_id=device_id)}
 
 
 def allocate_intermediates(
@@ -361,7 +336,7 @@ def allocate_intermediates(
         if b.memory != "global" or not b.on_device:
             continue
         try:
-            out[b.name] = torch.empty(b.shape, dtype=getattr(torch, dtypes.buffer_torch_dtype_name(b.element_type)), device=dev)
+            out[b.name] = torch.empty(b.shape, dtype=getattr(torch, b.dtype), device=dev)
         except (RuntimeError, MemoryError) as e:
             raise RunError(f"cannot allocate buffer {b.name} ({b.nbytes} bytes) on {dev}: {e}") from None
     return out

@@ -410,8 +410,7 @@ def _maximum_minimum(run: _Run, op: Operation) -> list[Value]:
 def _compute_dtype(t: Attribute) -> torch.dtype:
     """The dtype arithmetic on elements of type t is done in: f32 for 16-bit floats (as
     torch does op by op, and as generated kernels do), else t's own."""
-    dt = torch_dtype(t)
-    return torch.float32 if dt in (torch.float16, torch.bfloat16) else dt
+    return torch_dtype(rules.compute_type(t))
 
 
 def _by_minus_one_safely(
@@ -904,8 +903,7 @@ def _accumulating_scan(run: _Run, op: Operation) -> list[Value]:
     x = run.tensor(op.input)
     dtype = torch_dtype(op.result.type.element_type)
     fn = torch.cumsum if isinstance(op, fusion.CumsumOp) else torch.cumprod
-    acc = torch.float32 if x.dtype in (torch.float16, torch.bfloat16) else dtype
-    return [fn(x.to(acc), op.scan_dim()).to(dtype)]
+    return [fn(x.to(_compute_dtype(op.result.type.element_type)), op.scan_dim()).to(dtype)]
 
 
 @_handles(fusion.CummaxOp, fusion.CumminOp)

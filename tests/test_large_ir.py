@@ -162,10 +162,10 @@ def test_an_extent_too_large_is_refused_at_each_occurrence() -> None:
 
 
 def test_a_repeated_tensor_type_is_checked_once_by_the_fusion_verifiers(monkeypatch: pytest.MonkeyPatch) -> None:
-    from allotment.dialects import fusion
+    from allotment.dialects.fusion import base as fusion_base  # where the verifiers look it up
 
     calls = {"n": 0}
-    original = fusion.verify_extents
+    original = fusion_base.verify_extents
 
     def counting(t, what) -> None:  # noqa: ANN001
         calls["n"] += 1
@@ -174,10 +174,10 @@ def test_a_repeated_tensor_type_is_checked_once_by_the_fusion_verifiers(monkeypa
     ops = "\n".join(f"  %v{i} = fusion.exp %v{i - 1} : tensor<?x48xf32>" for i in range(1, 301))
     text = f"func.func @f(%v0: tensor<?x48xf32>) -> tensor<?x48xf32> {{\n{ops}\n  func.return %v300 : tensor<?x48xf32>\n}}\n"
     module = LocatedParser(make_context(), text, "t.mlir").parse_module()
-    monkeypatch.setattr(fusion, "verify_extents", counting)
-    fusion._PLAIN_TENSOR_TYPES.clear()
+    monkeypatch.setattr(fusion_base, "verify_extents", counting)
+    fusion_base._PLAIN_TENSOR_TYPES.clear()
     module.verify()
-    assert calls["n"] <= 2, calls  # it was 2 a op (operand and result): 600
+    assert 1 <= calls["n"] <= 2, calls  # it was 2 a op (operand and result): 600
 
 
 def test_a_bad_tensor_type_is_refused_at_each_use() -> None:

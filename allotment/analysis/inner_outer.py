@@ -37,6 +37,7 @@ from xdsl.ir import Attribute, Operation
 from allotment.analysis.capacity import Capacity
 from allotment.dialects import fusion
 from allotment.extents import symbolic as sym
+from allotment.extents.dims import dim_set
 from allotment.extents.symbolic import Const, Extent
 
 SMS = 132
@@ -77,7 +78,7 @@ def is_column_reduction(op: Operation, rank: int) -> bool:
     """A sum or mean of floats over every dim but the last (keepdim or not)."""
     if not isinstance(op, COLUMN_REDUCTIONS):
         return False
-    dims = sorted({d + rank if d < 0 else d for d in op.dims.get_values()})
+    dims = dim_set(op.dims.get_values(), rank)
     src, res = op.operands[0].type, op.results[0].type
     return (
         rank >= 2
@@ -91,7 +92,7 @@ def is_column_reduction(op: Operation, rank: int) -> bool:
 
 def is_row_reduction(op: Operation, rank: int) -> bool:
     """A reduction over the last dim only."""
-    dims = sorted({d + rank if d < 0 else d for d in op.dims.get_values()})
+    dims = dim_set(op.dims.get_values(), rank)
     return rank >= 2 and dims == [rank - 1]
 
 

@@ -26,6 +26,7 @@ from xdsl.dialects.builtin import Float32Type, TensorType
 from xdsl.ir import Block, Operation, SSAValue
 
 from allotment.dialects import fusion
+from allotment.extents.dims import dim_set
 
 REDUCTIONS = (fusion.ReductionOp, fusion.VarMeanOp, fusion.WelfordOp)
 """The ops that reduce a row (`backend/kernel_plan.REDUCTIONS` is this tuple)."""
@@ -96,7 +97,7 @@ def yields_rows(block: Block, reductions: Sequence[Operation]) -> bool:
     domain = tuple(reductions[0].operands[0].type.get_shape())
     reduced: set[int] = set()
     for r in reductions:
-        reduced.update(d + len(domain) if d < 0 else d for d in r.dims.get_values())
+        reduced.update(dim_set(r.dims.get_values(), len(domain)))
     kept = tuple(1 if d in reduced else e for d, e in enumerate(domain))
     dropped = tuple(e for d, e in enumerate(domain) if d not in reduced)
     for v in block.last_op.operands if block.last_op is not None else ():

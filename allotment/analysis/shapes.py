@@ -35,6 +35,7 @@ from allotment.dialects.fusion_rules import DYNAMIC
 from allotment.dtypes import torch_dtype
 from allotment.extents import size_arith, view_extents
 from allotment.extents import symbolic as sym
+from allotment.extents.dims import dim_set, normalize_dim
 from allotment.extents.symbolic import ArgDim, ArgScalar, Const, Extent, ExtentEquivalence
 
 
@@ -183,7 +184,7 @@ def _elementwise(analysis: ShapeAnalysis, op: Operation) -> None:
 def _reduction(analysis: ShapeAnalysis, op: Operation, dims: Sequence[int], keepdim: bool) -> None:
     src = analysis.extents[op.operands[0]]
     rank = len(src)
-    dims = [d + rank if d < 0 else d for d in dims]
+    dims = [normalize_dim(d, rank) for d in dims]
     if keepdim:
         out = [Const(1) if d in dims else e for d, e in enumerate(src)]
     else:
@@ -316,7 +317,7 @@ def _cat(analysis: ShapeAnalysis, op: fusion.CatOp) -> None:
     shapes = [analysis.extents[v] for v in op.inputs]
     rank = len(shapes[0])
     dim = op.dim.value.data
-    dim = dim + rank if dim < 0 else dim
+    dim = normalize_dim(dim, rank)
     out = list(shapes[0])
     for i, s in enumerate(shapes[1:], 1):
         for d in range(rank):
@@ -565,11 +566,11 @@ def _reify_op_rules(analysis: ShapeAnalysis, op: Operation) -> None:
     elif isinstance(op, fusion.PermuteOp):
         src = analysis.extents[op.input]
         rank = len(src)
-        _set_result(analysis, op, op.result, [src[d + rank if d < 0 else d] for d in op.dims.get_values()])
+        _set_result(analysis, op, op.result, [src[normalize_dim(d, rank)] for d in op.dims.get_values()])
     elif isinstance(op, fusion.SqueezeOp):
         src = analysis.extents[op.input]
         rank = len(src)
-        dims = {d + rank if d < 0 else d for d in op.dims.get_values()}
+        dims = set(dim_set(op.dims.get_values(), rank))
         _set_result(analysis, op, op.result, [e for d, e in enumerate(src) if d not in dims])
     elif isinstance(op, fusion.SliceOp):
         _slice(analysis, op)

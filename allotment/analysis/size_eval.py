@@ -10,7 +10,7 @@ byte size. Nothing is compiled, allocated or launched: this is what
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from xdsl.dialects import arith, func, memref
 from xdsl.dialects.builtin import DYNAMIC_INDEX, IndexType, IntegerAttr, IntegerType, MemRefType, Signedness, i1
@@ -19,7 +19,7 @@ from xdsl.traits import SymbolTable
 
 from allotment.analysis import packing
 from allotment.dialects import alloc, fusion
-from allotment.dtypes import element_nbytes
+from allotment.dtypes import buffer_torch_dtype_name, element_nbytes
 from allotment.errors import ShapeError, UnsupportedError
 from allotment.extents import size_arith
 
@@ -51,16 +51,33 @@ def element_bytes(t: Attribute) -> int:
 
 
 @dataclass(frozen=True)
-class BufferSize:
-    """One buffer's concrete plan."""
+class BufferPlan:
+    """A buffer of the plan: its local shape, dtype, memory space and bytes.
+
+    `dtype` is the torch dtype name it is allocated with, `on_device` whether the
+    device planned for holds it (its `nbytes` are 0 where not), `kernel` the kernel
+    an on-chip buffer belongs to. `element_type` (the IR's) and `op` (the
+    `alloc.alloc`, or for an arena slot its `memref.view`) are for the passes and
+    the memory plan: they are neither compared nor printed."""
 
     name: str
     shape: tuple[int, ...]
-    element_type: Attribute
+    dtype: str
     memory: str
     nbytes: int
     on_device: bool
-    op: alloc.AllocOp | memref.ViewOp  # a view: an arena slot (memory "arena")
+    kernel: str | None
+    element_type: Attribute = field(compare=False, repr=False)
+    op: alloc.AllocOp | memref.ViewOp = field(compare=False, repr=False)
+
+    @staticmethod
+    def of(name: str, shape: tuple[int, ...], element_type: Attribute, memory: str, nbytes: int, on_device: bool,
+           op: alloc.AllocOp | memref.ViewOp) -> BufferPlan:
+        """The plan of the buffer `op` allocates (its dtype and kernel read from the IR)."""
+        parent = op.parent_op()
+        kernel = parent.sym_name.data if isinstance(parent, alloc.KernelOp) else None
+        return BufferPlan(name, shape, buffer_torch_dtype_name(element_type), memory, nbytes, on_device, kernel,
+                          element_type, op)
 
 
 def evaluate_index_values(
@@ -168,7 +185,7 @@ def evaluate_sizes(
     f: func.FuncOp,
     arg_values: Sequence[Sequence[int] | int | float | None],
     device_id: int | None = None,
-) -> list[BufferSize]:
+) -> list[BufferPlan]:
     """Every buffer the function allocates (global and on-chip), with its size.
 
     `device_id`: the device this evaluation is for; a buffer whose mesh does not
@@ -177,11 +194,11 @@ def evaluate_sizes(
     return buffer_sizes(f, evaluate_index_values(f, arg_values), device_id)
 
 
-def buffer_sizes(f: func.FuncOp, values: Mapping[SSAValue, int], device_id: int | None = None) -> list[BufferSize]:
+def buffer_sizes(f: func.FuncOp, values: Mapping[SSAValue, int], device_id: int | None = None) -> list[BufferPlan]:
     """Every `alloc.alloc` of `f` with its concrete shape, given the values of
     the function's entry sizes (`evaluate_index_values`). A negative extent, or
     more bytes than a 64-bit index holds, is a `SizeError` naming the alloc."""
-    out: list[BufferSize] = []
+    out: list[BufferPlan] = []
     names: dict[str, int] = {}
     arenas = {op.source.owner for op in f.body.block.ops if isinstance(op, memref.ViewOp)}
     for op in f.body.walk():
@@ -218,7 +235,7 @@ def buffer_sizes(f: func.FuncOp, values: Mapping[SSAValue, int], device_id: int 
         names[base] = count + 1
         name = base if count == 0 else f"{base}_{count}"
         out.append(
-            BufferSize(
+            BufferPlan.of(
                 name,
                 tuple(shape),
                 t.element_type,
@@ -232,11 +249,11 @@ def buffer_sizes(f: func.FuncOp, values: Mapping[SSAValue, int], device_id: int 
     return out
 
 
-def _reused(buffer: BufferSize, op: alloc.AllocOp | memref.ViewOp) -> list[BufferSize]:
+def _reused(buffer: BufferPlan, op: alloc.AllocOp | memref.ViewOp) -> list[BufferPlan]:
     """The tensors written in place into `buffer` once its own tensor is dead (alloc-plan's
     reuse, `alloc.reused_by`), each by its name with memory `reused` (its bytes are the
     buffer's, counted once there)."""
-    return [BufferSize(name, buffer.shape, buffer.element_type, REUSED, buffer.nbytes, buffer.on_device, op)
+    return [BufferPlan.of(name, buffer.shape, buffer.element_type, REUSED, buffer.nbytes, buffer.on_device, op)
             for name in alloc.reused_names(op)]
 
 
@@ -244,7 +261,7 @@ REUSED = "reused"
 """The memory of a tensor written in place into a dead tensor's buffer (`_reused`)."""
 
 
-def _slot_size(view: memref.ViewOp, values: Mapping[SSAValue, int], device_id: int | None) -> BufferSize:
+def _slot_size(view: memref.ViewOp, values: Mapping[SSAValue, int], device_id: int | None) -> BufferPlan:
     """An arena slot as a buffer of the plan: memory `arena` (its bytes are the arena's)."""
     t = view.result.type
     assert isinstance(t, MemRefType)
@@ -255,7 +272,7 @@ def _slot_size(view: memref.ViewOp, values: Mapping[SSAValue, int], device_id: i
     devices = mesh_devices(arena)
     on_device = device_id is None or devices is None or device_id in devices
     nbytes = size_arith.byte_size(list(shape), element_bytes(t.element_type))
-    return BufferSize(view.result.name_hint or "slot", shape, t.element_type, "arena", nbytes if on_device else 0,
+    return BufferPlan.of(view.result.name_hint or "slot", shape, t.element_type, "arena", nbytes if on_device else 0,
                       on_device, view)
 
 

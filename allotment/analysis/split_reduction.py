@@ -69,7 +69,7 @@ from __future__ import annotations
 
 import os
 
-from xdsl.dialects.builtin import BFloat16Type, Float16Type, Float32Type, Float64Type, TensorType, f32
+from xdsl.dialects.builtin import BFloat16Type, Float16Type, Float32Type, Float64Type, TensorType
 from xdsl.ir import Attribute, Block, Operation, OpResult, SSAValue
 
 from allotment.analysis.capacity import env_int
@@ -121,15 +121,6 @@ _INNER_SPLITTABLE = (*_SPLITTABLE, fusion.VarMeanOp, fusion.WelfordOp)
 _FLOATS = (Float16Type, BFloat16Type, Float32Type, Float64Type)
 
 
-def _acc(t: Attribute) -> Attribute:
-    return f32 if isinstance(t, Float16Type | BFloat16Type) else t
-
-
-def reduced_dims(op: Operation) -> list[int]:
-    rank = len(op.operands[0].type.get_shape())
-    return sorted({d + rank if d < 0 else d for d in op.dims.get_values()})
-
-
 def split_plan(seg: fusion.SegmentOp) -> list[tuple[Operation, Attribute]] | None:
     """The reductions of a segment to split across CTAs, with each one's partials element
     type (the accumulation type of the kernel's generated code), or None (see the module
@@ -144,11 +135,11 @@ def split_plan(seg: fusion.SegmentOp) -> list[tuple[Operation, Attribute]] | Non
     if not reductions:
         return None
     rank = len(reductions[0].operands[0].type.get_shape())
-    dims = reduced_dims(reductions[0])
+    dims = reductions[0].reduced_dims()
     if rank == 0 or not dims:
         return None
     if is_inner(rank, dims):
-        if not all(isinstance(r, _INNER_SPLITTABLE) and reduced_dims(r) == dims for r in reductions):
+        if not all(isinstance(r, _INNER_SPLITTABLE) and r.reduced_dims() == dims for r in reductions):
             return None
     elif not all(isinstance(r, _SPLITTABLE) for r in reductions):
         return None
@@ -171,7 +162,7 @@ def split_plan(seg: fusion.SegmentOp) -> list[tuple[Operation, Attribute]] | Non
         res = r.results[0].type.element_type
         if not isinstance(src, _FLOATS) or not isinstance(res, _FLOATS):
             return None
-        out.append((r, _acc(src if isinstance(r, fusion.MaxOp | fusion.MinOp) else res)))
+        out.append((r, r.accumulation_type()))
     return out
 
 
@@ -202,7 +193,7 @@ def is_inner(rank: int, dims: list[int]) -> bool:
 
 def is_inner_reduction(r: Operation) -> bool:
     """`is_inner` for reduction `r` (of a segment that `split_plan` accepted)."""
-    return is_inner(len(r.operands[0].type.get_shape()), reduced_dims(r))
+    return is_inner(len(r.operands[0].type.get_shape()), r.reduced_dims())
 
 
 def partials_results(r: Operation) -> list[SSAValue]:

@@ -31,6 +31,7 @@ from xdsl.ir import Operation, SSAValue
 from allotment.analysis import row_passes
 from allotment.dialects import alloc, fusion
 from allotment.errors import CompileError
+from allotment.extents.dims import dim_set, normalize_dim
 
 Map = tuple[tuple | None, ...]
 """Per value dim: None (index 0), `(d, shift)` (index `i_d - shift`) or `(d, shift, scale)`
@@ -114,8 +115,7 @@ def _shape(v: SSAValue) -> tuple[int, ...]:
 
 
 def _reduced_dims(op: Operation) -> list[int]:
-    rank = len(_shape(op.operands[0]))
-    return sorted({d + rank if d < 0 else d for d in op.dims.get_values()})
+    return op.reduced_dims()
 
 
 def identity_map(shape: Sequence[int], domain: Sequence[int]) -> Map:
@@ -201,7 +201,7 @@ def _natural_maps(plan: KernelPlan, args: Sequence[SSAValue], ops: Sequence[Oper
             elif isinstance(op, fusion.SqueezeOp) and op.input in plan.natural:
                 src = plan.natural[op.input]
                 rank = len(src)
-                drop = {x + rank if x < 0 else x for x in op.dims.get_values()}
+                drop = set(dim_set(op.dims.get_values(), rank))
                 m = tuple(e for i, e in enumerate(src) if i not in drop)
             else:
                 m = by_shape(_shape(r))
@@ -265,7 +265,7 @@ def _squeezed_maps(plan: KernelPlan, ops: Sequence[Operation]) -> None:
     for op in reversed(ops):
         if isinstance(op, fusion.SqueezeOp) and op.result in plan.natural and op.input not in plan.natural:
             rank = len(_shape(op.input))
-            drop = {x + rank if x < 0 else x for x in op.dims.get_values()}
+            drop = set(dim_set(op.dims.get_values(), rank))
             it = iter(plan.natural[op.result])
             plan.natural[op.input] = tuple(None if i in drop else next(it) for i in range(rank))
         elif isinstance(op, fusion.ElementwiseOp | fusion.CastOp) and op.results[0] in plan.natural:
@@ -343,7 +343,7 @@ def _gather_extent(plan: KernelPlan, args: Sequence[SSAValue], dim: int) -> Exte
                     return None  # a width from a value: the launcher computes the extent
                 return ExtentSource(terms=(BufferDim("in", index[op.input], j),), offset=lo + hi)
             rank = len(_shape(op.results[0]))
-            cat_dim = op.dim.value.data + (rank if op.dim.value.data < 0 else 0)
+            cat_dim = normalize_dim(op.dim.value.data, rank)
             if any(v not in index for v in op.inputs):
                 return None
             if j == cat_dim:
@@ -466,7 +466,7 @@ def unit_reshaped(m: Map, in_shape: Sequence[int], out_shape: Sequence[int]) -> 
 
 
 def norm_dims(values: Sequence[int], rank: int) -> list[int]:
-    return [d + rank if d < 0 else d for d in values]
+    return [normalize_dim(d, rank) for d in values]
 
 
 # -- extents of values inside a kernel ---------------------------------------------

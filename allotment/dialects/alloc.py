@@ -66,7 +66,7 @@ from xdsl.traits import HasParent, IsTerminator, SymbolTable
 from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.str_enum import StrEnum
 
-from allotment.dialects.fusion import SEGMENT_KINDS, MeshOp, ShardingAttr, constant_index, verify_extents
+from allotment.dialects.fusion import SEGMENT_KINDS, MeshOp, ShardingAttr, YieldValues, constant_index, verify_extents
 from allotment.dialects.fusion_rules import type_name
 from allotment.extents import size_arith, view_extents
 
@@ -411,17 +411,11 @@ class CheckOp(IRDLOperation):
 
 
 @irdl_op_definition
-class YieldOp(IRDLOperation):
+class YieldOp(YieldValues):
     """Ends an `alloc.kernel` body: value i is written to the kernel's out i."""
 
     name = "alloc.yield"
-
-    values = var_operand_def()
     traits = lazy_traits_def(lambda: (IsTerminator(), HasParent(KernelOp)))
-    assembly_format = "($values^ `:` type($values))? attr-dict"
-
-    def __init__(self, *values: SSAValue | Operation):
-        super().__init__(operands=[list(values)])
 
 
 def views_buffer(value_type: Attribute, buffer_type: Attribute) -> bool:

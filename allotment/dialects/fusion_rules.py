@@ -46,6 +46,8 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute
 from xdsl.utils.exceptions import VerifyException
 
+from allotment.extents import dims as dim_rules
+
 c64 = ComplexType(f32)
 c128 = ComplexType(f64)
 
@@ -89,6 +91,12 @@ def is_float(t: Attribute) -> bool:
 
 def is_complex(t: Attribute) -> bool:
     return isinstance(t, ComplexType)
+
+
+def compute_type(t: Attribute) -> Attribute:
+    """The element type arithmetic on elements of type `t` happens in, and a reduction of
+    them accumulates in: f32 for f16 and bf16 (as torch does op by op), else `t` itself."""
+    return f32 if isinstance(t, Float16Type | BFloat16Type) else t
 
 
 def component_type(t: Attribute) -> Attribute:
@@ -237,15 +245,8 @@ def _broadcasts(shapes: Sequence[Sequence[int]]) -> bool:
 
 
 def normalize_dims(dims: Sequence[int], rank: int, what: str = "dims") -> list[int]:
-    """Checks a list of dimension indices (negative counts from the end)."""
-    out: list[int] = []
-    for d in dims:
-        nd = d + rank if d < 0 else d
-        if not 0 <= nd < rank:
-            raise VerifyException(
-                f"{what} entry {d} is out of range for a tensor of rank {rank}"
-            )
-        if nd in out:
-            raise VerifyException(f"{what} entry {d} is repeated")
-        out.append(nd)
-    return out
+    """Checks a list of dimension indices (negative counts from the end: `extents.dims`)."""
+    try:
+        return dim_rules.normalize_dims(dims, rank)
+    except dim_rules.DimsError as e:
+        raise VerifyException(f"{what} {e}") from None

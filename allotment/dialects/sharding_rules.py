@@ -36,6 +36,7 @@ from xdsl.dialects.builtin import DYNAMIC_INDEX, TensorType
 from xdsl.ir import Attribute, Operation
 
 from allotment.dialects import fusion
+from allotment.extents.dims import dim_set, normalize_dim
 
 
 @dataclass(frozen=True)
@@ -145,7 +146,7 @@ def _same_dims(in_shape: Sequence[int], out_shape: Sequence[int]) -> list[DimRul
 
 
 def _reduction(rank: int, dims: Sequence[int], keepdim: bool) -> list[DimRule]:
-    reduced = sorted({d + rank if d < 0 else d for d in dims})
+    reduced = dim_set(dims, rank)
     out: list[DimRule] = []
     kept = 0
     for d in range(rank):
@@ -221,14 +222,14 @@ def operand_dims(op: Operation) -> list[list[DimRule]] | None:
         return [_same_dims(_shape(op.input), out_shape)]
     if isinstance(op, fusion.PermuteOp):
         rank = len(out_shape)
-        perm = [d + rank if d < 0 else d for d in op.dims.get_values()]
+        perm = [normalize_dim(d, rank) for d in op.dims.get_values()]
         rule: list[DimRule] = [0] * rank
         for i, p in enumerate(perm):
             rule[p] = i
         return [rule]
     if isinstance(op, fusion.SqueezeOp):
         rank = len(_shape(op.input))
-        dropped = {d + rank if d < 0 else d for d in op.dims.get_values()}
+        dropped = set(dim_set(op.dims.get_values(), rank))
         rule, kept = [], 0
         for d in range(rank):
             if d in dropped:
@@ -249,7 +250,7 @@ def operand_dims(op: Operation) -> list[list[DimRule]] | None:
     if isinstance(op, fusion.CatOp):
         rank = len(out_shape)
         dim = op.dim.value.data if hasattr(op.dim, "value") else int(op.dim.data)
-        dim = dim + rank if dim < 0 else dim
+        dim = normalize_dim(dim, rank)
         return [[REPLICATED if d == dim else d for d in range(rank)] for _ in op.operands]
     if isinstance(op, fusion.MatmulOp):
         return _matmul(op)

@@ -78,6 +78,7 @@ from allotment.frontend.inputs import (
     TensorInput,
     VectorInput,
     allocation_order,
+    check_extent,
     check_stride_order,
     check_tensor,
     describe,
@@ -421,15 +422,7 @@ class FusionDefinition:
                 raise ArgumentError(
                     f"{what}: argument 'shape' must be a list of ints, got {e!r} at index {i}"
                 )
-            if e < -1:
-                raise ArgumentError(
-                    f"{what}: argument 'shape': the value {e} at index {i} was neither "
-                    "symbolic(-1), zero_element(0), broadcast(1), or static(>1)"
-                )
-            if e >= 1 << 63:
-                raise ArgumentError(
-                    f"{what}: argument 'shape': the value {e} at index {i} does not fit in 64 bits"
-                )
+            check_extent(e, i, f"{what}: argument 'shape'")
         return [int(e) for e in extents]
 
     def _check_contiguity(

@@ -43,6 +43,19 @@ def allocation_order(stride_order: Sequence[int] | None, rank: int) -> list[int]
     return sorted(range(rank), key=lambda d: -stride_order[d])
 
 
+def check_extent(e: int, i: int, what: str) -> int:
+    """`e`, entry `i` of a shape given to the frontend, as an int: -1 (symbolic), 0, 1 or a
+    static extent that fits in 64 bits; an ArgumentError naming `what` (the argument) otherwise."""
+    if e < -1:
+        raise ArgumentError(
+            f"{what}: the value {e} at index {i} was neither "
+            "symbolic(-1), zero_element(0), broadcast(1), or static(>1)"
+        )
+    if e >= 1 << 63:
+        raise ArgumentError(f"{what}: the value {e} at index {i} does not fit in 64 bits")
+    return int(e)
+
+
 def check_stride_order(stride_order: Sequence[int], rank: int, what: str) -> list[int]:
     if isinstance(stride_order, (str, bytes)) or not isinstance(stride_order, Sequence):
         raise ArgumentError(f"{what}: stride_order must be a list of ints, got {stride_order!r}")

@@ -58,11 +58,12 @@ from xdsl.utils.exceptions import VerifyException
 from allotment.dialects import fusion
 from allotment.dialects import fusion_rules as rules
 from allotment.errors import ArgumentError, Error
+from allotment.extents import dims as dim_rules
 from allotment.frontend.building import make_op as _make
 from allotment.frontend.datatypes import DataType, check_dtype, from_element_type, to_element_type, to_torch
 from allotment.frontend.errors import NotSupportedError
 from allotment.frontend.handles import Definition, Scalar, Tensor, Vector
-from allotment.frontend.inputs import check_stride_order
+from allotment.frontend.inputs import check_extent, check_stride_order
 from allotment.frontend.random_ops import RandomOperators
 from allotment.frontend.scan_ops import ScanOperators
 
@@ -183,18 +184,11 @@ class Operators(RandomOperators, ScanOperators):
 
     def _dims(self, x: object, rank: int, name: str, arg: str = "dims") -> list[int]:
         """Dimension indices (negative count from the end), checked against `rank`."""
-        dims = self._ints(x, name, arg, scalar_ok=True)
-        out: list[int] = []
-        for d in dims:
-            nd = d + rank if d < 0 else d
-            if not 0 <= nd < rank:
-                raise ArgumentError(
-                    f"{name}: argument '{arg}' entry {d} is out of range for a tensor of rank {rank}"
-                )
-            if nd in out:
-                raise ArgumentError(f"{name}: argument '{arg}' repeats dimension {d}")
-            out.append(nd)
-        return out
+        try:
+            return dim_rules.normalize_dims(self._ints(x, name, arg, scalar_ok=True), rank)
+        except dim_rules.DimsError as e:
+            fault = f"repeats dimension {e.entry}" if e.repeated else str(e)
+            raise ArgumentError(f"{name}: argument '{arg}' {fault}") from None
 
     def _dtype(self, x: object, name: str, arg: str = "dtype", *, allow_null: bool = False) -> DataType:
         return check_dtype(x, f"{name}: argument '{arg}'", allow_null=allow_null)
@@ -267,16 +261,7 @@ class Operators(RandomOperators, ScanOperators):
                 else:
                     out.append(self._to_index(e.value, name, f"{arg}[{i}]"))
             elif isinstance(e, numbers.Integral) and not isinstance(e, bool):
-                if e < -1:
-                    raise ArgumentError(
-                        f"{name}: argument '{arg}': the value {e} at index {i} was neither "
-                        "symbolic(-1), zero_element(0), broadcast(1), or static(>1)"
-                    )
-                if e >= 1 << 63:
-                    raise ArgumentError(
-                        f"{name}: argument '{arg}': the value {e} at index {i} does not fit in 64 bits"
-                    )
-                out.append(int(e))
+                out.append(check_extent(e, i, f"{name}: argument '{arg}'"))
             else:
                 raise ArgumentError(
                     f"{name}: argument '{arg}' entries must be ints or Scalars, got {_kind(e)} "

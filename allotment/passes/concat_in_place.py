@@ -31,6 +31,7 @@ from xdsl.dialects.builtin import DYNAMIC_INDEX, IndexType, IntegerAttr, Strided
 from xdsl.ir import Operation, SSAValue
 
 from allotment.dialects import alloc, fusion
+from allotment.extents.dims import normalize_dim
 from allotment.passes.kernels import copy_kernel as _copy_kernel
 
 Extent = int | SSAValue
@@ -179,7 +180,7 @@ def write_cat_in_place(f: func.FuncOp, kernel: alloc.KernelOp) -> bool:
     target.detach()
     f.body.block.insert_op_before(target, anchor)
     rank = len(target.result.type.get_shape())
-    dim = cat.dim.value.data % rank if rank else 0
+    dim = normalize_dim(cat.dim.value.data, rank)
     strides = _row_major_strides(_extents(target), emit)
     offset: Extent = 0
     element_type = target.result.type.element_type

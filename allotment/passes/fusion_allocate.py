@@ -62,16 +62,13 @@ from xdsl.context import Context
 from xdsl.dialects import arith, func, memref, tensor
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
-    BFloat16Type,
     DenseArrayBase,
-    Float16Type,
     IndexType,
     MemRefType,
     ModuleOp,
     StridedLayoutAttr,
     TensorType,
     UnitAttr,
-    f32,
     i64,
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
@@ -85,8 +82,10 @@ from allotment.analysis.shapes import ShapeAnalysis, ShapeError, reify_shapes
 from allotment.diagnostics import SOURCE_SPANS, located_message
 from allotment.dialects import alloc, fusion, sharding_rules
 from allotment.dialects.fusion import STRIDE_ORDER_ATTR
+from allotment.dialects.fusion_rules import compute_type
 from allotment.extents import size_arith, view_extents
 from allotment.extents import symbolic as sym
+from allotment.extents.dims import dim_set, normalize_dim
 from allotment.extents.symbolic import Const, Extent
 from allotment.passes.gc_pause import gc_paused
 from allotment.passes.size_builder import SizeBuilder
@@ -109,10 +108,6 @@ def row_major(sizes: Sequence[Extent]) -> Layout:
         strides.append(acc)
         acc = sym.mul(acc, e)
     return Layout(tuple(sizes), tuple(reversed(strides)), Const(0), True)
-
-
-def accumulation_type(t: Attribute) -> Attribute:
-    return f32 if isinstance(t, Float16Type | BFloat16Type) else t
 
 
 def _sharding(t: Attribute) -> fusion.ShardingAttr | None:
@@ -414,7 +409,7 @@ class _Allocator:
         gets an argument for each."""
         src = split[0][0].operands[0]
         extents = self.shapes.shape(src)
-        dims = split_reduction.reduced_dims(split[0][0])
+        dims = split[0][0].reduced_dims()
         kept = sym.product([e for d, e in enumerate(extents) if d not in dims])
         count = self._split_count(split)
         sizes = [self.shapes.canonical(count), self.shapes.canonical(split_reduction.partials_kept(split[0][0], count, kept))]
@@ -428,7 +423,7 @@ class _Allocator:
         """The split count of a split segment in the fusion's extents (`split_reduction.count_for`)."""
         r = split[0][0]
         extents = self.shapes.shape(r.operands[0])
-        dims = split_reduction.reduced_dims(r)
+        dims = r.reduced_dims()
         kept = sym.product([e for d, e in enumerate(extents) if d not in dims])
         return split_reduction.count_for(r, sym.product([extents[d] for d in dims]), kept)
 
@@ -469,7 +464,7 @@ class _Allocator:
                 continue
             programs = inner_outer.program_count(sym.product(list(extents[:-1])))
             sizes = [self.shapes.canonical(programs), self.shapes.canonical(extents[-1])]
-            acc = accumulation_type(op.results[0].type.element_type)
+            acc = op.accumulation_type()
             out.append(self._partials_buffer(seg, op, acc, sizes, block))
         return out
 
@@ -481,7 +476,7 @@ class _Allocator:
         sizes = [self.sizes.value(n)] if static == DYNAMIC_INDEX else []
         name = f"{seg.sym_name.data}_acc_{op.results[0].name_hint or 'red'}"
         a = alloc.AllocOp(
-            alloc.memref_type(accumulation_type(op.results[0].type.element_type), (static,)), sizes,
+            alloc.memref_type(op.accumulation_type(), (static,)), sizes,
             alloc.MemorySpace.LOCAL, name=name,
         )
         a.result.name_hint = name
@@ -526,14 +521,14 @@ class _Allocator:
         src = op.operands[0]
         extents = self.local_extents(src)  # a device reduces its own shard's rows
         rank = len(extents)
-        dims = sorted({d + rank if d < 0 else d for d in op.dims.get_values()})
+        dims = dim_set(op.dims.get_values(), rank)
         static = self.local_static_shape(src.type)
         row = sym.product([extents[d] for d in dims])
         static_row = DYNAMIC_INDEX if any(static[d] == DYNAMIC_INDEX for d in dims) else _prod(static[d] for d in dims)
         sizes = [self.sizes.value(row)] if static_row == DYNAMIC_INDEX else []
         name = f"{seg.sym_name.data}_row_{op.results[0].name_hint or 'red'}"
         a = alloc.AllocOp(
-            alloc.memref_type(accumulation_type(src.type.element_type), (static_row,)), sizes, alloc.MemorySpace.LOCAL, name=name
+            alloc.memref_type(compute_type(src.type.element_type), (static_row,)), sizes, alloc.MemorySpace.LOCAL, name=name
         )
         a.result.name_hint = name
         return a
@@ -560,7 +555,7 @@ class _Allocator:
         zero = Const(0)
         if isinstance(view, fusion.PermuteOp):
             rank = len(src.sizes)
-            perm = [d + rank if d < 0 else d for d in view.dims.get_values()]
+            perm = [normalize_dim(d, rank) for d in view.dims.get_values()]
             return Layout(sizes, tuple(src.strides[p] for p in perm), src.offset, perm == sorted(perm) and src.contiguous)
         if isinstance(view, fusion.SliceOp):
             starts = self._mixed(view.static_start.get_values(), view.start)
@@ -587,7 +582,7 @@ class _Allocator:
             return Layout(sizes, strides, src.offset, False)
         if isinstance(view, fusion.SqueezeOp):
             rank = len(src.sizes)
-            dropped = {d + rank if d < 0 else d for d in view.dims.get_values()}
+            dropped = set(dim_set(view.dims.get_values(), rank))
             strides = tuple(s for d, s in enumerate(src.strides) if d not in dropped)
             return Layout(sizes, strides, src.offset, src.contiguous)
         if isinstance(view, fusion.ReshapeOp):

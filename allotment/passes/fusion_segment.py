@@ -213,7 +213,7 @@ class _Grouping:
             return False
         domain = tuple(self.shapes.canonical(e) for e in g.domain)
         if isinstance(op, REDUCTIONS):
-            rdims = _reduction_dims(op)
+            rdims = op.reduced_dims()
             if self._shape(op.operands[0]) != domain:
                 return False
             if g.rdims is not None and tuple(sorted(rdims)) != tuple(sorted(g.rdims)):
@@ -400,7 +400,7 @@ class _Grouping:
         if isinstance(op, SCANS):
             joined.scan_dim = op.scan_dim()
         if isinstance(op, REDUCTIONS):
-            joined.rdims = tuple(sorted(_reduction_dims(op)))
+            joined.rdims = tuple(op.reduced_dims())
             joined.reduced.update(op.results)
         elif self._uses_reduced(joined, op):
             joined.reduced.update(op.results)
@@ -771,7 +771,7 @@ class _Grouping:
             for g in rows:
                 if g.ops and self._inner_outer_ok(g, h):
                     self._merge(g, h)
-                    g.rdims = tuple(sorted(_reduction_dims(next(op for op in g.ops if isinstance(op, REDUCTIONS)))))
+                    g.rdims = tuple(next(op for op in g.ops if isinstance(op, REDUCTIONS)).reduced_dims())
                     g.inner_outer = True
                     break
         # A column reduction beside outputs of its own domain and no row reduction (a bias
@@ -842,11 +842,6 @@ class _Grouping:
         if g.has_reduction:
             return "normalization" if g.normalization else "reduction"
         return "pointwise"
-
-
-def _reduction_dims(op: Operation) -> list[int]:
-    rank = len(op.operands[0].type.get_shape())
-    return [d + rank if d < 0 else d for d in op.dims.get_values()]
 
 
 def _may_be_strided(v: SSAValue, memo: dict[SSAValue, bool]) -> bool:

@@ -74,8 +74,9 @@ from allotment.backend.kernel_plan import (
 from allotment.backend.kernels import gather_scatter
 from allotment.backend.kernels.prelude import to_dtype
 from allotment.dialects import fusion
-from allotment.dialects.fusion_rules import element_type_of, promote
+from allotment.dialects.fusion_rules import compute_type, element_type_of, promote
 from allotment.dtypes import triton_dtype
+from allotment.extents.dims import dim_set, normalize_dim
 
 
 def float_literal(v: float) -> str:
@@ -91,7 +92,7 @@ def is_float(t: Attribute) -> bool:
 
 def compute_dtype(t: Attribute) -> str:
     """The type arithmetic on elements of type t happens in (f32 for 16-bit floats)."""
-    return "tl.float32" if isinstance(t, Float16Type | BFloat16Type) else triton_dtype(t)
+    return triton_dtype(compute_type(t))
 
 
 TILE_SHAPES = {frozenset({"m", "n"}): "(BLOCK_M, BLOCK_N)", frozenset({"m"}): "(BLOCK_M, 1)",
@@ -324,7 +325,7 @@ class Emitter:
             return [(op.input, tuple(None if e == 1 else entry for e, entry in zip(src_shape, m)))]
         if isinstance(op, fusion.SqueezeOp):
             rank = len(op.input.type.get_shape())
-            drop = {x + rank if x < 0 else x for x in op.dims.get_values()}
+            drop = set(dim_set(op.dims.get_values(), rank))
             it = iter(m)
             return [(op.input, tuple(None if i in drop else next(it) for i in range(rank)))]
         if isinstance(op, fusion.SliceOp | fusion.PermuteOp | fusion.ReshapeOp):
@@ -507,7 +508,7 @@ class Emitter:
         reads the cat) picks its piece by a condition on constants."""
         rank = len(op.result.type.get_shape())
         dim = op.dim.value.data
-        dim = dim + rank if dim < 0 else dim
+        dim = normalize_dim(dim, rank)
         entry = m[dim]
         axes = self.axes_of(m)
         pieces = []
@@ -627,14 +628,11 @@ class Emitter:
     def reduce_spec(self, r: Operation) -> tuple[str, str, str]:
         """(neutral element, combine, accumulation dtype) of a reduction."""
         src = r.operands[0].type.element_type
-        res = r.results[0].type.element_type
+        acc = triton_dtype(r.accumulation_type())
         if isinstance(r, fusion.SumOp | fusion.MeanOp | fusion.VarMeanOp | fusion.WelfordOp):
-            acc = compute_dtype(res) if is_float(res) else "tl.int64"
             return "0", "sum", acc
         if isinstance(r, fusion.ProdOp):
-            acc = compute_dtype(res) if is_float(res) else "tl.int64"
             return "1", "prod", acc
-        acc = compute_dtype(src)
         if isinstance(r, fusion.MaxOp):
             return ('float("-inf")' if is_float(src) else _int_min(src)), "max", acc
         return ('float("inf")' if is_float(src) else _int_max(src)), "min", acc

@@ -17,6 +17,7 @@ from typing import Any
 
 import torch
 
+from allotment.extents.dims import normalize_dim
 from allotment.frontend.datatypes import from_torch
 from allotment.frontend.handles import Tensor
 from allotment.frontend.torch_compile.building import Builder as Translator
@@ -66,7 +67,7 @@ def _dims(x: Any, rank: int) -> list[int]:
     ds = [x] if isinstance(x, int) else list(x)
     if not ds:
         return list(range(rank))
-    return [d + rank if d < 0 else d for d in ds]
+    return [normalize_dim(d, rank) for d in ds]
 
 
 # -- elementwise -----------------------------------------------------------------
@@ -231,7 +232,7 @@ def _transpose(tx: Translator, node: Any, x: Any, d0: int = 0, d1: int = 1) -> A
 def _unsqueeze(tx: Translator, node: Any, x: Any, dim: int) -> Any:
     t = tx.tensor(x)
     rank = t.ndim + 1
-    d = dim + rank if dim < 0 else dim
+    d = normalize_dim(dim, rank)
     return tx.fd.ops.broadcast_in_dim(t, tx.shape(_val(node)), [k for k in range(rank) if k != d])
 
 
@@ -266,7 +267,7 @@ def _end(tx: Translator, extent: Any, end: Any) -> Any:
 def _slice(tx: Translator, node: Any, x: Any, dim: int = 0, start: Any = None, end: Any = None, step: int = 1) -> Any:
     t = tx.tensor(x)
     src = node.args[0].meta["val"].shape
-    d = dim + t.ndim if dim < 0 else dim
+    d = normalize_dim(dim, t.ndim)
     starts = [0] * t.ndim
     ends = [tx.extent(s) for s in src]
     steps = [1] * t.ndim
@@ -282,13 +283,13 @@ def _slice(tx: Translator, node: Any, x: Any, dim: int = 0, start: Any = None, e
 @_entry("aten.select.int", "fusion.slice, fusion.squeeze")
 def _select(tx: Translator, node: Any, x: Any, dim: int, index: Any) -> Any:
     t = tx.tensor(x)
-    return tx.fd.ops.select(t, tx.extent(index), dim + t.ndim if dim < 0 else dim)
+    return tx.fd.ops.select(t, tx.extent(index), normalize_dim(dim, t.ndim))
 
 
 @_entry("aten.split.Tensor aten.split_with_sizes.default", "fusion.slice (one per piece)")
 def _split(tx: Translator, node: Any, x: Any, sizes: Any, dim: int = 0) -> Any:
     t = tx.tensor(x)
-    d = dim + t.ndim if dim < 0 else dim
+    d = normalize_dim(dim, t.ndim)
     src = node.args[0].meta["val"].shape
     pieces = []
     start: Any = 0
@@ -307,7 +308,7 @@ def _split(tx: Translator, node: Any, x: Any, sizes: Any, dim: int = 0) -> Any:
 @_entry("aten.unbind.int", "fusion.slice, fusion.squeeze (one per piece)")
 def _unbind(tx: Translator, node: Any, x: Any, dim: int = 0) -> Any:
     t = tx.tensor(x)
-    d = dim + t.ndim if dim < 0 else dim
+    d = normalize_dim(dim, t.ndim)
     return [tx.fd.ops.select(t, i, d) for i in range(len(_val(node)))]
 
 
@@ -319,7 +320,7 @@ def _cat(tx: Translator, node: Any, tensors: Any, dim: int = 0) -> Any:
     if len(ts) == 1:
         return ts[0]
     rank = ts[0].ndim
-    return tx.fd.ops.cat(ts, dim + rank if dim < 0 else dim)
+    return tx.fd.ops.cat(ts, normalize_dim(dim, rank))
 
 
 @_entry("aten.constant_pad_nd.default", "fusion.pad")
@@ -337,7 +338,7 @@ def _slice_scatter(tx: Translator, node: Any, x: Any, src: Any, dim: int = 0, st
     if step != 1:
         raise Refused("a slice_scatter with a step")
     shape = node.args[0].meta["val"].shape
-    d = dim + t.ndim if dim < 0 else dim
+    d = normalize_dim(dim, t.ndim)
     lo = 0 if start is None else tx.extent(start)
     hi = _end(tx, shape[d], end)
     if any(isinstance(v, int) and v < 0 for v in (lo, hi)):
@@ -456,13 +457,13 @@ def _embedding(tx: Translator, node: Any, weight: Any, indices: Any, padding_idx
 @_entry("aten.gather.default", "fusion.gather")
 def _gather(tx: Translator, node: Any, x: Any, dim: int, index: Any, sparse_grad: bool = False) -> Any:
     t = tx.tensor(x)
-    return tx.fd.ops.gather(t, tx.tensor(index), dim + t.ndim if dim < 0 else dim)
+    return tx.fd.ops.gather(t, tx.tensor(index), normalize_dim(dim, t.ndim))
 
 
 @_entry("aten.index_select.default", "fusion.index_select")
 def _index_select(tx: Translator, node: Any, x: Any, dim: int, index: Any) -> Any:
     t = tx.tensor(x)
-    return tx.fd.ops.index_select(t, tx.tensor(index), dim + t.ndim if dim < 0 else dim)
+    return tx.fd.ops.index_select(t, tx.tensor(index), normalize_dim(dim, t.ndim))
 
 
 @_entry("aten.index.Tensor", "fusion.index_select", "one 1-D index tensor on the first dim only")
@@ -480,7 +481,7 @@ def _scatter(tx: Translator, node: Any, x: Any, dim: int, index: Any, src: Any) 
         if not isinstance(src, bool | int | float):
             raise Refused("a symbolic scatter value")
         src = tx.fd.ops.full(tx.shape(node.args[2].meta["val"]), src, t.dtype())
-    return tx.fd.ops.scatter(t, idx, tx.tensor(src), dim + t.ndim if dim < 0 else dim)
+    return tx.fd.ops.scatter(t, idx, tx.tensor(src), normalize_dim(dim, t.ndim))
 
 
 def _accumulate_rows(tx: Translator, node: Any, acc: Any, index: Any, values: Any, mask: Any = None) -> Any:
