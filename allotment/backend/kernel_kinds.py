@@ -112,10 +112,19 @@ def generate_kernel(plan: KernelPlan, target: str, functions: dict[str, str]) ->
     for variant, e in bodies.items():
         fname = functions[variant]
         parts.append(
-            f"@triton.jit\ndef {fname}({params}, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, USE_I64: tl.constexpr):\n"
+            f"{_decorator(e.lines)}\ndef {fname}({params}, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, USE_I64: tl.constexpr):\n"
             + "\n".join(e.lines if target == "cuda" else map(round_bf16_casts, e.lines))
             + "\n"
         )
     transposed = plan.kind == "pointwise" and any(e.transposed for e in bodies.values() if isinstance(e, _Emitter))
     flat = any(e.flat for e in bodies.values() if isinstance(e, _Emitter))
     return GeneratedKernel(plan, functions, helpers + "\n\n".join(parts), args, transposed, flat)
+
+
+def _decorator(lines: list[str]) -> str:
+    """`@triton.jit`, with Triton's `debug` on for a function that checks indices on the
+    device (`triton_indexing.device_check`): without it Triton drops `tl.device_assert`.
+    `launch` compiles such functions without Triton's integer-overflow checks (which
+    `debug` would also turn on), as Inductor does."""
+    checks = any("tl.device_assert(" in line for line in lines)
+    return "@triton.jit(debug=True)" if checks else "@triton.jit"
