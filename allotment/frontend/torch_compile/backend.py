@@ -29,8 +29,8 @@ import torch
 
 from allotment.errors import ArgumentError, Error
 from allotment.frontend.torch_compile.compiled import CompiledGraph, EagerGraph
-from allotment.passes.index_checks import set_index_checks
 from allotment.frontend.torch_compile.translate import Census, Translator, Untranslatable
+from allotment.passes.index_checks import set_index_checks
 
 LOG = logging.getLogger("allotment.torch_compile")
 
