@@ -572,6 +572,13 @@ def dense(t: torch.Tensor) -> torch.Tensor:
     return t if t.is_contiguous() else t.contiguous()
 
 
+def call_layout(t: torch.Tensor) -> torch.Tensor:
+    """A call's result for an `any_layout` buffer: as it is where it is dense without
+    overlaps (a permutation of row-major: its elements span exactly its element count, so
+    the kernels' 64-bit index decision by element count holds), else a row-major copy."""
+    return t if t.is_non_overlapping_and_dense() else t.contiguous()
+
+
 def _torch_call(fn: Any, args: tuple, kwargs: dict[str, Any]) -> None:
     """A library kernel's torch call, reported to a recording (`launch.note_torch_call`)."""
     _launch.note_torch_call(fn, args, kwargs)

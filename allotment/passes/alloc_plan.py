@@ -63,6 +63,7 @@ from xdsl.dialects.builtin import (
     ModuleOp,
     NoneAttr,
     StringAttr,
+    UnitAttr,
     i8,
     i64,
 )
@@ -166,6 +167,36 @@ def reuse_in_place(f: func.FuncOp) -> int:
             target.erase()
             reused += 1
     return reused
+
+
+STRIDED_KINDS = ("pointwise", "normalization", "reduction", "inner_outer", "scan", "sort", "aten")
+"""Kernel kinds whose code indexes every input through its strides: generated Triton
+kernels (the launcher passes each tensor's `stride()`) and ATen calls."""
+
+
+def keep_call_layouts(f: func.FuncOp) -> int:
+    """Marks `any_layout` each `by_call` buffer whose users all take any dense layout: it is
+    read only by kernels of `STRIDED_KINDS`, written only by its call, freed, and neither
+    viewed nor returned. The host program then keeps the call's result as it comes (an
+    attention output in [batch, seq, heads, dim] memory order) instead of copying it
+    row-major. Returns how many it marked."""
+    marked = 0
+    for buffer in [op for op in f.body.block.ops if isinstance(op, alloc.AllocOp) and op.by_call is not None]:
+        ok = True
+        for use in buffer.result.uses:
+            user = use.operation
+            if isinstance(user, alloc.DeallocOp):
+                continue
+            if not isinstance(user, alloc.KernelOp) or user.kind.data not in STRIDED_KINDS:
+                ok = False
+            elif use.index >= len(user.ins) and user.kind.data != "aten":  # another kernel writes it
+                ok = False
+            if not ok:
+                break
+        if ok and buffer.any_layout is None:
+            buffer.any_layout = UnitAttr()
+            marked += 1
+    return marked
 
 
 def _scatter_input(kernel: alloc.KernelOp) -> SSAValue | None:
@@ -389,3 +420,4 @@ class AllocPlanPass(ModulePass):
                 if self.arena:
                     pack_arena(f, hint=None if self.arena_always else self.size_hint)
                 free_after_last_use(f)
+                keep_call_layouts(f)
