@@ -63,6 +63,12 @@ def _alloc_verify() -> type[ModulePass]:
     return AllocVerifyPass
 
 
+def _index_checks() -> type[ModulePass]:
+    from allotment.passes.index_checks import IndexChecksPass
+
+    return IndexChecksPass
+
+
 def _alloc_to_mlir() -> type[ModulePass]:
     from allotment.passes.alloc_to_mlir import AllocToMLIRPass
 
@@ -78,6 +84,7 @@ ALL_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "alloc-verify": _alloc_verify,
     "fusion-segment": _fusion_segment,
     "fusion-allocate": _fusion_allocate,
+    "fusion-index-checks": _index_checks,
     "fusion-propagate-sharding": _propagate_sharding,
     "fusion-insert-resharding": _insert_resharding,
 }

@@ -572,6 +572,25 @@ def dense(t: torch.Tensor) -> torch.Tensor:
     return t if t.is_contiguous() else t.contiguous()
 
 
+def call_layout(t: torch.Tensor) -> torch.Tensor:
+    """A call's result for an `any_layout` buffer: as it is where it is dense without
+    overlaps (a permutation of row-major: its elements span exactly its element count, so
+    the kernels' 64-bit index decision by element count holds), else a row-major copy."""
+    return t if t.is_contiguous() or _dense_permutation(t) else t.contiguous()
+
+
+def _dense_permutation(t: torch.Tensor) -> bool:
+    """Whether `t`'s strides are a row-major layout of its dims in some order: each dim of
+    extent > 1, innermost (smallest stride) first, has the stride of the element count
+    inside it."""
+    expected = 1
+    for stride, n in sorted((st, n) for n, st in zip(t.shape, t.stride()) if n > 1):
+        if stride != expected:
+            return False
+        expected *= n
+    return True
+
+
 def _torch_call(fn: Any, args: tuple, kwargs: dict[str, Any]) -> None:
     """A library kernel's torch call, reported to a recording (`launch.note_torch_call`)."""
     _launch.note_torch_call(fn, args, kwargs)

@@ -151,10 +151,18 @@ def generate_kernel(plan: KernelPlan, target: str, functions: dict[str, str]) ->
     for variant, e in bodies.items():
         fname = functions[variant]
         parts.append(
-            f"@triton.jit\ndef {fname}({params}, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, USE_I64: tl.constexpr):\n"
+            f"{_decorator(e)}\ndef {fname}({params}, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, USE_I64: tl.constexpr):\n"
             + "\n".join(e.lines)
             + "\n"
         )
     transposed = plan.kind == "pointwise" and any(e.transposed for e in bodies.values())
     flat = any(e.flat for e in bodies.values())
     return GeneratedKernel(plan, functions, helpers + "\n\n".join(parts), args, transposed, flat, set(requested))
+
+
+def _decorator(e: Emitter) -> str:
+    """`@triton.jit`, with Triton's `debug` on for a function that checks indices on the
+    device (`gather_scatter.device_check` sets `device_asserts`): without it Triton drops
+    `tl.device_assert`. `launch` compiles such functions without Triton's integer-overflow
+    checks (which `debug` would also turn on), as Inductor does."""
+    return "@triton.jit(debug=True)" if e.device_asserts else "@triton.jit"

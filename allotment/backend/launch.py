@@ -127,10 +127,15 @@ def bind_kernels(namespace: dict[str, Any], target: str) -> None:
     from triton.runtime.jit import JITFunction
 
     for name, value in list(namespace.items()):
+        if not isinstance(value, JITFunction | InterpretedFunction):
+            continue
+        options = {"debug": True} if _debug(value) else {}
         if target == "cpu" and isinstance(value, JITFunction):
-            namespace[name] = InterpretedFunction(value.fn)
+            namespace[name] = InterpretedFunction(value.fn, **options)
         elif target != "cpu" and isinstance(value, InterpretedFunction):
-            namespace[name] = JITFunction(value.fn)
+            namespace[name] = JITFunction(value.fn, **options)
+        if options:
+            _CHECKING[id(namespace[name])] = namespace[name]
     if target == "cpu":
         with INTERPRETER_LOCK:
             for value in list(namespace.values()):
@@ -140,6 +145,25 @@ def bind_kernels(namespace: dict[str, Any], target: str) -> None:
     if callable(layouts):  # the generated module's argument layouts (host_codegen._argument_layout)
         for functions, tensors, loose, count, *params in layouts():
             kernel_args(functions, tensors, loose, count, *(params if passing_scalars() else ()))
+
+
+_CHECKING: dict[int, Any] = {}
+"""Kernels that check on the device (`@triton.jit(debug=True)`: `kernel_kinds._decorator`),
+by `id`, held so that an id is not reused: they are compiled without Triton's
+integer-overflow checks, and in the interpreter with its asserts on (`_checked_launch`)."""
+
+
+def _debug(kernel: Any) -> bool:
+    """Whether `kernel` (a JIT or interpreted function) was made with `debug=True`."""
+    kwargs = getattr(kernel, "kwargs", None)
+    return bool(kwargs.get("debug") if isinstance(kwargs, dict) else getattr(kernel, "debug", None))
+
+
+def _compile_options(kernel: Any) -> dict[str, Any]:
+    """Compile options of a JIT-path launch: for a kernel that checks on the device, no
+    integer-overflow checks (Triton adds them wherever `debug` is on; Inductor turns them
+    off the same way): generated kernels let masked-off lanes form offsets that wrap."""
+    return {"sanitize_overflow": False} if id(kernel) in _CHECKING else {}
 
 
 _INTERPRETED_TYPE: type | None = None
@@ -172,16 +196,45 @@ def launch(kernel: Any, grid: tuple[int, ...], args: tuple, constexprs: dict[str
 def _jit_launch(kernel: Any, grid: tuple[int, ...], args: tuple, constexprs: dict[str, Any], num_warps: int) -> Any:
     with INTERPRETER_LOCK:
         if not _interpreted(kernel):
-            return kernel[grid](*args, **constexprs, num_warps=num_warps)
+            return kernel[grid](*args, **constexprs, num_warps=num_warps, **_compile_options(kernel))
         language = _language()
         saved = [(owner, dict(vars(owner))) for owner in language.patched_by_interpreter]
         swapped = _interpret_language(language)
         try:
+            if id(kernel) in _CHECKING:
+                return _checked_launch(kernel, grid, args, constexprs, num_warps)
             return kernel[grid](*args, **constexprs, num_warps=num_warps)
         finally:
             for owner, name, original in swapped:
                 setattr(owner, name, original)
             _restore_language(saved)
+
+
+def _checked_launch(kernel: Any, grid: tuple[int, ...], args: tuple, constexprs: dict[str, Any],
+                    num_warps: int) -> Any:
+    """An interpreted launch of a kernel that checks on the device: Triton's interpreter
+    honours `tl.device_assert` only while its builder's `debug` option is on (the kernel's
+    own `debug=True` does not reach it), so it is on for this launch (integer-overflow
+    checks off, as on the GPU). A failed index check (its message starts with
+    `kernels.gather_scatter.INDEX_MESSAGE`) is a RunError with the check's message; the kernel
+    stopped before it read or wrote out of range. Call with INTERPRETER_LOCK held."""
+    from triton.runtime.errors import InterpreterError
+    from triton.runtime.interpreter import interpreter_builder
+
+    from allotment.backend.kernels.gather_scatter import INDEX_MESSAGE
+    from allotment.errors import AllotmentRuntimeError
+
+    saved = interpreter_builder.options
+    interpreter_builder.options = dataclasses.replace(saved, debug=True, sanitize_overflow=False)
+    try:
+        return kernel[grid](*args, **constexprs, num_warps=num_warps)
+    except InterpreterError as e:
+        cause = e.__cause__
+        if isinstance(cause, AssertionError) and str(cause).startswith(INDEX_MESSAGE):
+            raise AllotmentRuntimeError(str(cause)) from None
+        raise
+    finally:
+        interpreter_builder.options = saved
 
 
 @dataclass(frozen=True)
@@ -310,7 +363,7 @@ def _first_launch(
     launch takes the JIT path)."""
     global _direct_ok
     with INTERPRETER_LOCK:
-        compiled = kernel[grid](*args, **constexprs, num_warps=num_warps)
+        compiled = kernel[grid](*args, **constexprs, num_warps=num_warps, **_compile_options(kernel))
         try:
             compiled._init_handles()
             entry = raw_launcher.plan(compiled.run, compiled.function, compiled.packed_metadata)

@@ -142,6 +142,11 @@ class AllocOp(IRDLOperation):
     no `out=` variant, `fusion.AtenOp`), not by the host program. It is planned as any
     other buffer (its size counts from where the alloc stands to its dealloc), but it is
     never an arena slot and its memory comes from whatever allocator the call uses.
+    `any_layout` (with `by_call` only): the buffer keeps the layout the call gives its
+    result where that layout is dense without overlaps (a permutation of row-major, as
+    attention's outputs come back), not a row-major copy: every user of the buffer
+    (generated kernels and ATen calls, which index through strides) takes any such
+    layout, so there is no view, no other writer and no return of it (alloc-plan sets it).
     """
 
     name = "alloc.alloc"
@@ -157,6 +162,7 @@ class AllocOp(IRDLOperation):
     buffer_name = opt_prop_def(StringAttr, prop_name="name")
     reused_by = opt_prop_def(ArrayAttr[StringAttr])
     by_call = opt_prop_def(UnitAttr)
+    any_layout = opt_prop_def(UnitAttr)
     result = result_def(MemRefType)
     irdl_options = (ParsePropInAttrDict(),)
     assembly_format = "`(` $sizes `)` attr-dict `:` type($result)"
@@ -202,6 +208,8 @@ class AllocOp(IRDLOperation):
                 f"{type_name(t)} has {ndyn} dynamic extents but {len(self.sizes)} size operands"
             )
         verify_extents(t, lambda: type_name(t))
+        if self.any_layout is not None and self.by_call is None:
+            raise VerifyException("any_layout is only meaningful with by_call (a buffer the call makes)")
         for i, v in enumerate(self.sizes):
             value = constant_index(v)
             if value is not None and value < 0:

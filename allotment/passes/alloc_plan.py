@@ -63,6 +63,7 @@ from xdsl.dialects.builtin import (
     ModuleOp,
     NoneAttr,
     StringAttr,
+    UnitAttr,
     i8,
     i64,
 )
@@ -74,7 +75,7 @@ from allotment.analysis import packing
 from allotment.analysis.liveness import VIEW_OPS, live_ranges, top_level_users
 from allotment.analysis.memory_profile import peak_bytes
 from allotment.analysis.schedule import buffer_bytes, choose_schedule, hint_index_values
-from allotment.dialects import alloc, comm
+from allotment.dialects import alloc, comm, fusion
 from allotment.dtypes import element_nbytes
 from allotment.passes.alloc_alias import _reads_elementwise
 
@@ -132,7 +133,14 @@ def reuse_in_place(f: func.FuncOp) -> int:
     A `collective` kernel of one `comm.all_reduce` qualifies on the same terms about the
     buffers (its partial input and its result have one local shape): collectives reduce
     in place (NCCL's and gloo's all_reduce do), so the reduction then needs neither its
-    own buffer nor a copy of the partial into it."""
+    own buffer nor a copy of the partial into it.
+
+    So does a scatter kernel (one `fusion.scatter` or `fusion.index_put_accumulate`) for
+    its input (accumulator) buffer, when that buffer is no other operand of the kernel:
+    its result is the input with the addressed elements stored (added), so writing them
+    into the input's buffer in place is the whole computation, and the host program
+    skips the copy of the input into the output (`kernels.gather_scatter.host_prologue`): the
+    embedding backward's accumulator and nll_loss backward's zeros are not copied."""
     ops = list(f.body.block.ops)
     position = {op: i for i, op in enumerate(ops)}
     reused = 0
@@ -140,6 +148,7 @@ def reuse_in_place(f: func.FuncOp) -> int:
         reduces_in_place = kernel.kind.data == "collective" and _is_all_reduce(kernel)
         if kernel.kind.data not in ("pointwise", "normalization") and not reduces_in_place:
             continue
+        scattered = _scatter_input(kernel)
         taken: set[SSAValue] = set(kernel.outs)
         for out in list(kernel.outs):
             target = out.owner
@@ -147,7 +156,8 @@ def reuse_in_place(f: func.FuncOp) -> int:
                 continue
             source = next((v for v in kernel.ins if v not in taken and _dies_here(v, kernel, f, position)
                            and _same_buffer_type(v, target)
-                           and (reduces_in_place or _reads_elementwise(kernel, v, out))), None)
+                           and (reduces_in_place or (v is scattered if scattered is not None
+                                                     else _reads_elementwise(kernel, v, out)))), None)
             if source is None:
                 continue
             taken.add(source)
@@ -157,6 +167,50 @@ def reuse_in_place(f: func.FuncOp) -> int:
             target.erase()
             reused += 1
     return reused
+
+
+STRIDED_KINDS = ("pointwise", "normalization", "reduction", "inner_outer", "scan", "sort", "aten")
+"""Kernel kinds whose code indexes every input through its strides: generated Triton
+kernels (the launcher passes each tensor's `stride()`) and ATen calls."""
+
+
+def keep_call_layouts(f: func.FuncOp) -> int:
+    """Marks `any_layout` each `by_call` buffer whose users all take any dense layout: it is
+    read only by kernels of `STRIDED_KINDS`, written only by its call, freed, and neither
+    viewed nor returned. The host program then keeps the call's result as it comes (an
+    attention output in [batch, seq, heads, dim] memory order) instead of copying it
+    row-major. Returns how many it marked."""
+    marked = 0
+    for buffer in [op for op in f.body.block.ops if isinstance(op, alloc.AllocOp) and op.by_call is not None]:
+        ok = True
+        for use in buffer.result.uses:
+            user = use.operation
+            if isinstance(user, alloc.DeallocOp):
+                continue
+            if not isinstance(user, alloc.KernelOp) or user.kind.data not in STRIDED_KINDS:
+                ok = False
+            elif use.index >= len(user.ins) and user.kind.data != "aten":  # another kernel writes it
+                ok = False
+            if not ok:
+                break
+        if ok and buffer.any_layout is None:
+            buffer.any_layout = UnitAttr()
+            marked += 1
+    return marked
+
+
+def _scatter_input(kernel: alloc.KernelOp) -> SSAValue | None:
+    """The buffer of the input (accumulator) of a scatter kernel, if the kernel holds one
+    scatter and that buffer is none of its other operands (`reuse_in_place`), else None."""
+    body = [o for o in kernel.body.block.ops if not isinstance(o, alloc.YieldOp)]
+    if len(body) != 1 or not isinstance(body[0], fusion.INDEXING_SCATTERS) or len(kernel.outs) != 1:
+        return None
+    args = list(kernel.body.block.args)
+    source = body[0].source_operand
+    if source not in args:
+        return None
+    buffer = kernel.ins[args.index(source)]
+    return buffer if sum(1 for v in kernel.ins if v is buffer) == 1 else None
 
 
 def _record_reuse(buffer: alloc.AllocOp, erased: alloc.AllocOp) -> None:
@@ -366,3 +420,4 @@ class AllocPlanPass(ModulePass):
                 if self.arena:
                     pack_arena(f, hint=None if self.arena_always else self.size_hint)
                 free_after_last_use(f)
+                keep_call_layouts(f)

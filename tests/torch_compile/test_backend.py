@@ -240,3 +240,18 @@ def test_an_in_place_op_makes_the_graph_untranslatable() -> None:
     gm = make_fx(f)(torch.zeros(3))
     with pytest.raises(Untranslatable, match="mutates its arguments"):
         Translator(gm, "inference").run()
+
+
+@pytest.mark.parametrize("dtype", [None, torch.float64], ids=["same", "cast"])
+def test_cumsum_is_a_fused_scan(dtype: torch.dtype | None) -> None:
+    """aten.cumsum is the dialect's scan (fusion.cumsum), not an ATen call."""
+    torch._dynamo.reset()
+    reset_census()
+
+    def f(x: torch.Tensor) -> torch.Tensor:
+        return torch.cumsum(x * 2, dim=-1, dtype=dtype) + 1
+
+    x = torch.randn(3, 7)
+    torch.testing.assert_close(torch.compile(f, backend="allotment")(x), f(x))
+    (entry,) = census()
+    assert entry.aten == {} and entry.fused["aten.cumsum.default"] == 1

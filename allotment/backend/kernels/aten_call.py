@@ -9,8 +9,10 @@ checking that torch has them. Nothing of the IR's text becomes code any other wa
 
 With an `out` overload the call writes the kernel's planned buffers (`out=` arguments
 named by `out_args`); without one the buffers are `by_call` (`alloc.AllocOp`) and take
-the call's results, made dense where the call returned another layout (the views and
-kernels of the host program index buffers row-major).
+the call's results, made dense where the call returned another layout (the host
+program's views index buffers row-major), unless the buffer is `any_layout` (alloc-plan:
+only kernels that index through strides read it): then a result that is dense without
+overlaps is kept as it is (`host_runtime.call_layout`), with no copy.
 """
 
 from __future__ import annotations
@@ -120,7 +122,9 @@ def emit(kernel: alloc.KernelOp, ins: list[str], outs: list[str], host_value: Ca
             continue
         got = result if positions is None else f"{result}[{int(positions[k])}]"
         carrier = f".view({tagged({'dtype': _CARRIER[views[k]]})})" if views[k] else ""
-        lines.append(f"{out} = rt.dense({got}){carrier}")
+        buffer = kernel.outs[yielded.index(op.res[k])].owner
+        keep = isinstance(buffer, alloc.AllocOp) and buffer.any_layout is not None  # alloc-plan's decision
+        lines.append(f"{out} = rt.{'call_layout' if keep else 'dense'}({got}){carrier}")
     lines.append(f"del {result}")
     return lines
 

@@ -147,6 +147,7 @@ class Emitter:
         self.target = target
         self.out = CodeWriter(depth=1)  # the function's body
         self.helpers: dict[str, None] = {}  # the helpers the body calls, in order (`helper`)
+        self.device_asserts = False  # the body checks indices with tl.device_assert (`gather_scatter.device_check`)
         self.scopes: list[dict[tuple[SSAValue, Map], tuple[str, frozenset[str]]]] = [{}]
         self.counter = 0
         self.block = plan.kernel.body.block

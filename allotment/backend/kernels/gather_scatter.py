@@ -15,9 +15,13 @@ computed addresses of the output buffer. The host program first copies the
 input (accumulator) into the output buffer (`host_prologue`), so the kernel
 only writes the addressed elements.
 
-Every index is checked by the host program before the kernel runs
-(`host_prologue`, `host_runtime.check_indices`): one min/max per index tensor;
-an index outside `[0, extent)` raises a RunError naming the op and operand.
+Every index is checked where the op's `index_check` says (`fusion.IndexingOp`): by
+the host program before the kernel runs (`host_prologue`, `host_runtime.check_indices`:
+one min/max per index tensor; an index outside `[0, extent)` raises a RunError naming
+the op and operand), or with `index_check = "device"` by the kernel itself, before the
+load or store at the index (`device_check`: a `tl.device_assert` whose message starts
+with `INDEX_MESSAGE`; the kernel is compiled with Triton's `debug` on, which keeps the
+assert, `generate_kernel`).
 """
 
 from __future__ import annotations
@@ -39,6 +43,7 @@ class _Emitter(Protocol):
     plan: KernelPlan
     arg_index: dict[SSAValue, int]
     guards: list[tuple[str, frozenset[str]]]
+    device_asserts: bool
 
     def value(self, v: SSAValue, m: Map) -> tuple[str, frozenset[str]]: ...
     def axes_of(self, m: Map) -> frozenset[str]: ...
@@ -98,6 +103,8 @@ def gather(e: _Emitter, op: fusion.IndexingOp, m: Map) -> tuple[str, frozenset[s
     axes = axes.union(*(a for _, a in e.guards))
     base = e.mask_for(axes)
     mask = " & ".join(([base] if base else []) + [g for g, _ in e.guards]) or None
+    if op.checks_on_device:
+        device_check(e, op, idx, _extent_arg(e, src, i, dim), mask)
     name = e.fresh("ld")
     e.line(f"{name} = tl.load(in{i}_ptr + ({' + '.join(terms)})" + (f", mask={mask}, other=0)" if mask else ")")
            + f"  # {op.name}")
@@ -164,6 +171,9 @@ def emit_scatter(e: _Emitter) -> None:
         if j != dim and extent != 1:
             terms.append(f"i{j} * out0_s{j}")
     tile = "(BLOCK_M, BLOCK_N)"
+    if op.checks_on_device:
+        source = op.source_operand
+        device_check(e, op, idx, _extent_arg(e, source, e.arg_index[source], dim), "mask_m & mask_n")
     ptr = f"out0_ptr + ({' + '.join(terms)} + tl.zeros({tile}, tl.int64))"
     x = f"tl.broadcast_to({e.to(f'({val})', triton_dtype(out_t.element_type))}, {tile})"
     if isinstance(op, fusion.ScatterOp):
@@ -175,13 +185,57 @@ def emit_scatter(e: _Emitter) -> None:
         e.line(f"tl.atomic_add({ptr}, {x}, mask=mask_m & mask_n)  # fusion.index_put_accumulate")
 
 
+# -- device checks -----------------------------------------------------------------
+
+
+INDEX_MESSAGE = "index out of range: "
+"""How the message of every device index check starts (`launch` turns an interpreted
+kernel's failed check into a RunError by it)."""
+
+
+def _extent_arg(e: _Emitter, src: SSAValue, i: int, dim: int) -> str:
+    """The extent of dim `dim` of kernel input #i (`src`): a literal where static, else the
+    kernel's size argument `in{i}_n{dim}`."""
+    extent = _shape(src)[dim]
+    return str(extent) if extent >= 0 else f"in{i}_n{dim}"
+
+
+def device_check(e: _Emitter, op: fusion.IndexingOp, idx: str, extent: str, mask: str | None) -> None:
+    """The kernel's check of the indices `idx` (a tile) against `[0, extent)` in the lanes of
+    `mask`, before they address anything: a `tl.device_assert`, whose message names the op
+    and its operands (`check_message`)."""
+    ok = f"((({idx}) >= 0) & (({idx}) < {extent}))"
+    if mask:
+        ok = f"({ok} | ~({mask}))"
+    e.line(f"tl.device_assert({ok}, {literal(check_message(op))})  # index_check = device")
+    e.device_asserts = True
+
+
+def check_message(op: fusion.IndexingOp) -> str:
+    """The message of a device index check: `INDEX_MESSAGE`, then the op, its index operand,
+    and the dim of the operand it addresses (the host check's words, without the value)."""
+    what, where = _check_words(op)
+    return f"{INDEX_MESSAGE}{what} holds an index outside [0, extent) of {where}"
+
+
+def _check_words(op: fusion.IndexingOp) -> tuple[str, str]:
+    idx, src = op.index_operand, op.source_operand
+    k, s = list(op.operands).index(idx), list(op.operands).index(src)
+    what = f"{op.name}: operand #{k}{_named(idx)}"
+    where = f"dimension {op.indexed_dim()} of operand #{s}{_named(src)}"
+    return what, where
+
+
 # -- host program ------------------------------------------------------------------
 
 
 def host_prologue(kernel: alloc.KernelOp, ins: list[str], outs: list[str], dim_of: object) -> list[str]:
     """Host lines run before a kernel's launch: a bounds check of the index of every
-    indexing op (`host_runtime.check_indices`), and for a scatter kernel the copy of
-    the input into the output buffer. `dim_of(buffer, j)` spells a host extent."""
+    indexing op whose indices the host checks (`index_check` other than `device`:
+    `host_runtime.check_indices`), and for a scatter kernel the copy of the input into
+    the output buffer, unless the output is the input's buffer (alloc-plan's in-place
+    reuse: the kernel then writes the addressed elements in place). `dim_of(buffer, j)`
+    spells a host extent."""
     args = list(kernel.body.block.args)
     lines: list[str] = []
     for op in kernel.body.walk():
@@ -190,14 +244,13 @@ def host_prologue(kernel: alloc.KernelOp, ins: list[str], outs: list[str], dim_o
         idx, src = op.index_operand, op.source_operand
         if idx not in args or src not in args:
             raise CodegenError(f"kernel {kernel.sym_name.data}: the index and source of {op.name} must be kernel inputs")
-        dim = op.indexed_dim()
-        k, s = list(op.operands).index(idx), list(op.operands).index(src)
-        extent = dim_of(kernel.ins[args.index(src)], dim)
-        what = f"{op.name}: operand #{k}{_named(idx)}"
-        where = f"dimension {dim} of operand #{s}{_named(src)}"
+        if op.checks_on_device:
+            continue
+        extent = dim_of(kernel.ins[args.index(src)], op.indexed_dim())
+        what, where = _check_words(op)
         lines.append(f"rt.check_indices({ins[args.index(idx)]}, {extent}, {literal(what)}, {literal(where)})")
     op = scatter_op(kernel)
-    if op is not None:
+    if op is not None and kernel.outs[0] is not kernel.ins[args.index(op.source_operand)]:
         lines.append(f"{outs[0]}.copy_({ins[args.index(op.source_operand)]})")
     return lines
 

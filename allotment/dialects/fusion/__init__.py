@@ -50,6 +50,8 @@ from allotment.dialects.fusion.creation import (
     constant_index,
 )
 from allotment.dialects.fusion.indexing import (
+    INDEX_CHECK,
+    INDEX_CHECKS,
     INDEXING_GATHERS,
     INDEXING_SCATTERS,
     EmbeddingOp,
@@ -265,6 +267,8 @@ __all__ = [
     "ImagOp",
     "IndexPutAccumulateOp",
     "IndexSelectOp",
+    "INDEX_CHECK",
+    "INDEX_CHECKS",
     "IndexingOp",
     "IntList",
     "IntegerBinaryOp",

@@ -5,9 +5,9 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from typing import ClassVar
 
-from xdsl.dialects.builtin import I64, IntegerAttr, IntegerType, TensorType
+from xdsl.dialects.builtin import I64, IntegerAttr, IntegerType, StringAttr, TensorType
 from xdsl.ir import Attribute, SSAValue
-from xdsl.irdl import irdl_op_definition, operand_def, prop_def, result_def, traits_def
+from xdsl.irdl import irdl_op_definition, operand_def, opt_attr_def, prop_def, result_def, traits_def
 from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
@@ -37,16 +37,48 @@ def _static_eq(a: int, b: int) -> bool:
     return a == DYNAMIC or b == DYNAMIC or a == b
 
 
+INDEX_CHECK = "index_check"
+"""The attribute of an indexing op that says where its indices are checked (`IndexingOp`)."""
+INDEX_CHECKS = ("host", "device")
+"""Its values: `host` (the default, also when absent) and `device`."""
+
+
 class IndexingOp(FusionOp, ABC):
     """An op that reads or writes a tensor at indices held in another tensor.
 
     Every index must lie in `[0, extent)` of the dimension it indexes: negative
     indices are errors (as in torch.gather and torch.index_select), not counted
-    from the end. A kernel cannot raise, so the generated host program checks the
-    index tensor before the kernel that uses it runs (one min/max per index tensor)
-    and raises a RunError naming the op and its index operand; the reference
-    evaluator raises the same way. `source_operand` is the tensor read or written
-    at computed indices: `fusion-segment` keeps it (and the index) a buffer."""
+    from the end. `source_operand` is the tensor read or written at computed
+    indices: `fusion-segment` keeps it (and the index) a buffer.
+
+    Where the indices are checked is the op's `index_check` attribute:
+    - `"host"` (the default, and what an op without the attribute means): the generated
+      host program checks the index tensor before the kernel that uses it runs (one
+      min/max per index tensor, read on the host: on a GPU a synchronization) and
+      raises a RunError naming the op, its index operand, the bad index and the extent;
+    - `"device"`: the kernel that reads or writes at the indices checks each index
+      before its load or store (`tl.device_assert`, as torch's CUDA kernels and
+      Inductor check indirect indexing): nothing is read on the host. An index out of
+      range stops the kernel: on a GPU a device-side assert (a CUDA error at the next
+      synchronization, after which the CUDA context is unusable, as in torch), in
+      Triton's interpreter a RunError naming the op and its operands before any
+      element is read or written out of range. `fusion-index-checks{where=device}`
+      sets it; the torch.compile frontend does.
+    The reference evaluator raises either way."""
+
+    index_check = opt_attr_def(StringAttr, attr_name=INDEX_CHECK)
+
+    def verify_(self) -> None:
+        check = self.index_check
+        if check is not None and check.data not in INDEX_CHECKS:
+            raise VerifyException(f"index_check must be one of {', '.join(map(repr, INDEX_CHECKS))}, "
+                                  f"got {check.data!r}")
+        super().verify_()
+
+    @property
+    def checks_on_device(self) -> bool:
+        """Whether the kernel checks the indices (`index_check = "device"`)."""
+        return self.index_check is not None and self.index_check.data == "device"
 
     @property
     @abstractmethod

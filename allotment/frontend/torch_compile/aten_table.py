@@ -448,6 +448,15 @@ def _arange(tx: Translator, node: Any, *args: Any, **kwargs: Any) -> Any:
 # -- indexing -------------------------------------------------------------------------
 
 
+@_entry("aten.cumsum.default", "fusion.cumsum (fusion.cast for a dtype)",
+        "16-bit floats accumulate in f32 and round once, as torch's CUDA scan")
+def _cumsum(tx: Translator, node: Any, x: Any, dim: int, dtype: Any = None) -> Any:
+    t = tx.tensor(x)
+    if dtype is not None:  # torch casts the input, then scans
+        t = tx.fd.ops.cast(t, from_torch(dtype))
+    return tx.fd.ops.cumsum(t, dim + t.ndim if dim < 0 else dim)
+
+
 @_entry("aten.embedding.default", "fusion.embedding")
 def _embedding(tx: Translator, node: Any, weight: Any, indices: Any, padding_idx: int = -1,
                scale_grad_by_freq: bool = False, sparse: bool = False) -> Any:

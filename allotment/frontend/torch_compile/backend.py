@@ -6,7 +6,9 @@ backward with the min-cut rematerialization partitioner, and calls `compile_grap
 graph. Each graph becomes one fusion function (`translate`), compiled by
 `allotment.compile`; its arguments are donated (`alloc.donated`: AOTAutograd's boxed
 calling convention hands the program its only references), so saved activations are freed
-inside the backward program after their last use.
+inside the backward program after their last use. Its indexing ops check their indices in
+their kernels (`index_check = "device"`, `fusion-index-checks`), as torch's CUDA kernels and
+Inductor do: a step reads nothing back from the GPU.
 
 Options (`OPTIONS`): `planning` (alloc-plan's order, reuse and arena; default True),
 `cuda_graphs` (replay one CUDA graph per input signature; default False), `fallback_log`
@@ -28,6 +30,7 @@ import torch
 from allotment.errors import ArgumentError, Error
 from allotment.frontend.torch_compile.compiled import CompiledGraph, EagerGraph
 from allotment.frontend.torch_compile.translate import Census, Translator, Untranslatable
+from allotment.passes.index_checks import set_index_checks
 
 LOG = logging.getLogger("allotment.torch_compile")
 
@@ -106,6 +109,7 @@ def compile_graph(gm: torch.fx.GraphModule, kind: str, opts: Options) -> Any:
         program = translator.run()
         program.fd.module  # noqa: B018 (finalizes and verifies the fusion)
         module = _donate(program.fd.module, program.unchecked)
+        set_index_checks(module, "device")  # no host read of indices: the kernels check them
         executable = allotment.compile(module, cuda_graphs=opts.cuda_graphs, planning=opts.planning)
         executable.program(_target(gm))  # passes and code generation now, not at the first call
         compiled: Any = CompiledGraph(program, executable, gm)

@@ -33,3 +33,13 @@ func.func @scatters(%x: tensor<?x4xf32>, %j: tensor<2x4xi64>, %s: tensor<2x4xf32
   %acc = fusion.index_put_accumulate %x, %i, %v : tensor<?x4xf32>, tensor<?xi32>, tensor<?x4xf32> -> tensor<?x4xf32>
   func.return
 }
+
+// Where the indices are checked: `index_check` ("host", the default, or "device").
+// CHECK-LABEL: func.func @index_checks
+func.func @index_checks(%x: tensor<?x4xf32>, %i: tensor<?xi64>, %w: tensor<8x4xf32>) {
+  // CHECK-NEXT: %sel = fusion.index_select %x, %i dim 0 {index_check = "device"} : tensor<?x4xf32>, tensor<?xi64> -> tensor<?x4xf32>
+  %sel = fusion.index_select %x, %i dim 0 {index_check = "device"} : tensor<?x4xf32>, tensor<?xi64> -> tensor<?x4xf32>
+  // CHECK-NEXT: %e = fusion.embedding %i, %w {index_check = "host"} : tensor<?xi64>, tensor<8x4xf32> -> tensor<?x4xf32>
+  %e = fusion.embedding %i, %w {index_check = "host"} : tensor<?xi64>, tensor<8x4xf32> -> tensor<?x4xf32>
+  func.return
+}

@@ -103,3 +103,11 @@ func.func @f(%a: tensor<4x5xi1>, %i: tensor<2xi64>, %v: tensor<2x5xi1>) {
   %r = fusion.index_put_accumulate %a, %i, %v : tensor<4x5xi1>, tensor<2xi64>, tensor<2x5xi1> -> tensor<4x5xi1>
   func.return
 }
+
+// -----
+
+// CHECK: error: fusion.gather: index_check must be one of 'host', 'device', got 'kernel'
+func.func @f(%x: tensor<5x3xf32>, %i: tensor<4x3xi64>) {
+  %y = fusion.gather %x, %i dim 0 {index_check = "kernel"} : tensor<5x3xf32>, tensor<4x3xi64> -> tensor<4x3xf32>
+  func.return
+}

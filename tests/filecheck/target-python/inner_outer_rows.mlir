@@ -1,4 +1,4 @@
-// The persistent row kernel of an inner-outer kernel (`backend/inner_outer.py`): the
+// The persistent row kernel of an inner-outer kernel (`backend/kernels/inner_outer.py`): the
 // weight, read at the column only, is loaded and cast once a program, before the loop over
 // row blocks (`hoist_row_invariants(..., axis="m")`); the loop is software-pipelined by
 // the blocks chosen at launch, in constexpr branches that Triton folds
