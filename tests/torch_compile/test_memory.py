@@ -79,3 +79,27 @@ def test_lm_head_numerics_f32() -> None:
     r = compare(Head, _run, _inputs())
     assert_close_as_eager(r)
     assert r.graphs == 1 and r.graph_breaks == 0
+
+
+def test_plan_counts_arguments_until_freed() -> None:
+    """`memory_plan(...).arguments`: each argument's bytes and the step that frees it (a
+    donated saved activation, after its last use); `peak_with_arguments` adds them to the
+    planned buffers, holding to the end those the caller keeps (parameters)."""
+    torch._dynamo.reset()
+    reset_census()
+    compiled = torch.compile(Head(), backend="allotment")
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        _, loss = _run(compiled, _inputs())
+    loss.backward()
+    graphs = {g.program.census.graph: g for g in compiled_graphs()}
+    plan = graphs["backward"].memory_plan(graphs["backward"].example)
+    shapes = [tuple(x.shape) for x in graphs["backward"].example if isinstance(x, torch.Tensor)]
+    assert [a.nbytes for a in plan.arguments] == [
+        max(BLOCK, -(-x.numel() * x.element_size() // BLOCK) * BLOCK)
+        for x in graphs["backward"].example if isinstance(x, torch.Tensor)], shapes
+    assert all(a.memory == "argument (donated)" and a.freed is not None for a in plan.arguments)
+    everything = plan.planned_peak + sum(a.nbytes for a in plan.arguments)
+    assert plan.planned_peak < plan.peak_with_arguments() <= everything
+    # the saved bf16 logits are freed right after the kernel that computes their gradient
+    logits = next(a for a in plan.arguments if a.nbytes == TOKENS * VOCAB * 2)
+    assert plan.kernel_span(logits) == (0, 1)
