@@ -1,6 +1,9 @@
 """`fusion-segment`: groups a fusion's ops into kernel regions (`fusion.segment`).
 
-The grouping is greedy and deterministic, in program order:
+First the rewrites of `fusion-expose` (`passes/fusion_expose.py`: casts and elementwise
+ops moved across reshapes, gathers through elementwise ops, a scatter into a full made a
+`where`) are applied, unless `expose=false` or in eager mode. Then the grouping is greedy
+and deterministic, in program order:
 
 - A pointwise op joins the group of its latest producer when its shape is that
   group's iteration domain (or, in a group with reductions, the reduced domain
