@@ -342,6 +342,17 @@ def allocate_intermediates(
     return out
 
 
+def _argument_nbytes(f: func.FuncOp, i: int, shape: object) -> int:
+    """The bytes of tensor argument `i` of the allocated `f` at its local `shape` (0 for a scalar)."""
+    t = f.function_type.inputs.data[i]
+    if not isinstance(shape, tuple | list) or not hasattr(t, "element_type"):
+        return 0
+    n = 1
+    for e in shape:
+        n *= e
+    return n * dtypes.element_nbytes(t.element_type)
+
+
 def memory_plan(
     fusion_ir: FusionLike,
     input_shapes: Shapes,
@@ -378,6 +389,7 @@ def memory_plan(
         _, unplanned = _allocated(fusion_ir, function, planned=False)
         before = [(b.name, rounded(b.nbytes)) for b in evaluate_sizes(unplanned, local, device_id) if b.memory == "global"]
         nbytes = {**{b.op: rounded(b.nbytes) for b in sizes}, **{op: rounded(n) for op, n in slots.items()}}
-        return memory_profile(allocated, nbytes, sum(n for _, n in before), before)
+        arguments = [rounded(_argument_nbytes(allocated, i, v)) for i, v in enumerate(local)]
+        return memory_profile(allocated, nbytes, sum(n for _, n in before), before, arguments)
 
     return call_with_deep_stack(plan)

@@ -15,6 +15,12 @@ def _fusion_segment() -> type[ModulePass]:
     return FusionSegmentPass
 
 
+def _fusion_expose() -> type[ModulePass]:
+    from allotment.passes.fusion_expose import FusionExposePass
+
+    return FusionExposePass
+
+
 def _fusion_allocate() -> type[ModulePass]:
     from allotment.passes.fusion_allocate import FusionAllocatePass
 
@@ -83,6 +89,7 @@ ALL_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "alloc-plan": _alloc_plan,
     "alloc-verify": _alloc_verify,
     "fusion-segment": _fusion_segment,
+    "fusion-expose": _fusion_expose,
     "fusion-allocate": _fusion_allocate,
     "fusion-index-checks": _index_checks,
     "fusion-propagate-sharding": _propagate_sharding,

@@ -145,24 +145,75 @@ def census_of(entries: list[Any]) -> dict[str, Any]:
     }
 
 
-def plans() -> list[dict[str, Any]]:
+def plans(held_bytes: int = 0) -> dict[str, Any]:
     """Each compiled graph's memory plan at the shapes it ran with (`allotment.memory_plan`,
-    512-byte blocks as torch's CUDA allocator rounds): its transient buffers' planned peak
-    and lower bound; the graph's inputs (parameters, saved activations) are not counted."""
+    512-byte blocks as torch's CUDA allocator rounds), and what it predicts for
+    `torch.cuda.max_memory_allocated`.
+
+    Per graph: its transient buffers' planned peak and lower bound (outputs included,
+    arguments not); its arguments' bytes, split into the caller's (`primals_*`, and every
+    argument of an inference graph: parameters and user inputs, held throughout) and the rest (saved activations and tangents, freed
+    inside the program after their last use); and `peak_with_args`, the most bytes held
+    while one of its kernels runs with the arguments not yet freed counted
+    (`MemoryProfile.peak_with_arguments`).
+
+    `predicted_peak_mib`: `held_bytes` (the parameters and inputs the caller holds for the
+    whole step) plus, for the graph with the highest figure, its peak with its own
+    non-caller arguments, plus the saved activations of the graphs whose backward runs
+    later (forward j pairs with the backward compiled n-1-j-th: backwards run in reverse).
+    A later forward's caller-held inputs that are outputs of an earlier graph (the logits a
+    graph break hands on) are counted as its own. Workspaces of cuBLAS/cuDNN and the
+    allocator's fragmentation are not."""
     from allotment.frontend.torch_compile import compiled_graphs
 
-    out = []
+    rows: list[dict[str, Any]] = []
     for g in compiled_graphs():
+        row: dict[str, Any] = {"graph": g.program.census.graph}
+        rows.append(row)
         if g.example is None:
+            row["error"] = "never called"
             continue
         try:
             plan = g.memory_plan(g.example)
         except Exception as e:  # noqa: BLE001 (a report, not a failure)
-            out.append({"graph": g.program.census.graph, "error": str(e)})
+            row["error"] = str(e)
             continue
-        out.append({"graph": g.program.census.graph, "planned_peak_mib": plan.planned_peak / 2**20,
-                    "lower_bound_mib": plan.lower_bound / 2**20})
-    return out
+        names = [n.name for n in g.gm.graph.nodes if n.op == "placeholder"]
+        by_arg: dict[str, str] = {}
+        fargs = list(g.program.arguments)
+        caller = set()
+        for life, a in zip(plan.arguments, [a for a in fargs if a[0] in ("input", "view")]):
+            by_arg[life.name] = names[a[1]]
+            if names[a[1]].startswith("primals_") or row["graph"] == "inference":
+                caller.add(life.name)
+        caller_bytes = sum(a.nbytes for a in plan.arguments if a.name in caller)
+        row.update({
+            "planned_peak_mib": plan.planned_peak / 2**20, "lower_bound_mib": plan.lower_bound / 2**20,
+            "args_caller_mib": caller_bytes / 2**20,
+            "args_other_mib": sum(a.nbytes for a in plan.arguments if a.name not in caller) / 2**20,
+            "peak_with_args_mib": plan.peak_with_arguments(caller) / 2**20,
+            "_own": (plan.peak_with_arguments(caller) - caller_bytes),
+            "_caller": caller_bytes,
+            "largest": [(by_arg.get(b.name) or b.name, b.size, round(b.nbytes / 2**20, 1), b.memory)
+                        for b in sorted((*plan.buffers, *plan.arguments), key=lambda b: -b.nbytes)[:6]
+                        if b.holds_memory],
+        })
+    fwd = [r for r in rows if r["graph"] == "forward" and "_own" in r]
+    bwd = [r for r in rows if r["graph"] == "backward" and "_own" in r]
+    saved = [(bwd[len(bwd) - 1 - j]["args_other_mib"] * 2**20 if len(bwd) == len(fwd) else 0) for j in range(len(fwd))]
+    predicted = 0
+    for j, r in enumerate(fwd):
+        predicted = max(predicted, r["_own"] + (r["_caller"] if j else 0) + sum(saved[:j]))
+    for k, r in enumerate(bwd):
+        j = len(bwd) - 1 - k
+        predicted = max(predicted, r["_own"] + sum(saved[:j]))
+    for r in rows:
+        if "_own" not in r:
+            continue
+        if r["graph"] == "inference":
+            predicted = max(predicted, r["_own"])
+        del r["_own"], r["_caller"]
+    return {"graphs": rows, "held_mib": held_bytes / 2**20, "predicted_peak_mib": (held_bytes + predicted) / 2**20}
 
 
 def run_model(name: str, args: argparse.Namespace) -> dict[str, Any]:
@@ -221,8 +272,14 @@ def run_model(name: str, args: argparse.Namespace) -> dict[str, Any]:
             for backend, v in ms.items()
         }
         result["modes"][mode].update({b: {"error": e} for b, e in failed.items()})
+        held = sum(p.numel() * p.element_size() for p in params) + ids.numel() * ids.element_size()
+        memory = plans(held)
+        if "allotment" in peak:
+            measured = peak["allotment"] / 2**20
+            memory["measured_peak_mib"] = measured
+            memory["predicted_over_measured"] = memory["predicted_peak_mib"] / measured if measured else None
         result["modes"][mode]["census"] = {**census_of(census()), "graph_breaks": len(counters["graph_break"]),
-                                           "plans": plans()}
+                                           "plans": memory}
     return result
 
 
@@ -266,9 +323,20 @@ def main(argv: list[str] | None = None) -> int:
                   f"fused {c['nodes_fused']}, ATen {c['nodes_aten']} (library {c['library_nodes']}), "
                   f"fused share of non-library nodes {c['fused_share_of_non_library']:.1%}")
             print(f"  ATen ops: {c['aten_ops']}")
-            for plan in c["plans"]:
+            for plan in c["plans"]["graphs"]:
                 print(f"  plan of the {plan['graph']} graph: " + (plan.get("error") or
-                      f"planned peak {plan['planned_peak_mib']:.3f} MiB, lower bound {plan['lower_bound_mib']:.3f} MiB"))
+                      f"planned peak {plan['planned_peak_mib']:.3f} MiB, lower bound {plan['lower_bound_mib']:.3f} MiB, "
+                      f"arguments {plan['args_caller_mib']:.3f} MiB held by the caller + {plan['args_other_mib']:.3f} "
+                      f"MiB freed inside, peak with arguments {plan['peak_with_args_mib']:.3f} MiB"))
+                for buffer, size, mib, memory in plan.get("largest", []):
+                    print(f"      {buffer}: {size} = {mib} MiB ({memory})")
+            m = c["plans"]
+            line = (f"  predicted peak {m['predicted_peak_mib']:.3f} MiB (parameters and inputs {m['held_mib']:.3f} MiB "
+                    f"+ the plans)")
+            if "measured_peak_mib" in m:
+                line += (f"; torch.cuda.max_memory_allocated {m['measured_peak_mib']:.3f} MiB "
+                         f"(predicted/measured {m['predicted_over_measured']:.3f})")
+            print(line)
             for backend, r in rows.items():
                 if "error" in r:
                     print(f"  {backend:>22}: failed: {r['error'][:200]}")

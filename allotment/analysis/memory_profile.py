@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from xdsl.dialects import arith, func, memref
-from xdsl.dialects.builtin import DYNAMIC_INDEX, IntegerAttr
+from xdsl.dialects.builtin import DYNAMIC_INDEX, IntegerAttr, MemRefType
 from xdsl.ir import Operation, SSAValue
 
 from allotment.analysis.liveness import live_ranges, top_level_users
@@ -71,6 +71,10 @@ class MemoryProfile:
     """(step, name) of each top-level kernel, in schedule order."""
     unplanned: tuple[tuple[str, int], ...] = ()
     """(name, bytes) of each global buffer of the unplanned program: `without_reuse` is their sum."""
+    arguments: tuple[BufferLife, ...] = ()
+    """The function's tensor arguments, in order (memory `argument`, or `argument (donated)`
+    where `alloc.donated`): held from step 0 to their `alloc.dealloc` (a donated argument
+    freed after its last use) or to the end. In no figure above: `peak_with_arguments`."""
 
     def kernel_position(self, step: int) -> int:
         """How many kernels run before `step`."""
@@ -100,6 +104,22 @@ class MemoryProfile:
                 for k in range(first, stop):
                     held[k] += b.nbytes
         return held
+
+    def peak_with_arguments(self, held_elsewhere: frozenset[str] | set[str] = frozenset()) -> int:
+        """The most bytes held while a kernel runs, the arguments counted: the planned
+        buffers (`held_per_kernel`) plus every argument not yet freed. An argument named in
+        `held_elsewhere` (a parameter the caller keeps) holds its bytes to the end even where
+        the program frees it, as its memory is not returned then. Each argument is counted
+        once, as the caller's tensors are; two arguments sharing memory count twice."""
+        held = self.held_per_kernel() or [0]
+        for a in self.arguments:
+            first, stop = (0, len(self.kernels)) if a.name in held_elsewhere or a.freed is None else \
+                self.kernel_span(a)
+            for k in range(first, min(stop, len(held))):
+                held[k] += a.nbytes
+        if not self.kernels:
+            held[0] += sum(a.nbytes for a in self.arguments)
+        return max(held)
 
     def summary(self) -> str:
         return (f"planned peak: {self.planned_peak} bytes, lower bound: {self.lower_bound} bytes, "
@@ -139,7 +159,7 @@ def _size_text(op: alloc.AllocOp | memref.ViewOp, names: dict[SSAValue, str]) ->
 
 
 def memory_profile(f: func.FuncOp, nbytes: dict[Operation, int], without_reuse: int | None = None,
-                   unplanned: Sequence[tuple[str, int]] = ()) -> MemoryProfile:
+                   unplanned: Sequence[tuple[str, int]] = (), argument_bytes: Sequence[int] = ()) -> MemoryProfile:
     """The profile of `f`'s plan, with `nbytes[op]` the bytes of each buffer: every
     `alloc.alloc` (on-chip ones are listed with their kernel's placement but count in
     no figure) and every arena slot (`memref.view`).
@@ -148,7 +168,8 @@ def memory_profile(f: func.FuncOp, nbytes: dict[Operation, int], without_reuse: 
     peak; in the lower bound, each slot counts on its own over its live range.
     `without_reuse`: the bytes of every buffer of the unplanned function (before
     in-place reuse and packing), `unplanned` their names and bytes; default, the bytes
-    of `f`'s own buffers and slots."""
+    of `f`'s own buffers and slots. `argument_bytes`: the bytes of each argument of `f`
+    (none given: no `arguments`; a scalar's are ignored)."""
     ops = list(f.body.block.ops)
     index = {op: i for i, op in enumerate(ops)}
     names = size_expressions(f)
@@ -189,7 +210,23 @@ def memory_profile(f: func.FuncOp, nbytes: dict[Operation, int], without_reuse: 
     planned = peak_bytes(steps, held)
     total = sum(n for _, _, n in live) if without_reuse is None else without_reuse
     kernels = tuple((i, op.sym_name.data) for i, op in enumerate(ops) if isinstance(op, alloc.KernelOp))
-    return MemoryProfile(f.sym_name.data, steps, tuple(buffers), planned, lower, total, kernels, tuple(unplanned))
+    arguments = tuple(_argument(f, i, n, index, names) for i, n in enumerate(argument_bytes)
+                      if isinstance(f.body.block.args[i].type, MemRefType))
+    return MemoryProfile(f.sym_name.data, steps, tuple(buffers), planned, lower, total, kernels, tuple(unplanned),
+                         arguments)
+
+
+def _argument(f: func.FuncOp, i: int, nbytes: int, index: dict[Operation, int], names: dict[SSAValue, str]) -> BufferLife:
+    """Argument `i` of `f` as a buffer held from step 0 (`MemoryProfile.arguments`)."""
+    arg = f.body.block.args[i]
+    users = [index[u] for u, _ in top_level_users(arg, index) if not isinstance(u, alloc.DeallocOp)]
+    freed = next((index[u.operation] for u in arg.uses if isinstance(u.operation, alloc.DeallocOp)), None)
+    returned = any(isinstance(u.operation, func.ReturnOp) for u in arg.uses)
+    attrs = f.arg_attrs.data[i].data if f.arg_attrs is not None else {}
+    memory = "argument (donated)" if alloc.DONATED in attrs else "argument"
+    shape = " * ".join([*(str(e) if e != DYNAMIC_INDEX else f"{names[arg]}.shape[{d}]"
+                          for d, e in enumerate(arg.type.get_shape())), str(element_nbytes(arg.type.element_type))])
+    return BufferLife(names[arg], shape + " B", nbytes, memory, 0, max(users, default=0), freed, returned)
 
 
 def _reused(buffer: BufferLife, op: Operation) -> list[BufferLife]:

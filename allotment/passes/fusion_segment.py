@@ -1,6 +1,9 @@
 """`fusion-segment`: groups a fusion's ops into kernel regions (`fusion.segment`).
 
-The grouping is greedy and deterministic, in program order:
+First the rewrites of `fusion-expose` (`passes/fusion_expose.py`: casts and elementwise
+ops moved across reshapes, gathers through elementwise ops, a scatter into a full made a
+`where`) are applied, unless `expose=false` or in eager mode. Then the grouping is greedy
+and deterministic, in program order:
 
 - A pointwise op joins the group of its latest producer when its shape is that
   group's iteration domain (or, in a group with reductions, the reduced domain
@@ -66,6 +69,7 @@ from allotment.dialects.comm import CommOp
 from allotment.dtypes import element_nbytes
 from allotment.extents.symbolic import Const, Extent
 from allotment.limits import call_with_deep_stack
+from allotment.passes.fusion_expose import expose_fusion
 from allotment.passes.gc_pause import gc_paused
 from allotment.passes.size_builder import SizeBuilder
 
@@ -907,14 +911,17 @@ def _check_flat(f: func.FuncOp) -> None:
             )
 
 
-def segment_function(f: func.FuncOp, eager: bool = False, cap: Capacity | None = None) -> None:
+def segment_function(f: func.FuncOp, eager: bool = False, cap: Capacity | None = None, expose: bool = True) -> None:
     """Replaces the body of `f` by scalars, segments and the return; `cap`: the on-chip
-    budget of inner-outer kernels (None: none are made).
+    budget of inner-outer kernels (None: none are made); `expose`: first apply the
+    rewrites of `fusion-expose` (`passes/fusion_expose.py`; not in eager mode).
 
     Raises PassFailedException (located) for a body that is not one block of ops
     without regions."""
     _check_flat(f)
     block = f.body.block
+    if expose and not eager:
+        expose_fusion(f)
     _insert_reshape_copies(block)
     shapes = reify_shapes(f)
     _rewrite_intermediate_dims(f, shapes)
@@ -1058,6 +1065,10 @@ class FusionSegmentPass(ModulePass):
     on_chip_row_bytes: int = 0
     """Overrides the target's budget for one reduced row, in bytes (0: the target's)."""
 
+    expose: bool = True
+    """First apply `fusion-expose`'s rewrites (casts and gathers moved so that they fuse, a
+    scatter into a full made pointwise); false segments the function as written."""
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         """Segments every function with a body; runs on a deep stack (`allotment.limits`),
         as xDSL's cloning and erasing recurse per nested region."""
@@ -1080,6 +1091,6 @@ class FusionSegmentPass(ModulePass):
                     if any(o.name in ("fusion.segment", "alloc.kernel") for o in f.body.block.ops):
                         continue  # already segmented (or allocated)
                     try:
-                        segment_function(f, eager=self.one_op_per_kernel, cap=cap)
+                        segment_function(f, eager=self.one_op_per_kernel, cap=cap, expose=self.expose)
                     except ShapeError as e:
                         raise PassFailedException(message_at(e.op, f"fusion-segment: {e}")) from None
