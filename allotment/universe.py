@@ -15,6 +15,12 @@ def _fusion_segment() -> type[ModulePass]:
     return FusionSegmentPass
 
 
+def _fusion_sink_gather() -> type[ModulePass]:
+    from allotment.passes.fusion_sink_gather import FusionSinkGatherPass
+
+    return FusionSinkGatherPass
+
+
 def _fusion_allocate() -> type[ModulePass]:
     from allotment.passes.fusion_allocate import FusionAllocatePass
 
@@ -77,6 +83,7 @@ ALL_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "alloc-plan": _alloc_plan,
     "alloc-verify": _alloc_verify,
     "fusion-segment": _fusion_segment,
+    "fusion-sink-gather": _fusion_sink_gather,
     "fusion-allocate": _fusion_allocate,
     "fusion-propagate-sharding": _propagate_sharding,
     "fusion-insert-resharding": _insert_resharding,

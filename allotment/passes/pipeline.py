@@ -4,10 +4,11 @@
 run these passes, in this order, so that the buffers a plan reports are the
 ones the generated program allocates:
 
-    fusion-propagate-sharding, fusion-insert-resharding, fusion-segment, fusion-allocate,
-    alloc-place, alloc-alias, alloc-plan, alloc-verify
+    fusion-propagate-sharding, fusion-insert-resharding, fusion-sink-gather, fusion-segment,
+    fusion-allocate, alloc-place, alloc-alias, alloc-plan, alloc-verify
 
-(the first two leave fusions without shardings alone: `docs/distributed.md`).
+(the first two leave fusions without shardings alone: `docs/distributed.md`;
+`fusion-sink-gather` leaves sharded and dynamic ones alone).
 
 `alloc-place` takes the capacity model of the program target (`cuda` is placed
 for the H200, `cpu` for Triton's interpreter: `analysis/capacity.py`).
@@ -34,6 +35,7 @@ from allotment.passes.alloc_plan import AllocPlanPass
 from allotment.passes.alloc_verify import AllocVerifyPass
 from allotment.passes.fusion_allocate import FusionAllocatePass
 from allotment.passes.fusion_segment import FusionSegmentPass
+from allotment.passes.fusion_sink_gather import FusionSinkGatherPass
 from allotment.passes.insert_resharding import InsertReshardingPass
 from allotment.passes.sharding_propagation import PropagateShardingPass
 
@@ -47,11 +49,12 @@ def compile_passes(target: str = "cuda", planning: bool = True) -> list[ModulePa
     # ALLOT_INNER_OUTER=0: no inner-outer kernels (`analysis/inner_outer.py`), for comparisons
     segment = FusionSegmentPass(inner_outer=os.environ.get("ALLOT_INNER_OUTER", "1") != "0", target=place.target)
     plan = AllocPlanPass() if planning else AllocPlanPass(reorder=False, in_place=False, arena=False)
-    return [*sharding, segment, FusionAllocatePass(), place, AllocAliasPass(), plan, AllocVerifyPass()]
+    return [*sharding, FusionSinkGatherPass(), segment, FusionAllocatePass(), place, AllocAliasPass(), plan,
+            AllocVerifyPass()]
 
 
 PIPELINE = ",".join(p.name for p in compile_passes())
-"""`fusion-propagate-sharding,fusion-insert-resharding,fusion-segment,fusion-allocate,alloc-place,...`."""
+"""`fusion-propagate-sharding,fusion-insert-resharding,fusion-sink-gather,fusion-segment,...`."""
 
 
 def run_pipeline(module: ModuleOp, passes: list[ModulePass] | None = None) -> ModuleOp:
