@@ -21,6 +21,12 @@ def _fusion_sink_gather() -> type[ModulePass]:
     return FusionSinkGatherPass
 
 
+def _fusion_scatter_select() -> type[ModulePass]:
+    from allotment.passes.fusion_scatter_select import FusionScatterSelectPass
+
+    return FusionScatterSelectPass
+
+
 def _fusion_allocate() -> type[ModulePass]:
     from allotment.passes.fusion_allocate import FusionAllocatePass
 
@@ -84,6 +90,7 @@ ALL_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "alloc-verify": _alloc_verify,
     "fusion-segment": _fusion_segment,
     "fusion-sink-gather": _fusion_sink_gather,
+    "fusion-scatter-select": _fusion_scatter_select,
     "fusion-allocate": _fusion_allocate,
     "fusion-propagate-sharding": _propagate_sharding,
     "fusion-insert-resharding": _insert_resharding,

@@ -58,3 +58,39 @@ def test_an_out_of_range_label_is_still_an_error() -> None:
     exe = allotment.compile(nll_text())
     with pytest.raises(allotment.Error, match="gather"):
         exe(logits, label)
+
+
+def nll_backward_text(rows: int = ROWS, vocab: int = VOCAB) -> str:
+    t, r = f"tensor<{rows}x{vocab}xf32>", f"tensor<{rows}x1xf32>"
+    return f"""
+func.func @nll_bwd(%label: tensor<{rows}x1xi64>, %g: {r}, %p: {t}) -> {t} {{
+  %z = arith.constant 0 : i64
+  %zeros = fusion.full %z [{rows}, {vocab}] : i64 -> {t}
+  %hot = fusion.scatter %zeros, %label, %g dim 1 : {t}, tensor<{rows}x1xi64>, {r} -> {t}
+  %s = fusion.sum %hot dims [1] keepdim : {t} -> {r}
+  %q = fusion.mul %p, %s : {t}, {r} -> {t}
+  %out = fusion.sub %hot, %q : {t}
+  func.return %out : {t}
+}}
+"""
+
+
+def test_the_scatter_as_a_select_matches_the_reference() -> None:
+    """fusion-scatter-select: nll_loss's gradient (a scatter into zeros) as a select of
+    the label's column gives the scatter's values, with no scatter kernel."""
+    _, label = _inputs()
+    g = torch.Generator().manual_seed(1)
+    grad, p = torch.randn(ROWS, 1, generator=g), torch.randn(ROWS, VOCAB, generator=g).softmax(-1)
+    (out,) = check(nll_backward_text(), label, grad, p)
+    hot = torch.zeros(ROWS, VOCAB).scatter(1, label, grad)
+    assert torch.allclose(out, hot - p * hot.sum(1, keepdim=True), atol=1e-6)
+    src = allotment.compile(nll_backward_text()).source("cuda")
+    assert "scatter" not in src.split("def run")[0] and "_pointwise_" in src
+
+
+def test_the_scatters_label_is_still_checked() -> None:
+    _, label = _inputs()
+    label[2, 0] = -1
+    exe = allotment.compile(nll_backward_text())
+    with pytest.raises(allotment.Error, match="label"):
+        exe(label, torch.zeros(ROWS, 1), torch.zeros(ROWS, VOCAB))
