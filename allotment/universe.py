@@ -21,6 +21,18 @@ def _fusion_expose() -> type[ModulePass]:
     return FusionExposePass
 
 
+def _fusion_sink_gather() -> type[ModulePass]:
+    from allotment.passes.fusion_sink_gather import FusionSinkGatherPass
+
+    return FusionSinkGatherPass
+
+
+def _fusion_scatter_select() -> type[ModulePass]:
+    from allotment.passes.fusion_scatter_select import FusionScatterSelectPass
+
+    return FusionScatterSelectPass
+
+
 def _fusion_allocate() -> type[ModulePass]:
     from allotment.passes.fusion_allocate import FusionAllocatePass
 
@@ -90,6 +102,8 @@ ALL_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "alloc-verify": _alloc_verify,
     "fusion-segment": _fusion_segment,
     "fusion-expose": _fusion_expose,
+    "fusion-sink-gather": _fusion_sink_gather,
+    "fusion-scatter-select": _fusion_scatter_select,
     "fusion-allocate": _fusion_allocate,
     "fusion-index-checks": _index_checks,
     "fusion-propagate-sharding": _propagate_sharding,

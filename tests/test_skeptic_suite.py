@@ -15,6 +15,7 @@ memory_suite.py's bounds), on the CPU.
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 from pathlib import Path
@@ -146,3 +147,33 @@ def test_fresh_functions_compile_apart() -> None:
 
     g = skeptic_suite.fresh_function(f, "tag")
     assert g.__code__ is not f.__code__ and g(torch.ones(2)).tolist() == [2.0, 2.0]
+
+
+def test_each_case_is_compared_with_a_copy_of_its_own_bytes() -> None:
+    timed: list[int] = []
+
+    def copy_4_bytes_a_ns(n: int) -> float:  # a copy at 4 TB/s: 4n bytes in n / 1000 µs
+        timed.append(n)
+        return n / 1000
+
+    # row_sum (134 MB) after softmax (268 MB): once both read the 268 MB copy's time (206%)
+    row_sum, softmax = 16384 * 4096 * 2 + 16384 * 2, 2 * 16384 * 4096 * 2
+    assert skeptic_suite.copy_reference_us(softmax, copy_4_bytes_a_ns) == pytest.approx(softmax / 4000)
+    assert skeptic_suite.copy_reference_us(row_sum, copy_4_bytes_a_ns) == pytest.approx(row_sum / 4000)
+    assert timed == [softmax // 4, row_sum // 4]
+    # above the largest copy timed whole: that copy's bandwidth, linearly
+    big = 3 * skeptic_suite.COPY_REFERENCE_MAX_BYTES + 2
+    assert skeptic_suite.copy_reference_us(big, copy_4_bytes_a_ns) == pytest.approx(big / 4000)
+    assert timed[-1] == skeptic_suite.COPY_REFERENCE_MAX_BYTES // 4
+    assert skeptic_suite.copy_reference_us(3, copy_4_bytes_a_ns) == pytest.approx(3 / 4000)
+    assert skeptic_suite.copy_reference_us(0, copy_4_bytes_a_ns) is None
+
+
+def test_the_runner_times_one_copy_per_size(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(skeptic_suite, "import_nvfuser", lambda: (None, "not imported"))
+    runner = skeptic_suite.Runner(argparse.Namespace(cpu_check=True, repeats=2))
+    samples = iter([1.0, 2.0, 3.0, 4.0])
+    monkeypatch.setattr(kt, "interleave", lambda sides, repeats: [s.samples.append(next(samples) / 1e3) for s in sides])
+    a, b = runner.copy_us(4096), runner.copy_us(4000)  # one power of two, two sizes
+    assert sorted(runner._copy) == [1000, 1024] and a != b
+    assert runner.copy_us(4096) == a  # cached by size

@@ -111,3 +111,65 @@ def streamed_passes(block: Block, reductions: Sequence[Operation]) -> int:
     """How many loops over its row a streamed kernel with these reductions makes."""
     levels = streamed_levels(block, reductions)
     return max(levels.values(), default=0) + (1 if yields_rows(block, reductions) else 0)
+
+
+def row_reading_loops(block: Block, reductions: Sequence[Operation]) -> int:
+    """How many of a streamed kernel's loops load a row-long kernel input from memory.
+
+    A loop computes its reductions' inputs (and the last one the row-shaped values the
+    block yields) from the block's arguments, the kernel's inputs; a loop whose values
+    come only from per-row inputs, constants, iotas and the results of earlier loops reads
+    nothing row-long. The gradient of a cross-entropy's nll is one: its first loop sums the
+    one-hot `where(iota == label, -grad / N, 0)` of each row, which reads a scalar per row;
+    only the second reads the logits. A block argument is row-long when it varies along a
+    reduced dim (of the domain's rank), or, of another rank, has at least a row's elements
+    (or a `?` extent); a gather reads its source at one element per result element, so only
+    as much as its result varies."""
+    if not reductions:
+        return 0
+    domain = list(reductions[0].operands[0].type.get_shape())
+    reduced: set[int] = set()
+    for r in reductions:
+        reduced.update(d + len(domain) if d < 0 else d for d in r.dims.get_values())
+    row = 1
+    for d in reduced:
+        row = -1 if domain[d] < 0 or row < 0 else row * domain[d]
+
+    def varies(t: object) -> bool:
+        if not isinstance(t, TensorType):
+            return False
+        shape = t.get_shape()
+        if len(shape) == len(domain):
+            return any(shape[d] != 1 for d in reduced)
+        return row < 0 or any(e < 0 for e in shape) or prod_of(shape) >= row
+
+    members = set(reductions)
+    reading: dict[SSAValue, bool] = {a: varies(a.type) for a in block.args}
+
+    def reads(v: SSAValue) -> bool:
+        return reading.get(v, False)
+
+    for op in block.ops:  # one forward walk (no recursion: a body of any length is fine)
+        if op in members:
+            value = False  # a per-row result, kept in registers by later loops
+        elif isinstance(op, fusion.INDEXING_GATHERS):
+            value = reads(op.index_operand) or (bool(op.results) and varies(op.results[0].type)
+                                                and reads(op.source_operand))
+        else:
+            value = any(reads(x) for x in op.operands)
+        for r in op.results:
+            reading[r] = value
+
+    levels = streamed_levels(block, reductions)
+    loops = sum(1 for level in set(levels.values())
+                if any(reads(x) for r, lv in levels.items() if lv == level for x in r.operands))
+    if yields_rows(block, reductions) and block.last_op is not None:
+        loops += 1 if any(reads(v) for v in block.last_op.operands) else 0
+    return loops
+
+
+def prod_of(shape: Sequence[int]) -> int:
+    n = 1
+    for e in shape:
+        n *= e
+    return n

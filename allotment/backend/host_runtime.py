@@ -393,7 +393,7 @@ def outer_blocks(m: int, n: int, splits: int = 1) -> tuple[int, int, int]:
     row; the pass's `split_reduction.SPLIT_KEPT_TILE`) by 32 reduced rows, 4 warps, or 8
     warps where each program's chunk is at most SHORT_CHUNK reduced indices (a few steps: a
     program's fixed cost weighs more, and more warps keep more loads in flight); a full
-    reduction (m = 1) reads TILE contiguous elements a step with 8 warps. Measured on an
+    reduction (m = 1) reads FULL_TILE contiguous elements a step with FULL_WARPS warps. Measured on an
     H200 (`benchmarks/split_sweep.sh`, BENCHMARKS.md, 19:4x UTC 2026-11-30), 32768x4096
     bf16 with about 1088 first-stage programs: 64x32 moved a column sum at 3.40 TB/s and a
     middle-axis mean at 3.47, against 2.82 and 2.37 with 64x64 (a [64, 64] f32
@@ -405,13 +405,25 @@ def outer_blocks(m: int, n: int, splits: int = 1) -> tuple[int, int, int]:
         bm, bn, warps = _OUTER
         return min(bm, _pow2(m)), min(bn, _pow2(n)), warps
     if m == 1:
-        return 1, min(_pow2(n), TILE), 8
+        return 1, min(_pow2(n), FULL_TILE), FULL_WARPS
     if n < SHORT_REDUCED:
         return short_outer_blocks(m, n)
     bm = min(_pow2(m), 64)
     bn = min(_pow2(n), 32)
     short = splits > 1 and -(-n // splits) <= SHORT_CHUNK
     return bm, bn, 8 if short else 4
+
+
+FULL_TILE = 2048
+FULL_WARPS = 4
+"""A full reduction's first stage (m = 1): FULL_TILE contiguous elements a step with FULL_WARPS
+warps, 16 a thread (four 16-byte loads of f32, two of bf16, in flight per step). The stage
+launches `split_reduction.SPLIT_TARGET_PROGRAMS`, eight programs per SM, and is one wave only
+if eight CTAs fit an SM: eight of 4 warps do at up to 64 registers a thread (65536 / (8 x
+128)), far above what a 16-element accumulator needs. The tile was 4096 with 8 warps: 40
+registers a thread, so six CTAs an SM (Nsight Compute, full_sum f32 `?` 16384x4096 on an H200:
+1056 programs of 256 threads, 1.33 waves, 63% achieved occupancy, 79% of DRAM bandwidth, 71.5
+us against torch.compile's 60.9: the third wave ran a third full)."""
 
 
 SHORT_CHUNK = 256

@@ -16,8 +16,10 @@ the accumulation type), from the capacity model of the target
   divided by their number);
 - a kernel that reads its row once when streamed (`analysis/row_passes.py`:
   one loop for all its reductions, online softmax included, and no row-shaped
-  output) keeps at most `stream_elements - 1` elements on chip, the target's
-  point past which streaming such a row is faster (`analysis/capacity.py`);
+  output; or several loops of which only one loads a row-long input, the others
+  computing from per-row values: a cross-entropy's gradient, whose one-hot sum
+  reads a label a row) keeps at most `stream_elements - 1` elements on chip, the
+  target's point past which streaming such a row is faster (`analysis/capacity.py`);
 - a row with a `?` extent: `schedule(persistent if %fits else looped)`, with
   `%fits = arith.cmpi ule, %row, %cap` computed right before the kernel from the
   row buffer's symbolic size (in elements, against the budget in elements of
@@ -55,7 +57,7 @@ from xdsl.utils.exceptions import PassFailedException
 from allotment.analysis import library_matmul
 from allotment.analysis.capacity import Capacity, capacity
 from allotment.analysis.liveness import view_root
-from allotment.analysis.row_passes import REDUCTIONS, streamed_passes
+from allotment.analysis.row_passes import REDUCTIONS, row_reading_loops, streamed_passes
 from allotment.dialects import alloc
 from allotment.dtypes import element_nbytes
 
@@ -250,10 +252,13 @@ def _new_dim(source: SSAValue, d: int, ops: list[Operation]) -> SSAValue:
 
 
 def reads_row_once(kernel: alloc.KernelOp) -> bool:
-    """Whether `kernel`, streamed, reads its row once (`analysis/row_passes.py`)."""
+    """Whether `kernel`, streamed, reads its row from memory once (`analysis/row_passes.py`):
+    one loop in all (`streamed_passes`), or one loop that loads a row-long input while the
+    others compute from per-row values only (`row_reading_loops`: the one-hot sum of a
+    cross-entropy's gradient)."""
     block = kernel.body.block
     reductions = [op for op in block.ops if isinstance(op, REDUCTIONS)]
-    return bool(reductions) and streamed_passes(block, reductions) == 1
+    return bool(reductions) and (streamed_passes(block, reductions) == 1 or row_reading_loops(block, reductions) <= 1)
 
 
 def _fits_condition(kernel: alloc.KernelOp, rows: list[tuple[SSAValue, int]]) -> SSAValue:

@@ -4,10 +4,12 @@
 run these passes, in this order, so that the buffers a plan reports are the
 ones the generated program allocates:
 
-    fusion-propagate-sharding, fusion-insert-resharding, fusion-segment, fusion-allocate,
-    alloc-place, alloc-alias, alloc-plan, alloc-verify
+    fusion-propagate-sharding, fusion-insert-resharding, fusion-scatter-select,
+    fusion-sink-gather, fusion-segment, fusion-allocate, alloc-place, alloc-alias, alloc-plan,
+    alloc-verify
 
-(the first two leave fusions without shardings alone: `docs/distributed.md`).
+(the first two leave fusions without shardings alone: `docs/distributed.md`;
+`fusion-scatter-select` and `fusion-sink-gather` leave sharded and dynamic ones alone).
 
 `alloc-place` takes the capacity model of the program target (`cuda` is placed
 for the H200, `cpu` for Triton's interpreter: `analysis/capacity.py`).
@@ -33,7 +35,9 @@ from allotment.passes.alloc_place import AllocPlacePass
 from allotment.passes.alloc_plan import AllocPlanPass
 from allotment.passes.alloc_verify import AllocVerifyPass
 from allotment.passes.fusion_allocate import FusionAllocatePass
+from allotment.passes.fusion_scatter_select import FusionScatterSelectPass
 from allotment.passes.fusion_segment import FusionSegmentPass
+from allotment.passes.fusion_sink_gather import FusionSinkGatherPass
 from allotment.passes.insert_resharding import InsertReshardingPass
 from allotment.passes.sharding_propagation import PropagateShardingPass
 
@@ -47,11 +51,12 @@ def compile_passes(target: str = "cuda", planning: bool = True) -> list[ModulePa
     # ALLOT_INNER_OUTER=0: no inner-outer kernels (`analysis/inner_outer.py`), for comparisons
     segment = FusionSegmentPass(inner_outer=os.environ.get("ALLOT_INNER_OUTER", "1") != "0", target=place.target)
     plan = AllocPlanPass() if planning else AllocPlanPass(reorder=False, in_place=False, arena=False)
-    return [*sharding, segment, FusionAllocatePass(), place, AllocAliasPass(), plan, AllocVerifyPass()]
+    return [*sharding, FusionScatterSelectPass(), FusionSinkGatherPass(), segment, FusionAllocatePass(), place, AllocAliasPass(), plan,
+            AllocVerifyPass()]
 
 
 PIPELINE = ",".join(p.name for p in compile_passes())
-"""`fusion-propagate-sharding,fusion-insert-resharding,fusion-segment,fusion-allocate,alloc-place,...`."""
+"""`fusion-propagate-sharding,fusion-insert-resharding,fusion-scatter-select,fusion-sink-gather,...`."""
 
 
 def run_pipeline(module: ModuleOp, passes: list[ModulePass] | None = None) -> ModuleOp:

@@ -85,3 +85,40 @@ func.func @logsumexp_dynamic(%x: tensor<?x?xbf16>) -> tensor<?x1xf32> {
 // CHECK:         %k0_budget = arith.constant 8192 : index
 // CHECK-NEXT:    %k0_fits = arith.cmpi ule, %x_d1, %k0_budget : index
 // CHECK-NEXT:    alloc.kernel "k0" normalization {{.*}} schedule(persistent if %k0_fits else looped) {
+
+// -----
+
+// A cross-entropy's gradient over a 32000-word vocabulary: the first loop sums the
+// one-hot of each row (a label and a scalar a row, nothing row-long), the second reads the
+// row and stores the gradient: streamed, it reads its row once, so it is streamed.
+func.func @nll_grad(%label: tensor<6x1xi64>, %g: tensor<6x1xf32>, %p: tensor<6x32000xf32>) -> tensor<6x32000xf32> {
+  %z = arith.constant 0.0 : f32
+  %i0 = arith.constant 0 : i64
+  %i1 = arith.constant 1 : i64
+  %zeros = fusion.full %z [6, 32000] : f32 -> tensor<6x32000xf32>
+  %iota = fusion.iota [32000] start %i0 step %i1 : i64, i64 -> tensor<32000xi64>
+  %cols = fusion.broadcast_in_dim %iota [6, 32000] dims [1] : tensor<32000xi64> -> tensor<6x32000xi64>
+  %hit = fusion.eq %cols, %label : tensor<6x32000xi64>, tensor<6x1xi64> -> tensor<6x32000xi1>
+  %hot = fusion.where %hit, %g, %zeros : tensor<6x32000xi1>, tensor<6x1xf32>, tensor<6x32000xf32> -> tensor<6x32000xf32>
+  %s = fusion.sum %hot dims [1] keepdim : tensor<6x32000xf32> -> tensor<6x1xf32>
+  %q = fusion.mul %p, %s : tensor<6x32000xf32>, tensor<6x1xf32> -> tensor<6x32000xf32>
+  %r = fusion.sub %hot, %q : tensor<6x32000xf32>
+  func.return %r : tensor<6x32000xf32>
+}
+// CHECK-LABEL: func.func @nll_grad
+// CHECK:         alloc.kernel "k0" normalization {{.*}} schedule(looped) {
+// NEVER-LABEL:   func.func @nll_grad
+// NEVER:         alloc.kernel "k0" normalization {{.*}} schedule(persistent) {
+
+// -----
+
+// The softmax backward's first loop reads the row (sum(dy * y)): two reads, held.
+func.func @softmax_bwd(%dy: tensor<6x20000xf32>, %y: tensor<6x20000xf32>) -> tensor<6x20000xf32> {
+  %m = fusion.mul %dy, %y : tensor<6x20000xf32>
+  %s = fusion.sum %m dims [1] keepdim : tensor<6x20000xf32> -> tensor<6x1xf32>
+  %d = fusion.sub %dy, %s : tensor<6x20000xf32>, tensor<6x1xf32> -> tensor<6x20000xf32>
+  %r = fusion.mul %y, %d : tensor<6x20000xf32>
+  func.return %r : tensor<6x20000xf32>
+}
+// CHECK-LABEL: func.func @softmax_bwd
+// CHECK:         alloc.kernel "k0" normalization {{.*}} schedule(persistent) {

@@ -1,0 +1,35 @@
+"""The launch-shape rules of the scheduler checked against the figures of the GPU they are
+for (an H200: 132 SMs, 64K 32-bit registers and 2048 threads an SM): a rule that follows
+from the hardware is tested as that argument, not as a number copied from the code."""
+
+from __future__ import annotations
+
+import pytest
+
+from allotment.analysis import split_reduction
+from allotment.backend import host_runtime as rt
+from allotment.extents.symbolic import Const
+
+SMS = 132
+REGISTERS_PER_SM = 65536
+THREADS_PER_SM = 2048
+
+
+@pytest.mark.parametrize("n", [16384 * 4096, 12345 * 1111, 5000])
+def test_a_full_reductions_first_stage_is_one_wave(n: int) -> None:
+    """A full reduction (m = 1) launches SPLIT_TARGET_PROGRAMS first-stage programs, eight an
+    SM; all of them are resident at once (one wave) for any kernel of up to 64 registers a
+    thread. The old tile (4096 elements, 8 warps) ran 40 registers a thread on an H200, six
+    CTAs an SM: 1.33 waves."""
+    splits = split_reduction.split_count(Const(n), Const(1))
+    assert isinstance(splits, Const)
+    bm, bn, warps = rt.outer_blocks(1, n, splits.value)
+    assert bm == 1 and bn <= rt.FULL_TILE
+    programs = min(splits.value, split_reduction.SPLIT_TARGET_PROGRAMS)
+    per_sm = -(-programs // SMS)
+    threads = warps * 32
+    assert per_sm * threads <= THREADS_PER_SM
+    assert REGISTERS_PER_SM // (per_sm * threads) >= 64
+    assert bn // threads <= 16  # at most 16 accumulated elements a thread
+    if n >= 2 * rt.FULL_TILE:
+        assert bn == rt.FULL_TILE and bn // threads >= 8  # at least one 16-byte load a thread a step
