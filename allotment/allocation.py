@@ -20,6 +20,7 @@ from xdsl.dialects.builtin import DYNAMIC_INDEX, ModuleOp, TensorType
 from xdsl.traits import SymbolTable
 from xdsl.utils.exceptions import DiagnosticException, VerifyException
 
+from allotment import dtypes
 from allotment.analysis.memory_profile import memory_profile
 from allotment.analysis.size_eval import (
     BufferPlan,

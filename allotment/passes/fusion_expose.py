@@ -3,9 +3,8 @@
 AOTAutograd's decompositions of a language-model loss (`log_softmax` + `nll_loss` and
 their backwards) reach the fusion dialect in a form whose literal grouping materializes
 full-size f32 copies of the logits: a cast separated from its reduction by a reshape
-(`[B, S, V] -> [B*S, V]`), a `gather` that reads the log-softmax at one index per row,
-and a `scatter` of a one-hot into a `full` of zeros. Each becomes a buffer of the logits'
-size (8192 x 32000 x 4 B = 1 GiB at batch 8, sequence 1024). These rewrites, applied to a
+(`[B, S, V] -> [B*S, V]`), and elementwise ops split from their producers by reshapes.
+Each becomes a buffer of the logits' size (8192 x 32000 x 4 B = 1 GiB at batch 8, sequence 1024). These rewrites, applied to a
 fixed point, remove them without changing any value:
 
 - **reshape of a reshape**: one reshape of the first one's input, or that input itself
@@ -17,14 +16,10 @@ fixed point, remove them without changing any value:
   op or cast, every other tensor operand of `P`'s result shape): `reshape(P(y,
   reshape(w)...))`, so `P` joins `y`'s kernel. (The two rules never undo each other: one
   needs `y` elementwise, the other needs it not.)
-- **gather of an elementwise op** (`gather(P(a, b...), idx, dim d)`, `idx` of the source's
-  extents except at `d`, each operand of `P` either of the source's shape or of extent 1
-  at `d` and broadcast along it): `P(gather(a, idx), b...)`. Gathering one element of a
-  row of `x - max - log(sum)` reads one element of `x`: the log-softmax is never written.
-- **scatter into a full** (`scatter(full(c), idx, src, dim d)`, `idx` of extent 1 at `d`
-  and of the full's extents elsewhere): `where(iota_d == idx, src, c)`, a pointwise op
-  (Inductor's `scatter_upon_const_tensor`). The one-hot of `nll_loss_backward` fuses
-  into the log-softmax backward.
+
+Gathers and scatters are not this pass's: `fusion-sink-gather` (the gather of one element
+a row) and `fusion-scatter-select` (the one-hot of `nll_loss_backward`) run before
+`fusion-segment` and keep the indexing ops' index checks.
 
 Ops with sharded types are left alone. Values nobody uses afterwards are erased.
 `fusion-segment` runs these rewrites first (`expose=false` turns them off); the pass
@@ -37,8 +32,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from xdsl.context import Context
-from xdsl.dialects import arith, func
-from xdsl.dialects.builtin import DYNAMIC_INDEX, IntegerAttr, ModuleOp, NoneAttr, TensorType, i1, i64
+from xdsl.dialects import func
+from xdsl.dialects.builtin import DYNAMIC_INDEX, ModuleOp, NoneAttr, TensorType, i1
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.irdl import IRDLOperation
 from xdsl.passes import ModulePass
@@ -178,83 +173,6 @@ class _Rewriter:
         op.results[0].replace_all_uses_with(back.result)
         return True
 
-    def gather_of_elementwise(self, op: fusion.GatherOp) -> bool:
-        src = op.input.owner
-        if not _elementwise(src):
-            return False
-        d = op.indexed_dim()
-        xs, js = self.shape(op.input), self.shape(op.index)
-        if xs is None or js is None or any(a != b for k, (a, b) in enumerate(zip(xs, js)) if k != d):
-            return False
-        operands: list[SSAValue] = []
-        for v in src.operands:
-            if not isinstance(v.type, TensorType):
-                operands.append(v)
-                continue
-            vs = self.shape(v)
-            if vs == xs:
-                g = fusion.GatherOp.create(operands=[v, op.index], properties=dict(op.properties),
-                                           result_types=[TensorType(v.type.element_type, op.result.type.get_shape())])
-                self.block.insert_op_before(g, op)
-                operands.append(g.result)
-            elif (vs is not None and len(vs) == len(xs) and vs[d] == Const(1)
-                  and all(a in (b, Const(1)) for k, (a, b) in enumerate(zip(vs, xs)) if k != d)):
-                operands.append(v)
-            else:
-                return False
-        r = self._rebuild(src, operands, list(op.result.type.get_shape()), op)
-        op.result.replace_all_uses_with(r)
-        return True
-
-    def scatter_into_full(self, op: fusion.ScatterOp) -> bool:
-        full = op.input.owner
-        if not isinstance(full, fusion.FullOp):
-            return False
-        d = op.indexed_dim()
-        xs, js = self.shape(op.input), self.shape(op.index)
-        if xs is None or js is None or js[d] != Const(1):
-            return False
-        if any(a != b for k, (a, b) in enumerate(zip(xs, js)) if k != d):
-            return False
-        rank = len(xs)
-        length = xs[d]
-        zero = arith.ConstantOp(IntegerAttr(0, i64))
-        one = arith.ConstantOp(IntegerAttr(1, i64))
-        self.block.insert_op_before(zero, self.first)
-        self.block.insert_op_before(one, self.first)
-        if isinstance(length, Const):
-            lengths: list[SSAValue] = []
-            static = [length.value]
-        else:
-            lengths = [self.sizes.value(length)]
-            for s in self.sizes.ops:
-                self.block.insert_op_before(s, self.first)
-            self.sizes.ops.clear()
-            static = [DYNAMIC_INDEX]
-        iota = _build(fusion.IotaOp, [lengths, zero.result, one.result], {"static_length": fusion.int_list(static)},
-                      [TensorType(i64, static)])
-        self.block.insert_op_before(iota, op)
-        column = [1] * rank
-        column[d] = DYNAMIC_INDEX if not isinstance(length, Const) else length.value
-        bcast = _build(fusion.BroadcastInDimOp, [iota.result, lengths],
-                       {"static_shape": fusion.int_list(column), "broadcast_dims": fusion.int_list([d])})
-        self.block.insert_op_before(bcast, op)
-        eq = fusion.EqOp(bcast.result, op.index)
-        self.block.insert_op_before(eq, op)
-        where = fusion.WhereOp(eq.result, op.src, full.value)
-        self.block.insert_op_before(where, op)
-        result: SSAValue = where.result
-        t = op.result.type
-        if result.type != t:
-            if result.type.element_type != t.element_type:
-                cast = fusion.CastOp(result, t.element_type)
-                self.block.insert_op_before(cast, op)
-                result = cast.result
-            if tuple(result.type.get_shape()) != tuple(t.get_shape()):
-                return self._abandon([where, eq, bcast, iota] + ([result.owner] if result is not where.result else []))
-        op.result.replace_all_uses_with(result)
-        return True
-
     def _abandon(self, ops: list[Operation]) -> bool:
         for o in ops:
             self.block.erase_op(o)
@@ -269,10 +187,6 @@ class _Rewriter:
                 continue  # made in this sweep
             if isinstance(op, fusion.ReshapeOp):
                 changed = self.reshape_of_reshape(op) or self.reshape_of_cast(op)
-            elif isinstance(op, fusion.GatherOp):
-                changed = self.gather_of_elementwise(op)
-            elif isinstance(op, fusion.ScatterOp):
-                changed = self.scatter_into_full(op)
             elif _elementwise(op):
                 changed = self.elementwise_of_reshape(op)
             else:
@@ -287,7 +201,7 @@ def expose_fusion(f: func.FuncOp) -> int:
     whose shapes cannot be reified is left as it is (`fusion-segment` reports it)."""
     if f.is_declaration or len(f.body.blocks) != 1 or any(op.regions for op in f.body.block.ops):
         return 0
-    if not any(isinstance(op, fusion.ReshapeOp | fusion.GatherOp | fusion.ScatterOp) for op in f.body.block.ops):
+    if not any(isinstance(op, fusion.ReshapeOp) for op in f.body.block.ops):
         return 0
     total = 0
     for _ in range(MAX_SWEEPS):

@@ -4,7 +4,7 @@
 // function of the module; the others are left alone.
 // RUN: allot-opt %s -p 'fusion-segment,fusion-allocate,alloc-evaluate{function=rmsnorm shapes="x=8x64"}' | filecheck %s --check-prefix=RMS
 // RUN: allot-opt %s -p 'fusion-segment,fusion-allocate,alloc-evaluate{function=add_rmsnorm shapes="x=8x64,r=8x64,w=64"}' | filecheck %s --check-prefix=ADD
-// RUN: allot-opt %s -p 'fusion-segment,fusion-allocate,alloc-evaluate{function=reshape shapes="x=2x3x4"}' | filecheck %s --check-prefix=RESHAPE
+// RUN: allot-opt %s -p 'fusion-segment{expose=false},fusion-allocate,alloc-evaluate{function=reshape shapes="x=2x3x4"}' | filecheck %s --check-prefix=RESHAPE
 // RUN: allot-opt %s -p 'fusion-segment,fusion-allocate,alloc-evaluate{function=slice shapes="x=10x16,a=2,b=7"}' | filecheck %s --check-prefix=SLICE
 // RUN: allot-opt %s -p 'fusion-segment,fusion-allocate,alloc-evaluate{function=slice shapes="x=10x16,a=12,b=20"}' | filecheck %s --check-prefix=CLAMP
 // RUN: allot-opt %s -p 'fusion-segment,fusion-allocate,alloc-evaluate{function=rows shapes="x=3x5"}' | filecheck %s --check-prefix=ROWS
