@@ -28,7 +28,12 @@ import torch
 ROOT = Path(__file__).resolve().parents[2]
 sys.path[:0] = [str(ROOT), str(ROOT / "tests" / "torch_compile"), str(ROOT / "benchmarks")]
 
-import allotment.frontend.torch_compile  # noqa: E402, F401 (registers the backend)
+from torch._dynamo.backends.registry import list_backends, register_backend  # noqa: E402
+
+from allotment.frontend.torch_compile import allotment_backend  # noqa: E402
+
+if "allotment" not in list_backends(exclude_tags=()):  # a source tree with no installed entry point
+    register_backend(allotment_backend, name="allotment")
 
 failures: list[str] = []
 
@@ -83,7 +88,11 @@ def check_model(name: str, cpu: bool) -> None:
 
 
 CHILD = """
-import torch, allotment.frontend.torch_compile
+import torch
+from torch._dynamo.backends.registry import list_backends, register_backend
+from allotment.frontend.torch_compile import allotment_backend
+if "allotment" not in list_backends(exclude_tags=()):
+    register_backend(allotment_backend, name="allotment")
 emb = torch.nn.Embedding(16, 8).cuda()
 c = torch.compile(lambda ids: emb(ids).sum(-1), backend="allotment")
 c(torch.tensor([1, 2, 3], device="cuda"))
