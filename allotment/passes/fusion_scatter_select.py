@@ -32,7 +32,7 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from allotment.dialects import fusion
-from allotment.passes.fusion_sink_gather import _erase_dead, _static
+from allotment.passes.fusion_sink_gather import _erase_dead, _static, index_checks_of
 
 
 def one_per_slice(op: fusion.ScatterOp) -> bool:
@@ -71,7 +71,7 @@ def scatter_to_select(op: fusion.ScatterOp) -> bool:
         operands=[op.index], result_types=[TensorType(it, [math.prod(jshape)])],
         properties={"static_shape": DenseArrayBase.from_list(i64, [math.prod(jshape)])}))
     checked = add(fusion.IndexSelectOp.create(operands=[iota(), flat], result_types=[TensorType(it, [math.prod(jshape)])],
-                                              properties={"dim": IntegerAttr(0, i64)}))
+                                              properties={"dim": IntegerAttr(0, i64)}, attributes=index_checks_of(op)))
     label = add(fusion.ReshapeOp.create(operands=[checked], result_types=[TensorType(it, jshape)],
                                         properties={"static_shape": DenseArrayBase.from_list(i64, jshape)}))
     if op.index.name_hint:

@@ -38,12 +38,12 @@ sharded; otherwise the function is left as it is.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import DYNAMIC_INDEX, DenseArrayBase, IntegerAttr, ModuleOp, NoneAttr, TensorType, i64
-from xdsl.ir import Operation, OpResult, SSAValue
+from xdsl.ir import Attribute, Operation, OpResult, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.traits import is_side_effect_free
@@ -67,6 +67,8 @@ class _Sinker:
     dim: int
     at: Operation
     budget: int = MAX_SUNK_OPS
+    checks: dict[str, Attribute] = field(default_factory=dict)
+    """The rewritten gather's `index_check` (where it is set), carried to every gather made."""
 
     def __post_init__(self) -> None:
         self.memo: dict[SSAValue, SSAValue] = {}
@@ -85,7 +87,7 @@ class _Sinker:
         if out is None:
             out = self.insert(fusion.GatherOp.create(
                 operands=[v, self.index], result_types=[self._like(v)],
-                properties={"dim": IntegerAttr(self.dim, i64)})).results[0]
+                properties={"dim": IntegerAttr(self.dim, i64)}, attributes=dict(self.checks))).results[0]
         self.memo[v] = out
         return out
 
@@ -141,13 +143,20 @@ class _Sinker:
         idx = self.insert(fusion.ReshapeOp.create(
             operands=[self.index], result_types=[TensorType(self.index.type.element_type, index_shape)],
             properties={"static_shape": DenseArrayBase.from_list(i64, index_shape)})).results[0]
-        inner = _Sinker(idx, len(ys) - 1, self.at, self.budget)
+        inner = _Sinker(idx, len(ys) - 1, self.at, self.budget, self.checks)
         g = inner.gathered(op.input)
         self.budget = inner.budget
         out = list(self.index.type.get_shape())
         return self.insert(fusion.ReshapeOp.create(
             operands=[g], result_types=[TensorType(src.element_type, out)],
             properties={"static_shape": DenseArrayBase.from_list(i64, out)})).results[0]
+
+
+def index_checks_of(op: Operation) -> dict[str, Attribute]:
+    """The `index_check` attribute of an indexing op, for the indexing ops that replace it
+    (where its indices are checked was decided on the op, by `fusion-index-checks`)."""
+    check = op.attributes.get(fusion.INDEX_CHECK)
+    return {fusion.INDEX_CHECK: check} if check is not None else {}
 
 
 def one_per_slice(op: fusion.GatherOp) -> bool:
@@ -165,7 +174,7 @@ def sink_gather(op: fusion.GatherOp) -> bool:
     """Rewrites one gather (module docstring); returns whether anything changed."""
     if not one_per_slice(op) or not isinstance(op.input, OpResult):
         return False
-    sinker = _Sinker(op.index, op.indexed_dim(), op)
+    sinker = _Sinker(op.index, op.indexed_dim(), op, checks=index_checks_of(op))
     new = sinker._rebuilt(op.input)
     if new is None:
         return False
