@@ -10,6 +10,7 @@ shared module imports a kind's module.
 from __future__ import annotations
 
 from xdsl.dialects.builtin import TensorType
+from xdsl.ir import SSAValue
 
 from allotment.backend import inner_outer, triton_indexing, triton_math
 from allotment.backend.inner_outer import InnerOuterEmitter, plan_inner_outer
@@ -64,7 +65,7 @@ def generate_kernel(plan: KernelPlan, target: str, functions: dict[str, str]) ->
     if sorted(functions) != sorted(wanted):
         raise CodegenError(f"kernel {plan.name!r}: names for {sorted(functions)}, variants {wanted}")
     bodies: dict[str, _Emitter] = {}
-    derived: dict[str, str] = {}
+    derived: dict[str | SSAValue, str] = {}
     for variant in wanted:
         if variant in ("scan", "sort"):
             e = ScanEmitter(plan, variant, target, derived)
@@ -100,7 +101,8 @@ def generate_kernel(plan: KernelPlan, target: str, functions: dict[str, str]) ->
     for d, src in enumerate(plan.extents):
         if src.static is None:
             args.append(KernelArg(f"D{d}", "extent", d))
-    args += [KernelArg(name, "derived", expr=expr) for expr, name in derived.items()]
+    args += [KernelArg(name, "derived", expr=key) if isinstance(key, str) else KernelArg(name, "host_size", value=key)
+             for key, name in derived.items()]
     args += [KernelArg("M", "M"), KernelArg("N", "N")]
     params = ", ".join(a.name for a in args)
     if any(e.scalar_args for e in bodies.values()):

@@ -40,7 +40,7 @@ from xdsl.ir import Attribute, Operation, SSAValue
 from allotment.backend.kernel_plan import (
     CodegenError,
     KernelPlan,
-    _extent_sources,
+    domain_extents,
     _natural_maps,
     identity_map,
 )
@@ -120,7 +120,7 @@ def plan_scan_kernel(kernel: alloc.KernelOp) -> KernelPlan:
     _natural_maps(plan, block.args, ops)
     yielded = list(block.last_op.operands)
     topk = [r for op in rows if isinstance(op, fusion.TopkOp) for r in op.results]
-    plan.extents = _extent_sources(plan, kernel, block.args, [v for v in yielded if v not in topk])
+    plan.extents = domain_extents(plan)
     for r in topk:
         plan.natural[r] = tuple((d, 0) for d in range(len(domain)))
     for v in yielded:

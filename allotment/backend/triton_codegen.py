@@ -29,7 +29,8 @@ to its IR type, as torch does op by op.
   Kept indices are the tile's rows: where they are contiguous in memory,
   Triton's coalescing follows them. An inner split (few long rows: the
   reduced dims include the innermost) has its own first stage
-  (`emit_inner_split_partial`: chunks of `INNER_SPLIT_ALIGN` multiples, read
+  (`emit_inner_split_partial`: chunks of multiples of the kernel's
+  `inner_split_align`, read
   BLOCK_N contiguous elements a step; a var_mean or welford stores each chunk's
   sum and M2, which `merge_m2` combines with Chan's formula) and, with one
   split, the row kernel (`persistent` or `looped`) alloc-place chose.
@@ -39,8 +40,9 @@ cats, permutes and unit reshapes of values computed in the kernel) are
 emitted at moved index maps (`kernel_plan.sliced`, `shifted`, `permuted`):
 the ops computing them run again at those indices, and a pad's input or a
 cat's piece is computed under its in-range condition (`_Emitter.guarded`: its
-loads masked by it). Extents of such values that no buffer has come from the
-launcher (`kernel_plan.launcher_extent`, kernel arguments `X0`, `X1`, ...).
+loads masked by it). Extents of such values that no buffer has, and where a
+slice starts, are the body's `alloc.extents` (`kernel_plan.body_extents`): host
+sizes that the host program passes (kernel arguments `X0`, `X1`, ...).
 
 Which of the two a kernel gets is `alloc-place`'s decision, in the IR (the
 kernel's `schedule`); with `schedule(persistent if %fits else looped)` both are
@@ -76,7 +78,7 @@ from xdsl.ir import Attribute, Operation, SSAValue
 
 from allotment.analysis.one_hot import OneHot, one_hot_pick
 from allotment.analysis.row_passes import online_softmax_pairs, softmax_terms, streamed_levels
-from allotment.analysis.split_reduction import inner_split_align, unreduced_outputs
+from allotment.analysis.split_reduction import unreduced_outputs
 from allotment.backend import triton_indexing, triton_math, triton_random
 from allotment.backend.host_runtime import flat_rows
 from allotment.backend.identifiers import comment
@@ -86,15 +88,14 @@ from allotment.backend.kernel_plan import (
     KernelPlan,
     Map,
     add_shift,
+    body_extents,
     entry_dim,
     identity_map,
     index_expr,
-    launcher_extent,
     norm_dims,
     pad_width,
     permuted,
     shifted,
-    slice_first,
     sliced,
     unit_reshaped,
 )
@@ -202,10 +203,12 @@ class KernelArg:
     """One argument of the generated kernel, as the launcher must pass it."""
 
     name: str
-    kind: str  # "in", "out", "in_stride", "out_stride", "in_size", "scalar", "extent", "derived", "M", "N"
+    kind: str  # "in", "out", "in_stride", "out_stride", "in_size", "scalar", "extent", "derived", "host_size", "M", "N"
     index: int = 0
     dim: int = 0
-    expr: str = ""  # "derived": a Python expression over the launcher's parameters (`launcher_extent`)
+    expr: str = ""  # "derived": a Python expression over the launcher's parameters (a pad width `in{i}`)
+    value: SSAValue | None = None
+    """"host_size": a size of the host program that it passes (an `alloc.extents` entry)."""
 
 
 @dataclass
@@ -225,10 +228,11 @@ class _Emitter:
     """Emits one Triton function for a kernel plan (one variant)."""
 
     def __init__(
-        self, plan: KernelPlan, variant: str, target: str, derived: dict[str, str] | None = None, flat: bool = False
+        self, plan: KernelPlan, variant: str, target: str, derived: dict[str | SSAValue, str] | None = None, flat: bool = False
     ) -> None:
         self.plan = plan
-        self.derived = {} if derived is None else derived  # launcher expression -> kernel argument
+        self.derived = {} if derived is None else derived  # launcher expression or host size -> kernel argument
+        self.sizes = body_extents(plan.kernel)
         self.guards: list[tuple[str, frozenset[str]]] = []  # in-range conditions of pad/cat pieces
         self.variant = variant
         self.target = target
@@ -448,12 +452,20 @@ class _Emitter:
 
     def kernel_extent(self, v: SSAValue, j: int) -> str:
         """Extent j of a value of the kernel body, as the kernel spells it: a literal, an input
-        extent (`in{i}_n{j}`), or an argument that the launcher computes (`launcher_extent`)."""
-        args = list(self.block.args)
+        extent (`in{i}_n{j}`), or its `alloc.extents` entry (a kernel argument `X{k}`)."""
+        e = v.type.get_shape()[j]
         if v in self.arg_index:
-            e = v.type.get_shape()[j]
             return f"in{self.arg_index[v]}_n{j}" if e == DYNAMIC_INDEX else str(e)
-        return self.launcher_value(launcher_extent(v, j, args))
+        return str(e) if e != DYNAMIC_INDEX else self.size_entry(v, False, j)
+
+    def size_entry(self, v: SSAValue, starts: bool, j: int) -> str:
+        """Entry j of v's `alloc.extents` (with `starts`: where slice v starts in its input)."""
+        entries = self.sizes.get((v, starts))
+        if entries is None:
+            what = "starts" if starts else "extents"
+            raise CodegenError(f"kernel {self.plan.name}: no alloc.extents gives the {what} of {v.name_hint or 'a value'}")
+        entry = entries[j]
+        return str(entry) if isinstance(entry, int) else self.derived.setdefault(entry, f"X{len(self.derived)}")
 
     def launcher_value(self, expr: str) -> str:
         """A literal stays; any other launcher expression becomes a kernel argument `X{k}`."""
@@ -491,10 +503,9 @@ class _Emitter:
         steps = list(op.static_step.get_values())
         if any(s == DYNAMIC_INDEX for s in steps):
             raise CodegenError(f"kernel {self.plan.name}: a slice with a dynamic step inside a kernel")
-        args = list(self.block.args)
         out = []
         for j, (entry, step) in enumerate(zip(m, steps)):
-            first: object = self.launcher_value(slice_first(op, j, args))
+            first: object = self.size_entry(op.result, True, j)
             first = int(first) if isinstance(first, str) and first.lstrip("-").isdigit() else first
             out.append(sliced(entry, first, step))
         return tuple(out)
@@ -1043,7 +1054,7 @@ class _Emitter:
         self.line("split_id = pid // tiles_m")
         self.line("if USE_I64:")
         self.line("    split_id = split_id.to(tl.int64)")
-        if self.plan.inner_split:  # chunks of INNER_SPLIT_ALIGN multiples, the same in both stages
+        if self.plan.inner_split:  # chunks of inner_split_align multiples, the same in both stages
             self.emit_inner_split_partial(split)
             return
         self.line(f"chunk = ((N + {split} - 1) // {split} + BLOCK_N - 1) // BLOCK_N * BLOCK_N")
@@ -1082,8 +1093,10 @@ class _Emitter:
 
     def inner_chunk(self, split: str) -> str:
         """The line computing `chunk`, the reduced indices of one split of an inner split (a
-        multiple of `split_reduction.inner_split_align()`; both stages compute it alike)."""
-        align = inner_split_align()
+        multiple of the kernel's `inner_split_align`; both stages compute it alike)."""
+        align = self.plan.kernel.inner_split_align
+        if align is None:
+            raise CodegenError(f"kernel {self.plan.name}: an inner split without inner_split_align")
         return f"chunk = ((N + {split} - 1) // {split} + {align - 1}) // {align} * {align}"
 
     def inner_split_loop(self, body: Callable[[], None], full_tiles: bool) -> None:
