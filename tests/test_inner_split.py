@@ -194,9 +194,10 @@ def test_the_alignment_is_decided_when_the_kernel_is_built(small_splits: pytest.
     fusion-allocate) and the emitter reads it from there: code generated from that IR under
     another setting chunks as the IR says (the knob stays in the program key, which hashes
     the fusion's text before the pipeline decides)."""
+    from xdsl.dialects import func
+
     from allotment.backend.host_codegen import emit_program
     from allotment.ir import parse_module
-    from xdsl.dialects import func
 
     small_splits.setenv("ALLOT_INNER_SPLIT_ALIGN", "8")
     ir = planned(rows("sum", "f32", "2", "?"))

@@ -40,8 +40,8 @@ from xdsl.ir import Attribute, Operation, SSAValue
 from allotment.backend.kernel_plan import (
     CodegenError,
     KernelPlan,
-    domain_extents,
     _natural_maps,
+    domain_extents,
     identity_map,
 )
 from allotment.backend.triton_codegen import _Emitter, compute_dtype, is_float
