@@ -187,3 +187,22 @@ def test_bad_knob_is_reported(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ALLOT_INNER_SPLIT_ALIGN", "zero")
     with pytest.raises(ValueError, match="ALLOT_INNER_SPLIT_ALIGN"):
         split_reduction.inner_split_align()
+
+
+def test_the_alignment_is_decided_when_the_kernel_is_built(small_splits: pytest.MonkeyPatch) -> None:
+    """ALLOT_INNER_SPLIT_ALIGN reaches the IR (the kernel's `inner_split_align`, set by
+    fusion-allocate) and the emitter reads it from there: code generated from that IR under
+    another setting chunks as the IR says (the knob stays in the program key, which hashes
+    the fusion's text before the pipeline decides)."""
+    from xdsl.dialects import func
+
+    from allotment.backend.host_codegen import emit_program
+    from allotment.ir import parse_module
+
+    small_splits.setenv("ALLOT_INNER_SPLIT_ALIGN", "8")
+    ir = planned(rows("sum", "f32", "2", "?"))
+    assert "inner_split_align = 8 : i64" in ir
+    small_splits.setenv("ALLOT_INNER_SPLIT_ALIGN", "64")
+    f = next(op for op in parse_module(ir).walk() if isinstance(op, func.FuncOp))
+    source = emit_program(f, "cpu").source
+    assert "+ 7) // 8 * 8" in source and "// 64 * 64" not in source

@@ -45,7 +45,7 @@ from xdsl.ir import Attribute, Operation, SSAValue
 from allotment.analysis.liveness import view_root
 from allotment.backend.identifiers import Namespace, comment, generated, literal
 from allotment.backend.kernel_kinds import generate_kernel, kind_of, launch_lines, variants
-from allotment.backend.kernel_plan import BufferDim, CodegenError, ExtentSource
+from allotment.backend.kernel_plan import CodegenError
 from allotment.backend.kernels import gather_scatter, tiled_matmul
 from allotment.backend.kernels.emitter import GeneratedKernel, float_literal
 from allotment.backend.kernels.prelude import module_prelude
@@ -409,19 +409,6 @@ class _HostEmitter:
         self.dims[(buffer, j)] = name
         return name
 
-    def extent(self, op: alloc.KernelOp, src: ExtentSource) -> str:
-        """A dynamic extent of a kernel's domain, as an expression over host index values."""
-        terms = []
-        for term in src.terms:
-            if isinstance(term, BufferDim):
-                buffers = op.ins if term.kind == "in" else op.outs
-                terms.append(self.dim(buffers[term.index], term.dim))
-            else:
-                terms.append(self.v(term))
-        if src.offset:
-            terms.append(str(src.offset))
-        return " + ".join(terms) or "0"
-
     def host_index(self, op: alloc.KernelOp, value: SSAValue) -> str:
         """A host index value used inside a kernel region (a block argument is its `ins` operand)."""
         args = list(op.body.block.args)
@@ -447,7 +434,8 @@ class _HostEmitter:
         functions = {variant: self.ns.name(f"{kname}_{variant}") for variant in variants(plan)}
         gen = generate_kernel(plan, self.target, functions)
         self.kernels.append(gen)
-        extents = [self.extent(op, src) for src in plan.extents if src.static is None and src.expr is None]
+        extents = [self.v(src.value) for src in plan.extents if src.value is not None]
+        extents += [self.v(a.value) for a in gen.args if a.kind == "host_size"]
         sizes = [self.dim(op.ins[i], j) for i, j in _dynamic_input_dims(op)]
         fits = [self.v(op.fits)] if op.fits is not None and (plan.reductions or plan.columns) else []
         call_args = ins + outs + extents + sizes + fits + ["huge"]
@@ -618,21 +606,21 @@ def _launcher(gen: GeneratedKernel, launch: str, n_in: int, n_out: int) -> str:
     """The launcher of one kernel: block sizes, the persistent/looped variant that the
     kernel's schedule names (or that its `fits` argument picks) and the launch.
 
-    Its parameters are the kernel's buffers, then one per dynamic domain extent (`D{d}`)
-    and one per dynamic input extent (`n{i}_{j}`), computed by the host program: the
-    launcher reads no extent from a tensor."""
+    Its parameters are the kernel's buffers, then one per dynamic domain extent (`D{d}`:
+    the kernel's extents), one per host size that the kernel reads (`X{k}`: an
+    `alloc.extents` entry) and one per dynamic input extent (`n{i}_{j}`), computed by the
+    host program: the launcher reads no extent from a tensor and computes none."""
     plan = gen.plan
-    dynamic = [d for d, src in enumerate(plan.extents) if src.static is None and src.expr is None]
+    dynamic = [d for d, src in enumerate(plan.extents) if src.value is not None]
     in_dims = _dynamic_input_dims(plan.kernel)
     params = [f"in{i}" for i in range(n_in)] + [f"out{k}" for k in range(n_out)]
-    params += [f"D{d}" for d in dynamic] + [f"n{i}_{j}" for i, j in in_dims]
+    params += [f"D{d}" for d in dynamic] + [a.name for a in gen.args if a.kind == "host_size"]
+    params += [f"n{i}_{j}" for i, j in in_dims]
     schedule = plan.kernel.schedule_name if plan.reductions or plan.columns else None
     if schedule == "persistent_if":
         params.append("fits")
     params.append("huge")
     lines = [f"def {launch}({', '.join(generated(p) for p in params)}):"]
-    # extents of values computed in the kernel (cats, slices): from the launcher's own parameters
-    lines += [f"    D{d} = {src.expr}" for d, src in enumerate(plan.extents) if src.expr is not None]
     ext = lambda d: str(plan.extents[d].static) if plan.extents[d].static is not None else f"D{d}"
     lines.append(f"    M = {' * '.join(ext(d) for d in plan.outer) or '1'}")
     lines.append(f"    N = {' * '.join(ext(d) for d in plan.inner) or '1'}")
@@ -645,7 +633,7 @@ def _launcher(gen: GeneratedKernel, launch: str, n_in: int, n_out: int) -> str:
 
     spelling = {
         "in": "in{i}", "scalar": "in{i}", "in_stride": "in{i}_s[{d}]",
-        "out": "out{i}", "out_stride": "out{i}_s[{d}]", "extent": "D{i}",
+        "out": "out{i}", "out_stride": "out{i}_s[{d}]", "extent": "D{i}", "host_size": "{name}",
     }
     strided = dict.fromkeys(  # in0, out1, ...: each tensor whose strides the kernel takes
         f"{a.kind.split('_')[0]}{a.index}" for a in gen.args if a.kind in ("in_stride", "out_stride")
@@ -655,7 +643,7 @@ def _launcher(gen: GeneratedKernel, launch: str, n_in: int, n_out: int) -> str:
     lines.append("    args = " + _tuple([
         in_size(a.index, a.dim) if a.kind == "in_size"
         else f"({a.expr})" if a.kind == "derived"
-        else spelling.get(a.kind, a.kind).format(i=a.index, d=a.dim)
+        else spelling.get(a.kind, a.kind).format(i=a.index, d=a.dim, name=a.name)
         for a in gen.args
     ]))
     args = "args"  # the launches below pass the one tuple
@@ -687,7 +675,7 @@ def _argument_layout(gen: GeneratedKernel, from_params: list[tuple[int, int]]) -
 
 def _kernel_comment(gen: GeneratedKernel) -> str:
     """`# alloc.kernel 'k0' pointwise: 2 fusion.add, ...`: which ops a kernel came from."""
-    counts = Counter(o.name for o in gen.plan.kernel.body.block.ops if not isinstance(o, alloc.YieldOp))
+    counts = Counter(o.name for o in gen.plan.kernel.body.block.ops if not isinstance(o, alloc.YieldOp | alloc.ExtentsOp))
     ops = ", ".join(f"{n} {name}" for name, n in counts.items())
     return f"# alloc.kernel {comment(gen.plan.name)} {comment(gen.plan.kind)}: {comment(ops)}"
 

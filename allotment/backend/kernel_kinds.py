@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from xdsl.dialects.builtin import TensorType
+from xdsl.ir import SSAValue
 
 from allotment.backend import triton_math
 from allotment.backend.kernel_plan import REDUCTIONS, CodegenError, KernelPlan, plan_domain_kernel
@@ -119,7 +120,7 @@ def generate_kernel(plan: KernelPlan, target: str, functions: dict[str, str]) ->
     if sorted(functions) != sorted(wanted):
         raise CodegenError(f"kernel {plan.name!r}: names for {sorted(functions)}, variants {wanted}")
     emitter = kind_of(plan.kernel).emitter
-    derived: dict[str, str] = {}
+    derived: dict[str | SSAValue, str] = {}
     bodies = {variant: emitter.build(plan, variant, target, derived) for variant in wanted}
     kernel = plan.kernel
     block = kernel.body.block
@@ -138,7 +139,8 @@ def generate_kernel(plan: KernelPlan, target: str, functions: dict[str, str]) ->
     for d, src in enumerate(plan.extents):
         if src.static is None:
             args.append(KernelArg(f"D{d}", "extent", d))
-    args += [KernelArg(name, "derived", expr=expr) for expr, name in derived.items()]
+    args += [KernelArg(name, "derived", expr=key) if isinstance(key, str) else KernelArg(name, "host_size", value=key)
+             for key, name in derived.items()]
     args += [KernelArg("M", "M"), KernelArg("N", "N")]
     params = ", ".join(a.name for a in args)
     if any(e.scalar_args for e in bodies.values()):

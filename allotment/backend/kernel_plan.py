@@ -8,16 +8,15 @@ body relates to D by an index map: for each of its dims, the domain dim that
 indexes it (with a shift and a scale, for pad, cat and slice), a constant, or
 None (a size-1 dim: index 0). Values read only through slices, pads, cats,
 permutes and reshapes are off the domain (`_on_domain`): they have no natural
-map and give no extent; where a domain extent is only theirs, the launcher
-computes it (`ExtentSource.expr`, `launcher_extent`). A reduction split across
-CTAs has a partials input (`KernelPlan.partials`).
+map. A reduction split across CTAs has a partials input (`KernelPlan.partials`).
 
 `plan_domain_kernel` (which `kernel_kinds.plan_kernel` calls for the kinds without a
-planner of their own) derives D, the split, each value's natural map and, for each
-dynamic domain dim, which `index` values of the host program give its extent
-(a dim of an in or out buffer, which the host program knows as an
-`alloc.alloc` size or a `memref.dim`, or an `index` value it passes in): the
-launcher is given extents, it never reads them from a tensor.
+planner of their own) derives D, the split and each value's natural map. D's extents are the
+kernel's own (`alloc.kernel ... domain [...]`, `analysis.kernel_domain`): the
+planner checks that its D is that domain, and the host program passes the
+kernel's `index` operands for its dynamic extents; the extents of values inside
+the body are their `alloc.extents` (`body_extents`). Nothing here works an extent
+out from the body: the launcher is given extents, it never reads them from a tensor.
 """
 
 from __future__ import annotations
@@ -51,29 +50,13 @@ class CodegenError(CompileError):
     """A kernel the code generator cannot handle (a bug or a missing feature)."""
 
 
-@dataclass(frozen=True)
-class BufferDim:
-    """Extent `dim` of the kernel's `index`-th in or out buffer."""
-
-    kind: str  # "in" | "out"
-    index: int
-    dim: int
-
-
 @dataclass
 class ExtentSource:
-    """A domain extent: static, or the sum of host-program sizes `terms` plus `offset`.
-
-    A term is a dim of one of the kernel's buffers or an `index` value of the host
-    function (an operand of the kernel, never one of its block arguments)."""
+    """A domain extent: static, or the kernel's `index` operand `value` (a size of the host
+    program, `alloc.kernel ... domain [...]`)."""
 
     static: int | None = None
-    terms: tuple[BufferDim | SSAValue, ...] = ()
-    offset: int = 0
-    expr: str | None = None
-    """Set where no buffer dim or host value gives the extent (a dim spanned only by a cat
-    or slice of values computed in the kernel): the launcher computes it from its own
-    parameters (`launcher_extent`) and the host program passes nothing for it."""
+    value: SSAValue | None = None
 
 
 @dataclass
@@ -163,7 +146,7 @@ def _place_outputs_and_rows(
                 nxt = nxt.next_op
             if nxt is not None:
                 plan.row_buffers[nxt] = op
-    plan.extents = _extent_sources(plan, kernel, args, yielded)
+    plan.extents = domain_extents(plan)
     return plan
 
 
@@ -276,104 +259,26 @@ def _squeezed_maps(plan: KernelPlan, ops: Sequence[Operation]) -> None:
                     plan.natural[x] = tuple(None if e == 1 else entry for e, entry in zip(shape, m))
 
 
-def _extent_sources(plan: KernelPlan, kernel: alloc.KernelOp, args: Sequence[SSAValue], yielded: Sequence[SSAValue]) -> list[ExtentSource]:
-    out: list[ExtentSource] = []
-    for dim, e in enumerate(plan.domain):
-        if e != DYNAMIC_INDEX:
-            out.append(ExtentSource(static=e))
-            continue
-        src = _find_operand_dim(plan, "out", yielded, dim) or _find_operand_dim(plan, "in", args, dim)
-        if src is not None:
-            out.append(ExtentSource(terms=(src,)))
-            continue
-        gathered = _gather_extent(plan, args, dim)
-        if gathered is not None:
-            out.append(gathered)
-            continue
-        idx = _find_index_value(kernel, plan, dim)
-        if idx is None:
-            out.append(ExtentSource(expr=launcher_extent(_domain_value(plan, yielded), dim, args)))
-            continue
-        if idx in list(args):
-            idx = kernel.ins[list(args).index(idx)]
-        out.append(ExtentSource(terms=(idx,)))
-    return out
+def domain_extents(plan: KernelPlan) -> list[ExtentSource]:
+    """The extents of the plan's domain: the kernel's `domain` (static extents, and its
+    `index` operands for the dynamic ones), which must be the domain the planner derived."""
+    kernel = plan.kernel
+    domain = kernel.static_domain
+    if domain is None:
+        raise CodegenError(f"kernel {plan.name!r} has no domain: run fusion-allocate first")
+    if domain != plan.domain:
+        raise CodegenError(f"kernel {plan.name!r}: its domain {list(domain)} is not its body's, {list(plan.domain)}")
+    dynamic = iter(kernel.extents)
+    return [ExtentSource(value=next(dynamic)) if e == DYNAMIC_INDEX else ExtentSource(static=e) for e in domain]
 
 
-def _domain_value(plan: KernelPlan, yielded: Sequence[SSAValue]) -> SSAValue:
-    """A value of the kernel whose shape is its domain."""
-    if plan.reductions:
-        return plan.reductions[0].operands[0]
-    for v in yielded:
-        if _shape(v) == plan.domain:
-            return v
-    raise CodegenError(f"kernel {plan.name!r}: no value spans the iteration domain")
-
-
-def _find_operand_dim(plan: KernelPlan, kind: str, values: Sequence[SSAValue], dim: int) -> BufferDim | None:
-    for i, v in enumerate(values):
-        m = plan.natural.get(v)
-        if m is None or not isinstance(v.type, TensorType):
-            continue
-        shape = _shape(v)
-        for j, entry in enumerate(m):
-            if entry is not None and entry[0] == dim and entry[1] == 0 and shape[j] != 1:
-                return BufferDim(kind, i, j)
-    return None
-
-
-def _gather_extent(plan: KernelPlan, args: Sequence[SSAValue], dim: int) -> ExtentSource | None:
-    """The extent of a domain dim spanned by a pad or cat of kernel inputs."""
-    index = {a: i for i, a in enumerate(args)}
-    for op in plan.kernel.body.block.ops:
-        if not isinstance(op, fusion.PadOp | fusion.CatOp):
-            continue
-        m = plan.natural.get(op.results[0])
-        if m is None:
-            continue
-        for j, entry in enumerate(m):
-            if entry is None or entry[0] != dim:
-                continue
-            if isinstance(op, fusion.PadOp):
-                if op.input not in index:
-                    return None
-                lows, highs = op.widths()
-                lo, hi = lows[j], highs[j]
-                if not isinstance(lo, int) or not isinstance(hi, int):
-                    return None  # a width from a value: the launcher computes the extent
-                return ExtentSource(terms=(BufferDim("in", index[op.input], j),), offset=lo + hi)
-            rank = len(_shape(op.results[0]))
-            cat_dim = normalize_dim(op.dim.value.data, rank)
-            if any(v not in index for v in op.inputs):
-                return None
-            if j == cat_dim:
-                return ExtentSource(terms=tuple(BufferDim("in", index[v], j) for v in op.inputs))
-            return ExtentSource(terms=(BufferDim("in", index[op.inputs[0]], j),))
-    return None
-
-
-def _find_index_value(kernel: alloc.KernelOp, plan: KernelPlan, dim: int) -> SSAValue | None:
-    """A dynamic extent given to a `full`/`iota`/`broadcast_in_dim` inside the kernel."""
-    for op in kernel.body.walk():
-        if isinstance(op, fusion.FullOp | fusion.BroadcastInDimOp | fusion.ExpandOp):
-            m = plan.natural.get(op.results[0])
-            if m is None:
-                continue
-            static = list(op.properties[("static_sizes" if isinstance(op, fusion.FullOp) else "static_shape")].get_values())
-            dyn = iter(op.operands[1:] if not isinstance(op, fusion.FullOp) else op.operands[1:])
-            for j, s in enumerate(static):
-                v = next(dyn) if s == DYNAMIC_INDEX else None
-                if v is not None and m[j] is not None and m[j][0] == dim:
-                    return v
-        if isinstance(op, fusion.RandomOp) and plan.natural.get(op.result) is not None:
-            v = random_size(op, plan.natural[op.result], dim)
-            if v is not None:
-                return v
-        if isinstance(op, fusion.IotaOp) and plan.natural.get(op.result) and op.length:
-            m = plan.natural[op.result]
-            if m[0] is not None and m[0][0] == dim:
-                return op.length[0]
-    return None
+def body_extents(kernel: alloc.KernelOp) -> dict[tuple[SSAValue, bool], list[int | SSAValue]]:
+    """(value, starts?) -> its `alloc.extents` entries: extents (or, with starts, where a
+    slice starts in its input) of values inside the kernel, as host sizes or integers."""
+    return {
+        (op.value, op.starts is not None): op.entries()
+        for op in kernel.body.block.ops if isinstance(op, alloc.ExtentsOp)
+    }
 
 
 # -- index maps ------------------------------------------------------------------
@@ -469,7 +374,7 @@ def norm_dims(values: Sequence[int], rank: int) -> list[int]:
     return [normalize_dim(d, rank) for d in values]
 
 
-# -- extents of values inside a kernel ---------------------------------------------
+# -- a pad's widths, for the launcher ---------------------------------------------
 
 
 def launcher_scalar(v: SSAValue, args: Sequence[SSAValue]) -> str:
@@ -486,130 +391,7 @@ def launcher_scalar(v: SSAValue, args: Sequence[SSAValue]) -> str:
     raise CodegenError(f"index value {v.name_hint} is neither a kernel input nor a constant")
 
 
-def slice_first(op: fusion.SliceOp, j: int, args: Sequence[SSAValue]) -> str:
-    """Where dim j of a slice starts in its input, for the launcher (`view_extents.slice_index_sym`'s rule)."""
-    return _slice_bound(_mixed_entry(op, "start", j, args), launcher_extent(op.input, j, args))
-
-
-def _slice_bound(bound: str, n: str) -> str:
-    """Python for where a slice bound lands in a dimension of extent `n` (counted from the
-    end if negative, clamped to [0, n]: `view_extents.slice_index_sym`'s rule), folded
-    where both are literals."""
-    if bound.lstrip("-").isdigit() and n.isdigit():
-        b, e = int(bound), int(n)
-        return str(min(b, e) if b >= 0 else max(e + b, 0))
-    if bound.isdigit() and int(bound) == 0:
-        return "0"
-    return f"(min({bound}, {n}) if {bound} >= 0 else max({n} + {bound}, 0))"
-
-
 def pad_width(op: fusion.PadOp, which: str, j: int, args: Sequence[SSAValue]) -> str:
     """A pad's low or high width of dim j for the launcher: a literal or `in{i}`."""
     w = op.widths()[0 if which == "low" else 1][j]
     return str(w) if isinstance(w, int) else launcher_scalar(w, args)
-
-
-def _mixed_entry(op: fusion.SliceOp, which: str, j: int, args: Sequence[SSAValue]) -> str:
-    static = list(op.properties[f"static_{which}"].get_values())
-    dynamic = iter(getattr(op, which))
-    for k, s in enumerate(static):
-        v = next(dynamic) if s == DYNAMIC_INDEX else None
-        if k == j:
-            return launcher_scalar(v, args) if v is not None else str(s)
-    raise CodegenError("slice rank mismatch")
-
-
-def random_size(op: fusion.RandomOp, m: Map, dim: int) -> SSAValue | None:
-    """The dynamic size (an `index` value) of a `fusion.rand`/`fusion.randn` whose map m
-    puts one of its dims on domain dim `dim`, if any."""
-    dyn = iter(op.sizes)
-    for j, s in enumerate(op.static_sizes.get_values()):
-        v = next(dyn) if s == DYNAMIC_INDEX else None
-        if v is not None and m[j] is not None and m[j][0] == dim:
-            return v
-    return None
-
-
-def launcher_extent(v: SSAValue, j: int, args: Sequence[SSAValue]) -> str:
-    """Extent j of a value of a kernel body, as a Python expression that the launcher
-    evaluates over its own parameters (`n{i}_{j}`: dynamic extents of inputs; `in{i}`:
-    index inputs) and integers: a literal when it is static."""
-    args = list(args)
-    while True:
-        shape = _shape(v)
-        if shape[j] != DYNAMIC_INDEX:
-            return str(shape[j])
-        if v in args:
-            return f"n{args.index(v)}_{j}"
-        op = v.owner
-        if isinstance(op, fusion.ElementwiseOp | fusion.CastOp | fusion.SetOp) and not isinstance(op, REDUCTIONS):
-            nxt = next((x for x in op.operands if isinstance(x.type, TensorType) and len(_shape(x)) == len(shape)
-                        and _shape(x)[j] != 1), None)
-            if nxt is None:
-                break
-            v = nxt
-        elif isinstance(op, fusion.SqueezeOp):
-            rank = len(_shape(op.input))
-            drop = set(norm_dims(op.dims.get_values(), rank))
-            j = [d for d in range(rank) if d not in drop][j]
-            v = op.input
-        elif isinstance(op, fusion.PermuteOp):
-            j = norm_dims(op.dims.get_values(), len(shape))[j]
-            v = op.input
-        elif isinstance(op, REDUCTIONS):
-            rank = len(_shape(op.operands[0]))
-            if op.keepdim is None:
-                rd = set(_reduced_dims(op))
-                j = [d for d in range(rank) if d not in rd][j]
-            v = op.operands[0]
-        elif isinstance(op, fusion.PadOp):
-            return f"({launcher_extent(op.input, j, args)} + {pad_width(op, 'low', j, args)} + {pad_width(op, 'high', j, args)})"
-        elif isinstance(op, fusion.CatOp):
-            if j == norm_dims([op.dim.value.data], len(shape))[0]:
-                return "(" + " + ".join(launcher_extent(x, j, args) for x in op.inputs) + ")"
-            v = op.inputs[0]
-        elif isinstance(op, fusion.SliceOp):
-            first = slice_first(op, j, args)
-            last = _slice_last(op, j, args)
-            step = _mixed_entry(op, "step", j, args)
-            return f"max(-(-({last} - {first}) // {step}), 0)"
-        elif isinstance(op, fusion.BroadcastInDimOp | fusion.ExpandOp | fusion.FullOp | fusion.ReshapeOp):
-            key = "static_sizes" if isinstance(op, fusion.FullOp) else "static_shape"
-            static = list(op.properties[key].get_values())
-            dyn = iter(op.operands[1:])
-            for k, s in enumerate(static):
-                x = next(dyn) if s == DYNAMIC_INDEX else None
-                if k == j and x is not None:
-                    return launcher_scalar(x, args)
-                if k == j and s == -1 and isinstance(op, fusion.ReshapeOp):
-                    src = op.input
-                    numel = " * ".join(launcher_extent(src, d, args) for d in range(len(_shape(src)))) or "1"
-                    others = [launcher_extent(v, d, args) for d in range(len(shape)) if d != j]
-                    return f"(({numel}) // max({' * '.join(others) or '1'}, 1))"
-            break
-        elif isinstance(op, fusion.IotaOp) and op.length:
-            return launcher_scalar(op.length[0], args)
-        elif isinstance(op, fusion.INDEXING_GATHERS):
-            v, j = gather_extent(op, j)
-        elif isinstance(op, fusion.RandomOp):
-            x = random_size(op, tuple((k, 0) for k in range(len(shape))), j)
-            if x is None:
-                break
-            return launcher_scalar(x, args)
-        else:
-            break
-    raise CodegenError(f"cannot find extent {j} of {v.name_hint} inside its kernel")
-
-
-def _slice_last(op: fusion.SliceOp, j: int, args: Sequence[SSAValue]) -> str:
-    return _slice_bound(_mixed_entry(op, "stop", j, args), launcher_extent(op.input, j, args))
-
-
-def gather_extent(op: Operation, j: int) -> tuple[SSAValue, int]:
-    """Which operand extent gives extent j of a gather's result (`kernel_plan.launcher_extent`)."""
-    if isinstance(op, fusion.IndexSelectOp):
-        return (op.index, 0) if j == op.indexed_dim() else (op.input, j)
-    if isinstance(op, fusion.EmbeddingOp):
-        rank = len(_shape(op.index))
-        return (op.index, j) if j < rank else (op.weight, 1)
-    return op.index_operand, j

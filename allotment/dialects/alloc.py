@@ -66,7 +66,15 @@ from xdsl.traits import HasParent, IsTerminator, SymbolTable
 from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.str_enum import StrEnum
 
-from allotment.dialects.fusion import SEGMENT_KINDS, MeshOp, ShardingAttr, YieldValues, constant_index, verify_extents
+from allotment.dialects.fusion import (
+    SEGMENT_KINDS,
+    MeshOp,
+    ShardingAttr,
+    SliceOp,
+    YieldValues,
+    constant_index,
+    verify_extents,
+)
 from allotment.dialects.fusion_rules import type_name
 from allotment.extents import size_arith, view_extents
 
@@ -467,6 +475,16 @@ class KernelOp(IRDLOperation):
     or local memory); values from outside other than through `ins` may only be
     `index` sizes. `kind` is the `fusion.segment` kind it came from.
 
+    `domain [%n, 4096]` (set by `fusion-allocate` on every kernel that the backend
+    generates: all kinds but library, aten and collective) is the kernel's iteration
+    domain (`analysis.kernel_domain`): its static extents, and one `index` operand of the
+    host program per dynamic extent, the same SSA size values its buffers' `alloc.alloc`s
+    take. The backend reads them from here: it never works an extent out again. Extents
+    of values computed inside the body that the generated code needs (a cat's pieces, a
+    pad's input, a random tensor, where a slice starts) are `alloc.extents` ops in the
+    body. An inner split (`partials`, rows of few kept indices) carries
+    `inner_split_align`: its chunks of the reduced axis are multiples of it.
+
     `schedule` (set by `alloc-place` on kernels that reduce) says how the
     kernel holds a reduced row, and the backend follows it:
 
@@ -495,10 +513,12 @@ class KernelOp(IRDLOperation):
 
     ins = var_operand_def()
     outs = var_operand_def(MemRefType)
+    extents = var_operand_def(IndexType)
     fits = opt_operand_def(i1)
     sym_name = prop_def(StringAttr)
     kind = prop_def(StringAttr)
     schedule = opt_prop_def(StringAttr)
+    domain = opt_prop_def(DenseArrayBase)
     body = region_def("single_block")
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
 
@@ -512,15 +532,33 @@ class KernelOp(IRDLOperation):
         *,
         schedule: str | None = None,
         fits: SSAValue | None = None,
+        domain: Sequence[int] | None = None,
+        extents: Sequence[SSAValue] = (),
     ):
+        """`domain`: the static extents of the iteration domain (`DYNAMIC_INDEX` for a
+        dynamic one), `extents` the `index` values of its dynamic extents, in order."""
         props: dict[str, Attribute] = {"sym_name": StringAttr(name), "kind": StringAttr(kind)}
         if schedule is not None:
             props["schedule"] = StringAttr(schedule)
+        if domain is not None:
+            props["domain"] = DenseArrayBase.from_list(i64, list(domain))
         super().__init__(
-            operands=[list(ins), list(outs), [fits] if fits is not None else []],
+            operands=[list(ins), list(outs), list(extents), [fits] if fits is not None else []],
             properties=props,
             regions=[body],
         )
+
+    @property
+    def static_domain(self) -> tuple[int, ...] | None:
+        """The iteration domain's static extents (`DYNAMIC_INDEX` where dynamic), or None."""
+        return None if self.domain is None else tuple(int(e) for e in self.domain.get_values())
+
+    @property
+    def inner_split_align(self) -> int | None:
+        """An inner split's chunk alignment (`analysis.split_reduction.inner_split_align`,
+        decided when the kernel was built), or None."""
+        attr = self.attributes.get("inner_split_align")
+        return attr.value.data if isinstance(attr, IntegerAttr) else None
 
     @property
     def schedule_name(self) -> str | None:
@@ -531,15 +569,16 @@ class KernelOp(IRDLOperation):
     def set_schedule(self, schedule: str, fits: SSAValue | None = None) -> None:
         """Places the kernel (`alloc-place`): `persistent_if` and `tiled_if` take the `i1` `fits`."""
         self.properties["schedule"] = StringAttr(schedule)
-        self.operands = [*self.ins, *self.outs, *([fits] if fits is not None else [])]
+        self.operands = [*self.ins, *self.outs, *self.extents, *([fits] if fits is not None else [])]
         self.properties["operandSegmentSizes"] = DenseArrayBase.from_list(
-            i32, [len(self.ins), len(self.outs), 1 if fits is not None else 0]
+            i32, [len(self.ins), len(self.outs), len(self.extents), 1 if fits is not None else 0]
         )
 
     def verify_(self) -> None:
         if self.kind.data not in SEGMENT_KINDS:
             raise VerifyException(f"kernel kind '{self.kind.data}' is not one of {', '.join(SEGMENT_KINDS)}")
         self._verify_schedule()
+        self._verify_domain()
         block = self.body.block
         if len(block.args) != len(self.ins):
             raise VerifyException(f"the body has {len(block.args)} arguments for {len(self.ins)} ins")
@@ -575,6 +614,26 @@ class KernelOp(IRDLOperation):
                         "only index sizes may come from outside, everything else through ins"
                     )
 
+    def _verify_domain(self) -> None:
+        domain = self.static_domain
+        if domain is None:
+            if self.extents:
+                raise VerifyException(f"{len(self.extents)} extents for a kernel without a domain")
+        else:
+            if any(e < 0 and e != DYNAMIC_INDEX for e in domain):
+                raise VerifyException(f"the domain's extents must be >= 0 or dynamic, got {list(domain)}")
+            dynamic = sum(1 for e in domain if e == DYNAMIC_INDEX)
+            if dynamic != len(self.extents):
+                raise VerifyException(
+                    f"the domain has {dynamic} dynamic extents but the kernel takes {len(self.extents)} extents"
+                )
+        align = self.attributes.get("inner_split_align")
+        if align is not None:
+            if not isinstance(align, IntegerAttr) or align.value.data < 1:
+                raise VerifyException(f"inner_split_align must be a positive integer, got {align}")
+            if "partials" not in self.attributes:
+                raise VerifyException("inner_split_align is for a kernel split across CTAs (with partials)")
+
     def _verify_schedule(self) -> None:
         schedule = self.schedule_name
         if schedule is None:
@@ -608,10 +667,14 @@ class KernelOp(IRDLOperation):
         kind = parser.parse_identifier()
         ins = _parse_operand_group(parser, "ins")
         outs = _parse_operand_group(parser, "outs")
+        domain: list[int] | None = None
+        extents: list[SSAValue] = []
+        if parser.parse_optional_keyword("domain") is not None:
+            domain, extents = _parse_mixed(parser)
         schedule, fits = _parse_schedule(parser)
         attrs = parser.parse_optional_attr_dict_with_keyword()
         body = parser.parse_region()
-        op = cls(name, kind, ins, outs, body, schedule=schedule, fits=fits)
+        op = cls(name, kind, ins, outs, body, schedule=schedule, fits=fits, domain=domain, extents=extents)
         if attrs is not None:
             op.attributes.update(attrs.data)
         return op
@@ -625,6 +688,9 @@ class KernelOp(IRDLOperation):
                 printer.print_string(" : ")
                 printer.print_list([v.type for v in values], printer.print_attribute)
             printer.print_string(")")
+        if self.static_domain is not None:
+            printer.print_string(" domain ")
+            _print_mixed(printer, self.static_domain, self.extents)
         schedule = self.schedule_name
         if schedule in ("persistent_if", "tiled_if") and self.fits is not None:
             first, other = ("persistent", "looped") if schedule == "persistent_if" else ("tiled", "vendor")
@@ -669,6 +735,110 @@ def _parse_schedule(parser: Parser) -> tuple[str | None, SSAValue | None]:
     return name, fits
 
 
+def _parse_mixed(parser: Parser) -> tuple[list[int], list[SSAValue]]:
+    """`[%n, 4096]`: static extents (DYNAMIC_INDEX for each `index` operand) and the operands."""
+    static: list[int] = []
+    values: list[SSAValue] = []
+
+    def entry() -> None:
+        unresolved = parser.parse_optional_unresolved_operand()
+        if unresolved is None:
+            static.append(parser.parse_integer(allow_boolean=False))
+        else:
+            static.append(DYNAMIC_INDEX)
+            values.append(parser.resolve_operand(unresolved, IndexType()))
+
+    parser.parse_comma_separated_list(parser.Delimiter.SQUARE, entry)
+    return static, values
+
+
+def _print_mixed(printer: Printer, static: Sequence[int], values: Sequence[SSAValue]) -> None:
+    dynamic = iter(values)
+    printer.print_string("[")
+    for k, e in enumerate(static):
+        if k:
+            printer.print_string(", ")
+        if e == DYNAMIC_INDEX:
+            printer.print_operand(next(dynamic))
+        else:
+            printer.print_string(str(e))
+    printer.print_string("]")
+
+
+@irdl_op_definition
+class ExtentsOp(IRDLOperation):
+    """The extents of a tensor value computed inside an `alloc.kernel`, as host sizes:
+    `alloc.extents %v [%n, 4] : tensor<?x4xf32>`; with `starts`, on a `fusion.slice`'s
+    result, where each of its dims starts in the slice's input (negative starts counted from
+    the end, clamped to the input's extent): `alloc.extents %s starts [%first, 0] : ...`.
+
+    `fusion-allocate` puts one after each value whose extents the generated code needs (a
+    cat's pieces, a pad's input, a random tensor; each slice's starts), computed by the same
+    `SizeBuilder` as every other size, so that the backend reads them instead of working
+    them out again from the body. Each dynamic entry is an `index` value of the host program."""
+
+    name = "alloc.extents"
+
+    value = operand_def(TensorType)
+    sizes = var_operand_def(IndexType)
+    static_sizes = prop_def(DenseArrayBase)
+    starts = opt_prop_def(UnitAttr)
+    traits = lazy_traits_def(lambda: (HasParent(KernelOp),))
+
+    def __init__(self, value: SSAValue, static: Sequence[int], sizes: Sequence[SSAValue], *, starts: bool = False):
+        props: dict[str, Attribute] = {"static_sizes": DenseArrayBase.from_list(i64, list(static))}
+        if starts:
+            props["starts"] = UnitAttr()
+        super().__init__(operands=[value, list(sizes)], properties=props)
+
+    def entries(self) -> list[int | SSAValue]:
+        """One per dim of the value: a static extent (or start) or its host `index` value."""
+        dynamic = iter(self.sizes)
+        return [next(dynamic) if e == DYNAMIC_INDEX else int(e) for e in self.static_sizes.get_values()]
+
+    def verify_(self) -> None:
+        static = [int(e) for e in self.static_sizes.get_values()]
+        shape = self.value.type.get_shape()
+        what = "starts" if self.starts is not None else "extents"
+        if len(static) != len(shape):
+            raise VerifyException(f"{len(static)} {what} for a value of rank {len(shape)}")
+        if sum(1 for e in static if e == DYNAMIC_INDEX) != len(self.sizes):
+            raise VerifyException(f"the {what} name {len(self.sizes)} index values for "
+                                  f"{sum(1 for e in static if e == DYNAMIC_INDEX)} dynamic entries")
+        if any(e < 0 and e != DYNAMIC_INDEX for e in static):
+            raise VerifyException(f"{what} must be >= 0, got {static}")
+        if self.starts is not None:
+            if not isinstance(self.value.owner, SliceOp):
+                raise VerifyException("starts are those of a fusion.slice's result")
+            return
+        for d, (e, s) in enumerate(zip(static, shape)):
+            if s != DYNAMIC_INDEX and e != s:
+                raise VerifyException(f"extent {d} is {s} in the value's type, not {'dynamic' if e < 0 else e}")
+
+    @classmethod
+    def parse(cls, parser: Parser) -> ExtentsOp:
+        unresolved = parser.parse_unresolved_operand()
+        starts = parser.parse_optional_keyword("starts") is not None
+        static, sizes = _parse_mixed(parser)
+        parser.parse_punctuation(":")
+        value = parser.resolve_operand(unresolved, parser.parse_type())
+        op = cls(value, static, sizes, starts=starts)
+        attrs = parser.parse_optional_attr_dict()
+        op.attributes.update(attrs)
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_operand(self.value)
+        if self.starts is not None:
+            printer.print_string(" starts")
+        printer.print_string(" ")
+        _print_mixed(printer, [int(e) for e in self.static_sizes.get_values()], self.sizes)
+        printer.print_string(" : ")
+        printer.print_attribute(self.value.type)
+        printer.print_op_attributes(self.attributes)
+
+
 def _parse_operand_group(parser: Parser, keyword: str) -> list[SSAValue]:
     parser.parse_keyword(keyword)
     parser.parse_punctuation("(")
@@ -684,7 +854,7 @@ def _parse_operand_group(parser: Parser, keyword: str) -> list[SSAValue]:
 
 Alloc = Dialect(
     "alloc",
-    [AllocOp, DeallocOp, CheckOp, KernelOp, PackOp, YieldOp],
+    [AllocOp, DeallocOp, CheckOp, ExtentsOp, KernelOp, PackOp, YieldOp],
     [MemorySpaceAttr],
 )
 

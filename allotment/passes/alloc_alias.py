@@ -223,7 +223,7 @@ def _copy(f: func.FuncOp, value: SSAValue, arg: BlockArgument, ret: func.ReturnO
     while f"k{k}_inplace" in names:
         k += 1
     _dim_checks(f, _output_sizes(value, ret, f), arg, ret)
-    f.body.block.insert_op_before(_copy_kernel(f"k{k}_inplace", value, arg), ret)
+    f.body.block.insert_ops_before(_copy_kernel(f"k{k}_inplace", value, arg), ret)
     ret.operands[result] = arg
     return "copy"
 

@@ -192,7 +192,7 @@ def write_cat_in_place(f: func.FuncOp, kernel: alloc.KernelOp) -> bool:
             value.replace_all_uses_with(view.result)
             replaced.append(value.owner)  # erased below: one of them may be the anchor
         else:
-            copies.append(_copy_kernel(f"{kernel.sym_name.data}_slice{k}", value, view.result))
+            copies += _copy_kernel(f"{kernel.sym_name.data}_slice{k}", value, view.result)
         if k + 1 < len(operands):
             offset = emit.add(offset, ext[dim])
     for copy in copies:  # operands from outside the fusion are copied where the cat was

@@ -64,6 +64,7 @@ from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
     DenseArrayBase,
     IndexType,
+    IntegerAttr,
     MemRefType,
     ModuleOp,
     StridedLayoutAttr,
@@ -77,7 +78,7 @@ from xdsl.rewriter import Rewriter
 from xdsl.traits import SymbolTable
 from xdsl.utils.exceptions import PassFailedException, VerifyException
 
-from allotment.analysis import inner_outer, split_reduction
+from allotment.analysis import inner_outer, kernel_domain, split_reduction
 from allotment.analysis.shapes import ShapeAnalysis, ShapeError, reify_shapes
 from allotment.diagnostics import SOURCE_SPANS, located_message
 from allotment.dialects import alloc, fusion, sharding_rules
@@ -369,10 +370,15 @@ class _Allocator:
         for old, new in zip(inner.args, block.args):
             mapping[old] = new
             new.name_hint = old.name_hint
+        sized: set[SSAValue] = set()
         for op in inner.ops:
             if isinstance(op, fusion.YieldOp):
                 block.add_op(alloc.YieldOp(*[mapping[v] for v in op.values]))
                 continue
+            for v in kernel_domain.sized_operands(op, inner.args):
+                if v not in sized:  # before its first reader
+                    sized.add(v)
+                    self._add_extents(block, v, mapping[v])
             if seg.kind.data in ("reduction", "normalization", "inner_outer") and (
                 split is None or inner_split
             ) and isinstance(op, fusion.ReductionOp | fusion.VarMeanOp | fusion.WelfordOp):
@@ -387,20 +393,60 @@ class _Allocator:
             block.add_op(clone)
             for old, new in zip(op.results, clone.results):
                 mapping[old] = new
+            if isinstance(op, fusion.RandomOp):  # its extents (its linear index), after it
+                self._add_extents(block, op.result, mapping[op.result])
+            if isinstance(op, fusion.SliceOp):
+                block.add_op(self._slice_starts(op, mapping[op.result]))
         partials = self._partials(seg, split, block) if split else []
         if seg.kind.data == "inner_outer":
             partials = self._column_partials(seg, block, len(ins))
+        domain, extents = self._domain(seg, mapping)
         kernel = alloc.KernelOp(
             seg.sym_name.data, seg.kind.data, ins + partials, outs, Region(block),
             schedule="looped" if split and not inner_split else None,  # an inner split: alloc-place's
+            domain=domain, extents=extents,
         )
         if split:
             kernel.attributes["partials"] = DenseArrayBase.from_list(i64, list(range(len(ins), len(ins) + len(partials))))
+        if inner_split:  # decided here, read by the emitter: the IR says how it chunks
+            kernel.attributes["inner_split_align"] = IntegerAttr(split_reduction.inner_split_align(), i64)
         if seg.kind.data == "inner_outer":
             kernel.attributes["column_partials"] = DenseArrayBase.from_list(
                 i64, list(range(len(ins), len(ins) + len(partials)))
             )
         self.body_ops.append(kernel)
+
+    def _domain(self, seg: fusion.SegmentOp, mapping: dict[SSAValue, SSAValue]) -> tuple[list[int] | None, list[SSAValue]]:
+        """The kernel's iteration domain (`analysis.kernel_domain`): its static extents (those
+        of the body's value, local ones in a sharded kernel) and the sizes of its dynamic ones."""
+        if not kernel_domain.has_domain(seg.kind.data):
+            return None, []
+        inner = seg.body.block
+        ops = [op for op in inner.ops if not isinstance(op, fusion.YieldOp)]
+        v = kernel_domain.domain_value(seg.kind.data, ops, list(inner.last_op.operands))
+        if v is None:
+            return [], []
+        static = list(mapping[v].type.get_shape())
+        extents = self.local_extents(v)
+        return static, [self.sizes.value(e) for e, s in zip(extents, static) if s == DYNAMIC_INDEX]
+
+    def _add_extents(self, block: Block, v: SSAValue, clone: SSAValue) -> None:
+        """`alloc.extents` of a value of a kernel body (`v` in the segment, `clone` in the
+        kernel), where one of its extents is dynamic (the code reads static ones from its type)."""
+        static = list(clone.type.get_shape())
+        if DYNAMIC_INDEX in static:
+            extents = self.local_extents(v)
+            sizes = [self.sizes.value(e) for e, s in zip(extents, static) if s == DYNAMIC_INDEX]
+            block.add_op(alloc.ExtentsOp(clone, static, sizes))
+
+    def _slice_starts(self, op: fusion.SliceOp, clone: SSAValue) -> alloc.ExtentsOp:
+        """Where each dim of a slice inside a kernel starts in its input (`view_extents.slice_index_sym`)."""
+        starts = [  # a start of 0 is 0 whatever the extent (>= 0)
+            start if start == Const(0) else self.shapes.canonical(view_extents.slice_index_sym(start, extent))
+            for start, extent in zip(self._mixed(op.static_start.get_values(), op.start), self.local_extents(op.input))
+        ]
+        static = [e.value if isinstance(e, Const) else DYNAMIC_INDEX for e in starts]
+        return alloc.ExtentsOp(clone, static, [self.sizes.value(e) for e in starts if not isinstance(e, Const)], starts=True)
 
     def _partials(self, seg: fusion.SegmentOp, split: list[tuple[Operation, Attribute]], block: Block) -> list[SSAValue]:
         """One global buffer of partial results [%split, kept] per reduction of a kernel split

@@ -522,7 +522,10 @@ class KernelEmitter(ReductionRules, IndexingRules, LoopNest):
     def lower(self) -> None:
         """Replaces the kernel by its loops (and its on-chip buffers by allocas)."""
         for op in list(self.body.walk()):
-            if isinstance(op, alloc.AllocOp):
+            if isinstance(op, alloc.ExtentsOp):  # the loops take their extents from the buffers
+                op.detach()
+                op.erase()
+            elif isinstance(op, alloc.AllocOp):
                 self._alloca(op)
             elif not isinstance(op, (fusion.FusionOp, alloc.YieldOp, arith.ConstantOp)) and \
                     op.name.split(".")[0] not in ("arith", "math"):

@@ -20,8 +20,9 @@ cats, permutes and unit reshapes of values computed in the kernel) are
 emitted at moved index maps (`kernel_plan.sliced`, `shifted`, `permuted`):
 the ops computing them run again at those indices, and a pad's input or a
 cat's piece is computed under its in-range condition (`Emitter.guarded`: its
-loads masked by it). Extents of such values that no buffer has come from the
-launcher (`kernel_plan.launcher_extent`, kernel arguments `X0`, `X1`, ...).
+loads masked by it). Extents of such values that no buffer has, and where a
+slice starts, are the body's `alloc.extents` (`kernel_plan.body_extents`): host
+sizes that the host program passes (kernel arguments `X0`, `X1`, ...).
 
 The emitter is iterative (an explicit stack in `Emitter.value`, one forward
 pass in `row_reduction.reduction_levels`): the length of a chain of ops is bounded by memory,
@@ -60,14 +61,13 @@ from allotment.backend.kernel_plan import (
     KernelPlan,
     Map,
     add_shift,
+    body_extents,
     entry_dim,
     index_expr,
-    launcher_extent,
     norm_dims,
     pad_width,
     permuted,
     shifted,
-    slice_first,
     sliced,
     unit_reshaped,
 )
@@ -105,10 +105,12 @@ class KernelArg:
     """One argument of the generated kernel, as the launcher must pass it."""
 
     name: str
-    kind: str  # "in", "out", "in_stride", "out_stride", "in_size", "scalar", "extent", "derived", "M", "N"
+    kind: str  # "in", "out", "in_stride", "out_stride", "in_size", "scalar", "extent", "derived", "host_size", "M", "N"
     index: int = 0
     dim: int = 0
-    expr: str = ""  # "derived": a Python expression over the launcher's parameters (`launcher_extent`)
+    expr: str = ""  # "derived": a Python expression over the launcher's parameters (a pad width `in{i}`)
+    value: SSAValue | None = None
+    """"host_size": a size of the host program that it passes (an `alloc.extents` entry)."""
 
 
 @dataclass
@@ -138,10 +140,11 @@ class Emitter:
     emits its variants (`emit`)."""
 
     def __init__(
-        self, plan: KernelPlan, variant: str, target: str, derived: dict[str, str] | None = None, flat: bool = False
+        self, plan: KernelPlan, variant: str, target: str, derived: dict[str | SSAValue, str] | None = None, flat: bool = False
     ) -> None:
         self.plan = plan
-        self.derived = {} if derived is None else derived  # launcher expression -> kernel argument
+        self.derived = {} if derived is None else derived  # launcher expression or host size -> kernel argument
+        self.sizes = body_extents(plan.kernel)
         self.guards: list[tuple[str, frozenset[str]]] = []  # in-range conditions of pad/cat pieces
         self.variant = variant
         self.target = target
@@ -371,12 +374,20 @@ class Emitter:
 
     def kernel_extent(self, v: SSAValue, j: int) -> str:
         """Extent j of a value of the kernel body, as the kernel spells it: a literal, an input
-        extent (`in{i}_n{j}`), or an argument that the launcher computes (`launcher_extent`)."""
-        args = list(self.block.args)
+        extent (`in{i}_n{j}`), or its `alloc.extents` entry (a kernel argument `X{k}`)."""
+        e = v.type.get_shape()[j]
         if v in self.arg_index:
-            e = v.type.get_shape()[j]
             return f"in{self.arg_index[v]}_n{j}" if e == DYNAMIC_INDEX else str(e)
-        return self.launcher_value(launcher_extent(v, j, args))
+        return str(e) if e != DYNAMIC_INDEX else self.size_entry(v, False, j)
+
+    def size_entry(self, v: SSAValue, starts: bool, j: int) -> str:
+        """Entry j of v's `alloc.extents` (with `starts`: where slice v starts in its input)."""
+        entries = self.sizes.get((v, starts))
+        if entries is None:
+            what = "starts" if starts else "extents"
+            raise CodegenError(f"kernel {self.plan.name}: no alloc.extents gives the {what} of {v.name_hint or 'a value'}")
+        entry = entries[j]
+        return str(entry) if isinstance(entry, int) else self.derived.setdefault(entry, f"X{len(self.derived)}")
 
     def launcher_value(self, expr: str) -> str:
         """A literal stays; any other launcher expression becomes a kernel argument `X{k}`."""
@@ -414,10 +425,9 @@ class Emitter:
         steps = list(op.static_step.get_values())
         if any(s == DYNAMIC_INDEX for s in steps):
             raise CodegenError(f"kernel {self.plan.name}: a slice with a dynamic step inside a kernel")
-        args = list(self.block.args)
         out = []
         for j, (entry, step) in enumerate(zip(m, steps)):
-            first: object = self.launcher_value(slice_first(op, j, args))
+            first: object = self.size_entry(op.result, True, j)
             first = int(first) if isinstance(first, str) and first.lstrip("-").isdigit() else first
             out.append(sliced(entry, first, step))
         return tuple(out)

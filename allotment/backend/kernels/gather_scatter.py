@@ -31,8 +31,9 @@ from typing import Protocol
 from xdsl.dialects.builtin import BFloat16Type, TensorType
 from xdsl.ir import Operation, SSAValue
 
+from allotment.analysis import kernel_domain
 from allotment.backend.identifiers import literal
-from allotment.backend.kernel_plan import CodegenError, KernelPlan, Map, _extent_sources, identity_map, index_expr
+from allotment.backend.kernel_plan import CodegenError, KernelPlan, Map, domain_extents, identity_map, index_expr
 from allotment.dialects import alloc, fusion
 from allotment.dtypes import triton_dtype
 
@@ -116,20 +117,11 @@ def gather(e: _Emitter, op: fusion.IndexingOp, m: Map) -> tuple[str, frozenset[s
 
 def scatter_op(kernel: alloc.KernelOp) -> Operation | None:
     """The scatter op of a scatter kernel (a segment of one scatter), else None."""
-    for op in kernel.body.block.ops:
-        if isinstance(op, fusion.INDEXING_SCATTERS):
-            return op
-    return None
-
-
-def scatter_domain(op: Operation) -> SSAValue:
-    """The value whose shape a scatter kernel iterates over: the index (scatter) or the
-    values added (index_put_accumulate)."""
-    return op.index if isinstance(op, fusion.ScatterOp) else op.value
+    return kernel_domain.scatter_op(list(kernel.body.block.ops))
 
 
 def plan_scatter(kernel: alloc.KernelOp, op: Operation) -> KernelPlan:
-    """The plan of a scatter kernel: its domain is `scatter_domain`'s shape, the index and
+    """The plan of a scatter kernel: its domain is `kernel_domain.scatter_domain`'s shape, the index and
     source are read on it, and its one output (the input's shape) is off it."""
     block = kernel.body.block
     yielded = list(block.last_op.operands)
@@ -139,7 +131,7 @@ def plan_scatter(kernel: alloc.KernelOp, op: Operation) -> KernelPlan:
     for v in op.operands:
         if v not in block.args:
             raise CodegenError(f"kernel {kernel.sym_name.data}: the operands of {op.name} must be kernel inputs")
-    domain = _shape(scatter_domain(op))
+    domain = _shape(kernel_domain.scatter_domain(op))
     plan = KernelPlan(kernel, kernel.kind.data, domain, list(range(len(domain) - 1)),
                       [len(domain) - 1] if domain else [], [])
     if isinstance(op, fusion.ScatterOp):
@@ -148,7 +140,7 @@ def plan_scatter(kernel: alloc.KernelOp, op: Operation) -> KernelPlan:
     else:
         plan.natural[op.value] = identity_map(_shape(op.value), domain)
         plan.natural[op.index] = ((0, 0),) if _shape(op.index)[0] != 1 else (None,)
-    plan.extents = _extent_sources(plan, kernel, block.args, [])
+    plan.extents = domain_extents(plan)
     return plan
 
 

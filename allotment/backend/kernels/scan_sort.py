@@ -42,8 +42,8 @@ from xdsl.ir import Attribute, Operation, SSAValue
 from allotment.backend.kernel_plan import (
     CodegenError,
     KernelPlan,
-    _extent_sources,
     _natural_maps,
+    domain_extents,
     identity_map,
 )
 from allotment.backend.kernels.emitter import ALL_AXES, Emitter, GeneratedKernel, InSize, compute_dtype, is_float
@@ -123,7 +123,7 @@ def plan_scan_kernel(kernel: alloc.KernelOp) -> KernelPlan:
     _natural_maps(plan, block.args, ops)
     yielded = list(block.last_op.operands)
     topk = [r for op in rows if isinstance(op, fusion.TopkOp) for r in op.results]
-    plan.extents = _extent_sources(plan, kernel, block.args, [v for v in yielded if v not in topk])
+    plan.extents = domain_extents(plan)
     for r in topk:
         plan.natural[r] = tuple((d, 0) for d in range(len(domain)))
     for v in yielded:

@@ -23,8 +23,8 @@ from collections.abc import Callable
 
 from xdsl.ir import Operation
 
-from allotment.analysis.split_reduction import inner_split_align, unreduced_outputs
-from allotment.backend.kernel_plan import KernelPlan
+from allotment.analysis.split_reduction import unreduced_outputs
+from allotment.backend.kernel_plan import CodegenError, KernelPlan
 from allotment.backend.kernels.emitter import GeneratedKernel, InSize
 from allotment.backend.kernels.row_reduction import RowEmitter, choose_row_kernel, schedule_variants
 from allotment.dtypes import triton_dtype
@@ -95,7 +95,7 @@ class SplitEmitter(RowEmitter):
         self.line("split_id = pid // tiles_m")
         self.line("if USE_I64:")
         self.line("    split_id = split_id.to(tl.int64)")
-        if self.plan.inner_split:  # chunks of INNER_SPLIT_ALIGN multiples, the same in both stages
+        if self.plan.inner_split:  # chunks of inner_split_align multiples, the same in both stages
             self.emit_inner_split_partial(split)
             return
         self.line(f"chunk = ((N + {split} - 1) // {split} + BLOCK_N - 1) // BLOCK_N * BLOCK_N")
@@ -127,8 +127,10 @@ class SplitEmitter(RowEmitter):
 
     def inner_chunk(self, split: str) -> str:
         """The line computing `chunk`, the reduced indices of one split of an inner split (a
-        multiple of `split_reduction.inner_split_align()`; both stages compute it alike)."""
-        align = inner_split_align()
+        multiple of the kernel's `inner_split_align`; both stages compute it alike)."""
+        align = self.plan.kernel.inner_split_align
+        if align is None:
+            raise CodegenError(f"kernel {self.plan.name}: an inner split without inner_split_align")
         return f"chunk = ((N + {split} - 1) // {split} + {align - 1}) // {align} * {align}"
 
     def inner_split_loop(self, body: Callable[[], None], full_tiles: bool) -> None:

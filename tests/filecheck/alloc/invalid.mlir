@@ -427,7 +427,7 @@ func.func @f(%x: memref<4x8xf32>) {
 // CHECK: error: alloc.kernel: a run-time placement condition needs schedule persistent_if or tiled_if
 func.func @f(%x: memref<4x8xf32>, %w: memref<8x2xf32>, %c: i1) {
   %r = alloc.alloc() {memory = #alloc.memory<global>} : memref<4x2xf32>
-  "alloc.kernel"(%x, %w, %r, %c) <{sym_name = "k0", kind = "library", operandSegmentSizes = array<i32: 2, 1, 1>}> ({
+  "alloc.kernel"(%x, %w, %r, %c) <{sym_name = "k0", kind = "library", operandSegmentSizes = array<i32: 2, 1, 0, 1>}> ({
   ^bb0(%xi: tensor<4x8xf32>, %wi: tensor<8x2xf32>):
     %y = fusion.matmul %xi, %wi : tensor<4x8xf32>, tensor<8x2xf32> -> tensor<4x2xf32>
     alloc.yield %y : tensor<4x2xf32>

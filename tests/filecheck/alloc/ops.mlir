@@ -108,7 +108,7 @@ func.func @checks(%x: memref<?x?xf32>, %n: index) {
 // CHECK-NEXT:      %zs = fusion.mul %zi, %si : tensor<?x32xf32>, f32 -> tensor<?x32xf32>
 // CHECK-NEXT:      alloc.yield %xi, %zs : tensor<?x64xbf16>, tensor<?x32xf32>
 // CHECK-NEXT:    }
-// GENERIC:       "alloc.kernel"(%x, %s, %v, %y, %z) <{sym_name = "k0", kind = "pointwise", operandSegmentSizes = array<i32: 3, 2, 0>}> ({
+// GENERIC:       "alloc.kernel"(%x, %s, %v, %y, %z) <{sym_name = "k0", kind = "pointwise", operandSegmentSizes = array<i32: 3, 2, 0, 0>}> ({
 // GENERIC:         "alloc.yield"(%xi, %zs) : (tensor<?x64xbf16>, tensor<?x32xf32>) -> ()
 // GENERIC-NEXT:  }) : (memref<?x64xbf16>, f32, memref<?x32xbf16, strided<[64, 2]>>, memref<?x64xbf16>, memref<?x32xf32>) -> ()
 func.func @kernel(%x: memref<?x64xbf16>, %s: f32) -> (memref<?x64xbf16>, memref<?x32xf32>) {
@@ -178,7 +178,7 @@ func.func @kinds(%x: memref<8x4xf32>, %w: memref<4x4xf32>) {
 // CHECK:         alloc.kernel "k0" reduction ins(%x : memref<?x?xf32>) outs(%r : memref<?xf32>) schedule(persistent if %fits else looped) {
 // CHECK:         alloc.kernel "k1" reduction ins(%x : memref<?x?xf32>) outs(%r : memref<?xf32>) schedule(looped) {
 // CHECK:         alloc.kernel "k2" reduction ins(%x : memref<?x?xf32>) outs(%r : memref<?xf32>) schedule(persistent) {
-// GENERIC:       "alloc.kernel"(%x, %r, %fits) <{sym_name = "k0", kind = "reduction", schedule = "persistent_if", operandSegmentSizes = array<i32: 1, 1, 1>}> ({
+// GENERIC:       "alloc.kernel"(%x, %r, %fits) <{sym_name = "k0", kind = "reduction", schedule = "persistent_if", operandSegmentSizes = array<i32: 1, 1, 0, 1>}> ({
 func.func @scheduled(%x: memref<?x?xf32>) -> memref<?xf32> {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -215,7 +215,7 @@ func.func @scheduled(%x: memref<?x?xf32>) -> memref<?xf32> {
 // CHECK:         alloc.kernel "k0" library ins(%x, %w : memref<?x8xf32>, memref<8x2xf32>) outs(%r : memref<?x2xf32>) schedule(tiled if %small else vendor) {
 // CHECK:         alloc.kernel "k1" library ins(%x, %w : memref<?x8xf32>, memref<8x2xf32>) outs(%r : memref<?x2xf32>) schedule(tiled) {
 // CHECK:         alloc.kernel "k2" library ins(%x, %w : memref<?x8xf32>, memref<8x2xf32>) outs(%r : memref<?x2xf32>) schedule(vendor) {
-// GENERIC:       "alloc.kernel"(%x, %w, %r, %small) <{sym_name = "k0", kind = "library", schedule = "tiled_if", operandSegmentSizes = array<i32: 2, 1, 1>}> ({
+// GENERIC:       "alloc.kernel"(%x, %w, %r, %small) <{sym_name = "k0", kind = "library", schedule = "tiled_if", operandSegmentSizes = array<i32: 2, 1, 0, 1>}> ({
 func.func @library_schedules(%x: memref<?x8xf32>, %w: memref<8x2xf32>, %small: i1) -> memref<?x2xf32> {
   %c0 = arith.constant 0 : index
   %m = memref.dim %x, %c0 : memref<?x8xf32>

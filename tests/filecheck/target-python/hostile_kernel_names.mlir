@@ -12,7 +12,7 @@ func.func @f(%x: memref<?x4xf32>, %y: memref<?x4xf32>) -> memref<?x4xf32> {
   %y_d0 = memref.dim %y, %c0 : memref<?x4xf32>
   alloc.check eq %x_d0, %y_d0, "bad\"\"\"\nraise SystemExit(3)\n#"
   %s = alloc.alloc(%x_d0) {memory = #alloc.memory<global>, name = "s\nimport sys; sys.exit(4)"} : memref<?x4xf32>
-  alloc.kernel "ké'''raise SystemExit(5)" pointwise ins(%x, %y : memref<?x4xf32>, memref<?x4xf32>) outs(%s : memref<?x4xf32>) {
+  alloc.kernel "ké'''raise SystemExit(5)" pointwise ins(%x, %y : memref<?x4xf32>, memref<?x4xf32>) outs(%s : memref<?x4xf32>) domain [%x_d0, 4] {
   ^bb0(%x_1: tensor<?x4xf32>, %y_1: tensor<?x4xf32>):
     %s_1 = fusion.add %x_1, %y_1 : tensor<?x4xf32>
     alloc.yield %s_1 : tensor<?x4xf32>

@@ -13,11 +13,11 @@ func.func @static_row(%x: tensor<?x64xf32>) -> tensor<?x1xf32> {
   func.return %s : tensor<?x1xf32>
 }
 // CHECK-LABEL: func.func @static_row
-// CHECK:         alloc.kernel "k0" reduction ins(%x : memref<?x64xf32>) outs(%s : memref<?x1xf32>) schedule(persistent) {
+// CHECK:         alloc.kernel "k0" reduction ins(%x : memref<?x64xf32>) outs(%s : memref<?x1xf32>) domain [%x_d0, 64] schedule(persistent) {
 // CHECK-NEXT:      ^{{.*}}(%{{.*}}: tensor<?x64xf32>):
 // CHECK-NEXT:      %k0_row_s = alloc.alloc() {memory = #alloc.memory<local>, name = "k0_row_s"} : memref<64xf32>
 // SMALL-LABEL: func.func @static_row
-// SMALL:         alloc.kernel "k0" reduction ins(%x : memref<?x64xf32>) outs(%s : memref<?x1xf32>) schedule(looped) {
+// SMALL:         alloc.kernel "k0" reduction ins(%x : memref<?x64xf32>) outs(%s : memref<?x1xf32>) domain [%x_d0, 64] schedule(looped) {
 // SMALL-NOT:     alloc.alloc() {memory = #alloc.memory<local>
 // SMALL:         func.return
 
@@ -30,7 +30,7 @@ func.func @long_row(%x: tensor<?x65536xf32>) -> tensor<?x1xf32> {
   func.return %s : tensor<?x1xf32>
 }
 // CHECK-LABEL: func.func @long_row
-// CHECK:         alloc.kernel "k0" reduction {{.*}} schedule(looped) attributes {partials = array<i64: 1>} {
+// CHECK:         alloc.kernel "k0" reduction {{.*}} schedule(looped) attributes {partials = array<i64: 1>, inner_split_align = 64 : i64} {
 // CHECK-NOT:       alloc.alloc
 // CHECK:         func.return
 
@@ -62,4 +62,4 @@ func.func @pointwise(%x: tensor<?x?xf32>) -> tensor<?x?xf32> {
   func.return %y : tensor<?x?xf32>
 }
 // CHECK-LABEL: func.func @pointwise
-// CHECK:         alloc.kernel "k0" pointwise ins(%x : memref<?x?xf32>) outs(%y : memref<?x?xf32>) {
+// CHECK:         alloc.kernel "k0" pointwise ins(%x : memref<?x?xf32>) outs(%y : memref<?x?xf32>) domain [%x_d0, %x_d1] {

@@ -18,7 +18,7 @@
 // CHECK-NEXT:    alloc.check ge %0, %c0, "fusion.pad: dimension 0: low + extent + high = 0 + x.shape[0] + -1 must be >= 0"
 // CHECK-NEXT:    alloc.check ge %2, %c0, "fusion.pad: dimension 1: low + extent + high = lo + 4 + hi must be >= 0"
 // CHECK-NEXT:    %p = alloc.alloc(%0, %2) {memory = #alloc.memory<global>, name = "p"} : memref<?x?xf32>
-// CHECK-NEXT:    alloc.kernel "k0" pointwise ins(%x, %lo_index, %hi : memref<?x4xf32>, index, index) outs(%p : memref<?x?xf32>) {
+// CHECK-NEXT:    alloc.kernel "k0" pointwise ins(%x, %lo_index, %hi : memref<?x4xf32>, index, index) outs(%p : memref<?x?xf32>) domain [%0, %2] {
 // CHECK:           fusion.pad %{{.*}} low [0, %loi] high [-1, %hi_1] value
 func.func @pad_from_scalars(%x: tensor<?x4xf32>, %lo: i64, %hi: index) -> tensor<?x?xf32> {
   %loi = arith.index_cast %lo : i64 to index

@@ -10,7 +10,7 @@
 // CHECK-NEXT:   %c0 = arith.constant 0 : index
 // CHECK-NEXT:   %x_d0 = memref.dim %x, %c0 : memref<?x8xf32>
 // CHECK-NEXT:   %y = alloc.alloc(%x_d0) {memory = #alloc.memory<global>, name = "y"} : memref<?x8xf32>
-// CHECK-NEXT:   alloc.kernel "k0" pointwise ins(%x : memref<?x8xf32>) outs(%y : memref<?x8xf32>) {
+// CHECK-NEXT:   alloc.kernel "k0" pointwise ins(%x : memref<?x8xf32>) outs(%y : memref<?x8xf32>) domain [%x_d0, 8] {
 // CHECK-NEXT:   ^bb0(%a: tensor<?x8xf32>):
 // CHECK-NEXT:     %b = fusion.neg %a : tensor<?x8xf32>
 // CHECK-NEXT:     alloc.yield %b : tensor<?x8xf32>

@@ -20,7 +20,7 @@
 // CHECK:         %dx = alloc.alloc(%dy_d0) {memory = #alloc.memory<global>, name = "dx"} : memref<?x64xbf16>
 // CHECK-NEXT:    %dw = alloc.alloc() {memory = #alloc.memory<global>, name = "dw"} : memref<64xbf16>
 // CHECK-NEXT:    %k0_partials_dwf = alloc.alloc([[PROGRAMS]]) {memory = #alloc.memory<global>, name = "k0_partials_dwf"} : memref<?x64xf32>
-// CHECK-NEXT:    alloc.kernel "k0" inner_outer ins(%dy, %x, %w, %dy_d0, %rstd, %k0_partials_dwf : {{.*}}) outs(%dx, %dw : memref<?x64xbf16>, memref<64xbf16>) schedule(persistent) attributes {column_partials = array<i64: 5>} {
+// CHECK-NEXT:    alloc.kernel "k0" inner_outer ins(%dy, %x, %w, %dy_d0, %rstd, %k0_partials_dwf : {{.*}}) outs(%dx, %dw : memref<?x64xbf16>, memref<64xbf16>) domain [%dy_d0, 64] schedule(persistent) attributes {column_partials = array<i64: 5>} {
 // CHECK:           %k0_row_s = alloc.alloc() {memory = #alloc.memory<local>, name = "k0_row_s"} : memref<64xf32>
 // CHECK-NEXT:      %s = fusion.mean %gx dims [1] keepdim
 // CHECK:           %k0_acc_dwf = alloc.alloc() {memory = #alloc.memory<local>, name = "k0_acc_dwf"} : memref<64xf32>
@@ -57,7 +57,7 @@ func.func @rmsnorm_bwd(%dy: tensor<?x64xbf16>, %x: tensor<?x64xbf16>, %w: tensor
 // CHECK:         %k0_partials_c = alloc.alloc([[PROGRAMS]], %dy_d1) {memory = #alloc.memory<global>, name = "k0_partials_c"} : memref<?x?xf32>
 // CHECK-NEXT:    %k0_budget = arith.constant 16384 : index
 // CHECK-NEXT:    %k0_fits = arith.cmpi ule, %dy_d1, %k0_budget : index
-// CHECK-NEXT:    alloc.kernel "k0" inner_outer ins(%x, %dy, %k0_partials_c : {{.*}}) schedule(persistent if %k0_fits else looped) attributes {column_partials = array<i64: 2>} {
+// CHECK-NEXT:    alloc.kernel "k0" inner_outer ins(%x, %dy, %k0_partials_c : {{.*}}) domain [{{.*}}] schedule(persistent if %k0_fits else looped) attributes {column_partials = array<i64: 2>} {
 // CHECK:           %k0_row_s = alloc.alloc(%dy_d1) {memory = #alloc.memory<local>, name = "k0_row_s"} : memref<?xf32>
 // CHECK:           %k0_acc_c = alloc.alloc(%dy_d1) {memory = #alloc.memory<local>, name = "k0_acc_c"} : memref<?xf32>
 // CHECK-NEXT:      %c_1 = fusion.mean %p dims [0]

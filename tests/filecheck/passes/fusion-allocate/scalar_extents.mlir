@@ -10,7 +10,7 @@
 // CHECK-NEXT:    %c0 = arith.constant 0 : index
 // CHECK-NEXT:    alloc.check ge %n_index, %c0, "fusion.full: extent n must be >= 0"
 // CHECK-NEXT:    %y = alloc.alloc(%n_index) {memory = #alloc.memory<global>, name = "y"} : memref<?x3xf32>
-// CHECK-NEXT:    alloc.kernel "k0" pointwise ins(%n_index : index) outs(%y : memref<?x3xf32>) {
+// CHECK-NEXT:    alloc.kernel "k0" pointwise ins(%n_index : index) outs(%y : memref<?x3xf32>) domain [%n_index, 3] {
 // CHECK:         func.return %y : memref<?x3xf32>
 
 func.func @full_i64(%n: i64) -> tensor<?x3xf32> {
@@ -29,7 +29,7 @@ func.func @full_i64(%n: i64) -> tensor<?x3xf32> {
 // CHECK-NEXT:    %c0 = arith.constant 0 : index
 // CHECK-NEXT:    alloc.check ge %m_index, %c0, "fusion.iota: extent m must be >= 0"
 // CHECK-NEXT:    %i = alloc.alloc(%m_index) {memory = #alloc.memory<global>, name = "i"} : memref<?xi32>
-// CHECK-NEXT:    alloc.kernel "k0" pointwise ins(%m_index, %m : index, i32) outs(%i : memref<?xi32>) {
+// CHECK-NEXT:    alloc.kernel "k0" pointwise ins(%m_index, %m : index, i32) outs(%i : memref<?xi32>) domain [%m_index] {
 // CHECK:         %f = alloc.alloc() {memory = #alloc.memory<global>, name = "f"} : memref<2xi32>
 
 func.func @iota_i32(%m: i32) -> (tensor<?xi32>, tensor<2xi32>) {

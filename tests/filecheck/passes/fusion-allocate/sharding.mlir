@@ -8,7 +8,7 @@
 
 // CHECK-LABEL: func.func @even(%x: memref<8x32xf32>) -> memref<8x32xf32>
 // CHECK-NEXT:    %y = alloc.alloc() {memory = #alloc.memory<global>, name = "y", mesh = @tp, sharding = #fusion.sharding<@tp, {{\[}}[], [0]]>, global_shape = array<i64: 8, 64>} : memref<8x32xf32>
-// CHECK-NEXT:    alloc.kernel "k0" pointwise ins(%x : memref<8x32xf32>) outs(%y : memref<8x32xf32>) {
+// CHECK-NEXT:    alloc.kernel "k0" pointwise ins(%x : memref<8x32xf32>) outs(%y : memref<8x32xf32>) domain [8, 32] {
 // CHECK-NEXT:    ^bb0(%x_1: tensor<8x32xf32>):
 // CHECK-NEXT:      %y_1 = fusion.exp %x_1 : tensor<8x32xf32>
 fusion.mesh @tp shape 2 devices [0, 1]

@@ -9,7 +9,7 @@
 // CHECK-NEXT:    %c0 = arith.constant 0 : index
 // CHECK-NEXT:    %x_d0 = memref.dim %x, %c0 : memref<?x64xf32>
 // CHECK:         %y = alloc.alloc(%x_d0) {memory = #alloc.memory<global>, name = "y"} : memref<?x64xf32>
-// CHECK-NEXT:    alloc.kernel "k0" pointwise ins(%x, %bb : memref<?x64xf32>, memref<1x64xf32, strided<[0, 1]>>) outs(%y : memref<?x64xf32>) {
+// CHECK-NEXT:    alloc.kernel "k0" pointwise ins(%x, %bb : memref<?x64xf32>, memref<1x64xf32, strided<[0, 1]>>) outs(%y : memref<?x64xf32>) domain [%x_d0, 64] {
 // CHECK:         func.return %y : memref<?x64xf32>
 func.func @pointwise(%x: tensor<?x64xf32>, %b: tensor<64xf32>) -> tensor<?x64xf32> {
   %bb = fusion.broadcast_in_dim %b [1, 64] dims [1] : tensor<64xf32> -> tensor<1x64xf32>
@@ -23,7 +23,7 @@ func.func @pointwise(%x: tensor<?x64xf32>, %b: tensor<64xf32>) -> tensor<?x64xf3
 
 // CHECK-LABEL: func.func @static(%x: memref<4x8xf32>) -> memref<4xf32>
 // CHECK-NEXT:    %s = alloc.alloc() {memory = #alloc.memory<global>, name = "s"} : memref<4xf32>
-// CHECK-NEXT:    alloc.kernel "k0" reduction ins(%x : memref<4x8xf32>) outs(%s : memref<4xf32>) {
+// CHECK-NEXT:    alloc.kernel "k0" reduction ins(%x : memref<4x8xf32>) outs(%s : memref<4xf32>) domain [4, 8] {
 // CHECK-NOT:     memref.dim
 func.func @static(%x: tensor<4x8xf32>) -> tensor<4xf32> {
   %s = fusion.sum %x dims [1] : tensor<4x8xf32> -> tensor<4xf32>
@@ -212,7 +212,7 @@ func.func @matmul(%a: tensor<?x?xf32>, %b: tensor<?x?xf32>) -> tensor<?x?xf32> {
 // CHECK-NEXT:    alloc.check ge %n, %c0, "fusion.full: extent n must be >= 0"
 // CHECK-NEXT:    alloc.check eq %n, %x_d0, "fusion.mul: operand #0 (%a) dimension 0 = n must equal operand #1 (%x) dimension 0 = x.shape[0]"
 // CHECK-NEXT:    %b = alloc.alloc(%n) {memory = #alloc.memory<global>, name = "b"} : memref<?xf32>
-// CHECK-NEXT:    alloc.kernel "k0" pointwise ins(%s, %n, %x : f32, index, memref<?xf32>) outs(%b : memref<?xf32>)
+// CHECK-NEXT:    alloc.kernel "k0" pointwise ins(%s, %n, %x : f32, index, memref<?xf32>) outs(%b : memref<?xf32>) domain [%n]
 func.func @creation(%n: index, %s: f32, %x: tensor<?xf32>) -> tensor<?xf32> {
   %f = fusion.full %s [%n] : f32 -> tensor<?xf32>
   %i = fusion.iota [%n] start %s step %s : f32, f32 -> tensor<?xf32>

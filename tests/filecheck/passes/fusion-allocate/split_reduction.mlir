@@ -24,7 +24,7 @@
 // CHECK:         [[KEPT:%.*]] = arith.muli %x_d1, [[ONE]] : index
 // CHECK:         %s = alloc.alloc(%x_d1) {memory = #alloc.memory<global>, name = "s"} : memref<?xbf16>
 // CHECK-NEXT:    %k0_partials_s = alloc.alloc([[SPLIT]], [[KEPT]]) {memory = #alloc.memory<global>, name = "k0_partials_s"} : memref<?x?xf32>
-// CHECK-NEXT:    alloc.kernel "k0" reduction ins(%x, %k0_partials_s : memref<?x?xbf16>, memref<?x?xf32>) outs(%s : memref<?xbf16>) schedule(looped) attributes {partials = array<i64: 1>} {
+// CHECK-NEXT:    alloc.kernel "k0" reduction ins(%x, %k0_partials_s : memref<?x?xbf16>, memref<?x?xf32>) outs(%s : memref<?xbf16>) domain [%x_d0, %x_d1] schedule(looped) attributes {partials = array<i64: 1>} {
 // CHECK-NEXT:    ^bb0(%x_1: tensor<?x?xbf16>, %k0_partials_s_1: tensor<?x?xf32>):
 // CHECK-NEXT:      %s_1 = fusion.sum %x_1 dims [0]
 // CHECK-NOT:       alloc.alloc
@@ -42,7 +42,7 @@ func.func @column_sum(%x: tensor<?x?xbf16>) -> tensor<?xbf16> {
 // CHECK-LABEL: func.func @full
 // CHECK:         %k0_partials_m = alloc.alloc() {memory = #alloc.memory<global>, name = "k0_partials_m"} : memref<6x1xf32>
 // CHECK-NEXT:    %k0_partials_x = alloc.alloc() {memory = #alloc.memory<global>, name = "k0_partials_x"} : memref<6x1xf32>
-// CHECK-NEXT:    alloc.kernel "k0" reduction ins(%a, %k0_partials_m, %k0_partials_x : {{.*}}) outs(%m, %x : memref<f16>, memref<f16>) schedule(looped) attributes {partials = array<i64: 1, 2>}
+// CHECK-NEXT:    alloc.kernel "k0" reduction ins(%a, %k0_partials_m, %k0_partials_x : {{.*}}) outs(%m, %x : memref<f16>, memref<f16>) domain [33, 41] schedule(looped) attributes {partials = array<i64: 1, 2>}
 func.func @full(%a: tensor<33x41xf16>) -> (tensor<f16>, tensor<f16>) {
   %m = fusion.mean %a dims [0, 1] : tensor<33x41xf16> -> tensor<f16>
   %x = fusion.max %a dims [0, 1] : tensor<33x41xf16> -> tensor<f16>
@@ -93,7 +93,7 @@ func.func @not_split(%x: tensor<?x64xf32>) -> (tensor<?xf32>, tensor<64xf32>, te
 // CHECK-NEXT:    [[USED:%.*]] = arith.minsi [[MORE]], %c1 : index
 // CHECK-NEXT:    [[KEPT:%.*]] = arith.muli %x_d0, [[USED]] : index
 // CHECK:         %k0_partials_s = alloc.alloc([[SPLIT]], [[KEPT]]) {memory = #alloc.memory<global>, name = "k0_partials_s"} : memref<?x?xf32>
-// CHECK-NEXT:    alloc.kernel "k0" reduction ins(%x, %k0_partials_s : memref<?x?xbf16>, memref<?x?xf32>) outs(%s : memref<?xf32>) attributes {partials = array<i64: 1>} {
+// CHECK-NEXT:    alloc.kernel "k0" reduction ins(%x, %k0_partials_s : memref<?x?xbf16>, memref<?x?xf32>) outs(%s : memref<?xf32>) domain [%x_d0, %x_d1] attributes {partials = array<i64: 1>, inner_split_align = 64 : i64} {
 // CHECK:           %k0_row_s = alloc.alloc(%x_d1) {memory = #alloc.memory<local>, name = "k0_row_s"} : memref<?xf32>
 func.func @inner_rows(%x: tensor<?x?xbf16>) -> tensor<?xf32> {
   %xf = fusion.cast %x : tensor<?x?xbf16> to tensor<?x?xf32>
@@ -112,7 +112,7 @@ func.func @inner_rows(%x: tensor<?x?xbf16>) -> tensor<?xf32> {
 // CHECK-LABEL: func.func @bn_stats
 // CHECK:         %k0_partials_m = alloc.alloc() {memory = #alloc.memory<global>, name = "k0_partials_m"} : memref<11x97xf32>
 // CHECK-NEXT:    %k0_partials_v = alloc.alloc() {memory = #alloc.memory<global>, name = "k0_partials_v"} : memref<11x97xf32>
-// CHECK-NEXT:    alloc.kernel "k0" reduction ins(%x, %k0_partials_m, %k0_partials_v : memref<23x97x5003xbf16>, memref<11x97xf32>, memref<11x97xf32>) outs(%v, %m : memref<97xf32>, memref<97xf32>) attributes {partials = array<i64: 1, 2>} {
+// CHECK-NEXT:    alloc.kernel "k0" reduction ins(%x, %k0_partials_m, %k0_partials_v : memref<23x97x5003xbf16>, memref<11x97xf32>, memref<11x97xf32>) outs(%v, %m : memref<97xf32>, memref<97xf32>) domain [23, 97, 5003] attributes {partials = array<i64: 1, 2>, inner_split_align = 64 : i64} {
 // CHECK:           alloc.alloc() {memory = #alloc.memory<local>, name = "k0_row_v"} : memref<115069xf32>
 // CHECK-NEXT:      %v_1, %m_1 = fusion.var_mean
 func.func @bn_stats(%x: tensor<23x97x5003xbf16>) -> (tensor<97xf32>, tensor<97xf32>) {
@@ -143,7 +143,7 @@ func.func @many_rows(%x: tensor<512x70000xbf16>) -> tensor<512xbf16> {
 
 // CHECK-LABEL: func.func @bias_grad_beside_dx
 // CHECK:         %k0_partials_dbf = alloc.alloc() {memory = #alloc.memory<global>, name = "k0_partials_dbf"} : memref<49x1111xf32>
-// CHECK-NEXT:    alloc.kernel "k0" reduction ins(%dy, %x, %k0_partials_dbf : {{.*}}) outs(%dx, %db : memref<12345x1111xbf16>, memref<1111xbf16>) schedule(looped) attributes {partials = array<i64: 2>}
+// CHECK-NEXT:    alloc.kernel "k0" reduction ins(%dy, %x, %k0_partials_dbf : {{.*}}) outs(%dx, %db : memref<12345x1111xbf16>, memref<1111xbf16>) domain [12345, 1111] schedule(looped) attributes {partials = array<i64: 2>}
 func.func @bias_grad_beside_dx(%dy: tensor<12345x1111xbf16>, %x: tensor<12345x1111xbf16>) -> (tensor<12345x1111xbf16>, tensor<1111xbf16>) {
   %dyf = fusion.cast %dy : tensor<12345x1111xbf16> to tensor<12345x1111xf32>
   %xf = fusion.cast %x : tensor<12345x1111xbf16> to tensor<12345x1111xf32>

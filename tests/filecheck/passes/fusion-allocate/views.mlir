@@ -10,7 +10,7 @@
 // CHECK-NEXT:    %x_d0 = memref.dim %x, %c0 : memref<?x4x8xf32>
 // CHECK-NEXT:    %p = memref.reinterpret_cast %x to offset: [0], sizes: [8, 4, %x_d0], strides: [1, 8, 32] : memref<?x4x8xf32> to memref<8x4x?xf32, strided<[1, 8, 32]>>
 // CHECK-NEXT:    %y = alloc.alloc(%x_d0) {memory = #alloc.memory<global>, name = "y"} : memref<8x4x?xf32>
-// CHECK-NEXT:    alloc.kernel "k0" pointwise ins(%p : memref<8x4x?xf32, strided<[1, 8, 32]>>) outs(%y : memref<8x4x?xf32>) {
+// CHECK-NEXT:    alloc.kernel "k0" pointwise ins(%p : memref<8x4x?xf32, strided<[1, 8, 32]>>) outs(%y : memref<8x4x?xf32>) domain [8, 4, %x_d0] {
 // CHECK-NEXT:    ^bb0(%p_1: tensor<8x4x?xf32>):
 func.func @permute(%x: tensor<?x4x8xf32>) -> tensor<8x4x?xf32> {
   %p = fusion.permute %x [2, 1, 0] : tensor<?x4x8xf32> -> tensor<8x4x?xf32>
@@ -73,7 +73,7 @@ func.func @static_slice(%x: tensor<8x16xf32>) -> tensor<3x4xf32> {
 // CHECK-NEXT:    %bb = memref.reinterpret_cast %b to offset: [0], sizes: [%c_d0, 16], strides: [0, 1] : memref<1x16xf32> to memref<?x16xf32, strided<[0, 1]>>
 // CHECK-NEXT:    %ce = memref.reinterpret_cast %c to offset: [0], sizes: [%c_d0, 16], strides: [1, 0] : memref<?x1xf32> to memref<?x16xf32, strided<[1, 0]>>
 // CHECK-NEXT:    %y = alloc.alloc(%c_d0) {memory = #alloc.memory<global>, name = "y"} : memref<?x16xf32>
-// CHECK-NEXT:    alloc.kernel "k0" pointwise ins(%vb, %bb, %ce : memref<?x16xf32, strided<[0, 1]>>, memref<?x16xf32, strided<[0, 1]>>, memref<?x16xf32, strided<[1, 0]>>) outs(%y : memref<?x16xf32>)
+// CHECK-NEXT:    alloc.kernel "k0" pointwise ins(%vb, %bb, %ce : memref<?x16xf32, strided<[0, 1]>>, memref<?x16xf32, strided<[0, 1]>>, memref<?x16xf32, strided<[1, 0]>>) outs(%y : memref<?x16xf32>) domain [%c_d0, 16]
 func.func @broadcasts(%v: tensor<16xf32>, %b: tensor<1x16xf32>, %c: tensor<?x1xf32>, %n: index) -> tensor<?x16xf32> {
   %vb = fusion.broadcast_in_dim %v [%n, 16] dims [1] : tensor<16xf32> -> tensor<?x16xf32>
   %bb = fusion.broadcast_in_dim %b [%n, 16] dims [0, 1] : tensor<1x16xf32> -> tensor<?x16xf32>
@@ -107,7 +107,7 @@ func.func @squeeze_reshape(%x: tensor<?x1x8xf32>) -> (tensor<?x8xf32>, tensor<?x
 // CHECK-LABEL: func.func @reshape_of_permute(%x: memref<?x4x8xf32>) -> memref<?x32xf32>
 // CHECK:         %p = memref.reinterpret_cast %x to offset: [0], sizes: [%x_d0, 8, 4], strides: [32, 1, 8]
 // CHECK-NEXT:    %p_contiguous = alloc.alloc(%x_d0) {memory = #alloc.memory<global>, name = "p_contiguous"} : memref<?x8x4xf32>
-// CHECK-NEXT:    alloc.kernel "k0" pointwise ins(%p : memref<?x8x4xf32, strided<[32, 1, 8]>>) outs(%p_contiguous : memref<?x8x4xf32>)
+// CHECK-NEXT:    alloc.kernel "k0" pointwise ins(%p : memref<?x8x4xf32, strided<[32, 1, 8]>>) outs(%p_contiguous : memref<?x8x4xf32>) domain [%x_d0, 8, 4]
 // CHECK:         %r = memref.reinterpret_cast %p_contiguous to offset: [0], sizes: [%{{.*}}, 32], strides: [32, 1] : memref<?x8x4xf32> to memref<?x32xf32, strided<[32, 1]>>
 func.func @reshape_of_permute(%x: tensor<?x4x8xf32>) -> tensor<?x32xf32> {
   %p = fusion.permute %x [0, 2, 1] : tensor<?x4x8xf32> -> tensor<?x8x4xf32>
