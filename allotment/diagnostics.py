@@ -26,12 +26,14 @@ from xdsl.dialects.builtin import DYNAMIC_INDEX, MemRefType, ModuleOp, TensorTyp
 from xdsl.frontend.mlir import MLIRFrontend
 from xdsl.ir import Attribute, Operation, Region, SSAValue, TypeAttribute
 from xdsl.parser import Parser
+from xdsl.parser.generic_parser import ParserState
 from xdsl.utils.exceptions import DiagnosticException, VerifyException
 from xdsl.utils.exceptions import ParseError as XdslParseError
-from xdsl.utils.lexer import Span
+from xdsl.utils.lexer import Input, Span
 
 from allotment.errors import VerifyError
 from allotment.extents.size_arith import INDEX_MAX
+from allotment.lexer import FastLexer
 from allotment.limits import MAX_ATTRIBUTE_DEPTH, MAX_REGION_DEPTH, call_with_deep_stack
 
 _SHAPED = r"(?:tensor|memref)<(?:(?:\?|[0-9]+)x)*(?:[fiu][0-9]+|bf16|tf32|index)>"
@@ -39,9 +41,6 @@ SIMPLE_SHAPED_TYPE = {str: re.compile(_SHAPED), bytes: re.compile(_SHAPED.encode
 """The text of a tensor or memref type of extents and a scalar element type, nothing
 else (no encoding, layout or memory space): `LocatedParser` parses each such text
 once and reuses the type (xDSL's lexer spends about 250 us on one)."""
-
-STRING_LITERAL = re.compile(r'"(?:[^"\\\n\v\f]++|\\(?:["nt\\]|[0-9A-Fa-f]{2}))*+"')
-"""xDSL's `MLIRLexer._unescaped_characters_regex`, with possessive quantifiers (no backtracking)."""
 
 SOURCE_SPANS: WeakKeyDictionary[Operation, Span] = WeakKeyDictionary()
 """Where each operation parsed by a `LocatedParser` starts in its source."""
@@ -128,11 +127,11 @@ class LocatedParser(Parser):
     attribute_depth: int = 0
 
     def __init__(self, ctx: Context, input: str | bytes, name: str = "<unknown>") -> None:
-        super().__init__(ctx, input, name)
-        # xDSL's string-literal pattern nests `+` in `*`: on a string that is not
-        # closed on its line it backtracks exponentially (a hang). The same pattern
-        # with possessive quantifiers matches the same strings in linear time.
-        self.lexer._unescaped_characters_regex = STRING_LITERAL
+        super().__init__(ctx, "", name)
+        # Allotment's lexer (xDSL's tokens and errors; faster; no exponential strings),
+        # from the first token on: xDSL's Parser builds its own lexer over the input.
+        text = input.decode("utf-8") if isinstance(input, bytes) else input
+        self._parser_state = ParserState(FastLexer(Input(text, name)))
         self._shaped_types: dict[str | bytes, TypeAttribute] = {}
         self._shaped_type_text = SIMPLE_SHAPED_TYPE[type(self.lexer.input.content)]
 
