@@ -15,6 +15,7 @@ with a located `ParseError`, before xDSL's recursive descent could exhaust the s
 from __future__ import annotations
 
 import dataclasses
+import gc
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -195,11 +196,19 @@ class LocatedParser(Parser):
         self.attribute_depth += 1
 
     def parse_module(self, allow_implicit_module: bool = True) -> ModuleOp:
-        """The module; input nested too deeply for the stack is a parse error."""
+        """The module; input nested too deeply for the stack is a parse error.
+
+        Python's cyclic garbage collector is paused meanwhile: parsing makes no garbage
+        cycles, and the collector re-scanning the growing IR cost a fifth of the time."""
+        collecting = gc.isenabled()
+        gc.disable()
         try:
             module = super().parse_module(allow_implicit_module)
         except RecursionError:
             self.raise_error("input nested too deeply to parse")
+        finally:
+            if collecting:
+                gc.enable()
         _cloneable_names(module)
         return module
 
