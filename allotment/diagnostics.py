@@ -31,6 +31,7 @@ from xdsl.parser.generic_parser import ParserState
 from xdsl.utils.exceptions import DiagnosticException, VerifyException
 from xdsl.utils.exceptions import ParseError as XdslParseError
 from xdsl.utils.lexer import Input, Span
+from xdsl.utils.mlir_lexer import KIND_BY_PUNCTUATION_SPELLING, MLIRToken, MLIRTokenKind, PunctuationSpelling
 
 from allotment.errors import VerifyError
 from allotment.extents.size_arith import INDEX_MAX
@@ -135,6 +136,52 @@ class LocatedParser(Parser):
         self._parser_state = ParserState(FastLexer(Input(text, name)))
         self._shaped_types: dict[str | bytes, TypeAttribute] = {}
         self._shaped_type_text = SIMPLE_SHAPED_TYPE[type(self.lexer.input.content)]
+
+    # The token-level steps below are xDSL's, written without its layers of properties
+    # and helper calls: they run for every token (same results, same errors).
+
+    def _consume_token(self, expected_kind: MLIRTokenKind | None = None) -> MLIRToken:
+        state = self._parser_state
+        consumed = state.current_token
+        assert expected_kind is None or consumed.kind == expected_kind, (
+            f"Unexpected token {consumed}, expected {expected_kind}"
+        )
+        state.current_token = state.lexer.lex()
+        return consumed
+
+    def _parse_optional_token(self, expected_kind: MLIRTokenKind) -> MLIRToken | None:
+        state = self._parser_state
+        token = state.current_token
+        if token.kind == expected_kind:
+            state.current_token = state.lexer.lex()
+            return token
+        return None
+
+    def parse_optional_punctuation(self, punctuation: PunctuationSpelling) -> PunctuationSpelling | None:
+        kind = KIND_BY_PUNCTUATION_SPELLING.get(punctuation)
+        assert kind is not None, "'parse_optional_punctuation' must be called with a valid punctuation"
+        state = self._parser_state
+        if state.current_token.kind == kind:
+            state.current_token = state.lexer.lex()
+            return punctuation
+        return None
+
+    def parse_punctuation(self, punctuation: PunctuationSpelling, context_msg: str = "") -> PunctuationSpelling:
+        kind = KIND_BY_PUNCTUATION_SPELLING.get(punctuation)
+        assert kind is not None, "'parse_punctuation' must be called with a valid punctuation"
+        state = self._parser_state
+        if state.current_token.kind != kind:
+            self.raise_error(f"Expected '{punctuation}'" + context_msg, state.current_token.span)
+        state.current_token = state.lexer.lex()
+        return punctuation
+
+    def parse_optional_characters(self, text: str) -> str | None:
+        state = self._parser_state
+        span = state.current_token.span
+        if span.input.content[span.start : span.end] == text:  # the input is text (decoded above)
+            state.current_token = state.lexer.lex()
+            return text
+        return None
 
     def parse_operation(self) -> Operation:
         span = self._current_token.span
