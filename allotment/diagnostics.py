@@ -15,6 +15,7 @@ with a located `ParseError`, before xDSL's recursive descent could exhaust the s
 from __future__ import annotations
 
 import dataclasses
+import gc
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -26,12 +27,15 @@ from xdsl.dialects.builtin import DYNAMIC_INDEX, MemRefType, ModuleOp, TensorTyp
 from xdsl.frontend.mlir import MLIRFrontend
 from xdsl.ir import Attribute, Operation, Region, SSAValue, TypeAttribute
 from xdsl.parser import Parser
+from xdsl.parser.generic_parser import ParserState
 from xdsl.utils.exceptions import DiagnosticException, VerifyException
 from xdsl.utils.exceptions import ParseError as XdslParseError
-from xdsl.utils.lexer import Span
+from xdsl.utils.lexer import Input, Span
+from xdsl.utils.mlir_lexer import KIND_BY_PUNCTUATION_SPELLING, MLIRToken, MLIRTokenKind, PunctuationSpelling
 
 from allotment.errors import VerifyError
 from allotment.extents.size_arith import INDEX_MAX
+from allotment.lexer import FastLexer
 from allotment.limits import MAX_ATTRIBUTE_DEPTH, MAX_REGION_DEPTH, call_with_deep_stack
 
 _SHAPED = r"(?:tensor|memref)<(?:(?:\?|[0-9]+)x)*(?:[fiu][0-9]+|bf16|tf32|index)>"
@@ -39,9 +43,6 @@ SIMPLE_SHAPED_TYPE = {str: re.compile(_SHAPED), bytes: re.compile(_SHAPED.encode
 """The text of a tensor or memref type of extents and a scalar element type, nothing
 else (no encoding, layout or memory space): `LocatedParser` parses each such text
 once and reuses the type (xDSL's lexer spends about 250 us on one)."""
-
-STRING_LITERAL = re.compile(r'"(?:[^"\\\n\v\f]++|\\(?:["nt\\]|[0-9A-Fa-f]{2}))*+"')
-"""xDSL's `MLIRLexer._unescaped_characters_regex`, with possessive quantifiers (no backtracking)."""
 
 SOURCE_SPANS: WeakKeyDictionary[Operation, Span] = WeakKeyDictionary()
 """Where each operation parsed by a `LocatedParser` starts in its source."""
@@ -128,13 +129,59 @@ class LocatedParser(Parser):
     attribute_depth: int = 0
 
     def __init__(self, ctx: Context, input: str | bytes, name: str = "<unknown>") -> None:
-        super().__init__(ctx, input, name)
-        # xDSL's string-literal pattern nests `+` in `*`: on a string that is not
-        # closed on its line it backtracks exponentially (a hang). The same pattern
-        # with possessive quantifiers matches the same strings in linear time.
-        self.lexer._unescaped_characters_regex = STRING_LITERAL
+        super().__init__(ctx, "", name)
+        # Allotment's lexer (xDSL's tokens and errors; faster; no exponential strings),
+        # from the first token on: xDSL's Parser builds its own lexer over the input.
+        text = input.decode("utf-8") if isinstance(input, bytes) else input
+        self._parser_state = ParserState(FastLexer(Input(text, name)))
         self._shaped_types: dict[str | bytes, TypeAttribute] = {}
         self._shaped_type_text = SIMPLE_SHAPED_TYPE[type(self.lexer.input.content)]
+
+    # The token-level steps below are xDSL's, written without its layers of properties
+    # and helper calls: they run for every token (same results, same errors).
+
+    def _consume_token(self, expected_kind: MLIRTokenKind | None = None) -> MLIRToken:
+        state = self._parser_state
+        consumed = state.current_token
+        assert expected_kind is None or consumed.kind == expected_kind, (
+            f"Unexpected token {consumed}, expected {expected_kind}"
+        )
+        state.current_token = state.lexer.lex()
+        return consumed
+
+    def _parse_optional_token(self, expected_kind: MLIRTokenKind) -> MLIRToken | None:
+        state = self._parser_state
+        token = state.current_token
+        if token.kind == expected_kind:
+            state.current_token = state.lexer.lex()
+            return token
+        return None
+
+    def parse_optional_punctuation(self, punctuation: PunctuationSpelling) -> PunctuationSpelling | None:
+        kind = KIND_BY_PUNCTUATION_SPELLING.get(punctuation)
+        assert kind is not None, "'parse_optional_punctuation' must be called with a valid punctuation"
+        state = self._parser_state
+        if state.current_token.kind == kind:
+            state.current_token = state.lexer.lex()
+            return punctuation
+        return None
+
+    def parse_punctuation(self, punctuation: PunctuationSpelling, context_msg: str = "") -> PunctuationSpelling:
+        kind = KIND_BY_PUNCTUATION_SPELLING.get(punctuation)
+        assert kind is not None, "'parse_punctuation' must be called with a valid punctuation"
+        state = self._parser_state
+        if state.current_token.kind != kind:
+            self.raise_error(f"Expected '{punctuation}'" + context_msg, state.current_token.span)
+        state.current_token = state.lexer.lex()
+        return punctuation
+
+    def parse_optional_characters(self, text: str) -> str | None:
+        state = self._parser_state
+        span = state.current_token.span
+        if span.input.content[span.start : span.end] == text:  # the input is text (decoded above)
+            state.current_token = state.lexer.lex()
+            return text
+        return None
 
     def parse_operation(self) -> Operation:
         span = self._current_token.span
@@ -196,11 +243,19 @@ class LocatedParser(Parser):
         self.attribute_depth += 1
 
     def parse_module(self, allow_implicit_module: bool = True) -> ModuleOp:
-        """The module; input nested too deeply for the stack is a parse error."""
+        """The module; input nested too deeply for the stack is a parse error.
+
+        Python's cyclic garbage collector is paused meanwhile: parsing makes no garbage
+        cycles, and the collector re-scanning the growing IR cost a fifth of the time."""
+        collecting = gc.isenabled()
+        gc.disable()
         try:
             module = super().parse_module(allow_implicit_module)
         except RecursionError:
             self.raise_error("input nested too deeply to parse")
+        finally:
+            if collecting:
+                gc.enable()
         _cloneable_names(module)
         return module
 

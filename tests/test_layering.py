@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "allotment"
 
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("errors and extents", ("allotment.errors", "allotment.limits", "allotment.diagnostics", "allotment.dtypes", "allotment.aten",
+    ("errors and extents", ("allotment.errors", "allotment.limits", "allotment.lexer", "allotment.diagnostics", "allotment.dtypes", "allotment.aten",
                             "allotment.philox", "allotment.extents")),
     ("dialects", ("allotment.dialects", "allotment.ir")),
     ("analysis", ("allotment.analysis", "allotment.reference")),

@@ -163,20 +163,32 @@ def _elementwise(analysis: ShapeAnalysis, op: Operation) -> None:
     tensors = [(i, v) for i, v in enumerate(op.operands) if isinstance(v.type, TensorType)]
     rank = len(op.results[0].type.get_shape())
     out: list[Extent] = []
+    find = analysis.equivalence.find
+
+    def describe(i: int, v: SSAValue, d: int, e: Extent) -> str:
+        return f"operand #{i} ({value_name(v)}) dimension {d} = {analysis.canonical(e)}"
+
     for d in range(rank):
         chosen: Extent | None = None
-        chosen_desc = ""
+        first: tuple[int, SSAValue, Extent] | None = None
+        chosen_desc: str | None = None
         for i, v in tensors:
             if v.type.get_shape()[d] == 1:
                 continue
             e = analysis.extents[v][d]
-            desc = f"operand #{i} ({value_name(v)}) dimension {d} = {analysis.canonical(e)}"
             if chosen is None:
-                chosen, chosen_desc = e, desc
-            else:
-                chosen = analysis.require_equal(
-                    chosen, e, f"{op.name}: {chosen_desc} must equal {desc}"
-                )
+                chosen, first = e, (i, v, e)
+                continue
+            if find(chosen) == find(e):  # `require_equal`'s own fast path: no message needed
+                chosen = find(chosen)
+                continue
+            # The messages are built only where two extents are not known equal (nothing
+            # is unified before the first such pair: the first operand's text is the same
+            # as if it were built when that operand was chosen).
+            if chosen_desc is None:
+                assert first is not None
+                chosen_desc = describe(first[0], first[1], d, first[2])
+            chosen = analysis.require_equal(chosen, e, f"{op.name}: {chosen_desc} must equal {describe(i, v, d, e)}")
         out.append(Const(1) if chosen is None else chosen)
     _set_result(analysis, op, op.results[0], out)
 
