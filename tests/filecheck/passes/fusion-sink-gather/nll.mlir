@@ -31,7 +31,7 @@ func.func @nll(%logits: tensor<1x6x32000xbf16>, %label: tensor<6x1xi64>) -> (ten
 // The row kernel reads each row once (max and sum of exp in one loop) and stores no row:
 // rows of 32000 are streamed.
 // PLACE-LABEL: func.func @nll
-// PLACE:         alloc.kernel "k{{[0-9]+}}" normalization ins({{.*}}%logits{{.*}}) outs(%m, %lg, %g : {{.*}}) schedule(looped)
+// PLACE:         alloc.kernel "k{{[0-9]+}}" normalization ins({{.*}}%logits{{.*}}) outs(%m, %lg, %g : {{.*}}) domain [6, 32000] schedule(looped)
 // PLACE-NOT:     alloc.alloc() {{.*}} memref<6x32000xf32>
 
 // -----
