@@ -386,14 +386,15 @@ def looped_blocks(m: int, n: int) -> tuple[int, int, int]:
 
 
 @functools.lru_cache(maxsize=4096)
-def outer_blocks(m: int, n: int, splits: int = 1) -> tuple[int, int, int]:
+def outer_blocks(m: int, n: int, splits: int = 1, element_bytes: int = 4) -> tuple[int, int, int]:
     """Blocks of a reduction split across CTAs (first stage, or the whole reduction when it
     has one split): m kept indices, contiguous in memory, by n reduced ones in `splits`
     chunks. Up to 64 kept indices per program (128 bytes of bf16: one full cache line per
     row; the pass's `split_reduction.SPLIT_KEPT_TILE`) by 32 reduced rows, 4 warps, or 8
     warps where each program's chunk is at most SHORT_CHUNK reduced indices (a few steps: a
     program's fixed cost weighs more, and more warps keep more loads in flight); a full
-    reduction (m = 1) reads FULL_TILE contiguous elements a step with FULL_WARPS warps. Measured on an
+    reduction (m = 1) reads `full_tile(element_bytes)` contiguous elements a step (`element_bytes`:
+    the widest element the kernel loads) with `full_warps` warps. Measured on an
     H200 (`benchmarks/split_sweep.sh`, BENCHMARKS.md, 19:4x UTC 2026-11-30), 32768x4096
     bf16 with about 1088 first-stage programs: 64x32 moved a column sum at 3.40 TB/s and a
     middle-axis mean at 3.47, against 2.82 and 2.37 with 64x64 (a [64, 64] f32
@@ -405,7 +406,8 @@ def outer_blocks(m: int, n: int, splits: int = 1) -> tuple[int, int, int]:
         bm, bn, warps = _OUTER
         return min(bm, _pow2(m)), min(bn, _pow2(n)), warps
     if m == 1:
-        return 1, min(_pow2(n), FULL_TILE), FULL_WARPS
+        tile = full_tile(element_bytes)
+        return 1, min(_pow2(n), tile), full_warps(tile)
     if n < SHORT_REDUCED:
         return short_outer_blocks(m, n)
     bm = min(_pow2(m), 64)
@@ -414,16 +416,29 @@ def outer_blocks(m: int, n: int, splits: int = 1) -> tuple[int, int, int]:
     return bm, bn, 8 if short else 4
 
 
-FULL_TILE = 2048
-FULL_WARPS = 4
-"""A full reduction's first stage (m = 1): FULL_TILE contiguous elements a step with FULL_WARPS
-warps, 16 a thread (four 16-byte loads of f32, two of bf16, in flight per step). The stage
-launches `split_reduction.SPLIT_TARGET_PROGRAMS`, eight programs per SM, and is one wave only
-if eight CTAs fit an SM: eight of 4 warps do at up to 64 registers a thread (65536 / (8 x
-128)), far above what a 16-element accumulator needs. The tile was 4096 with 8 warps: 40
-registers a thread, so six CTAs an SM (Nsight Compute, full_sum f32 `?` 16384x4096 on an H200:
-1056 programs of 256 threads, 1.33 waves, 63% achieved occupancy, 79% of DRAM bandwidth, 71.5
-us against torch.compile's 60.9: the third wave ran a third full)."""
+FULL_TILE_BYTES = 8192
+"""A full reduction's first stage (m = 1) reads FULL_TILE_BYTES contiguous bytes a step, 16
+elements a thread (four 16-byte loads of f32, two of bf16, in flight per step): 2048 f32
+elements with 4 warps, 4096 bf16 or f16 elements with 8 warps. Both are the faster of the two
+tiles measured for their element size on an H200 (kernel-only, the skeptic suite,
+`benchmarks/results/skeptic_suite_h200_2026-12-01_2115` and `_2026-12-02_0127`):
+- f32, full_sum `?` 16384x4096: 2048 / 4 warps 66.1 us against 70.5 with 4096 / 8. With 8
+  warps the kernel ran 40 registers a thread, six CTAs an SM, so the 1056 first-stage programs
+  (`split_reduction.SPLIT_TARGET_PROGRAMS`, eight an SM) took 1.33 waves (Nsight Compute: 63%
+  achieved occupancy); eight CTAs of 4 warps fit at up to 64 registers a thread.
+- bf16, full_sum static 16384x4096: 4096 / 8 warps 35.8 us against 43.1 with 2048 / 4
+  (f16 36.8 against 43.3): at half the bytes a step, the 4-warp tile keeps too few loads in
+  flight."""
+
+
+def full_tile(element_bytes: int) -> int:
+    """Elements a step of a full reduction's first stage: FULL_TILE_BYTES of them."""
+    return max(512, FULL_TILE_BYTES // max(1, element_bytes))
+
+
+def full_warps(tile: int) -> int:
+    """Warps of a full reduction's first stage: 16 elements a thread, 4 to 8 warps."""
+    return max(4, min(8, tile // (16 * 32)))
 
 
 SHORT_CHUNK = 256

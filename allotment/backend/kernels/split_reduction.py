@@ -21,13 +21,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from xdsl.dialects.builtin import MemRefType
 from xdsl.ir import Operation
 
 from allotment.analysis.split_reduction import unreduced_outputs
 from allotment.backend.kernel_plan import CodegenError, KernelPlan
 from allotment.backend.kernels.emitter import GeneratedKernel, InSize
 from allotment.backend.kernels.row_reduction import RowEmitter, choose_row_kernel, schedule_variants
-from allotment.dtypes import triton_dtype
+from allotment.dtypes import element_nbytes, triton_dtype
 
 
 def variants(plan: KernelPlan) -> list[str]:
@@ -35,6 +36,13 @@ def variants(plan: KernelPlan) -> list[str]:
     (an outer split: one kernel when %split is 1), then the two stages."""
     row = schedule_variants(plan)
     return [*(row if plan.inner_split else ["looped"]), "split_partial", "split_final"]
+
+
+def _widest_input_bytes(plan: KernelPlan) -> int:
+    """Bytes of the widest element the kernel loads (`host_runtime.outer_blocks` sizes a full
+    reduction's step by it); 4 where it loads no tensor."""
+    sizes = [element_nbytes(v.type.element_type) for v in plan.kernel.ins if isinstance(v.type, MemRefType)]
+    return max(sizes, default=4)
 
 
 def launch_lines(gen: GeneratedKernel, args: str, in_size: InSize) -> list[str]:
@@ -58,7 +66,7 @@ def launch_lines(gen: GeneratedKernel, args: str, in_size: InSize) -> list[str]:
     return [
         "    if M == 0:",
         "        return",
-        f"    bm, bn, warps = rt.outer_blocks(M, N, {split})",
+        f"    bm, bn, warps = rt.outer_blocks(M, N, {split}, {_widest_input_bytes(plan)})",
         f"    if {split} <= 1:",
         f"        rt.launch({fn['looped']}, (-(-M // bm),), ({args}), bm, bn, use_i64, warps)",
         "        return",
