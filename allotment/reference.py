@@ -842,8 +842,8 @@ def _reduction(run: _Run, op: Operation) -> list[Value]:
         return [x.to(dtype, copy=True)]
     if isinstance(op, fusion.SumOp):
         return [torch.sum(x, dims, keepdim=keepdim, dtype=dtype)]
-    if isinstance(op, fusion.ProdOp):
-        return [_prod(x, dims, keepdim, dtype)]
+    if isinstance(op, fusion.ProdOp):  # multiplied in the op's order of dims, as written
+        return [_prod(x, rules.normalize_dims(list(op.dims.get_values()), x.dim()), keepdim, dtype)]
     if isinstance(op, fusion.MeanOp):
         return [torch.mean(x, dims, keepdim=keepdim)]
     empty = [d for d in dims if x.shape[d] == 0]

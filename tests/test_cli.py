@@ -418,7 +418,7 @@ def test_allot_opt_help_lists_allotments_passes() -> None:
     passes = proc.stdout[proc.stdout.index("Allotment's passes"):]
     for name in ALL_PASSES:
         assert f"\n  {name}" in passes
-    assert ('fusion-segment{one-op-per-kernel=false inner-outer=true target="h200" on-chip-row-bytes=0}\n'
+    assert ('fusion-segment{one-op-per-kernel=false inner-outer=true target="h200" on-chip-row-bytes=0 expose=false}\n'
             "      Groups every fusion function's ops") in passes
     assert "expected-error" in proc.stdout  # the help of --verify-diagnostics
 

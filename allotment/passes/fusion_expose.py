@@ -22,8 +22,9 @@ a row) and `fusion-scatter-select` (the one-hot of `nll_loss_backward`) run befo
 `fusion-segment` and keep the indexing ops' index checks.
 
 Ops with sharded types are left alone. Values nobody uses afterwards are erased.
-`fusion-segment` runs these rewrites first (`expose=false` turns them off); the pass
-exists on its own so that FileCheck sees each one.
+The torch.compile frontend applies them to every graph (`expose_module`);
+`fusion-segment{expose=true}` applies them first to any input, and the pass exists on its
+own so that FileCheck sees each one. Text IR is segmented as written by default.
 """
 
 from __future__ import annotations
@@ -68,6 +69,15 @@ def _build(cls: type[IRDLOperation], operands: list, properties: dict, result_ty
                            properties=properties)
     fusion.retype_results(op)
     return op
+
+
+def _take_name(old: SSAValue, new: SSAValue, *moved: SSAValue) -> None:
+    """The value that replaces `old` keeps its name (plans and reports name the user's tensors:
+    `plan_sizes`, `memory_plan`); values computed in its place on the way get none."""
+    for v in moved:
+        v.name_hint = None
+    if old.name_hint is not None:
+        new.name_hint = old.name_hint
 
 
 class _Rewriter:
@@ -124,6 +134,7 @@ class _Rewriter:
         merged = fusion.ReshapeOp.create(operands=[inner.input, *op.shape], properties=dict(op.properties),
                                          result_types=[op.result.type])
         self.block.insert_op_before(merged, op)
+        _take_name(op.result, merged.result)
         op.result.replace_all_uses_with(merged.result)
         return True
 
@@ -139,6 +150,7 @@ class _Rewriter:
         self.block.insert_op_before(moved, op)
         cast = fusion.CastOp(moved.result, op.result.type.element_type)
         self.block.insert_op_before(cast, op)
+        _take_name(op.result, cast.result)
         op.result.replace_all_uses_with(cast.result)
         return True
 
@@ -170,6 +182,7 @@ class _Rewriter:
                                        result_types=[TensorType(computed.type.element_type,
                                                                 op.results[0].type.get_shape())])
         self.block.insert_op_before(back, op)
+        _take_name(op.results[0], back.result, computed)
         op.results[0].replace_all_uses_with(back.result)
         return True
 
@@ -219,6 +232,13 @@ def expose_fusion(f: func.FuncOp) -> int:
     return total
 
 
+def expose_module(module: ModuleOp) -> int:
+    """Applies the rewrites to every function of `module` (on a deep stack); returns how many
+    were made."""
+    return sum(call_with_deep_stack(lambda: [expose_fusion(f) for f in list(walk_ops(module))
+                                             if isinstance(f, func.FuncOp)]))
+
+
 @dataclass(frozen=True)
 class FusionExposePass(ModulePass):
     """The rewrites of the module docstring on every fusion function."""
@@ -226,4 +246,4 @@ class FusionExposePass(ModulePass):
     name = "fusion-expose"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        call_with_deep_stack(lambda: [expose_fusion(f) for f in list(walk_ops(op)) if isinstance(f, func.FuncOp)])
+        expose_module(op)

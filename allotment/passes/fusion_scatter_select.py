@@ -98,7 +98,7 @@ class FusionScatterSelectPass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for f in op.body.block.ops:
-            if not isinstance(f, func.FuncOp) or f.body.blocks.first is None:
-                continue
+            if not isinstance(f, func.FuncOp) or len(f.body.blocks) != 1:
+                continue  # a declaration, or several blocks (fusion-segment reports those)
             for s in [o for o in f.body.block.ops if isinstance(o, fusion.ScatterOp)]:
                 scatter_to_select(s)

@@ -1,8 +1,8 @@
 """`fusion-segment`: groups a fusion's ops into kernel regions (`fusion.segment`).
 
-First the rewrites of `fusion-expose` (`passes/fusion_expose.py`: casts and elementwise
-ops moved across reshapes, gathers through elementwise ops, a scatter into a full made a
-`where`) are applied, unless `expose=false` or in eager mode. Then the grouping is greedy
+With `expose=true` (not in eager mode), the rewrites of `fusion-expose`
+(`passes/fusion_expose.py`: casts and elementwise ops moved across reshapes) are applied
+first; the torch.compile frontend applies them to its graphs itself. Then the grouping is greedy
 and deterministic, in program order:
 
 - A pointwise op joins the group of its latest producer when its shape is that
@@ -911,7 +911,7 @@ def _check_flat(f: func.FuncOp) -> None:
             )
 
 
-def segment_function(f: func.FuncOp, eager: bool = False, cap: Capacity | None = None, expose: bool = True) -> None:
+def segment_function(f: func.FuncOp, eager: bool = False, cap: Capacity | None = None, expose: bool = False) -> None:
     """Replaces the body of `f` by scalars, segments and the return; `cap`: the on-chip
     budget of inner-outer kernels (None: none are made); `expose`: first apply the
     rewrites of `fusion-expose` (`passes/fusion_expose.py`; not in eager mode).
@@ -1065,9 +1065,9 @@ class FusionSegmentPass(ModulePass):
     on_chip_row_bytes: int = 0
     """Overrides the target's budget for one reduced row, in bytes (0: the target's)."""
 
-    expose: bool = True
-    """First apply `fusion-expose`'s rewrites (casts and gathers moved so that they fuse, a
-    scatter into a full made pointwise); false segments the function as written."""
+    expose: bool = False
+    """First apply `fusion-expose`'s rewrites (casts and elementwise ops moved across
+    reshapes so that they fuse); false (the default) segments the function as written."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         """Segments every function with a body; runs on a deep stack (`allotment.limits`),

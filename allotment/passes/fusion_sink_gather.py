@@ -206,7 +206,7 @@ class FusionSinkGatherPass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for f in op.body.block.ops:
-            if not isinstance(f, func.FuncOp) or f.body.blocks.first is None:
-                continue
+            if not isinstance(f, func.FuncOp) or len(f.body.blocks) != 1:
+                continue  # a declaration, or several blocks (fusion-segment reports those)
             for g in [o for o in f.body.block.ops if isinstance(o, fusion.GatherOp)]:
                 sink_gather(g)

@@ -33,6 +33,6 @@ def buffer_extent(buffer: SSAValue, j: int, ops: list[Operation]) -> SSAValue:
     if isinstance(owner, memref.ReinterpretCastOp):
         return owner.sizes[k]
     index = arith.ConstantOp(IntegerAttr(j, IndexType()))
-    dim = memref.DimOp.from_source_and_index(buffer, index.result)
+    dim = memref.DimOp(buffer, index.result)
     ops += [index, dim]
     return dim.result

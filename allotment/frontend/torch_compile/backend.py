@@ -30,6 +30,7 @@ import torch
 from allotment.errors import ArgumentError, Error
 from allotment.frontend.torch_compile.compiled import CompiledGraph, EagerGraph
 from allotment.frontend.torch_compile.translate import Census, Translator, Untranslatable
+from allotment.passes.fusion_expose import expose_module
 from allotment.passes.index_checks import set_index_checks
 
 LOG = logging.getLogger("allotment.torch_compile")
@@ -110,6 +111,7 @@ def compile_graph(gm: torch.fx.GraphModule, kind: str, opts: Options) -> Any:
         program.fd.module  # noqa: B018 (finalizes and verifies the fusion)
         module = _donate(program.fd.module, program.unchecked)
         set_index_checks(module, "device")  # no host read of indices: the kernels check them
+        expose_module(module)  # the decomposed graph's reshapes moved out of the way of fusion
         executable = allotment.compile(module, cuda_graphs=opts.cuda_graphs, planning=opts.planning)
         executable.program(_target(gm))  # passes and code generation now, not at the first call
         compiled: Any = CompiledGraph(program, executable, gm)
