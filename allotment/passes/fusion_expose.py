@@ -71,15 +71,6 @@ def _build(cls: type[IRDLOperation], operands: list, properties: dict, result_ty
     return op
 
 
-def _take_name(old: SSAValue, new: SSAValue, *moved: SSAValue) -> None:
-    """The value that replaces `old` keeps its name (plans and reports name the user's tensors:
-    `plan_sizes`, `memory_plan`); values computed in its place on the way get none."""
-    for v in moved:
-        v.name_hint = None
-    if old.name_hint is not None:
-        new.name_hint = old.name_hint
-
-
 class _Rewriter:
     """One sweep over a function: the shape analysis of its state at the sweep's start."""
 
@@ -134,7 +125,6 @@ class _Rewriter:
         merged = fusion.ReshapeOp.create(operands=[inner.input, *op.shape], properties=dict(op.properties),
                                          result_types=[op.result.type])
         self.block.insert_op_before(merged, op)
-        _take_name(op.result, merged.result)
         op.result.replace_all_uses_with(merged.result)
         return True
 
@@ -150,7 +140,6 @@ class _Rewriter:
         self.block.insert_op_before(moved, op)
         cast = fusion.CastOp(moved.result, op.result.type.element_type)
         self.block.insert_op_before(cast, op)
-        _take_name(op.result, cast.result)
         op.result.replace_all_uses_with(cast.result)
         return True
 
@@ -182,7 +171,6 @@ class _Rewriter:
                                        result_types=[TensorType(computed.type.element_type,
                                                                 op.results[0].type.get_shape())])
         self.block.insert_op_before(back, op)
-        _take_name(op.results[0], back.result, computed)
         op.results[0].replace_all_uses_with(back.result)
         return True
 
