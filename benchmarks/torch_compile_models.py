@@ -9,8 +9,9 @@ times a training step (zero_grad, forward with the LM loss, backward) and an inf
 forward (no_grad) for each model and backend: CUDA events around `--steps` steps after
 `--warmup` warm-up steps, in `--repeats` interleaved repeats (backend A, B, C, A, B, C,
 ...), reported as the min, median and max ms a step. Each backend's peak memory is
-`torch.cuda.max_memory_allocated` over its timed steps (all backends share one module,
-so the parameters are counted once), and its first-call time is the compile of the first
+`torch.cuda.max_memory_allocated` over its timed steps less what the backends before it
+still held when it was first called (the CUDA graph pools of `--reduce-overhead` and
+`--cuda-graphs`; all backends share one module, so the parameters are counted once), and its first-call time is the compile of the first
 step. The census per model lists Allotment's graphs, graph breaks, nodes fused into its
 kernels, nodes run as ATen calls, and the ATen ops left over, with counts, and each
 graph's memory plan (planned peak and lower bound of its transient buffers). One JSON file
@@ -80,8 +81,17 @@ def backends(args: argparse.Namespace) -> dict[str, Callable[[torch.nn.Module], 
         out["inductor"] = lambda m: torch.compile(m)
         if args.max_autotune:
             out["inductor-max-autotune"] = lambda m: torch.compile(m, mode="max-autotune-no-cudagraphs")
-    out["allotment"] = lambda m: torch.compile(m, backend="allotment", options={"cuda_graphs": args.cuda_graphs})
+        if args.reduce_overhead:
+            out["inductor-reduce-overhead"] = lambda m: torch.compile(m, mode="reduce-overhead")
+    out["allotment"] = lambda m: torch.compile(m, backend="allotment")
+    if args.cuda_graphs:
+        out["allotment-cudagraphs"] = lambda m: torch.compile(m, backend="allotment", options={"cuda_graphs": True})
     return out
+
+
+GRAPHED = ("inductor-reduce-overhead", "allotment-cudagraphs")
+"""Backends whose calls replay CUDA graphs: each step begins with
+`torch.compiler.cudagraph_mark_step_begin()`, as torch's docs ask of a training loop."""
 
 
 class Timer:
@@ -106,8 +116,11 @@ class Timer:
         return (time.perf_counter() - t) * 1e3 / steps
 
 
-def step_fn(model: Any, ids: torch.Tensor, mode: str, autocast: Any, params: list[torch.nn.Parameter]) -> Callable[[], None]:
+def step_fn(model: Any, ids: torch.Tensor, mode: str, autocast: Any, params: list[torch.nn.Parameter],
+            graphed: bool = False) -> Callable[[], None]:
     def train() -> None:
+        if graphed:
+            torch.compiler.cudagraph_mark_step_begin()
         for p in params:
             p.grad = None
         with autocast():
@@ -115,6 +128,8 @@ def step_fn(model: Any, ids: torch.Tensor, mode: str, autocast: Any, params: lis
         loss.backward()
 
     def infer() -> None:
+        if graphed:
+            torch.compiler.cudagraph_mark_step_begin()
         with torch.no_grad(), autocast():
             model(input_ids=ids)
 
@@ -241,8 +256,13 @@ def run_model(name: str, args: argparse.Namespace) -> dict[str, Any]:
         fns: dict[str, Callable[[], None]] = {}
         first: dict[str, float] = {}
         failed: dict[str, str] = {}
+        held_before: dict[str, int] = {}
+        base = torch.cuda.memory_allocated() if cuda else 0
         for backend, wrap in backends(args).items():
-            fn = step_fn(wrap(model), ids, mode, autocast, params)
+            fn = step_fn(wrap(model), ids, mode, autocast, params, backend in GRAPHED)
+            if cuda:
+                torch.cuda.synchronize()
+                held_before[backend] = torch.cuda.memory_allocated() - base
             t = time.perf_counter()
             try:
                 fn()
@@ -264,8 +284,9 @@ def run_model(name: str, args: argparse.Namespace) -> dict[str, Any]:
                     torch.cuda.synchronize()
                     torch.cuda.reset_peak_memory_stats()
                 ms[backend].append(timer(fn, args.steps))
-                if cuda:
-                    peak[backend] = max(peak.get(backend, 0), torch.cuda.max_memory_allocated())
+                if cuda:  # less what earlier backends still hold (CUDA graph pools): held_before
+                    peak[backend] = max(peak.get(backend, 0),
+                                        torch.cuda.max_memory_allocated() - held_before.get(backend, 0))
         result["modes"][mode] = {
             backend: {"ms_min": min(v), "ms_median": statistics.median(v), "ms_max": max(v),
                       "peak_mib": peak.get(backend, 0) / 2**20, "first_call_s": first[backend]}
@@ -297,7 +318,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--repeats", type=int, default=5)
     p.add_argument("--max-autotune", action="store_true", help="also Inductor max-autotune-no-cudagraphs (minutes)")
     p.add_argument("--inductor", action="store_true", help="with --cpu-smoke: also Inductor on the CPU")
-    p.add_argument("--cuda-graphs", action="store_true", help="Allotment with options={'cuda_graphs': True}")
+    p.add_argument("--cuda-graphs", action="store_true", help="also Allotment with options={'cuda_graphs': True}")
+    p.add_argument("--reduce-overhead", action="store_true", help="also Inductor mode='reduce-overhead'")
     p.add_argument("--out", type=Path, default=None, help="the JSON result file")
     args = p.parse_args(argv)
     if args.cpu_smoke:
