@@ -49,223 +49,51 @@ documented on `fusion.SegmentOp`.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import arith, func, tensor
-from xdsl.dialects.builtin import DYNAMIC_INDEX, ModuleOp, TensorType
+from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.transforms.common_subexpression_elimination import cse
 from xdsl.transforms.dead_code_elimination import is_trivially_dead
 from xdsl.utils.exceptions import PassFailedException
 
-from allotment.analysis import inner_outer
 from allotment.analysis.capacity import Capacity, capacity
 from allotment.analysis.shapes import ShapeAnalysis, ShapeError, reify_shapes
-from allotment.diagnostics import SOURCE_SPANS, located_message, message_at, walk_ops
+from allotment.diagnostics import located_message, message_at, walk_ops
 from allotment.dialects import fusion
-from allotment.dialects.comm import CommOp
-from allotment.dtypes import element_nbytes
-from allotment.extents.symbolic import Const, Extent
 from allotment.limits import call_with_deep_stack
 from allotment.passes.fusion_expose import expose_fusion
 from allotment.passes.gc_pause import gc_paused
+from allotment.passes.segment_groups import (
+    BROADCAST_VIEWS,
+    COLLECTIVES,
+    GATHERS,
+    LIBRARY,
+    REDUCTIONS,
+    SCANS,
+    SORTS,
+    VIEWS,
+    Group,
+    clone_op,
+    is_compute,
+)
+from allotment.passes.segment_recompute import Recomputation
 from allotment.passes.size_builder import SizeBuilder
 
-BROADCAST_VIEWS = (fusion.BroadcastInDimOp, fusion.ExpandOp, fusion.SqueezeOp)
-LAYOUT_VIEWS = (fusion.ReshapeOp, fusion.PermuteOp, fusion.SliceOp)
-VIEWS = BROADCAST_VIEWS + LAYOUT_VIEWS
-LIBRARY = (fusion.MatmulOp, fusion.LinearOp)
-COLLECTIVES = (CommOp,)
-"""Communication (`comm` dialect): one `collective` segment each."""
-REDUCTIONS = (fusion.ReductionOp, fusion.VarMeanOp, fusion.WelfordOp)
-INDEXING = (*fusion.INDEXING_GATHERS, *fusion.INDEXING_SCATTERS)
-"""Ops that read or write a buffer at computed indices: their source and index operands
-are buffers (never computed in their kernel), and a scatter is a kernel of its own."""
-SCANS = fusion.SCAN_OPS
-"""Scans (cumsum, cumprod, cummax, cummin): their group's kernel streams rows along the scan dim."""
-SORTS = fusion.SORT_OPS
-"""argsort, topk: one `sort` segment each (the kernel sorts whole rows)."""
-GATHERS = (fusion.PadOp, fusion.CatOp, fusion.FullOp, fusion.IotaOp, *INDEXING)
-"""Pointwise ops that start their own group (their domain is not their operands')."""
 
-
-def _element_bytes(t: TensorType) -> int:
-    return element_nbytes(t.element_type)
-
-
-def is_compute(op: Operation) -> bool:
-    return isinstance(op, fusion.FusionOp) and not isinstance(op, VIEWS)
-
-
-@dataclass(eq=False)
-class Group:
-    """A set of ops that becomes one segment."""
-
-    index: int
-    kind: str  # "compute", "view" or "library" while grouping
-    ops: list[Operation] = field(default_factory=list)
-    domain: tuple[Extent, ...] = ()
-    rdims: tuple[int, ...] | None = None
-    preds: set[int] = field(default_factory=set)
-    first: int = 0
-    last: int = 0
-    normalization: bool = False
-    reduced: set[SSAValue] = field(default_factory=set)
-    scan_dim: int | None = None
-    """The dim a `scan` group's scans run along (None: the group scans nothing)."""
-    inner_outer: bool = False
-    """Row reductions with column reductions merged in (`_merge_inner_outer`)."""
-
-    @property
-    def has_reduction(self) -> bool:
-        return self.rdims is not None
-
-
-class _Grouping:
-    """The grouping state of one function."""
+class _Grouping(Recomputation):
+    """The grouping of one function: the walk in program order (`run`), then the merges
+    after it. The state is `segment_groups.GroupTable`'s, the rules `segment_rules.GroupRules`',
+    the recomputing moves `segment_recompute.Recomputation`'s."""
 
     def __init__(self, f: func.FuncOp, shapes: ShapeAnalysis, eager: bool, cap: Capacity | None = None) -> None:
-        self.f = f
-        self.shapes = shapes
+        super().__init__(f, shapes)
         self.eager = eager
         self.cap = cap
         """The on-chip budget inner-outer kernels must fit (None: no inner-outer kernels)."""
-        self.groups: list[Group] = []
-        self.owner: dict[SSAValue, Group] = {}
-        self.position: dict[Operation, int] = {}
-        body = f.body.block.ops if f.body.blocks else ()
-        self.scatters = any(isinstance(op, fusion.INDEXING_SCATTERS) for op in body)
-        self.indexing = any(isinstance(op, INDEXING) for op in body)
-        """Whether the function has scatters (`_closed`) or indexing ops (`_indexes_into`) at
-        all: without them neither needs to look at a group's ops (a linear walk, not a
-        quadratic one, on a chain of 10,000 pointwise ops)."""
-
-    # -- dependencies ------------------------------------------------------
-
-    def _depends_on(self, start: Group, target: Group) -> bool:
-        """Whether `start` (transitively) uses a value of `target`."""
-        if start is target:
-            return True
-        stack, seen = [start.index], {start.index}
-        while stack:
-            g = self.groups[stack.pop()]
-            for p in g.preds:
-                if p == target.index:
-                    return True
-                pg = self.groups[p]
-                if p not in seen and pg.last > target.first:
-                    seen.add(p)
-                    stack.append(p)
-        return False
-
-    def _operand_groups(self, op: Operation) -> list[Group]:
-        out: list[Group] = []
-        for v in op.operands:
-            g = self.owner.get(v)
-            if g is not None and g not in out:
-                out.append(g)
-        return out
-
-    def _add(self, g: Group, op: Operation) -> None:
-        pos = self.position[op]
-        if not g.ops:
-            g.first = pos
-        g.ops.append(op)
-        g.last = max(g.last, pos)
-        for h in self._operand_groups(op):
-            if h is not g:
-                g.preds.add(h.index)
-        for r in op.results:
-            self.owner[r] = g
-
-    def _new(self, kind: str, op: Operation, domain: tuple[Extent, ...] = ()) -> Group:
-        g = Group(len(self.groups), kind, domain=domain)
-        self.groups.append(g)
-        self._add(g, op)
-        return g
-
-    # -- compatibility -----------------------------------------------------
-
-    def _shape(self, v: SSAValue) -> tuple[Extent, ...]:
-        return self.shapes.shape(v)
-
-    def _reduced_shapes(self, g: Group) -> tuple[tuple[Extent, ...], tuple[Extent, ...]]:
-        assert g.rdims is not None
-        keep = tuple(Const(1) if d in g.rdims else self.shapes.canonical(e) for d, e in enumerate(g.domain))
-        drop = tuple(e for d, e in enumerate(g.domain) if d not in g.rdims)
-        return keep, drop
-
-    def _is_suffix(self, rdims: tuple[int, ...], rank: int) -> bool:
-        return tuple(sorted(rdims)) == tuple(range(rank - len(rdims), rank))
-
-    def _uses_reduced(self, g: Group, op: Operation) -> bool:
-        return any(v in g.reduced for v in op.operands)
-
-    def _scan_fits(self, g: Group, op: Operation) -> bool:
-        """A scan joins a group that reduces nothing and scans (if at all) along its dim; a
-        reduction never joins a group that scans (a kernel's rows run along one dim)."""
-        if isinstance(op, SCANS):
-            return g.rdims is None and g.scan_dim in (None, op.scan_dim())
-        if isinstance(op, REDUCTIONS):
-            return g.scan_dim is None
-        return True
-
-    def _fits(self, g: Group, op: Operation) -> bool:
-        if g.kind != "compute" or self._closed(g) or not self._scan_fits(g, op):
-            return False
-        domain = tuple(self.shapes.canonical(e) for e in g.domain)
-        if isinstance(op, REDUCTIONS):
-            rdims = op.reduced_dims()
-            if self._shape(op.operands[0]) != domain:
-                return False
-            if g.rdims is not None and tuple(sorted(rdims)) != tuple(sorted(g.rdims)):
-                return False
-            if self._uses_reduced(g, op) and not self._is_suffix(rdims, len(domain)):
-                return False
-            return True
-        shape = self._shape(op.results[0])
-        if g.rdims is None:
-            return shape == domain
-        if shape == domain:
-            return not self._uses_reduced(g, op) or self._is_suffix(g.rdims, len(domain))
-        keep, drop = self._reduced_shapes(g)
-        return shape in (keep, drop)
-
-    def _keeps_rows(self, g: Group, op: Operation) -> bool:
-        """Whether a broadcast view of a reduced-shape value of g puts its dims back on g's
-        outer dims: a kernel has each row's reduced values only, not those of other rows."""
-        if g.rdims is None or not isinstance(op, fusion.BroadcastInDimOp):
-            return True
-        shape = self._shape(op.operands[0])
-        keep, drop = self._reduced_shapes(g)
-        dims = list(op.broadcast_dims.get_values())
-        if shape == drop:
-            return dims == [d for d in range(len(g.domain)) if d not in g.rdims]
-        if shape == keep:
-            return dims == list(range(len(shape)))
-        return True
-
-    def _acyclic(self, g: Group, op: Operation) -> bool:
-        return all(h is g or not self._depends_on(h, g) for h in self._operand_groups(op))
-
-    def _closed(self, g: Group) -> bool:
-        """A scatter's group: nothing joins it and it joins nothing (its result is complete
-        only once its kernel has run)."""
-        return self.scatters and any(isinstance(op, fusion.INDEXING_SCATTERS) for op in g.ops)
-
-    def _indexes_into(self, g: Group, h: Group) -> bool:
-        """Whether an indexing op of g reads a value of h as its source or index: h must stay
-        another kernel (a buffer), so the two never merge."""
-        return self.indexing and any(isinstance(op, INDEXING) and any(self.owner.get(v) is h for v in op.operands)
-                                     for op in g.ops)
-
-    def _separate(self, g: Group, h: Group) -> bool:
-        """Whether g and h must stay apart (`_closed`, `_indexes_into`)."""
-        return self._closed(g) or self._closed(h) or self._indexes_into(g, h) or self._indexes_into(h, g)
-
-    # -- the walk ----------------------------------------------------------
 
     def run(self, ops: Sequence[Operation]) -> None:
         for i, op in enumerate(ops):
@@ -323,53 +151,6 @@ class _Grouping:
                     return g
         return None
 
-    def _on_reduced_domain(self, g: Group, h: Group) -> bool:
-        """Whether h is pointwise work over g's reduced domain (RMSNorm backward's rstd**2 next
-        to the row sum it scales): it can join g, as the ops after g's reductions do."""
-        if g.rdims is None or h.rdims is not None or h.normalization:
-            return False
-        keep, drop = self._reduced_shapes(g)
-        return tuple(map(self.shapes.canonical, h.domain)) in (keep, drop)
-
-    def _can_merge(self, g: Group, h: Group, reduced: bool = False) -> bool:
-        """Whether two groups can become one without a cycle between groups (`reduced`: h is
-        pointwise work over g's reduced domain, `_on_reduced_domain`)."""
-        if g is h or g.kind != "compute" or h.kind != "compute" or self._separate(g, h):
-            return False
-        if (g.scan_dim is not None and (h.rdims is not None or h.scan_dim not in (None, g.scan_dim))) or (
-            h.scan_dim is not None and g.rdims is not None
-        ):
-            return False  # a kernel's rows run along one dim: its scans' or its reductions'
-        if not reduced and tuple(map(self.shapes.canonical, g.domain)) != tuple(map(self.shapes.canonical, h.domain)):
-            return False
-        if g.rdims is not None and h.rdims is not None and g.rdims != h.rdims:
-            return False
-        for a, b in ((g, h), (h, g)):
-            for p in a.preds:
-                if p != b.index and self._depends_on(self.groups[p], b):
-                    return False
-        return True
-
-    def _merge(self, g: Group, h: Group, fresh: bool = False) -> None:
-        """Moves every op of h into g. `fresh`: h was just made and no group depends on it
-        yet, so no other group's predecessors need rewriting (they are not scanned)."""
-        g.ops = sorted(g.ops + h.ops, key=lambda o: self.position[o])
-        g.first, g.last = min(g.first, h.first), max(g.last, h.last)
-        g.preds = (g.preds | h.preds) - {g.index, h.index}
-        g.rdims = g.rdims if g.rdims is not None else h.rdims
-        g.normalization |= h.normalization
-        g.reduced |= h.reduced
-        g.scan_dim = g.scan_dim if g.scan_dim is not None else h.scan_dim
-        for op in h.ops:
-            for r in op.results:
-                self.owner[r] = g
-        for other in () if fresh else self.groups:
-            if h.index in other.preds:
-                other.preds.discard(h.index)
-                if other is not g:
-                    other.preds.add(g.index)
-        h.ops, h.kind = [], "merged"
-
     def _compute(self, op: Operation) -> None:
         joined: Group | None = None
         if not self.eager and not isinstance(op, GATHERS):
@@ -413,324 +194,6 @@ class _Grouping:
             ):
                 joined.normalization = True
 
-    def _recompute_shared_inputs(self) -> None:
-        """A kernel that reads a value another kernel computes (and would write to memory
-        for it) recomputes it instead, when the value is a chain of at most
-        RECOMPUTE_MAX_OPS pointwise ops and broadcasts of function arguments whose
-        full-domain inputs take no more bytes per element than the value: the producer's
-        kernel keeps it in registers, nothing is written, and the consumer reads fewer
-        bytes (RMSNorm backward: the dw column sum computes x * rstd and dy * w, which the
-        dx normalization kernel then recomputes instead of reading two f32 buffers)."""
-        returned: set[SSAValue] = set()
-        for op in self.f.body.block.ops:
-            if isinstance(op, func.ReturnOp):
-                returned.update(op.operands)
-        group_of = {op: g for g in self.groups for op in g.ops}
-        for g in [g for g in self.groups if g.kind == "compute" and g.ops]:
-            for op in sorted(g.ops, key=lambda o: self.position[o]):
-                for v in op.results:
-                    if v in returned or not isinstance(v.type, TensorType):
-                        continue
-                    if any(isinstance(u.operation, INDEXING) for u in v.uses):
-                        continue  # an indexing op reads it from a buffer
-                    users = {group_of.get(u.operation) for u in v.uses} - {g}
-                    # only where the value then need not be written at all
-                    if not users or None in users or any(h.kind != "compute" for h in users if h is not None):
-                        continue
-                    chain = self._recomputable(v, g)
-                    if chain is None:
-                        continue
-                    for h in sorted((h for h in users if h is not None), key=lambda h: h.first):
-                        first_user = min((u.operation for u in v.uses if group_of.get(u.operation) is h),
-                                         key=lambda o: self.position[o])
-                        for clone in self._clone_into(h, chain, first_user):
-                            group_of[clone] = h
-
-    def _recomputable(self, v: SSAValue, g: Group) -> list[Operation] | None:
-        """The ops of g computing v from function arguments and constants only (pointwise
-        ops and broadcast views), in program order, if few and cheap enough; else None."""
-        chain: list[Operation] = []
-        seen: set[Operation] = set()
-        pending = [v]
-        in_bytes = 0
-        domain = self._shape(v)
-        while pending:
-            x = pending.pop()
-            owner = x.owner
-            if not isinstance(owner, Operation):
-                if isinstance(x.type, TensorType) and self._shape(x) == domain:
-                    in_bytes += _element_bytes(x.type)
-                continue
-            if isinstance(owner, arith.ConstantOp) or owner in seen or not isinstance(x.type, TensorType):
-                continue  # scalars (index sizes, constants) live outside segments
-            if self.owner.get(x) is not g or isinstance(
-                owner, (*REDUCTIONS, *GATHERS, *LAYOUT_VIEWS, *LIBRARY, *SCANS, *SORTS)
-            ):
-                return None
-            if not isinstance(owner, fusion.FusionOp):
-                return None
-            seen.add(owner)
-            chain.append(owner)
-            if len(chain) > self.RECOMPUTE_MAX_OPS:
-                return None
-            pending.extend(owner.operands)
-        if not isinstance(v.type, TensorType) or in_bytes > _element_bytes(v.type):
-            return None
-        return sorted(chain, key=lambda o: self.position[o])
-
-    def _clone_into(self, h: Group, chain: list[Operation], first_user: Operation) -> list[Operation]:
-        """Copies `chain` into h before the first op of h that uses any of its values (at
-        the latest `first_user`), points h's uses at the copies, and returns them."""
-        members = set(h.ops)
-        users = [u.operation for op in chain for r in op.results for u in r.uses if u.operation in members]
-        first_user = min([first_user, *users], key=lambda o: self.position[o])
-        mapping: dict[SSAValue, SSAValue] = {}
-        base = self.position[first_user]
-        clones: list[Operation] = []
-        for k, op in enumerate(chain):
-            clone = op.clone(value_mapper=dict(mapping))
-            for old, new in zip(op.results, clone.results):
-                mapping[old] = new
-                new.name_hint = old.name_hint
-                self.shapes.extents[new] = self.shapes.extents[old]
-                self.owner[new] = h
-            first_user.parent_block().insert_op_before(clone, first_user)
-            self.position[clone] = base - 1 + (k + 1) / (len(chain) + 1)
-            clones.append(clone)
-        members = set(h.ops)
-        for old, new in mapping.items():
-            for use in list(old.uses):
-                if use.operation in members:
-                    use.operation.operands[use.index] = new
-        h.ops = sorted(h.ops + clones, key=lambda o: self.position[o])
-        return clones
-
-    RECOMPUTE_MAX_OPS = 16
-    RECOMPUTE_MAX_INPUTS = 4
-
-    def _recomputable_input(self, op: Operation) -> list[Operation] | None:
-        """The ops of another group that compute a reduction's input from that group's own
-        inputs only (elementwise ops, casts and broadcast-like views: no reduced value), in
-        program order, when the reduction starts a group of its own over other dims (the
-        column sum of RMSNorm backward's dw, next to its row reductions). Recomputing them
-        reads those inputs again instead of writing and reading the input in a buffer."""
-        v = op.operands[0]
-        g = self.owner.get(v)
-        if g is None or g.kind != "compute" or v in g.reduced:
-            return None
-        chain: dict[Operation, None] = {}
-        leaves: set[SSAValue] = set()
-        stack = [v]
-        while stack:
-            x = stack.pop()
-            owner = x.owner
-            if not isinstance(x.type, TensorType) or self.owner.get(x) is not g:
-                if isinstance(x.type, TensorType):
-                    leaves.add(x)
-                continue
-            if x in g.reduced or isinstance(owner, REDUCTIONS) or not isinstance(owner, (fusion.ElementwiseOp, fusion.CastOp, *BROADCAST_VIEWS)):
-                return None
-            if owner not in chain:
-                chain[owner] = None
-                stack.extend(owner.operands)
-            if len(chain) > self.RECOMPUTE_MAX_OPS or len(leaves) > self.RECOMPUTE_MAX_INPUTS:
-                return None
-        return sorted(chain, key=lambda o: self.position[o])
-
-    def _recompute(self, op: Operation, chain: list[Operation], domain: tuple[Extent, ...]) -> Group:
-        """A new group for reduction `op` whose input chain (`_recomputable_input`) is cloned
-        into it; the originals stay where other users need them, or are erased."""
-        mapping: dict[SSAValue, SSAValue] = {}
-        clones = []
-        for k, o in enumerate(chain):
-            clone = _clone(o, mapping)
-            for old, new in zip(o.results, clone.results):
-                mapping[old] = new
-                new.name_hint = old.name_hint
-            op.parent_block().insert_op_before(clone, op)
-            self.position[clone] = self.position[op] - 1 + (k + 1) / (len(chain) + 1)
-            clones.append(clone)
-        op.operands = [mapping.get(x, x) for x in op.operands]
-        g = self._new("compute", clones[0], domain)
-        for clone in clones[1:]:
-            self._add(g, clone)
-        self._add(g, op)
-        source = self.owner[chain[-1].results[0]]
-        for o in reversed(chain):  # the originals nobody reads any more
-            if all(not r.uses for r in o.results):
-                source.ops.remove(o)
-                o.parent_block().erase_op(o)
-        if not source.ops:  # nothing left to compute: no group waits for it
-            source.kind = "merged"
-            for other in self.groups:
-                other.preds.discard(source.index)
-        return g
-
-    def _externalize_member_views(self) -> None:
-        """A broadcast view used outside its group becomes a view segment of its own.
-
-        Its source is then the group's output and the view costs nothing; keeping
-        it as an output would store the broadcast (and could leave the group's
-        iteration domain).
-        """
-        for g in list(self.groups):
-            if g.kind != "compute":
-                continue
-            members = set(g.ops)
-            # last first: a view used only by a later view that leaves the group leaves it too
-            for op in reversed([o for o in g.ops if isinstance(o, BROADCAST_VIEWS)]):
-                external = [u for u in op.results[0].uses if u.operation not in members]
-                if not external:
-                    continue
-                clone = _clone(op)
-                op.parent_block().insert_op_after(clone, op)
-                self.position[clone] = self.position[op]
-                for use in external:
-                    use.operation.operands = [
-                        clone.results[0] if x is op.results[0] else x for x in use.operation.operands
-                    ]
-                view = self._new("view", clone)
-                for h in self.groups:
-                    if h is not view and any(clone.results[0] in o.operands for o in h.ops):
-                        h.preds.add(view.index)
-                if not op.results[0].uses:
-                    g.ops.remove(op)
-                    op.parent_block().erase_op(op)
-
-    def _absorb_into_consumers(self) -> None:
-        """Index views and pointwise producers used by one kernel only move into it.
-
-        A view segment of a computed value (slice with static steps, permute, or a
-        reshape that only inserts or removes size-1 dims) whose uses are all in one
-        compute group becomes index arithmetic in that group; so does a pointwise
-        group (no reduction, nothing returned) whose values are all used in one
-        compute group: it is recomputed at the indices that group reads it at
-        (a rotary embedding's slices, neg and cat become one kernel). Walks the
-        groups last first, so a chain of producers moves in one pass.
-        """
-        returned: set[SSAValue] = set()
-        for op in self.f.body.block.ops:
-            if isinstance(op, func.ReturnOp):
-                returned.update(op.operands)
-        group_of = {op: g for g in self.groups for op in g.ops}
-        for h in sorted((g for g in self.groups if g.ops), key=lambda g: -g.first):
-            if not h.ops or any(r in returned for op in h.ops for r in op.results):
-                continue
-            if h.kind == "view":
-                if not self._index_view(h.ops[0]):
-                    continue
-            elif h.kind != "compute" or h.has_reduction or h.scan_dim is not None:
-                continue  # a scan's rows are computed once, in its own kernel
-            users = {group_of.get(u.operation) for op in h.ops for r in op.results for u in r.uses}
-            users.discard(h)
-            if len(users) > 1 and self._recompute_per_consumer(h, users, group_of):
-                continue
-            if len(users) != 1:
-                continue
-            (g,) = users
-            if g is None or g.kind != "compute" or self._separate(g, h):
-                continue
-            self._merge(g, h)
-            for op in g.ops:
-                group_of[op] = g
-
-    def _recompute_per_consumer(self, h: Group, users: set[Group | None], group_of: dict[Operation, Group]) -> bool:
-        """A pointwise group read by several kernels, that reads only function arguments and
-        constants, with at most RECOMPUTE_MAX_OPS ops and no more input bytes per element
-        than output bytes, is recomputed in each consumer instead of written to memory and
-        read back by each: never more memory traffic, and no intermediate buffer at all
-        (RMSNorm backward's x * rstd and dy * w, read by the dx and the dw kernels).
-        Returns whether it did."""
-        if None in users or any(g.kind != "compute" for g in users if g is not None):
-            return False
-        if h.preds or len(h.ops) > self.RECOMPUTE_MAX_OPS or any(isinstance(op, GATHERS) for op in h.ops):
-            return False
-        if any(self._indexes_into(g, h) for g in users if g is not None):
-            return False
-        inside = {r for op in h.ops for r in op.results}
-        domain = tuple(map(self.shapes.canonical, h.domain))
-        in_bytes = out_bytes = 0
-        for op in h.ops:
-            for v in op.operands:
-                if v in inside or not isinstance(v.type, TensorType):
-                    continue
-                if not isinstance(v.owner, Block) and isinstance(v.owner, Operation):
-                    return False  # reads a value some other op computes
-                if self._shape(v) == domain:
-                    in_bytes += _element_bytes(v.type)
-            for r in op.results:
-                if any(group_of.get(u.operation) is not h for u in r.uses):
-                    out_bytes += _element_bytes(r.type)
-        if in_bytes > out_bytes:
-            return False
-        consumers = sorted((g for g in users if g is not None), key=lambda g: g.first)
-        # Each consumer's uses of h's results, found once: a value read by thousands of
-        # kernels (a broadcast weight) is not scanned again for each of them.
-        uses_in: dict[int, list[tuple[SSAValue, Operation, int]]] = {}
-        for op in h.ops:
-            for r in op.results:
-                for use in r.uses:
-                    user_group = group_of.get(use.operation)
-                    if user_group is not None:
-                        uses_in.setdefault(id(user_group), []).append((r, use.operation, use.index))
-        for g in consumers[:-1]:
-            mapping: dict[SSAValue, SSAValue] = {}
-            clones: list[Operation] = []
-            for op in h.ops:
-                clone = op.clone(value_mapper=dict(mapping))
-                for old, new in zip(op.results, clone.results):
-                    mapping[old] = new
-                    new.name_hint = old.name_hint
-                    self.shapes.extents[new] = self.shapes.extents[old]
-                op.parent_block().insert_op_before(clone, op)
-                self.position[clone] = self.position[op]
-                clones.append(clone)
-            for old, user, index in uses_in.get(id(g), ()):
-                user.operands[index] = mapping[old]
-            copy = Group(len(self.groups), "compute", clones, h.domain, None, set(), h.first, h.last)
-            self.groups.append(copy)
-            for op in clones:
-                for r in op.results:
-                    self.owner[r] = copy
-            self._merge(g, copy, fresh=True)
-            g.preds.discard(h.index)
-            for op in g.ops:
-                group_of[op] = g
-        last = consumers[-1]
-        self._merge(last, h)
-        for op in last.ops:
-            group_of[op] = last
-        return True
-
-    def _index_view(self, op: Operation) -> bool:
-        """Whether a view op can be index arithmetic in its consumer's kernel: a slice with
-        static steps, a permute, or a reshape that only inserts or removes static size-1 dims,
-        of a value that is computed (a view of an argument stays a free strided view)."""
-        src = op.operands[0]
-        while isinstance(src.owner, VIEWS):
-            src = src.owner.operands[0]
-        if not isinstance(src.owner, Operation):
-            return False
-        if isinstance(op, fusion.SliceOp):
-            return all(s != DYNAMIC_INDEX for s in op.static_step.get_values())
-        if isinstance(op, fusion.PermuteOp):
-            return True
-        if isinstance(op, fusion.ReshapeOp):
-            return self._unit_reshape(op)
-        return False
-
-    def _unit_reshape(self, op: fusion.ReshapeOp) -> bool:
-        """Whether a reshape only inserts or removes static size-1 dims: the other dims pair up
-        in order with equal extents (static ones equal; one dynamic pair is equal because a
-        reshape keeps the element count; several must be equal symbolically)."""
-        def non_unit(v: SSAValue) -> list[tuple[int, Extent]]:
-            return [(t, self.shapes.canonical(e)) for e, t in zip(self._shape(v), v.type.get_shape()) if t != 1]
-        a, b = non_unit(op.input), non_unit(op.results[0])
-        if len(a) != len(b) or any((x == DYNAMIC_INDEX) != (y == DYNAMIC_INDEX) or x != y for (x, _), (y, _) in zip(a, b)):
-            return False
-        dynamic = [(p, q) for (x, p), (_, q) in zip(a, b) if x == DYNAMIC_INDEX]
-        return len(dynamic) <= 1 or all(p == q for p, q in dynamic)
-
     def _merge_broadcast_sources(self) -> None:
         """Merges pointwise groups used only through broadcast views by one group."""
         users: dict[int, set[int]] = {}
@@ -764,16 +227,80 @@ class _Grouping:
                     us.discard(h.index)
                     us.add(g.index)
 
-    # -- inner-outer kernels (`analysis/inner_outer.py`) ---------------------------
+    def _absorb_into_consumers(self) -> None:
+        """Index views and pointwise producers used by one kernel only move into it.
+
+        A view segment of a computed value (slice with static steps, permute, or a
+        reshape that only inserts or removes size-1 dims) whose uses are all in one
+        compute group becomes index arithmetic in that group; so does a pointwise
+        group (no reduction, nothing returned) whose values are all used in one
+        compute group: it is recomputed at the indices that group reads it at
+        (a rotary embedding's slices, neg and cat become one kernel). Walks the
+        groups last first, so a chain of producers moves in one pass.
+        """
+        returned = self.returned_values()
+        group_of = {op: g for g in self.groups for op in g.ops}
+        for h in sorted((g for g in self.groups if g.ops), key=lambda g: -g.first):
+            if not h.ops or any(r in returned for op in h.ops for r in op.results):
+                continue
+            if h.kind == "view":
+                if not self._index_view(h.ops[0]):
+                    continue
+            elif h.kind != "compute" or h.has_reduction or h.scan_dim is not None:
+                continue  # a scan's rows are computed once, in its own kernel
+            users = {group_of.get(u.operation) for op in h.ops for r in op.results for u in r.uses}
+            users.discard(h)
+            if len(users) > 1 and self._recompute_per_consumer(h, users, group_of):
+                continue
+            if len(users) != 1:
+                continue
+            (g,) = users
+            if g is None or g.kind != "compute" or self._separate(g, h):
+                continue
+            self._merge(g, h)
+            for op in g.ops:
+                group_of[op] = g
+
+    def _externalize_member_views(self) -> None:
+        """A broadcast view used outside its group becomes a view segment of its own.
+
+        Its source is then the group's output and the view costs nothing; keeping
+        it as an output would store the broadcast (and could leave the group's
+        iteration domain).
+        """
+        for g in list(self.groups):
+            if g.kind != "compute":
+                continue
+            members = set(g.ops)
+            # last first: a view used only by a later view that leaves the group leaves it too
+            for op in reversed([o for o in g.ops if isinstance(o, BROADCAST_VIEWS)]):
+                external = [u for u in op.results[0].uses if u.operation not in members]
+                if not external:
+                    continue
+                clone = clone_op(op)
+                op.parent_block().insert_op_after(clone, op)
+                self.position[clone] = self.position[op]
+                for use in external:
+                    use.operation.operands = [
+                        clone.results[0] if x is op.results[0] else x for x in use.operation.operands
+                    ]
+                view = self._new("view", clone)
+                for h in self.groups:
+                    if h is not view and any(clone.results[0] in o.operands for o in h.ops):
+                        h.preds.add(view.index)
+                if not op.results[0].uses:
+                    g.ops.remove(op)
+                    op.parent_block().erase_op(op)
 
     def _merge_inner_outer(self) -> None:
         """Merges each column-reduction group into a row-reduction group of the same
         [rows..., N] domain when the merged kernel's rows fit on chip (a `?` N: alloc-place
         decides at run time): the kernel then reads the shared inputs once."""
+        assert self.cap is not None
         rows = [g for g in self.groups if self._row_group(g)]
         for h in [h for h in self.groups if self._column_group(h)]:
             for g in rows:
-                if g.ops and self._inner_outer_ok(g, h):
+                if g.ops and self._inner_outer_ok(g, h, self.cap):
                     self._merge(g, h)
                     g.rdims = tuple(next(op for op in g.ops if isinstance(op, REDUCTIONS)).reduced_dims())
                     g.inner_outer = True
@@ -781,60 +308,6 @@ class _Grouping:
         # A column reduction beside outputs of its own domain and no row reduction (a bias
         # gradient beside dx) stays a `reduction` segment: `split_reduction` splits it across
         # CTAs, its first stage writing the outputs as it streams the rows.
-
-    def _row_group(self, g: Group) -> bool:
-        rank = len(g.domain)
-        return (g.kind == "compute" and g.rdims == (rank - 1,) and rank >= 2 and g.scan_dim is None
-                and not self._closed(g)
-                and all(inner_outer.is_row_reduction(op, rank) for op in g.ops if isinstance(op, REDUCTIONS)))
-
-    def _column_group(self, h: Group) -> bool:
-        """Sums and means of floats over every dim but the last, whose values used outside
-        the group are all computed from those sums (the partials add up to them)."""
-        rank = len(h.domain)
-        if h.kind != "compute" or h.rdims != tuple(range(rank - 1)) or rank < 2 or h.scan_dim is not None:
-            return False
-        if any(isinstance(op, (*GATHERS, *SCANS)) for op in h.ops):
-            return False
-        reductions = [op for op in h.ops if isinstance(op, REDUCTIONS)]
-        if not reductions or not all(inner_outer.is_column_reduction(op, rank) for op in reductions):
-            return False
-        members = set(h.ops)
-        returned: set[SSAValue] = set()
-        for op in self.f.body.block.ops:
-            if isinstance(op, func.ReturnOp):
-                returned.update(op.operands)
-        reduced = set(h.reduced)
-        for op in h.ops:
-            if any(x in reduced for x in op.operands if op in reductions):
-                return False  # a reduction of another's result: two levels
-            for r in op.results:
-                used_outside = r in returned or any(u.operation not in members for u in r.uses)
-                if used_outside and r not in reduced:
-                    return False
-        return True
-
-    def _inner_outer_ok(self, g: Group, h: Group) -> bool:
-        """Same domain, no path between the two through a third group, h does not feed g,
-        and the rows fit on chip (static N) or are left to alloc-place (a `?` N)."""
-        assert self.cap is not None
-        if tuple(map(self.shapes.canonical, g.domain)) != tuple(map(self.shapes.canonical, h.domain)):
-            return False
-        if h.index in g.preds or self._separate(g, h):
-            return False
-        for a, b in ((g, h), (h, g)):
-            for p in a.preds:
-                if p != b.index and self._depends_on(self.groups[p], b):
-                    return False
-        if any(isinstance(v.type, TensorType) and isinstance(v.type.encoding, fusion.ShardingAttr)
-               for op in g.ops + h.ops for v in (*op.operands, *op.results)):
-            return False
-        n = self.shapes.canonical(g.domain[-1])
-        if not isinstance(n, Const):
-            return True  # alloc-place: persistent if the row fits at run time, else looped
-        acc = [inner_outer.accumulation_bytes(op.operands[0].type.element_type)
-               for op in g.ops + h.ops if isinstance(op, REDUCTIONS)]
-        return inner_outer.fits_on_chip(n.value, acc, self.cap)
 
     def segment_kind(self, g: Group) -> str:
         if g.kind in ("view", "library", "collective", "sort", "aten"):
@@ -891,15 +364,6 @@ def _rewrite_intermediate_dims(f: func.FuncOp, shapes: ShapeAnalysis) -> None:
             block.erase_op(op)
 
 
-def _clone(op: Operation, mapping: dict[SSAValue, SSAValue] | None = None) -> Operation:
-    """`op.clone(mapping)`, keeping the source location of `op` for later diagnostics."""
-    clone = op.clone(mapping)
-    span = SOURCE_SPANS.get(op)
-    if span is not None:
-        SOURCE_SPANS[clone] = span
-    return clone
-
-
 def _check_flat(f: func.FuncOp) -> None:
     """A fusion is one block of ops without regions: anything else is a located error."""
     if len(f.body.blocks) != 1:
@@ -944,7 +408,7 @@ def segment_function(f: func.FuncOp, eager: bool = False, cap: Capacity | None =
     new_ops: list[Operation] = []
     mapping: dict[SSAValue, SSAValue] = {}
     for op in scalars:
-        new_ops.append(_clone(op, mapping))
+        new_ops.append(clone_op(op, mapping))
         for old, new in zip(op.results, new_ops[-1].results):
             mapping[old] = new
     counters = {"view": 0, "kernel": 0}
@@ -959,7 +423,7 @@ def segment_function(f: func.FuncOp, eager: bool = False, cap: Capacity | None =
             cse(new_ops[-1].body)
     ret = block.last_op
     assert isinstance(ret, func.ReturnOp)
-    new_ops.append(_clone(ret, mapping))
+    new_ops.append(clone_op(ret, mapping))
 
     for op in reversed(ops):
         op.detach()
@@ -1028,11 +492,11 @@ def _build_segment(
         if v.name_hint:
             arg.name_hint = v.name_hint
     for c in constants:
-        clone = _clone(c)
+        clone = clone_op(c)
         block.add_op(clone)
         inner[c.result] = clone.result
     for op in g.ops:
-        clone = _clone(op, inner)
+        clone = clone_op(op, inner)
         block.add_op(clone)
         for old, new in zip(op.results, clone.results):
             inner[old] = new

@@ -12,8 +12,9 @@ to its IR type, as torch does op by op.
 Each kind's functions come from its own module (`pointwise`, `row_reduction`,
 `split_reduction`, `inner_outer`, `scan_sort`: one subclass of `Emitter` each, found
 through `backend/kernel_kinds.KINDS`); this module holds what they share: values at
-index maps, loads, stores, elementwise ops, casts, pads and cats, and the reductions'
-building blocks (neutral elements, combines, masked inputs, partials).
+index maps, loads, stores and the reductions' building blocks (neutral elements,
+combines), with elementwise ops and casts from `elementwise_emission` and pads and cats
+from `pad_cat_emission` (mixins of `Emitter`).
 
 Values read at other indices than their own (the operands of slices, pads,
 cats, permutes and unit reshapes of values computed in the kernel) are
@@ -40,10 +41,6 @@ from dataclasses import dataclass, field
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
-    BFloat16Type,
-    Float16Type,
-    Float32Type,
-    Float64Type,
     FloatAttr,
     IntegerAttr,
     IntegerType,
@@ -52,31 +49,29 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from allotment.analysis.row_passes import softmax_terms
-from allotment.backend import triton_math, triton_random
+from allotment.backend import triton_random
 from allotment.backend.code_writer import CodeWriter
-from allotment.backend.identifiers import comment
 from allotment.backend.kernel_plan import (
     REDUCTIONS,
     CodegenError,
     KernelPlan,
     Map,
-    add_shift,
     body_extents,
     entry_dim,
     index_expr,
     norm_dims,
-    pad_width,
     permuted,
-    shifted,
     sliced,
     unit_reshaped,
 )
 from allotment.backend.kernels import gather_scatter
+from allotment.backend.kernels.elementwise_emission import ElementwiseEmission, compute_dtype
+from allotment.backend.kernels.pad_cat_emission import PadCatEmission
 from allotment.backend.kernels.prelude import to_dtype
 from allotment.dialects import fusion
-from allotment.dialects.fusion_rules import compute_type, element_type_of, promote
+from allotment.dialects.fusion_rules import is_float
 from allotment.dtypes import triton_dtype
-from allotment.extents.dims import dim_set, normalize_dim
+from allotment.extents.dims import dim_set
 
 
 def float_literal(v: float) -> str:
@@ -84,15 +79,6 @@ def float_literal(v: float) -> str:
     if v != v or v in (float("inf"), float("-inf")):
         return f'float("{v}")'
     return repr(v)
-
-
-def is_float(t: Attribute) -> bool:
-    return isinstance(t, Float16Type | BFloat16Type | Float32Type | Float64Type)
-
-
-def compute_dtype(t: Attribute) -> str:
-    """The type arithmetic on elements of type t happens in (f32 for 16-bit floats)."""
-    return triton_dtype(compute_type(t))
 
 
 TILE_SHAPES = {frozenset({"m", "n"}): "(BLOCK_M, BLOCK_N)", frozenset({"m"}): "(BLOCK_M, 1)",
@@ -135,7 +121,7 @@ InSize = Callable[[int, int], str]
 """A launcher's spelling of extent j of kernel input i (`launch_lines` of each kind)."""
 
 
-class Emitter:
+class Emitter(ElementwiseEmission, PadCatEmission):
     """Emits one Triton function for a kernel plan (one variant); each kind's subclass
     emits its variants (`emit`)."""
 
@@ -166,6 +152,7 @@ class Emitter:
         """Flat indexing (`pointwise.PointwiseEmitter.emit_flat_indices`): asked for where
         `pointwise.flat_pointwise` says so."""
 
+
     @classmethod
     def build(cls, plan: KernelPlan, variant: str, target: str, derived: dict[str, str]) -> Emitter:
         """The emitter of `variant`, emitted."""
@@ -173,23 +160,28 @@ class Emitter:
         e.emit()
         return e
 
+
     def emit(self) -> None:
         """Emits the function of `self.variant` (each kind's subclass)."""
         raise CodegenError(f"kernel {self.plan.name!r}: no emitter for variant {self.variant!r}")
+
 
     # -- helpers ---------------------------------------------------------------
 
     def line(self, text: str) -> None:
         self.out.line(text)
 
+
     def indent(self) -> AbstractContextManager[None]:
         """`with self.indent():` emits a block one level deeper (a loop's or a branch's body)."""
         return self.out.indent()
+
 
     @property
     def lines(self) -> list[str]:
         """The function body's lines."""
         return self.out.lines
+
 
     def helper(self, name: str) -> str:
         """`name`, a helper that the code being emitted calls, requested: the module prelude
@@ -199,14 +191,17 @@ class Emitter:
         self.helpers.setdefault(name, None)
         return name
 
+
     def to(self, x: str, dtype: str) -> str:
         """The expression x converted to the Triton type `dtype` (`prelude.to_dtype`: a
         conversion to bf16 rounds to nearest even on the CPU target too)."""
         return to_dtype(x, dtype, self.target, self.helper)
 
+
     def fresh(self, prefix: str = "t") -> str:
         self.counter += 1
         return f"{prefix}{self.counter}"
+
 
     def lookup(self, key: tuple[SSAValue, Map]) -> tuple[str, frozenset[str]] | None:
         for scope in reversed(self.scopes):
@@ -214,11 +209,13 @@ class Emitter:
                 return scope[key]
         return None
 
+
     # -- indices ---------------------------------------------------------------
 
     def extent(self, d: int) -> str:
         src = self.plan.extents[d]
         return str(src.static) if src.static is not None else f"D{d}"
+
 
     def emit_outer_indices(self, pid_m: str) -> None:
         self.line(f"rm = {pid_m} * BLOCK_M + tl.arange(0, BLOCK_M)")
@@ -233,6 +230,7 @@ class Emitter:
         self.line("    mask_m = (rm < M)[:, None]")
         self._decompose("rm", self.plan.outer, "[:, None]")
 
+
     def emit_inner_indices(self, start: str, full: bool = False) -> None:
         """The tile's reduced indices from `start`; `full`: a tile known to lie within N
         (`row_loop`), whose mask is a constant (Triton folds it away)."""
@@ -241,6 +239,7 @@ class Emitter:
         self.line("    rn = rn.to(tl.int64)")
         self.line("mask_n = tl.full((1, BLOCK_N), 1, tl.int1)" if full else "mask_n = (rn < N)[None, :]")
         self._decompose("rn", self.plan.inner, "[None, :]")
+
 
     def _decompose(self, lin: str, dims: Sequence[int], expand: str) -> None:
         """Domain indices from a linear index; the outermost needs no modulo (a linear index
@@ -254,6 +253,7 @@ class Emitter:
                 self.line(f"i{d} = (({lin} // ({after})){wrap}){expand}")
             after = self.extent(d) if after == "1" else f"{after} * {self.extent(d)}"
 
+
     def axes_of(self, m: Map) -> frozenset[str]:
         axes = set()
         for entry in m:
@@ -262,9 +262,11 @@ class Emitter:
                 axes.add("m" if d in self.plan.outer else "n")
         return frozenset(axes)
 
+
     def mask_for(self, axes: frozenset[str]) -> str | None:
         parts = [f"mask_{a}" for a in ("m", "n") if a in axes]
         return " & ".join(parts) if parts else None
+
 
     # -- values ----------------------------------------------------------------
 
@@ -294,6 +296,7 @@ class Emitter:
             raise CodegenError(f"kernel {self.plan.name!r}: {v.name_hint} was not emitted")
         return found
 
+
     def _known(self, v: SSAValue, m: Map) -> tuple[str, frozenset[str]] | None:
         """v at m if it needs no code or was already emitted in a visible scope (loads
         of block arguments and reduced values are emitted here, at first use)."""
@@ -314,6 +317,7 @@ class Emitter:
             return None
         self.scopes[-1][key] = result
         return result
+
 
     def operand_maps(self, v: SSAValue, m: Map) -> list[tuple[SSAValue, Map]]:
         """The (value, map) pairs that computing v at m reads (before `compute` runs)."""
@@ -340,6 +344,7 @@ class Emitter:
             return gather_scatter.gather_operand_maps(op, m)
         return []
 
+
     def scalar(self, v: SSAValue) -> str:
         owner = v.owner
         if isinstance(owner, arith.ConstantOp):
@@ -353,6 +358,7 @@ class Emitter:
         if v in self.arg_index:
             return f"s{self.arg_index[v]}"
         return self.scalar_args.setdefault(v, f"x{len(self.scalar_args)}")
+
 
     def load(self, v: SSAValue, m: Map, bounds: Sequence[str] = ()) -> tuple[str, frozenset[str]]:
         """Loads block argument v at map m; `bounds` are extra in-range conditions."""
@@ -372,6 +378,7 @@ class Emitter:
             self.transposed = True
         return name, axes
 
+
     def kernel_extent(self, v: SSAValue, j: int) -> str:
         """Extent j of a value of the kernel body, as the kernel spells it: a literal, an input
         extent (`in{i}_n{j}`), or its `alloc.extents` entry (a kernel argument `X{k}`)."""
@@ -379,6 +386,7 @@ class Emitter:
         if v in self.arg_index:
             return f"in{self.arg_index[v]}_n{j}" if e == DYNAMIC_INDEX else str(e)
         return str(e) if e != DYNAMIC_INDEX else self.size_entry(v, False, j)
+
 
     def size_entry(self, v: SSAValue, starts: bool, j: int) -> str:
         """Entry j of v's `alloc.extents` (with `starts`: where slice v starts in its input)."""
@@ -389,27 +397,13 @@ class Emitter:
         entry = entries[j]
         return str(entry) if isinstance(entry, int) else self.derived.setdefault(entry, f"X{len(self.derived)}")
 
+
     def launcher_value(self, expr: str) -> str:
         """A literal stays; any other launcher expression becomes a kernel argument `X{k}`."""
         if expr.lstrip("-").isdigit():
             return expr
         return self.derived.setdefault(expr, f"X{len(self.derived)}")
 
-    def inside(self, entry: tuple | None, extent: str) -> str:
-        """The condition that the index of `entry` lies in [0, extent)."""
-        idx = index_expr(entry)
-        return f"(({idx}) >= 0) & (({idx}) < {extent})"
-
-    def guarded(self, v: SSAValue, m: Map, cond: str, axes: frozenset[str]) -> tuple[str, frozenset[str]]:
-        """v at m where `cond` holds: its loads are masked by `cond` (outside it the indices of
-        a pad's input or a cat's piece lie outside that tensor), in a scope of its own."""
-        self.guards.append((cond, axes))
-        self.scopes.append({})
-        try:
-            return self.value(v, m)
-        finally:
-            self.scopes.pop()
-            self.guards.pop()
 
     def view_source_map(self, op: Operation, m: Map) -> Map:
         """The map of a slice's, permute's or reshape's input at the result's map m."""
@@ -432,10 +426,12 @@ class Emitter:
             out.append(sliced(entry, first, step))
         return tuple(out)
 
+
     def operand_map(self, operand: SSAValue, m: Map) -> Map:
         """The map of an elementwise operand (same rank; size-1 dims broadcast)."""
         shape = operand.type.get_shape()
         return tuple(None if e == 1 else entry for e, entry in zip(shape, m))
+
 
     def compute(self, v: SSAValue, m: Map) -> tuple[str, frozenset[str]]:
         """Emits v at m; the values of `operand_maps(v, m)` are already emitted."""
@@ -476,163 +472,6 @@ class Emitter:
             return self.elementwise(op, m)
         raise CodegenError(f"kernel {self.plan.name}: {op.name} is not supported inside a generated kernel")
 
-    def cast(self, x: str, src: Attribute, dst: Attribute) -> str:
-        if src == dst:
-            return x
-        name = self.fresh()
-        if dst == IntegerType(1):
-            # 16-bit floats compare as numbers (the interpreter compares bf16 bits: -0.0 != 0)
-            self.line(f"{name} = {x}.to({compute_dtype(src)}) != 0" if is_float(src) else f"{name} = {x} != 0")
-        elif isinstance(dst, BFloat16Type) and not isinstance(src, Float32Type):
-            # through f32, as torch converts (and Triton's interpreter only converts f32 to bf16)
-            self.line(f"{name} = {self.to(f'{x}.to(tl.float32)', 'tl.bfloat16')}")
-        else:
-            self.line(f"{name} = {self.to(x, triton_dtype(dst))}")
-        return name
-
-    def pad(self, op: fusion.PadOp, m: Map) -> tuple[str, frozenset[str]]:
-        """The input where the index is inside it (its loads masked there), else the padding value."""
-        args = list(self.block.args)
-        lows: list[object] = []
-        highs: list[object] = []
-        for j in range(len(m)):  # widths from values are kernel arguments (negative ones crop)
-            for which, out in (("low", lows), ("high", highs)):
-                w = self.launcher_value(pad_width(op, which, j, args))
-                out.append(int(w) if w.lstrip("-").isdigit() else w)
-        src_map = tuple(shifted(entry, lo) for entry, lo in zip(m, lows))
-        padded = [j for j, (lo, hi) in enumerate(zip(lows, highs)) if lo or hi]
-        conds = [self.inside(src_map[j], self.kernel_extent(op.input, j)) for j in padded]
-        cond = " & ".join(conds) or "True"
-        guard_axes = self.axes_of(tuple(src_map[j] for j in padded))
-        x, axes = self.guarded(op.input, src_map, cond, guard_axes) if conds else self.value(op.input, src_map)
-        rt = op.result.type.element_type
-        name = self.fresh()
-        # the where is taken in the compute type (Triton 3.6's interpreter has no bf16 scalars)
-        ct = compute_dtype(rt)
-        padded = f"tl.where({cond}, ({x}).to({ct}), ({self.scalar(op.value)}))"
-        self.line(f"{name} = {self.to(padded, triton_dtype(rt))}")
-        return name, self.axes_of(m) | axes
-
-    def cat(self, op: fusion.CatOp, m: Map) -> tuple[str, frozenset[str]]:
-        """Each piece where the index along the cat dim falls in it (its loads masked there).
-        A constant index along the cat dim (entry None: index 0, as where a slice of extent 1
-        reads the cat) picks its piece by a condition on constants."""
-        rank = len(op.result.type.get_shape())
-        dim = op.dim.value.data
-        dim = normalize_dim(dim, rank)
-        entry = m[dim]
-        axes = self.axes_of(m)
-        pieces = []
-        offset: object = 0
-        for operand in op.inputs:
-            src_map = tuple(shifted(e, offset) if k == dim else e for k, e in enumerate(m))
-            extent = self.kernel_extent(operand, dim)
-            cond = self.inside(src_map[dim], extent)
-            x, a = self.guarded(operand, src_map, cond, self.axes_of((entry,)))
-            axes |= a
-            pieces.append((cond, x))
-            offset = add_shift(offset, int(extent) if extent.isdigit() else extent)
-        name = self.fresh()
-        expr = pieces[-1][1]
-        for cond, x in reversed(pieces[:-1]):
-            expr = f"tl.where({cond}, {x}, {expr})"
-        self.line(f"{name} = {expr}")
-        return name, axes
-
-    def elementwise(self, op: Operation, m: Map) -> tuple[str, frozenset[str]]:
-        rt = op.results[0].type.element_type
-        operands = []
-        axes: set[str] = set()
-        for x in op.operands:
-            if isinstance(x.type, TensorType):
-                name, a = self.value(x, self.operand_map(x, m))
-                axes |= a
-            else:
-                name = self.scalar(x)
-            operands.append(name)
-        types = [x.type for x in op.operands]
-        name = self.fresh()
-        if isinstance(op, fusion.TriangularOp):  # elementwise with a condition on its last two indices
-            row, col = m[-2], m[-1]
-            axes |= self.axes_of((row, col))
-            expr = triton_math.triangular_expr(op, operands[0], index_expr(row), index_expr(col), rt, self.to)
-        else:
-            expr = self.elementwise_expr(op, operands, types, rt)
-        self.line(f"{name} = {expr}{_ir_note(op)}")
-        return name, frozenset(axes)
-
-    def elementwise_expr(self, op: Operation, xs: list[str], types: list[Attribute], rt: Attribute) -> str:
-        out = triton_dtype(rt)
-        if isinstance(op, fusion.WhereOp):
-            ct = compute_dtype(rt)
-            return self.to(f"tl.where({xs[0]}, ({xs[1]}), ({xs[2]})).to({ct})", out)
-        if isinstance(op, triton_math.OPS):  # math, rounding, integer and bitwise ops
-            return triton_math.elementwise_expr(op, xs, types, rt, self.as_type, compute_dtype, self.to, self.helper)
-        if isinstance(op, fusion.LogicalNotOp | fusion.LogicalAndOp | fusion.LogicalOrOp):
-            # 16-bit floats compare as numbers (the interpreter compares bf16 bits: -0.0 != 0)
-            xs = [self.as_type(x, t, compute_dtype(element_type_of(t))) for x, t in zip(xs, types)]
-        if isinstance(op, fusion.LogicalNotOp):
-            return f"({xs[0]} == 0)"
-        if isinstance(op, fusion.LogicalAndOp | fusion.LogicalOrOp):
-            sym = "&" if isinstance(op, fusion.LogicalAndOp) else "|"
-            return f"(({xs[0]} != 0) {sym} ({xs[1]} != 0))"
-        if isinstance(op, fusion.PredicateOp):
-            ct = compute_dtype(promote(types))
-            a, b = (self.as_type(x, t, ct) for x, t in zip(xs, types))
-            sym = {fusion.EqOp: "==", fusion.NeOp: "!=", fusion.LtOp: "<", fusion.LeOp: "<=",
-                   fusion.GtOp: ">", fusion.GeOp: ">="}[type(op)]
-            return f"({a} {sym} {b})"
-        ct = compute_dtype(rt)
-        args = [self.as_type(x, t, ct) for x, t in zip(xs, types)]
-        if isinstance(op, fusion.BinaryOp):
-            a, b = args
-            if isinstance(op, fusion.AddOp):
-                e = f"{a} + {b}" if rt != IntegerType(1) else f"({a} | {b})"
-            elif isinstance(op, fusion.SubOp):
-                e = f"{a} - {b}"
-            elif isinstance(op, fusion.MulOp):
-                e = f"{a} * {b}" if rt != IntegerType(1) else f"({a} & {b})"
-            elif isinstance(op, fusion.DivOp):
-                e = f"{a} / {b}" if is_float(rt) else f"{self.helper('_trunc_div')}({a}, {b})"
-            elif isinstance(op, fusion.PowOp):
-                # a scalar (a Python literal for a constant) becomes a 1x1 tile: _pow needs tensors
-                a, b = (x if isinstance(t, TensorType) else f"tl.full([1, 1], {x}, {ct})" for x, t in zip(args, types))
-                e = f"{self.helper('_pow' if is_float(rt) else '_int_pow')}({a}, {b})"
-            elif isinstance(op, fusion.MaximumOp):
-                e = f"{self.helper('_max_nan')}({a}, {b})" if is_float(rt) else f"tl.maximum({a}, {b})"
-            elif isinstance(op, fusion.MinimumOp):
-                e = f"{self.helper('_min_nan')}({a}, {b})" if is_float(rt) else f"tl.minimum({a}, {b})"
-            else:
-                raise CodegenError(f"{op.name} is not supported in generated kernels")
-            return self.to(f"({e})", out)
-        (x,) = args
-        unary = {
-            fusion.NegOp: f"-{x}", fusion.AbsOp: f"tl.abs({x})",
-            fusion.ExpOp: f"_exp_term({x})" if op in self.exp_terms else f"tl.exp({x})",
-            fusion.LogOp: f"tl.log({x})", fusion.SqrtOp: f"tl.sqrt({x})", fusion.RsqrtOp: f"tl.rsqrt({x})",
-            fusion.ReciprocalOp: f"1.0 / {x}", fusion.TanhOp: f"_tanh({x})", fusion.SigmoidOp: f"tl.sigmoid({x})",
-            fusion.SinOp: f"tl.sin({x})", fusion.CosOp: f"tl.cos({x})", fusion.ErfOp: f"tl.erf({x})",
-            fusion.ReluOp: f"tl.where({x} < 0, 0, {x})",
-        }
-        e = unary.get(type(op))
-        if isinstance(op, fusion.TanhOp):
-            self.helper("_tanh")
-        elif isinstance(op, fusion.ExpOp) and op in self.exp_terms:
-            self.helper("_exp_term")
-        if e is None:
-            raise CodegenError(f"{op.name} is not supported in generated kernels")
-        return self.to(f"({e})", out)
-
-    def as_type(self, x: str, t: Attribute, ct: str) -> str:
-        """Operand x (of IR type t) converted to the compute type ct."""
-        et = element_type_of(t)
-        if not isinstance(t, TensorType):
-            if ct.startswith("tl.float"):
-                return f"({x})"
-            return f"({x})"
-        if triton_dtype(et) == ct:
-            return x
-        return f"{x}.to({ct})"
 
     # -- reductions --------------------------------------------------------------
 
@@ -648,6 +487,7 @@ class Emitter:
             return ('float("-inf")' if is_float(src) else _int_min(src)), "max", acc
         return ('float("inf")' if is_float(src) else _int_max(src)), "min", acc
 
+
     # -- stores ------------------------------------------------------------------
 
     def store_outputs(self, axes_filter: set[frozenset[str]], only: set[int] | None = None) -> None:
@@ -656,8 +496,6 @@ class Emitter:
         store, so an output that overwrites an input in place (`alloc-alias`, `alloc-plan`)
         never changes what another output reads."""
         yielded = list(self.block.last_op.operands)
-        shapes = {frozenset({"m", "n"}): "(BLOCK_M, BLOCK_N)", frozenset({"m"}): "(BLOCK_M, 1)",
-                  frozenset({"n"}): "(1, BLOCK_N)", frozenset(): "(1, 1)"}
         computed = []
         for k, v in enumerate(yielded):
             m = self.plan.natural[v]
@@ -669,18 +507,12 @@ class Emitter:
             terms = [f"i{e[0]} * out{k}_s{j}" for j, e in enumerate(m) if e is not None]
             offset = " + ".join(terms) or "0"
             if union != full_axes or not terms:
-                offset = f"{offset} + tl.zeros({shapes[union]}, tl.int32)"
+                offset = f"{offset} + tl.zeros({TILE_SHAPES[union]}, tl.int32)"
             if axes != union:
-                x = f"tl.broadcast_to({x}, {shapes[union]})"
+                x = f"tl.broadcast_to({x}, {TILE_SHAPES[union]})"
             mask = self.mask_for(union)
             ot = triton_dtype(v.type.element_type)
             self.line(f"tl.store(out{k}_ptr + ({offset}), {self.to(f'({x})', ot)}" + (f", mask={mask})" if mask else ")"))
-
-
-def _ir_note(op: Operation) -> str:
-    """`  # %name = fusion.add`: the IR value a line computes, as a comment-safe escape."""
-    hint = op.results[0].name_hint if op.results else None
-    return f"  # %{comment(hint)} = {comment(op.name)}" if hint else f"  # {comment(op.name)}"
 
 
 def _int_min(t: Attribute) -> str:

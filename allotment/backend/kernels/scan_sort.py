@@ -46,8 +46,10 @@ from allotment.backend.kernel_plan import (
     domain_extents,
     identity_map,
 )
-from allotment.backend.kernels.emitter import ALL_AXES, Emitter, GeneratedKernel, InSize, compute_dtype, is_float
+from allotment.backend.kernels.elementwise_emission import compute_dtype
+from allotment.backend.kernels.emitter import ALL_AXES, Emitter, GeneratedKernel, InSize
 from allotment.dialects import alloc, fusion
+from allotment.dialects.fusion_rules import is_float
 from allotment.dtypes import triton_dtype
 
 SCAN_CHUNK = 1024
