@@ -9,11 +9,13 @@ from __future__ import annotations
 
 from functools import cache
 from pathlib import Path
+from typing import TypeVar
 
 from xdsl.context import Context
 from xdsl.dialects import get_all_dialects
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.dialects.func import FuncOp
+from xdsl.ir import Operation
 from xdsl.universe import Universe
 from xdsl.utils.exceptions import ParseError as XdslParseError
 
@@ -21,6 +23,8 @@ from allotment.diagnostics import LocatedParser, parse_error_diagnostic, verify_
 from allotment.dialects import ALL_DIALECTS
 from allotment.errors import ArgumentError, ParseError
 from allotment.limits import call_with_deep_stack
+
+OpT = TypeVar("OpT", bound=Operation)
 
 
 @cache
@@ -77,6 +81,14 @@ def load_module(path: str | Path) -> ModuleOp:
 def function_names(module: ModuleOp) -> list[str]:
     """The names of the module's `func.func`s, in program order."""
     return [op.sym_name.data for op in walk_ops(module) if isinstance(op, FuncOp)]
+
+
+def ops_in_flat_functions(module: ModuleOp, kind: type[OpT]) -> list[OpT]:
+    """The ops of class `kind` in the module's top-level functions of one block, in program
+    order; a declaration, or a function of several blocks (which fusion-segment reports),
+    contributes none."""
+    return [op for f in module.body.block.ops if isinstance(f, FuncOp) and len(f.body.blocks) == 1
+            for op in f.body.block.ops if isinstance(op, kind)]
 
 
 def find_function(module: ModuleOp, name: str | None = None) -> FuncOp:

@@ -20,8 +20,9 @@ from __future__ import annotations
 
 import math
 import struct
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 import torch
 from xdsl.dialects import arith, func, tensor
@@ -532,6 +533,43 @@ def _indexing(analysis: ShapeAnalysis, op: fusion.IndexingOp) -> None:
     _set_result(analysis, op, op.results[0], out)
 
 
+def _aten(analysis: ShapeAnalysis, op: fusion.AtenOp) -> None:
+    """An ATen call's results: static extents from their types, `?` ones from `sizes` in order."""
+    sizes = iter(op.sizes)
+    for r in op.res:
+        shape = r.type.get_shape()
+        _set_result(analysis, op, r, _mixed(analysis, shape, [next(sizes) for e in shape if e == DYNAMIC]))
+
+
+def _segment(analysis: ShapeAnalysis, op: fusion.SegmentOp) -> None:
+    """A segment's body is reified in terms of the enclosing function's values."""
+    block = op.body.block
+    for outer, inner in zip(op.operands, block.args):
+        if isinstance(outer.type, TensorType):
+            analysis.extents[inner] = analysis.extents[outer]
+        elif outer in analysis.scalars:
+            analysis.scalars[inner] = analysis.scalars[outer]
+    for inner_op in block.ops:
+        if isinstance(inner_op, fusion.YieldOp):
+            for result, value in zip(op.results, inner_op.operands):
+                analysis.extents[result] = analysis.extents[value]
+        else:
+            _reify_op(analysis, inner_op)
+
+
+_OWN_RULES: tuple[tuple[type[Operation], Callable[[ShapeAnalysis, Any], None]], ...] = (
+    (fusion.SliceOp, _slice),
+    (fusion.PadOp, _pad),
+    (fusion.CatOp, _cat),
+    (fusion.MatmulOp, _matmul),
+    (fusion.LinearOp, _linear),
+    (fusion.IndexingOp, _indexing),
+    (fusion.AtenOp, _aten),
+    (fusion.SegmentOp, _segment),
+)
+"""The ops whose shape rule is a function of its own (the first class op is an instance of)."""
+
+
 def _reify_op(analysis: ShapeAnalysis, op: Operation) -> None:
     """Reifies one op; its checks and errors name it (`ShapeCheck.op`, `ShapeError.op`)."""
     first = len(analysis.checks)
@@ -552,17 +590,12 @@ def _reify_op_rules(analysis: ShapeAnalysis, op: Operation) -> None:
         _elementwise(analysis, op)
     elif isinstance(op, fusion.SetOp | fusion.CastOp) or op.dialect_name() == "comm":  # comm: a resharding
         _set_result(analysis, op, op.results[0], analysis.extents[op.operands[0]])
-    elif isinstance(op, fusion.ReductionOp):
+    elif isinstance(op, fusion.ReductionOp | fusion.VarMeanOp | fusion.WelfordOp):
         _reduction(analysis, op, list(op.dims.get_values()), op.keepdim is not None)
-    elif isinstance(op, fusion.VarMeanOp | fusion.WelfordOp):
-        _reduction(analysis, op, list(op.dims.get_values()), op.keepdim is not None)
-    elif isinstance(op, fusion.RandomOp):  # fusion.rand, fusion.randn: sized as fusion.full
+    elif isinstance(op, fusion.SizedOp):  # full, rand, randn
         _set_result(analysis, op, op.result, _mixed(analysis, op.static_sizes.get_values(), op.sizes))
     elif isinstance(op, fusion.ScanOp | fusion.SortOp):
         _scan_or_sort(analysis, op)
-    elif isinstance(op, fusion.FullOp):
-        sizes = _mixed(analysis, op.static_sizes.get_values(), op.sizes)
-        _set_result(analysis, op, op.result, sizes)
     elif isinstance(op, fusion.IotaOp):
         _set_result(analysis, op, op.result, _mixed(analysis, op.static_length.get_values(), op.length))
     elif isinstance(op, fusion.BroadcastInDimOp):
@@ -584,37 +617,17 @@ def _reify_op_rules(analysis: ShapeAnalysis, op: Operation) -> None:
         rank = len(src)
         dims = set(dim_set(op.dims.get_values(), rank))
         _set_result(analysis, op, op.result, [e for d, e in enumerate(src) if d not in dims])
-    elif isinstance(op, fusion.SliceOp):
-        _slice(analysis, op)
-    elif isinstance(op, fusion.PadOp):
-        _pad(analysis, op)
-    elif isinstance(op, fusion.CatOp):
-        _cat(analysis, op)
-    elif isinstance(op, fusion.MatmulOp):
-        _matmul(analysis, op)
-    elif isinstance(op, fusion.LinearOp):
-        _linear(analysis, op)
-    elif isinstance(op, fusion.IndexingOp):
-        _indexing(analysis, op)
-    elif isinstance(op, fusion.AtenOp):
-        _aten(analysis, op)
     elif isinstance(op, func.ReturnOp):
         return
-    elif isinstance(op, fusion.SegmentOp):
-        _segment(analysis, op)
     else:
+        rule = next((rule for cls, rule in _OWN_RULES if isinstance(op, cls)), None)
+        if rule is not None:
+            rule(analysis, op)
+            return
         _index_scalar(analysis, op)
         for r in op.results:
             if isinstance(r.type, TensorType):
                 raise ShapeError(f"{op.name}: cannot reify the shape of its result")
-
-
-def _aten(analysis: ShapeAnalysis, op: fusion.AtenOp) -> None:
-    """An ATen call's results: static extents from their types, `?` ones from `sizes` in order."""
-    sizes = iter(op.sizes)
-    for r in op.res:
-        shape = r.type.get_shape()
-        _set_result(analysis, op, r, _mixed(analysis, shape, [next(sizes) for e in shape if e == DYNAMIC]))
 
 
 def _negative_extent_checks(analysis: ShapeAnalysis, op: Operation) -> list[ShapeCheck]:
@@ -630,19 +643,3 @@ def _negative_extent_checks(analysis: ShapeAnalysis, op: Operation) -> list[Shap
             if not isinstance(e, Const | ArgDim):  # a tensor's extent is never negative
                 checks.append(ShapeCheck("ge", e, Const(0), f"{op.name}: extent {e} must be >= 0"))
     return checks
-
-
-def _segment(analysis: ShapeAnalysis, op: fusion.SegmentOp) -> None:
-    """A segment's body is reified in terms of the enclosing function's values."""
-    block = op.body.block
-    for outer, inner in zip(op.operands, block.args):
-        if isinstance(outer.type, TensorType):
-            analysis.extents[inner] = analysis.extents[outer]
-        elif outer in analysis.scalars:
-            analysis.scalars[inner] = analysis.scalars[outer]
-    for inner_op in block.ops:
-        if isinstance(inner_op, fusion.YieldOp):
-            for result, value in zip(op.results, inner_op.operands):
-                analysis.extents[result] = analysis.extents[value]
-        else:
-            _reify_op(analysis, inner_op)

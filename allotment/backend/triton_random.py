@@ -97,37 +97,17 @@ def _rng_bf16(x):
     return (b >> 16).to(tl.int16).to(tl.bfloat16, bitcast=True)
 '''
 
-_INTERPRETER = '''
-@triton.jit
-def _rng_log(x):
-    return tl.log(x)
+
+def _math_helpers(log: str, cos: str, sqrt: str) -> str:
+    """The source of randn's `_rng_log`, `_rng_cos` and `_rng_sqrt`, calling the given
+    functions (one definition for both targets, which differ only in these)."""
+    return "\n".join(f"\n@triton.jit\ndef _rng_{name}(x):\n    return {fn}(x)\n"
+                     for name, fn in (("log", log), ("cos", cos), ("sqrt", sqrt)))
 
 
-@triton.jit
-def _rng_cos(x):
-    return tl.cos(x)
+_INTERPRETER = _math_helpers("tl.log", "tl.cos", "tl.sqrt")
+_CUDA = _math_helpers("libdevice.log", "libdevice.cos", "libdevice.sqrt_rn")
 
-
-@triton.jit
-def _rng_sqrt(x):
-    return tl.sqrt(x)
-'''
-
-_CUDA = '''
-@triton.jit
-def _rng_log(x):
-    return libdevice.log(x)
-
-
-@triton.jit
-def _rng_cos(x):
-    return libdevice.cos(x)
-
-
-@triton.jit
-def _rng_sqrt(x):
-    return libdevice.sqrt_rn(x)
-'''
 
 SOURCES: dict[str, str] = {"interpreter": _COMMON + _INTERPRETER, "cuda": _COMMON + _CUDA}
 """The `@triton.jit` helpers per target (`triton_math.HELPERS` includes them)."""

@@ -90,6 +90,11 @@ def _same_mesh(op: str, src: ShardingAttr | None, dst: ShardingAttr | None) -> t
     return src, dst
 
 
+def _changed_dims(src: ShardingAttr, dst: ShardingAttr) -> list[int]:
+    """The dims whose mesh axes differ between the two shardings, in order."""
+    return [d for d, (a, b) in enumerate(zip(src.axes, dst.axes)) if a != b]
+
+
 class _ReducingOp(CommOp, ABC):
     kind = prop_def(StringAttr)
     axes = prop_def(DenseArrayBase)
@@ -141,50 +146,52 @@ class ReduceScatterOp(_ReducingOp):
     def scatter_dim(self) -> int:
         src, dst = self.source, self.target
         assert src is not None and dst is not None
-        return next(d for d, (a, b) in enumerate(zip(src.axes, dst.axes)) if a != b)
+        return _changed_dims(src, dst)[0]
 
     def verify_shardings(self, src: ShardingAttr | None, dst: ShardingAttr | None) -> None:
         super().verify_shardings(src, dst)
         assert src is not None and dst is not None
-        changed = [d for d, (a, b) in enumerate(zip(src.axes, dst.axes)) if a != b]
+        changed = _changed_dims(src, dst)
         if len(changed) != 1 or dst.axes[changed[0]] != self.axis_list or src.axes[changed[0]]:
             raise VerifyException(
                 f"comm.reduce_scatter splits exactly one whole dim over the reduced axes {self.axis_list}"
             )
 
 
-@irdl_op_definition
-class AllGatherOp(CommOp):
-    """Makes every split dim whose result is whole ([]) whole on every device of the mesh."""
+class _MovingOp(CommOp, ABC):
+    """A comm op whose only operand is its input and whose only change is the sharding
+    (all_gather, shard, transfer): `comm.shard %x : tensor<...> -> tensor<...>`."""
 
-    name = "comm.all_gather"
     assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
 
     def __init__(self, input: SSAValue, result_type: Attribute) -> None:
         super().__init__(operands=[input], result_types=[result_type])
+
+
+@irdl_op_definition
+class AllGatherOp(_MovingOp):
+    """Makes every split dim whose result is whole ([]) whole on every device of the mesh."""
+
+    name = "comm.all_gather"
 
     @property
     def gathered_dims(self) -> list[int]:
         src, dst = self.source, self.target
         assert src is not None and dst is not None
-        return [d for d, (a, b) in enumerate(zip(src.axes, dst.axes)) if a != b]
+        return _changed_dims(src, dst)
 
     def verify_shardings(self, src: ShardingAttr | None, dst: ShardingAttr | None) -> None:
         src, dst = _same_mesh(self.name, src, dst)
-        changed = [d for d, (a, b) in enumerate(zip(src.axes, dst.axes)) if a != b]
+        changed = _changed_dims(src, dst)
         if not changed or any(dst.axes[d] for d in changed):
             raise VerifyException("comm.all_gather makes split dims whole: each changed dim's result axes must be []")
 
 
 @irdl_op_definition
-class ShardOp(CommOp):
+class ShardOp(_MovingOp):
     """Each device keeps its own slice of a whole tensor; nothing is sent."""
 
     name = "comm.shard"
-    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
-
-    def __init__(self, input: SSAValue, result_type: Attribute) -> None:
-        super().__init__(operands=[input], result_types=[result_type])
 
     def verify_shardings(self, src: ShardingAttr | None, dst: ShardingAttr | None) -> None:
         if dst is None:
@@ -197,15 +204,11 @@ class ShardOp(CommOp):
 
 
 @irdl_op_definition
-class TransferOp(CommOp):
+class TransferOp(_MovingOp):
     """A whole tensor moves from the devices of one mesh to those of another
     (None: every rank): point-to-point sends, a broadcast to a larger mesh."""
 
     name = "comm.transfer"
-    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
-
-    def __init__(self, input: SSAValue, result_type: Attribute) -> None:
-        super().__init__(operands=[input], result_types=[result_type])
 
     def verify_shardings(self, src: ShardingAttr | None, dst: ShardingAttr | None) -> None:
         if _mesh(src) == _mesh(dst):

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 
 from allotment.extents import size_arith
 
@@ -129,32 +130,14 @@ def binop(op: str, a: Extent, b: Extent) -> Extent:
 _binop = binop  # the name older callers use
 
 
-def add(a: Extent, b: Extent) -> Extent:
-    return binop("addi", a, b)
-
-
-def sub(a: Extent, b: Extent) -> Extent:
-    return binop("subi", a, b)
-
-
-def mul(a: Extent, b: Extent) -> Extent:
-    return binop("muli", a, b)
-
-
-def floordiv(a: Extent, b: Extent) -> Extent:
-    return binop("floordivsi", a, b)
-
-
-def ceildiv(a: Extent, b: Extent) -> Extent:
-    return binop("ceildivsi", a, b)
-
-
-def minimum(a: Extent, b: Extent) -> Extent:
-    return binop("minsi", a, b)
-
-
-def maximum(a: Extent, b: Extent) -> Extent:
-    return binop("maxsi", a, b)
+# a + b, a - b, a * b, floor and ceiling division, min and max of two extents, folded as `binop` folds
+add = partial(binop, "addi")
+sub = partial(binop, "subi")
+mul = partial(binop, "muli")
+floordiv = partial(binop, "floordivsi")
+ceildiv = partial(binop, "ceildivsi")
+minimum = partial(binop, "minsi")
+maximum = partial(binop, "maxsi")
 
 
 def product(extents: Sequence[Extent]) -> Extent:

@@ -25,13 +25,14 @@ import math
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import arith, func
+from xdsl.dialects import arith
 from xdsl.dialects.builtin import DenseArrayBase, IntegerAttr, ModuleOp, TensorType, i64
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from allotment.dialects import fusion
+from allotment.ir import ops_in_flat_functions
 from allotment.passes.fusion_sink_gather import _erase_dead, _static, index_checks_of
 
 
@@ -97,8 +98,5 @@ class FusionScatterSelectPass(ModulePass):
     name = "fusion-scatter-select"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        for f in op.body.block.ops:
-            if not isinstance(f, func.FuncOp) or len(f.body.blocks) != 1:
-                continue  # a declaration, or several blocks (fusion-segment reports those)
-            for s in [o for o in f.body.block.ops if isinstance(o, fusion.ScatterOp)]:
-                scatter_to_select(s)
+        for s in ops_in_flat_functions(op, fusion.ScatterOp):
+            scatter_to_select(s)

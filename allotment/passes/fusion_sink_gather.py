@@ -41,7 +41,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from xdsl.context import Context
-from xdsl.dialects import func
 from xdsl.dialects.builtin import DYNAMIC_INDEX, DenseArrayBase, IntegerAttr, ModuleOp, NoneAttr, TensorType, i64
 from xdsl.ir import Attribute, Operation, OpResult, SSAValue
 from xdsl.passes import ModulePass
@@ -49,6 +48,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.traits import is_side_effect_free
 
 from allotment.dialects import fusion
+from allotment.ir import ops_in_flat_functions
 
 MAX_SUNK_OPS = 64
 """At most this many ops are rebuilt on the gathered elements per gather (a bound on the
@@ -205,8 +205,5 @@ class FusionSinkGatherPass(ModulePass):
     name = "fusion-sink-gather"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        for f in op.body.block.ops:
-            if not isinstance(f, func.FuncOp) or len(f.body.blocks) != 1:
-                continue  # a declaration, or several blocks (fusion-segment reports those)
-            for g in [o for o in f.body.block.ops if isinstance(o, fusion.GatherOp)]:
-                sink_gather(g)
+        for g in ops_in_flat_functions(op, fusion.GatherOp):
+            sink_gather(g)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from functools import partial
 
 from xdsl.dialects import arith
 from xdsl.dialects import math as mmath
@@ -105,36 +106,15 @@ def where(c: B, a: F | float, b: F | float) -> F:
     return F(ref.emit, ref.emit(arith.SelectOp(c.v, a.v, b.v)).results[0])
 
 
-def exp(x: F) -> F:
-    return x.fn(mmath.ExpOp)
-
-
-def log(x: F) -> F:
-    return x.fn(mmath.LogOp)
-
-
-def sqrt(x: F) -> F:
-    return x.fn(mmath.SqrtOp)
-
-
-def erf(x: F) -> F:
-    return x.fn(mmath.ErfOp)
-
-
-def fabs(x: F) -> F:
-    return x.fn(mmath.AbsFOp)
-
-
-def floor(x: F) -> F:
-    return x.fn(mmath.FloorOp)
-
-
-def sin(x: F) -> F:
-    return x.fn(mmath.SinOp)
-
-
-def log1p(x: F) -> F:
-    return x.fn(mmath.Log1pOp)
+# the math dialect's one-operand functions on an F (`F.fn`)
+exp = partial(F.fn, cls=mmath.ExpOp)
+log = partial(F.fn, cls=mmath.LogOp)
+sqrt = partial(F.fn, cls=mmath.SqrtOp)
+erf = partial(F.fn, cls=mmath.ErfOp)
+fabs = partial(F.fn, cls=mmath.AbsFOp)
+floor = partial(F.fn, cls=mmath.FloorOp)
+sin = partial(F.fn, cls=mmath.SinOp)
+log1p = partial(F.fn, cls=mmath.Log1pOp)
 
 
 def minimum(a: F, b: F | float) -> F:

@@ -69,6 +69,14 @@ def first_paragraph(doc: str | None) -> str:
     return " ".join(lines)
 
 
+def _register(available: dict[str, Callable[[], object]], *tables: dict[str, Callable[[], object]]) -> None:
+    """Adds each table's factories to `available`, by name, where the name is not taken yet
+    (the first table's, then the next's)."""
+    for table in tables:
+        for name, factory in table.items():
+            available.setdefault(name, factory)
+
+
 def _did_you_mean(word: str, choices: Sequence[str]) -> str:
     close = difflib.get_close_matches(word, list(choices), n=1)
     return f" (did you mean {close[0]!r}?)" if close else ""
@@ -199,19 +207,13 @@ class AllotOptMain(xDSLOptMain):
         super().register_all_passes()
         from xdsl.transforms import get_all_passes
 
-        for name, factory in get_all_passes().items():
-            self.available_passes.setdefault(name, factory)
-        for name, factory in ALL_PASSES.items():
-            self.available_passes.setdefault(name, factory)
+        _register(self.available_passes, get_all_passes(), ALL_PASSES)
 
     def register_all_targets(self) -> None:
         super().register_all_targets()
         from xdsl.targets import get_all_targets
 
-        for name, factory in get_all_targets().items():
-            self.available_targets.setdefault(name, factory)
-        for name, factory in ALL_TARGETS.items():
-            self.available_targets.setdefault(name, factory)
+        _register(self.available_targets, get_all_targets(), ALL_TARGETS)
 
     # -- --verify-diagnostics ------------------------------------------------
 

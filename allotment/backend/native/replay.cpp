@@ -278,6 +278,17 @@ bool spec_of(PyObject* x, InputSpec& s) {
   return false;
 }
 
+// `x` (an int) in `*v` if it fits 64 bits; false (and no Python error set) if not.
+bool as_int64(PyObject* x, long long* v) {
+  int overflow = 0;
+  *v = PyLong_AsLongLongAndOverflow(x, &overflow);
+  if (overflow || (*v == -1 && PyErr_Occurred())) {
+    PyErr_Clear();
+    return false;
+  }
+  return true;
+}
+
 // Whether `x` has the recorded spec; its data pointer in `*ptr` for a tensor.
 bool matches(const InputSpec& s, PyObject* x, uintptr_t* ptr) {
   if (Py_TYPE(x) != s.type) return false;
@@ -296,25 +307,16 @@ bool matches(const InputSpec& s, PyObject* x, uintptr_t* ptr) {
     case Kind::Bool:
       return (x == Py_True) == (s.ivalue != 0);
     case Kind::Int: {
-      int overflow = 0;
-      long long v = PyLong_AsLongLongAndOverflow(x, &overflow);
-      if (overflow || (v == -1 && PyErr_Occurred())) {
-        PyErr_Clear();
-        return false;
-      }
-      return v == s.ivalue;
+      long long v;
+      return as_int64(x, &v) && v == s.ivalue;
     }
     case Kind::Float: {
       double v = PyFloat_AS_DOUBLE(x);
       return std::memcmp(&v, &s.fvalue, sizeof v) == 0;
     }
     case Kind::PassInt: {
-      int overflow = 0;
-      long long v = PyLong_AsLongLongAndOverflow(x, &overflow);
-      if (overflow || (v == -1 && PyErr_Occurred())) {
-        PyErr_Clear();
-        return false;
-      }
+      long long v;
+      if (!as_int64(x, &v)) return false;
       if (s.bits == 32 && (v < -(1LL << 31) || v >= (1LL << 31))) return false;  // the program's range error
       return int_class(v) == s.ivalue;
     }

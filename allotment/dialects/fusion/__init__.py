@@ -47,6 +47,7 @@ from allotment.dialects.fusion.base import (
 from allotment.dialects.fusion.creation import (
     FullOp,
     IotaOp,
+    SizedOp,
     constant_index,
 )
 from allotment.dialects.fusion.indexing import (
@@ -333,6 +334,7 @@ __all__ = [
     "SignbitOp",
     "SinOp",
     "SinhOp",
+    "SizedOp",
     "SliceOp",
     "SortOp",
     "SqrtOp",

@@ -276,6 +276,19 @@ def _remember_plain(t: TensorType) -> None:
     _PLAIN_TENSOR_TYPES[id(t)] = t
 
 
+def _verify_tensor_type(op: Operation, t: TensorType, element: Callable[[], str], what: Callable[[], str]) -> None:
+    """Checks a tensor type of one of op's operands or results: its element type (a
+    VerifyException naming it `element()`), its extents and its sharding (naming it
+    `what()`); a type without an encoding is then remembered as valid (`_remember_plain`)."""
+    if not rules.is_element_type(t.element_type):
+        rules.verify_element_type(t.element_type, element())
+    verify_extents(t, what)
+    if not isinstance(t.encoding, NoneAttr):
+        verify_sharding(op, t, what())
+    else:
+        _remember_plain(t)
+
+
 class FusionOp(IRDLOperation, ABC):
     """Base of fusion ops: types are checked, then the result type is inferred.
 
@@ -305,28 +318,13 @@ class FusionOp(IRDLOperation, ABC):
                         "cast, set, sum and the views")
         for i, v in enumerate(self.operands):
             t = v.type
-            if plain.get(id(t)) is t:
-                continue
-            if isinstance(t, TensorType):
-                if not rules.is_element_type(t.element_type):
-                    rules.verify_element_type(t.element_type, _describe(i, t))
-                verify_extents(t, lambda i=i, t=t: _describe(i, t))
-                if not isinstance(t.encoding, NoneAttr):
-                    verify_sharding(self, t, _describe(i, t))
-                else:
-                    _remember_plain(t)
+            if plain.get(id(t)) is not t and isinstance(t, TensorType):
+                operand = lambda i=i, t=t: _describe(i, t)
+                _verify_tensor_type(self, t, operand, operand)
         for i, r in enumerate(self.results):
             t = r.type
-            if plain.get(id(t)) is t:
-                continue
-            if isinstance(t, TensorType):
-                if not rules.is_element_type(t.element_type):
-                    rules.verify_element_type(t.element_type, f"result #{i}")
-                verify_extents(t, lambda i=i, t=t: f"result #{i} ({type_name(t)})")
-                if not isinstance(t.encoding, NoneAttr):
-                    verify_sharding(self, t, f"result #{i} ({type_name(t)})")
-                else:
-                    _remember_plain(t)
+            if plain.get(id(t)) is not t and isinstance(t, TensorType):
+                _verify_tensor_type(self, t, lambda i=i: f"result #{i}", lambda i=i, t=t: f"result #{i} ({type_name(t)})")
         try:
             inferred_types = self.infer_result_types()
         except size_arith.SizeArithmeticError as e:  # a static extent past a 64-bit index

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from abc import ABC
 from collections.abc import Sequence
 
 from xdsl.dialects.builtin import DenseArrayBase, IndexType, IntegerAttr, TensorType, i1
@@ -48,6 +49,16 @@ def _verify_constant_extents(dynamic: Sequence[SSAValue], what: str) -> None:
             raise VerifyException(f"{what}: extent {value} (a constant) is negative")
 
 
+def checked_extents(static_attr: DenseArrayBase, dynamic: Sequence[SSAValue], what: str) -> list[int]:
+    """The extents of a dynamic index list (`static_attr` with `DYNAMIC` where a value of
+    `dynamic` stands), checked: one index value per `?`, no negative static or constant
+    extent; `what` names the list in messages."""
+    static = _ints(static_attr)
+    _verify_sizes(static, dynamic, what)
+    _verify_constant_extents(dynamic, what)
+    return _sizes_shape(static, what)
+
+
 def constant_index(v: SSAValue) -> int | None:
     """The value of an `index` SSA value defined by `arith.constant`, else None."""
     owner = v.owner
@@ -65,8 +76,24 @@ def _sizes_shape(static: Sequence[int], what: str) -> list[int]:
     return list(static)
 
 
+class SizedOp(FusionOp, ABC):
+    """An op that makes a new tensor whose extents are its `sizes` (a dynamic index list:
+    static integers or `index` values, `[%n, 4]`), after its own operands: the fields of
+    `full`, `rand` and `randn`."""
+
+    sizes = var_operand_def(IndexType)
+    static_sizes = prop_def(DenseArrayBase)
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+    custom_directives = (DynamicIndexList,)
+
+    def extents(self) -> list[int]:
+        """The result's extents (`checked_extents`)."""
+        return checked_extents(self.static_sizes, self.sizes, "sizes")
+
+
 @irdl_op_definition
-class FullOp(FusionOp):
+class FullOp(SizedOp):
     """A new tensor of the given extents with every element equal to `value`.
 
     Extents are static integers or `index` SSA values (`[%n, 4]`); the value is
@@ -76,11 +103,6 @@ class FullOp(FusionOp):
     name = "fusion.full"
 
     value = operand_def()
-    sizes = var_operand_def(IndexType)
-    static_sizes = prop_def(DenseArrayBase)
-    result = result_def(TensorType)
-    traits = traits_def(Pure())
-    custom_directives = (DynamicIndexList,)
     assembly_format = (
         "$value custom<DynamicIndexList>($sizes, $static_sizes) attr-dict "
         "`:` type($value) `->` type($result)"
@@ -88,10 +110,7 @@ class FullOp(FusionOp):
 
     def infer_result_types(self) -> list[Attribute]:
         rules.verify_scalar_type(self.value.type, "the fill value")
-        static = _ints(self.static_sizes)
-        _verify_sizes(static, self.sizes, "sizes")
-        _verify_constant_extents(self.sizes, "sizes")
-        return [_tensor(self.result.type.element_type, _sizes_shape(static, "sizes"))]
+        return [_tensor(self.result.type.element_type, self.extents())]
 
 
 @irdl_op_definition

@@ -81,9 +81,9 @@ class IndexingOp(FusionOp, ABC):
         return self.index_check is not None and self.index_check.data == "device"
 
     @property
-    @abstractmethod
     def index_operand(self) -> SSAValue:
-        """The tensor of indices."""
+        """The tensor of indices (every indexing op names it `index`)."""
+        return self.index
 
     @property
     @abstractmethod
@@ -96,14 +96,9 @@ class IndexingOp(FusionOp, ABC):
         return rules.normalize_dims([self.dim.value.data], rank, "dim")[0]
 
 
-@irdl_op_definition
-class IndexSelectOp(IndexingOp):
-    """torch.index_select: `result[..., i, ...] = input[..., index[i], ...]` along `dim`.
-
-    `index` is 1-D (i32 or i64); the result is the input with extent `dim`
-    replaced by the index's length."""
-
-    name = "fusion.index_select"
+class _InputIndexOp(IndexingOp, ABC):
+    """An indexing op that reads `input` at the indices of `index` along `dim`: the fields
+    of index_select, gather and take_along_axis."""
 
     input = operand_def(TensorType)
     index = operand_def(TensorType)
@@ -113,12 +108,18 @@ class IndexSelectOp(IndexingOp):
     assembly_format = "$input `,` $index `dim` $dim attr-dict `:` type($input) `,` type($index) `->` type($result)"
 
     @property
-    def index_operand(self) -> SSAValue:
-        return self.index
-
-    @property
     def source_operand(self) -> SSAValue:
         return self.input
+
+
+@irdl_op_definition
+class IndexSelectOp(_InputIndexOp):
+    """torch.index_select: `result[..., i, ...] = input[..., index[i], ...]` along `dim`.
+
+    `index` is 1-D (i32 or i64); the result is the input with extent `dim`
+    replaced by the index's length."""
+
+    name = "fusion.index_select"
 
     def infer_result_types(self) -> list[Attribute]:
         x = _expect_tensor(self.input, "the input")
@@ -133,26 +134,11 @@ class IndexSelectOp(IndexingOp):
         return [_tensor(x.element_type, out)]
 
 
-class _AlongDimOp(IndexingOp, ABC):
+class _AlongDimOp(_InputIndexOp, ABC):
     """gather and take_along_axis: `result[i..., j, k...] = input[i..., index[i..., j, k...], k...]`."""
-
-    input = operand_def(TensorType)
-    index = operand_def(TensorType)
-    dim = prop_def(IntegerAttr[I64])
-    result = result_def(TensorType)
-    traits = traits_def(Pure())
-    assembly_format = "$input `,` $index `dim` $dim attr-dict `:` type($input) `,` type($index) `->` type($result)"
 
     EXACT: ClassVar[bool] = False
     """Whether the extents other than `dim` must equal the input's (take_along_axis)."""
-
-    @property
-    def index_operand(self) -> SSAValue:
-        return self.index
-
-    @property
-    def source_operand(self) -> SSAValue:
-        return self.input
 
     def infer_result_types(self) -> list[Attribute]:
         x = _expect_tensor(self.input, "the input")
@@ -207,10 +193,6 @@ class EmbeddingOp(IndexingOp):
     assembly_format = "$index `,` $weight attr-dict `:` type($index) `,` type($weight) `->` type($result)"
 
     @property
-    def index_operand(self) -> SSAValue:
-        return self.index
-
-    @property
     def source_operand(self) -> SSAValue:
         return self.weight
 
@@ -249,10 +231,6 @@ class ScatterOp(IndexingOp):
         "$input `,` $index `,` $src `dim` $dim attr-dict `:` type($input) `,` type($index) `,` type($src) "
         "`->` type($result)"
     )
-
-    @property
-    def index_operand(self) -> SSAValue:
-        return self.index
 
     @property
     def source_operand(self) -> SSAValue:
@@ -298,10 +276,6 @@ class IndexPutAccumulateOp(IndexingOp):
     assembly_format = (
         "$acc `,` $index `,` $value attr-dict `:` type($acc) `,` type($index) `,` type($value) `->` type($result)"
     )
-
-    @property
-    def index_operand(self) -> SSAValue:
-        return self.index
 
     @property
     def source_operand(self) -> SSAValue:

@@ -4,16 +4,14 @@ from __future__ import annotations
 
 from abc import ABC
 
-from xdsl.dialects.builtin import DenseArrayBase, IndexType, TensorType, i64
-from xdsl.dialects.utils import DynamicIndexList
+from xdsl.dialects.builtin import i64
 from xdsl.ir import Attribute
-from xdsl.irdl import irdl_op_definition, operand_def, prop_def, result_def, traits_def, var_operand_def
-from xdsl.traits import Pure
+from xdsl.irdl import irdl_op_definition, operand_def
 from xdsl.utils.exceptions import VerifyException
 
 from allotment.dialects import fusion_rules as rules
-from allotment.dialects.fusion.base import FusionOp, _ints, _tensor
-from allotment.dialects.fusion.creation import _sizes_shape, _verify_constant_extents, _verify_sizes
+from allotment.dialects.fusion.base import _tensor
+from allotment.dialects.fusion.creation import SizedOp
 from allotment.dialects.fusion_rules import type_name
 
 # --------------------------------------------------------------------------- #
@@ -21,7 +19,7 @@ from allotment.dialects.fusion_rules import type_name
 # --------------------------------------------------------------------------- #
 
 
-class RandomOp(FusionOp, ABC):
+class RandomOp(SizedOp, ABC):
     """A new tensor of random numbers: a pure function of (seed, offset, the element's
     row-major linear index, the result type), the same on every target and in every
     kernel that computes it (blocks, segmentation and recomputation do not matter).
@@ -36,11 +34,6 @@ class RandomOp(FusionOp, ABC):
 
     seed = operand_def(i64)
     offset = operand_def(i64)
-    sizes = var_operand_def(IndexType)
-    static_sizes = prop_def(DenseArrayBase)
-    result = result_def(TensorType)
-    traits = traits_def(Pure())
-    custom_directives = (DynamicIndexList,)
     assembly_format = (
         "$seed `,` $offset custom<DynamicIndexList>($sizes, $static_sizes) attr-dict `:` type($result)"
     )
@@ -53,10 +46,7 @@ class RandomOp(FusionOp, ABC):
         et = self.result.type.element_type
         if not rules.is_float(et):
             raise VerifyException(f"{what} produces floating-point elements (f16, bf16, f32, f64), got {type_name(et)}")
-        static = _ints(self.static_sizes)
-        _verify_sizes(static, self.sizes, "sizes")
-        _verify_constant_extents(self.sizes, "sizes")
-        return [_tensor(et, _sizes_shape(static, "sizes"))]
+        return [_tensor(et, self.extents())]
 
 
 @irdl_op_definition

@@ -33,6 +33,11 @@ SEGMENT_KINDS = ("pointwise", "reduction", "normalization", "scan", "sort", "vie
                  "inner_outer", "aten")
 
 
+def _types(types: Sequence[Attribute]) -> str:
+    """`f32, tensor<4xf32>`: types as messages spell them."""
+    return ", ".join(map(type_name, types))
+
+
 class YieldValues(IRDLOperation, ABC):
     """A terminator whose operands are the values its region gives back: the one
     definition of `fusion.yield` and `alloc.yield`, which stay two ops because each
@@ -145,20 +150,14 @@ class SegmentOp(IRDLOperation):
         arg_types = [a.type for a in block.args]
         in_types = [v.type for v in self.inputs]
         if arg_types != in_types:
-            raise VerifyException(
-                f"the body's arguments ({', '.join(map(type_name, arg_types))}) must match "
-                f"the inputs ({', '.join(map(type_name, in_types))})"
-            )
+            raise VerifyException(f"the body's arguments ({_types(arg_types)}) must match the inputs ({_types(in_types)})")
         last = block.last_op
         if not isinstance(last, YieldOp):
             raise VerifyException("the body must end with fusion.yield")
         yielded = [v.type for v in last.values]
         out_types = [r.type for r in self.outputs]
         if yielded != out_types:
-            raise VerifyException(
-                f"fusion.yield gives ({', '.join(map(type_name, yielded))}) but the segment "
-                f"returns ({', '.join(map(type_name, out_types))})"
-            )
+            raise VerifyException(f"fusion.yield gives ({_types(yielded)}) but the segment returns ({_types(out_types)})")
 
     @classmethod
     def parse(cls, parser: Parser) -> SegmentOp:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from abc import ABC
 from math import prod
 from typing import ClassVar
 
@@ -22,7 +23,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from allotment.dialects import fusion_rules as rules
 from allotment.dialects.fusion.base import FusionOp, IntList, _expect_tensor, _ints, _tensor
-from allotment.dialects.fusion.creation import _sizes_shape, _verify_constant_extents, _verify_sizes, constant_index
+from allotment.dialects.fusion.creation import _verify_sizes, checked_extents, constant_index
 from allotment.dialects.fusion_rules import DYNAMIC, fmt_shape, type_name
 from allotment.extents import view_extents
 
@@ -31,8 +32,26 @@ from allotment.extents import view_extents
 # --------------------------------------------------------------------------- #
 
 
+class ShapeViewOp(FusionOp, ABC):
+    """A view of `input` at a new shape given as a dynamic index list (`shape`: static
+    extents or `index` values): the fields of broadcast_in_dim, expand and reshape."""
+
+    COMPLEX: ClassVar[bool] = True
+
+    input = operand_def(TensorType)
+    shape = var_operand_def(IndexType)
+    static_shape = prop_def(DenseArrayBase)
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+    custom_directives = (DynamicIndexList,)
+    assembly_format = (
+        "$input custom<DynamicIndexList>($shape, $static_shape) attr-dict "
+        "`:` type($input) `->` type($result)"
+    )
+
+
 @irdl_op_definition
-class BroadcastInDimOp(FusionOp):
+class BroadcastInDimOp(ShapeViewOp):
     """Places the input's dimensions at `dims` of a tensor of the given shape.
 
     `dims` (strictly increasing, one per input dimension) says where each
@@ -42,14 +61,8 @@ class BroadcastInDimOp(FusionOp):
     """
 
     name = "fusion.broadcast_in_dim"
-    COMPLEX: ClassVar[bool] = True
 
-    input = operand_def(TensorType)
-    shape = var_operand_def(IndexType)
-    static_shape = prop_def(DenseArrayBase)
     broadcast_dims = prop_def(DenseArrayBase)
-    result = result_def(TensorType)
-    traits = traits_def(Pure())
     custom_directives = (DynamicIndexList, IntList)
     assembly_format = (
         "$input custom<DynamicIndexList>($shape, $static_shape) `dims` "
@@ -58,10 +71,7 @@ class BroadcastInDimOp(FusionOp):
 
     def infer_result_types(self) -> list[Attribute]:
         t = _expect_tensor(self.input, "the input")
-        static = _ints(self.static_shape)
-        _verify_sizes(static, self.shape, "shape")
-        _verify_constant_extents(self.shape, "shape")
-        out = _sizes_shape(static, "shape")
+        out = checked_extents(self.static_shape, self.shape, "shape")
         dims = _ints(self.broadcast_dims)
         in_shape = t.get_shape()
         if len(dims) != len(in_shape):
@@ -85,7 +95,7 @@ class BroadcastInDimOp(FusionOp):
 
 
 @irdl_op_definition
-class ExpandOp(FusionOp):
+class ExpandOp(ShapeViewOp):
     """Expands static size-1 dimensions to the given extents (same rank, no copy).
 
     Every other dimension keeps its extent; its entry in the shape must equal
@@ -93,25 +103,10 @@ class ExpandOp(FusionOp):
     """
 
     name = "fusion.expand"
-    COMPLEX: ClassVar[bool] = True
-
-    input = operand_def(TensorType)
-    shape = var_operand_def(IndexType)
-    static_shape = prop_def(DenseArrayBase)
-    result = result_def(TensorType)
-    traits = traits_def(Pure())
-    custom_directives = (DynamicIndexList,)
-    assembly_format = (
-        "$input custom<DynamicIndexList>($shape, $static_shape) attr-dict "
-        "`:` type($input) `->` type($result)"
-    )
 
     def infer_result_types(self) -> list[Attribute]:
         t = _expect_tensor(self.input, "the input")
-        static = _ints(self.static_shape)
-        _verify_sizes(static, self.shape, "shape")
-        _verify_constant_extents(self.shape, "shape")
-        out = _sizes_shape(static, "shape")
+        out = checked_extents(self.static_shape, self.shape, "shape")
         in_shape = t.get_shape()
         if len(out) != len(in_shape):
             raise VerifyException(
@@ -127,7 +122,7 @@ class ExpandOp(FusionOp):
 
 
 @irdl_op_definition
-class ReshapeOp(FusionOp):
+class ReshapeOp(ShapeViewOp):
     """The input's elements (row-major) viewed with a new shape.
 
     Entries are static extents, `index` values, or at most one `-1`, inferred
@@ -135,18 +130,6 @@ class ReshapeOp(FusionOp):
     """
 
     name = "fusion.reshape"
-    COMPLEX: ClassVar[bool] = True
-
-    input = operand_def(TensorType)
-    shape = var_operand_def(IndexType)
-    static_shape = prop_def(DenseArrayBase)
-    result = result_def(TensorType)
-    traits = traits_def(Pure())
-    custom_directives = (DynamicIndexList,)
-    assembly_format = (
-        "$input custom<DynamicIndexList>($shape, $static_shape) attr-dict "
-        "`:` type($input) `->` type($result)"
-    )
 
     def infer_result_types(self) -> list[Attribute]:
         t = _expect_tensor(self.input, "the input")
@@ -182,11 +165,10 @@ class ReshapeOp(FusionOp):
         return [_tensor(t.element_type, out)]
 
 
-@irdl_op_definition
-class PermuteOp(FusionOp):
-    """Reorders dimensions: result dimension i is input dimension `dims[i]`."""
+class DimsViewOp(FusionOp, ABC):
+    """A view of `input` given by a list of its dimensions (`dims`): the fields of
+    permute and squeeze."""
 
-    name = "fusion.permute"
     COMPLEX: ClassVar[bool] = True
 
     input = operand_def(TensorType)
@@ -194,6 +176,14 @@ class PermuteOp(FusionOp):
     result = result_def(TensorType)
     traits = traits_def(Pure())
     custom_directives = (IntList,)
+
+
+@irdl_op_definition
+class PermuteOp(DimsViewOp):
+    """Reorders dimensions: result dimension i is input dimension `dims[i]`."""
+
+    name = "fusion.permute"
+
     assembly_format = "$input custom<IntList>($dims) attr-dict `:` type($input) `->` type($result)"
 
     def infer_result_types(self) -> list[Attribute]:
@@ -208,17 +198,11 @@ class PermuteOp(FusionOp):
 
 
 @irdl_op_definition
-class SqueezeOp(FusionOp):
+class SqueezeOp(DimsViewOp):
     """Removes the listed dimensions, each of static extent 1."""
 
     name = "fusion.squeeze"
-    COMPLEX: ClassVar[bool] = True
 
-    input = operand_def(TensorType)
-    dims = prop_def(DenseArrayBase)
-    result = result_def(TensorType)
-    traits = traits_def(Pure())
-    custom_directives = (IntList,)
     assembly_format = (
         "$input `dims` custom<IntList>($dims) attr-dict `:` type($input) `->` type($result)"
     )
