@@ -454,6 +454,17 @@ def views_buffer(value_type: Attribute, buffer_type: Attribute) -> bool:
     return all(a == b or DYNAMIC_INDEX in (a, b) for a, b in zip(vs, bs))
 
 
+def _check_fit(inner: Sequence[SSAValue], outer: Sequence[SSAValue], count: str, misfit: str) -> None:
+    """Each value of a kernel body (`inner`) stands for its operand of the kernel (`outer`,
+    `views_buffer`); else a VerifyException: `count` when their numbers differ, `misfit`
+    (formatted with the index `i` and the two type names `inner`, `outer`) for a pair."""
+    if len(inner) != len(outer):
+        raise VerifyException(count)
+    for i, (a, b) in enumerate(zip(inner, outer)):
+        if not views_buffer(a.type, b.type):
+            raise VerifyException(misfit.format(i=i, inner=type_name(a.type), outer=type_name(b.type)))
+
+
 def tensor_view_type(t: Attribute) -> Attribute:
     """The value a kernel body sees for an operand: a tensor for a buffer, else itself."""
     if isinstance(t, MemRefType):
@@ -580,23 +591,13 @@ class KernelOp(IRDLOperation):
         self._verify_schedule()
         self._verify_domain()
         block = self.body.block
-        if len(block.args) != len(self.ins):
-            raise VerifyException(f"the body has {len(block.args)} arguments for {len(self.ins)} ins")
-        for i, (arg, v) in enumerate(zip(block.args, self.ins)):
-            if not views_buffer(arg.type, v.type):
-                raise VerifyException(
-                    f"body argument #{i} ({type_name(arg.type)}) does not fit in #{i} ({type_name(v.type)})"
-                )
+        _check_fit(block.args, self.ins, f"the body has {len(block.args)} arguments for {len(self.ins)} ins",
+                   "body argument #{i} ({inner}) does not fit in #{i} ({outer})")
         last = block.last_op
         if not isinstance(last, YieldOp):
             raise VerifyException("the body must end with alloc.yield")
-        if len(last.values) != len(self.outs):
-            raise VerifyException(f"alloc.yield gives {len(last.values)} values for {len(self.outs)} outs")
-        for i, (v, out) in enumerate(zip(last.values, self.outs)):
-            if not views_buffer(v.type, out.type):
-                raise VerifyException(
-                    f"yielded value #{i} ({type_name(v.type)}) does not fit out #{i} ({type_name(out.type)})"
-                )
+        _check_fit(last.values, self.outs, f"alloc.yield gives {len(last.values)} values for {len(self.outs)} outs",
+                   "yielded value #{i} ({inner}) does not fit out #{i} ({outer})")
         inside = {id(o) for o in self.body.walk()}
         for op in self.body.walk():
             if isinstance(op, AllocOp) and op.memory_space not in ON_CHIP:

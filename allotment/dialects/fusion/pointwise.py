@@ -119,6 +119,13 @@ class UnaryOp(ElementwiseOp, ABC):
         return t
 
 
+def _floating(t: Attribute, what: str) -> Attribute:
+    """t, a float type; else a VerifyException `it takes floating-point {what} {t}`."""
+    if not rules.is_float(t):
+        raise VerifyException(f"it takes floating-point {what} {type_name(t)}")
+    return t
+
+
 def _placeholder() -> Attribute:
     return TensorType(i1, [])
 
@@ -438,12 +445,7 @@ class FracOp(UnaryOp):
     name = "fusion.frac"
 
     def result_element_type(self, operand_types: Sequence[Attribute]) -> Attribute:
-        t = element_type_of(operand_types[0])
-        if not rules.is_float(t):
-            raise VerifyException(
-                f"it takes floating-point tensors, got {type_name(t)}"
-            )
-        return t
+        return _floating(element_type_of(operand_types[0]), "tensors, got")
 
 
 @irdl_op_definition
@@ -644,12 +646,7 @@ class NextafterOp(BinaryOp):
     name = "fusion.nextafter"
 
     def result_element_type(self, operand_types: Sequence[Attribute]) -> Attribute:
-        t = rules.promote(operand_types)
-        if not rules.is_float(t):
-            raise VerifyException(
-                f"it takes floating-point operands, got the promoted type {type_name(t)}"
-            )
-        return t
+        return _floating(rules.promote(operand_types), "operands, got the promoted type")
 
 
 @irdl_op_definition
