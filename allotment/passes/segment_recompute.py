@@ -33,7 +33,7 @@ def _element_bytes(t: TensorType) -> int:
 
 
 class Recomputation(GroupRules):
-    """The recomputing moves of the grouping (each keeps the groups acyclic)."""
+    """The recomputing moves of the grouping, over the state and rules of `GroupRules`."""
 
     RECOMPUTE_MAX_OPS = 16
     RECOMPUTE_MAX_INPUTS = 4
