@@ -152,7 +152,6 @@ class Emitter(ElementwiseEmission, PadCatEmission):
         """Flat indexing (`pointwise.PointwiseEmitter.emit_flat_indices`): asked for where
         `pointwise.flat_pointwise` says so."""
 
-
     @classmethod
     def build(cls, plan: KernelPlan, variant: str, target: str, derived: dict[str, str]) -> Emitter:
         """The emitter of `variant`, emitted."""
@@ -160,28 +159,23 @@ class Emitter(ElementwiseEmission, PadCatEmission):
         e.emit()
         return e
 
-
     def emit(self) -> None:
         """Emits the function of `self.variant` (each kind's subclass)."""
         raise CodegenError(f"kernel {self.plan.name!r}: no emitter for variant {self.variant!r}")
-
 
     # -- helpers ---------------------------------------------------------------
 
     def line(self, text: str) -> None:
         self.out.line(text)
 
-
     def indent(self) -> AbstractContextManager[None]:
         """`with self.indent():` emits a block one level deeper (a loop's or a branch's body)."""
         return self.out.indent()
-
 
     @property
     def lines(self) -> list[str]:
         """The function body's lines."""
         return self.out.lines
-
 
     def helper(self, name: str) -> str:
         """`name`, a helper that the code being emitted calls, requested: the module prelude
@@ -191,17 +185,14 @@ class Emitter(ElementwiseEmission, PadCatEmission):
         self.helpers.setdefault(name, None)
         return name
 
-
     def to(self, x: str, dtype: str) -> str:
         """The expression x converted to the Triton type `dtype` (`prelude.to_dtype`: a
         conversion to bf16 rounds to nearest even on the CPU target too)."""
         return to_dtype(x, dtype, self.target, self.helper)
 
-
     def fresh(self, prefix: str = "t") -> str:
         self.counter += 1
         return f"{prefix}{self.counter}"
-
 
     def lookup(self, key: tuple[SSAValue, Map]) -> tuple[str, frozenset[str]] | None:
         for scope in reversed(self.scopes):
@@ -209,13 +200,11 @@ class Emitter(ElementwiseEmission, PadCatEmission):
                 return scope[key]
         return None
 
-
     # -- indices ---------------------------------------------------------------
 
     def extent(self, d: int) -> str:
         src = self.plan.extents[d]
         return str(src.static) if src.static is not None else f"D{d}"
-
 
     def emit_outer_indices(self, pid_m: str) -> None:
         self.line(f"rm = {pid_m} * BLOCK_M + tl.arange(0, BLOCK_M)")
@@ -230,7 +219,6 @@ class Emitter(ElementwiseEmission, PadCatEmission):
         self.line("    mask_m = (rm < M)[:, None]")
         self._decompose("rm", self.plan.outer, "[:, None]")
 
-
     def emit_inner_indices(self, start: str, full: bool = False) -> None:
         """The tile's reduced indices from `start`; `full`: a tile known to lie within N
         (`row_loop`), whose mask is a constant (Triton folds it away)."""
@@ -239,7 +227,6 @@ class Emitter(ElementwiseEmission, PadCatEmission):
         self.line("    rn = rn.to(tl.int64)")
         self.line("mask_n = tl.full((1, BLOCK_N), 1, tl.int1)" if full else "mask_n = (rn < N)[None, :]")
         self._decompose("rn", self.plan.inner, "[None, :]")
-
 
     def _decompose(self, lin: str, dims: Sequence[int], expand: str) -> None:
         """Domain indices from a linear index; the outermost needs no modulo (a linear index
@@ -253,7 +240,6 @@ class Emitter(ElementwiseEmission, PadCatEmission):
                 self.line(f"i{d} = (({lin} // ({after})){wrap}){expand}")
             after = self.extent(d) if after == "1" else f"{after} * {self.extent(d)}"
 
-
     def axes_of(self, m: Map) -> frozenset[str]:
         axes = set()
         for entry in m:
@@ -262,11 +248,9 @@ class Emitter(ElementwiseEmission, PadCatEmission):
                 axes.add("m" if d in self.plan.outer else "n")
         return frozenset(axes)
 
-
     def mask_for(self, axes: frozenset[str]) -> str | None:
         parts = [f"mask_{a}" for a in ("m", "n") if a in axes]
         return " & ".join(parts) if parts else None
-
 
     # -- values ----------------------------------------------------------------
 
@@ -296,7 +280,6 @@ class Emitter(ElementwiseEmission, PadCatEmission):
             raise CodegenError(f"kernel {self.plan.name!r}: {v.name_hint} was not emitted")
         return found
 
-
     def _known(self, v: SSAValue, m: Map) -> tuple[str, frozenset[str]] | None:
         """v at m if it needs no code or was already emitted in a visible scope (loads
         of block arguments and reduced values are emitted here, at first use)."""
@@ -317,7 +300,6 @@ class Emitter(ElementwiseEmission, PadCatEmission):
             return None
         self.scopes[-1][key] = result
         return result
-
 
     def operand_maps(self, v: SSAValue, m: Map) -> list[tuple[SSAValue, Map]]:
         """The (value, map) pairs that computing v at m reads (before `compute` runs)."""
@@ -344,7 +326,6 @@ class Emitter(ElementwiseEmission, PadCatEmission):
             return gather_scatter.gather_operand_maps(op, m)
         return []
 
-
     def scalar(self, v: SSAValue) -> str:
         owner = v.owner
         if isinstance(owner, arith.ConstantOp):
@@ -358,7 +339,6 @@ class Emitter(ElementwiseEmission, PadCatEmission):
         if v in self.arg_index:
             return f"s{self.arg_index[v]}"
         return self.scalar_args.setdefault(v, f"x{len(self.scalar_args)}")
-
 
     def load(self, v: SSAValue, m: Map, bounds: Sequence[str] = ()) -> tuple[str, frozenset[str]]:
         """Loads block argument v at map m; `bounds` are extra in-range conditions."""
@@ -378,7 +358,6 @@ class Emitter(ElementwiseEmission, PadCatEmission):
             self.transposed = True
         return name, axes
 
-
     def kernel_extent(self, v: SSAValue, j: int) -> str:
         """Extent j of a value of the kernel body, as the kernel spells it: a literal, an input
         extent (`in{i}_n{j}`), or its `alloc.extents` entry (a kernel argument `X{k}`)."""
@@ -386,7 +365,6 @@ class Emitter(ElementwiseEmission, PadCatEmission):
         if v in self.arg_index:
             return f"in{self.arg_index[v]}_n{j}" if e == DYNAMIC_INDEX else str(e)
         return str(e) if e != DYNAMIC_INDEX else self.size_entry(v, False, j)
-
 
     def size_entry(self, v: SSAValue, starts: bool, j: int) -> str:
         """Entry j of v's `alloc.extents` (with `starts`: where slice v starts in its input)."""
@@ -397,13 +375,11 @@ class Emitter(ElementwiseEmission, PadCatEmission):
         entry = entries[j]
         return str(entry) if isinstance(entry, int) else self.derived.setdefault(entry, f"X{len(self.derived)}")
 
-
     def launcher_value(self, expr: str) -> str:
         """A literal stays; any other launcher expression becomes a kernel argument `X{k}`."""
         if expr.lstrip("-").isdigit():
             return expr
         return self.derived.setdefault(expr, f"X{len(self.derived)}")
-
 
     def view_source_map(self, op: Operation, m: Map) -> Map:
         """The map of a slice's, permute's or reshape's input at the result's map m."""
@@ -426,12 +402,10 @@ class Emitter(ElementwiseEmission, PadCatEmission):
             out.append(sliced(entry, first, step))
         return tuple(out)
 
-
     def operand_map(self, operand: SSAValue, m: Map) -> Map:
         """The map of an elementwise operand (same rank; size-1 dims broadcast)."""
         shape = operand.type.get_shape()
         return tuple(None if e == 1 else entry for e, entry in zip(shape, m))
-
 
     def compute(self, v: SSAValue, m: Map) -> tuple[str, frozenset[str]]:
         """Emits v at m; the values of `operand_maps(v, m)` are already emitted."""
@@ -472,7 +446,6 @@ class Emitter(ElementwiseEmission, PadCatEmission):
             return self.elementwise(op, m)
         raise CodegenError(f"kernel {self.plan.name}: {op.name} is not supported inside a generated kernel")
 
-
     # -- reductions --------------------------------------------------------------
 
     def reduce_spec(self, r: Operation) -> tuple[str, str, str]:
@@ -486,7 +459,6 @@ class Emitter(ElementwiseEmission, PadCatEmission):
         if isinstance(r, fusion.MaxOp):
             return ('float("-inf")' if is_float(src) else _int_min(src)), "max", acc
         return ('float("inf")' if is_float(src) else _int_max(src)), "min", acc
-
 
     # -- stores ------------------------------------------------------------------
 
