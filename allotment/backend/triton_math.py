@@ -539,7 +539,7 @@ Convert = Callable[[str, Attribute, str], str]
 """`(operand, its IR type, compute dtype) -> the operand converted` (the emitter's `as_type`)."""
 
 ComputeDtype = Callable[[Attribute], str]
-"""`element type -> the Triton type arithmetic on it happens in` (`kernels.emitter.compute_dtype`)."""
+"""`element type -> the Triton type arithmetic on it happens in` (`kernels.elementwise_emission.compute_dtype`)."""
 
 To = Callable[[str, str], str]
 """`to(x, dtype)`: the expression x converted to the Triton type `dtype` (`Emitter.to`)."""
