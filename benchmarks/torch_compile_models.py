@@ -258,6 +258,8 @@ def run_model(name: str, args: argparse.Namespace) -> dict[str, Any]:
     timer = Timer(cuda)
     result: dict[str, Any] = {"size": size, "modes": {}}
     for mode in args.modes:
+        for p in params:  # a training mode's last gradients are not the next mode's memory
+            p.grad = None
         torch._dynamo.reset()
         counters.clear()
         reset_census()
