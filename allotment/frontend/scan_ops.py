@@ -23,11 +23,11 @@ from allotment.dialects import fusion
 from allotment.errors import ArgumentError
 from allotment.frontend.building import make_op
 from allotment.frontend.handles import Scalar, Tensor
+from allotment.frontend.operands import OperatorBase
 
 
-class ScanOperators:
-    """The scans and sorts of `fd.ops` (mixed into `Operators`, whose helpers
-    `_open`, `_tensor`, `_build`, ... its methods call)."""
+class ScanOperators(OperatorBase):
+    """The scans and sorts of `fd.ops`."""
 
     def _row_op(
         self, name: str, cls: type, arg: object, dim: object, props: dict[str, Attribute], results: int
