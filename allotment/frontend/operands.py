@@ -30,6 +30,7 @@ from xdsl.dialects.builtin import (
     i1,
 )
 from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.irdl import IRDLOperation
 from xdsl.utils.exceptions import VerifyException
 
 from allotment.dialects import fusion
@@ -243,14 +244,17 @@ class OperatorBase:
         """Tensor `v` with size-1 dimensions added on the left up to `rank`."""
         k = rank - rank_of(v)
         entries = [1] * k + [self._extent(v, d) for d in range(rank_of(v))]
+        dims = fusion.int_list(range(k, rank))
+        return self._shaped("broadcast_in_dim", fusion.BroadcastInDimOp, v, entries, broadcast_dims=dims).value
+
+    def _shaped(
+        self, name: str, cls: type[IRDLOperation], v: SSAValue, entries: Sequence[int | SSAValue], **props: Attribute
+    ) -> Tensor:
+        """`cls` (expand, reshape, broadcast_in_dim) of `v` with the result shape `entries`:
+        its `static_shape` (`?` for an extent value, which is an operand), and `props`."""
         static, dynamic = self._split(entries)
-        props = {
-            "static_shape": fusion.int_list(static),
-            "broadcast_dims": fusion.int_list(range(k, rank)),
-        }
-        return self._tensor_op(
-            "broadcast_in_dim", lambda: make_op(fusion.BroadcastInDimOp, [v, dynamic], props)
-        ).value
+        shaped = {"static_shape": fusion.int_list(static), **props}
+        return self._tensor_op(name, lambda: make_op(cls, [v, dynamic], shaped))
 
     def _align(self, values: list[SSAValue]) -> list[SSAValue]:
         ranks = [rank_of(v) for v in values if is_tensor(v)]

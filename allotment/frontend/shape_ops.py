@@ -140,12 +140,9 @@ class ShapeOperators(OperatorBase):
                     )
                 e = self._extent(t.value, dims.index(d))
             resolved.append(e)
-        static, dynamic = self._split(resolved)
         if dims == list(range(len(entries))):  # no new dimension: the same fusion as expand's
-            props = {"static_shape": fusion.int_list(static)}
-            return self._tensor_op(name, lambda: make_op(fusion.ExpandOp, [t.value, dynamic], props))
-        props = {"static_shape": fusion.int_list(static), "broadcast_dims": fusion.int_list(dims)}
-        return self._tensor_op(name, lambda: make_op(fusion.BroadcastInDimOp, [t.value, dynamic], props))
+            return self._shaped(name, fusion.ExpandOp, t.value, resolved)
+        return self._shaped(name, fusion.BroadcastInDimOp, t.value, resolved, broadcast_dims=fusion.int_list(dims))
 
     def broadcast(self, arg: object, is_broadcast_dim: object) -> Tensor:
         """Inserts size-1 dimensions where `is_broadcast_dim` is True."""
@@ -172,9 +169,7 @@ class ShapeOperators(OperatorBase):
         entries = self._extent_entries(shape, name, "shape")
         self._check_entries(name, "shape", len(entries), t)
         resolved = [self._extent(t.value, d) if isinstance(e, int) and e == -1 else e for d, e in enumerate(entries)]
-        static, dynamic = self._split(resolved)
-        props = {"static_shape": fusion.int_list(static)}
-        return self._tensor_op(name, lambda: make_op(fusion.ExpandOp, [t.value, dynamic], props))
+        return self._shaped(name, fusion.ExpandOp, t.value, resolved)
 
     def reshape(self, arg: object, new_shape: object, *rest: object) -> Tensor:
         """`arg`'s elements viewed with `new_shape` (one -1 entry may be inferred).
@@ -191,9 +186,7 @@ class ShapeOperators(OperatorBase):
         entries = self._extent_entries(new_shape, name, "new_shape")
         if sum(1 for e in entries if isinstance(e, int) and e == -1) > 1:
             raise ArgumentError(f"{name}: argument 'new_shape' may have at most one -1 entry")
-        static, dynamic = self._split(entries)
-        props = {"static_shape": fusion.int_list(static)}
-        return self._tensor_op(name, lambda: make_op(fusion.ReshapeOp, [t.value, dynamic], props))
+        return self._shaped(name, fusion.ReshapeOp, t.value, entries)
 
     def permute(self, arg: object, dims: object) -> Tensor:
         """Reorders dimensions: output dimension i is input dimension `dims[i]`."""
@@ -232,9 +225,7 @@ class ShapeOperators(OperatorBase):
             props = {"dims": fusion.int_list(ds)}
             return self._tensor_op(name, lambda: make_op(fusion.SqueezeOp, [t.value], props))
         kept = [self._extent(t.value, d) for d in range(t.ndim) if d not in ds]
-        static, dynamic = self._split(kept)
-        props = {"static_shape": fusion.int_list(static)}
-        return self._tensor_op(name, lambda: make_op(fusion.ReshapeOp, [t.value, dynamic], props))
+        return self._shaped(name, fusion.ReshapeOp, t.value, kept)
 
     def _slice_bound(self, t: Tensor, d: int, e: int | SSAValue, normalize: bool) -> int | SSAValue:
         """A start or end index with Python's negative-index meaning (clamped at 0)."""
