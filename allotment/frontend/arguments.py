@@ -142,4 +142,3 @@ def default_device() -> torch.device:
     """Where a fusion with no tensor inputs of rank >= 1 runs unless `execute(device=)` says:
     `cuda:0` when CUDA is available, else the CPU."""
     return torch.device("cuda", 0) if torch.cuda.is_available() else torch.device("cpu")
-

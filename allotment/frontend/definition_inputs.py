@@ -311,4 +311,3 @@ def _convert_number(value: numbers.Real, dt: DataType, what: str) -> Number:
             raise ArgumentError(f"{what}: {v} does not fit in {dt!r}")
         return v
     return float(value)
-

@@ -206,4 +206,3 @@ def print_module(module: ModuleOp) -> str:
     stream = io.StringIO()
     Printer(stream=stream).print_op(module)
     return stream.getvalue() + "\n"
-

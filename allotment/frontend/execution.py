@@ -46,7 +46,6 @@ def _backend_compile() -> Callable[..., Any]:
     return allot_compile
 
 
-
 class DefinitionExecution:
     """The running of a finished `FusionDefinition` (mixed into it; it reads the inputs and
     outputs the definition declared, and keeps the compiled executables by signature in
@@ -234,7 +233,6 @@ class DefinitionExecution:
         args = self._with_rng_seed(args, target)
         return self._executable(self.ir(), args, target), args
 
-
     def _with_rng_seed(self, args: list[Any], target: torch.device) -> list[Any]:
         """The arguments, with a fresh seed for the hidden RNG argument if there is one."""
         if self._rng_seed is None:
@@ -312,4 +310,3 @@ def _with_stride_order(x: torch.Tensor, stride_order: list[int]) -> torch.Tensor
     order = allocation_order(stride_order, x.dim())
     inverse = [order.index(d) for d in range(x.dim())]
     return x.permute(order).contiguous().permute(inverse)
-

@@ -59,15 +59,18 @@ def integer_constant(v: SSAValue) -> int | None:
 
 
 def rank_of(v: SSAValue) -> int:
+    """The rank of tensor value `v`."""
     assert isinstance(v.type, TensorType)
     return len(v.type.get_shape())
 
 
 def is_tensor(v: SSAValue) -> bool:
+    """Whether `v` is a tensor (else a scalar)."""
     return isinstance(v.type, TensorType)
 
 
 def elem_of(v: SSAValue) -> Attribute:
+    """The element type of `v` (its type, for a scalar)."""
     return rules.element_type_of(v.type)
 
 

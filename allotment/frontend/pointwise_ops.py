@@ -205,7 +205,6 @@ class PointwiseOperators(ScalarArithmetic):
         return self._tensor_op("imag", lambda: fusion.ImagOp(t.value))
 
 
-
 UNARY_OPS: dict[str, tuple[type[fusion.UnaryOp], bool]] = {
     "abs": (fusion.AbsOp, False),
     "neg": (fusion.NegOp, False),
@@ -248,6 +247,7 @@ UNARY_OPS: dict[str, tuple[type[fusion.UnaryOp], bool]] = {
     "signbit": (fusion.SignbitOp, False),
     "bitwise_not": (fusion.BitwiseNotOp, False),
 }
+"""`fd.ops` unary names: (the dialect op, whether f16/bf16/integer inputs compute and give f32)."""
 
 BINARY_OPS: dict[str, tuple[type[fusion.BinaryOp], str]] = {
     "add": (fusion.AddOp, "default"),
@@ -279,6 +279,8 @@ BINARY_OPS: dict[str, tuple[type[fusion.BinaryOp], str]] = {
     "bitwise_right_shift": (fusion.BitwiseRightShiftOp, "none"),
     "logical_right_shift": (fusion.LogicalRightShiftOp, "none"),
 }
+"""`fd.ops` binary names: (the dialect op, the promotion: "default" lifts f16/bf16 to f32,
+"float" integers too, "none" leaves the operands' types to the op)."""
 
 
 def _define_unary(name: str, cls: type[fusion.UnaryOp], to_float: bool) -> None:

@@ -54,7 +54,6 @@ class DefinitionRecorder:
                 "the `with FusionDefinition()` block or in multidevice_schedule()"
             )
 
-
     def _name_tensor(self, value: SSAValue) -> Tensor:
         handle = Tensor(self, value, len(self._tensors))
         value.name_hint = f"T{handle.index}"
@@ -133,11 +132,9 @@ class DefinitionRecorder:
         self._rng_draws += 1
         return self._rng_seed, self._constant(self._rng_draws - 1, i64)
 
-
     def _own(self, handle: Tensor | Scalar | Vector, what: str) -> None:
         if handle._fd is not self:
             raise ArgumentError(f"{what} belongs to another FusionDefinition")
 
     def _add_argument(self, t: Attribute) -> SSAValue:
         return self._block.insert_arg(t, len(self._block.args))
-

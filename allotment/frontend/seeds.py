@@ -51,4 +51,3 @@ def mix_seed(seed: int, offset: int) -> int:
     z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _M64
     z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _M64
     return (z ^ (z >> 31)) >> 2
-
