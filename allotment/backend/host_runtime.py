@@ -587,15 +587,34 @@ def inner_outer_blocks(m: int, n: int) -> tuple[int, int, int]:
     return persistent_blocks(m, n)
 
 
+FINAL_PROGRAMS = 132
+"""An inner-outer kernel's second stage narrows its column tile until it has this many
+programs (one an H200 SM) or its tile is FINAL_MIN_COLUMNS wide (`inner_outer_final_blocks`)."""
+
+FINAL_MIN_COLUMNS = 16
+"""The narrowest column tile of an inner-outer second stage: 64 bytes of f32 partials a row
+read, two whole 32-byte sectors."""
+
+
 @functools.lru_cache(maxsize=4096)
-def inner_outer_final_blocks(n: int, programs: int) -> tuple[int, int, int]:
-    """Blocks of an inner-outer kernel's second stage: BLOCK_N columns (64: 256 contiguous
-    bytes of f32 partials per row read, and N / 64 programs) by BLOCK_M programs' partials a
-    step; ALLOT_INNER_OUTER_FINAL_BLOCKS to tune."""
+def inner_outer_final_blocks(n: int, programs: int, spread: bool = True) -> tuple[int, int, int]:
+    """Blocks of an inner-outer kernel's second stage: BLOCK_N columns by BLOCK_M programs'
+    partials a step, 4 warps; ALLOT_INNER_OUTER_FINAL_BLOCKS to tune. BLOCK_N is 64 (256
+    contiguous bytes of f32 partials a row read) narrowed, with `spread` (the rule), while
+    the stage has fewer than FINAL_PROGRAMS programs, down to FINAL_MIN_COLUMNS: 1111
+    columns get 70 programs of 16, not 18 of 64, and 4096 get 256, not 64. The 18 programs
+    of LayerNorm backward 12345x1111 took 9.2 us of its 100 on an H200 at 5% of the DRAM
+    bandwidth and 6% achieved occupancy, 128 registers a thread
+    (`benchmarks/results/ncu_weak_h200_2026-12-01_2326/layernorm_bwd_bf16_static_odd.txt`),
+    where nvFuser reduces the same partials across its 556 programs inside its one kernel
+    (`benchmarks/results/nvfuser_wins_2026-12-02.md`). `spread=False` is the old rule, for
+    A/B runs (`benchmarks/schedule_ab.py`)."""
     if _IO_FINAL is not None:
         bm, bn, warps = _IO_FINAL
         return min(bm, _pow2(programs)), min(bn, _pow2(n)), warps
     bn = min(_pow2(n), 64)
+    while spread and bn > FINAL_MIN_COLUMNS and -(-n // bn) < FINAL_PROGRAMS:
+        bn //= 2
     bm = min(_pow2(programs), max(1, TILE // bn), 64)
     return bm, bn, 4
 
