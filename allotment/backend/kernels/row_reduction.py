@@ -2,7 +2,10 @@
 a program.
 
 - persistent: the whole reduced row fits in one tile (BLOCK_N >= row length): every
-  reduction and every output is computed from registers in one pass over memory.
+  reduction and every output is computed from registers in one pass over memory. A
+  static row that its power-of-two tile would leave more than 15% idle is held as two
+  tiles instead (`host_runtime.row_tiles`, `emit_two_tiles`: rows of 1111 in 1024 + 128
+  lanes), still one pass.
 - looped: one loop over the row per reduction level (a reduction that needs another's
   result is a level higher), then one more loop that computes and stores the
   full-domain outputs. A softmax's max and sum of exp(x - max) (in f32) share one loop
