@@ -695,6 +695,7 @@ class Emitter:
             ot = triton_dtype(v.type.element_type)
             self.line(f"tl.store(out{k}_ptr + ({offset}), {self.to(f'({x})', ot)}" + (f", mask={mask})" if mask else ")"))
 
+
 def _ir_note(op: Operation) -> str:
     """`  # %name = fusion.add`: the IR value a line computes, as a comment-safe escape."""
     hint = op.results[0].name_hint if op.results else None
