@@ -1,5 +1,5 @@
 """Hugging Face GPT-2 and Llama-style models through torch.compile: eager, Inductor
-(default, and max-autotune-no-cudagraphs with --max-autotune), Allotment.
+(default, max-autotune-no-cudagraphs, reduce-overhead), Allotment (with or without CUDA graphs).
 
 On the GPU (bf16 autocast, random weights, no download):
 
@@ -9,10 +9,14 @@ times a training step (zero_grad, forward with the LM loss, backward) and an inf
 forward (no_grad) for each model and backend: CUDA events around `--steps` steps after
 `--warmup` warm-up steps, in `--repeats` interleaved repeats (backend A, B, C, A, B, C,
 ...), reported as the min, median and max ms a step. Each backend's peak memory is
-`torch.cuda.max_memory_allocated` over its timed steps less what the backends before it
-still held when it was first called (the CUDA graph pools of `--reduce-overhead` and
-`--cuda-graphs`; all backends share one module, so the parameters are counted once), and its first-call time is the compile of the first
-step. The census per model lists Allotment's graphs, graph breaks, nodes fused into its
+`torch.cuda.max_memory_allocated` over its timed steps (all backends share one module, so
+the parameters are counted once), with `max_memory_reserved` beside it. A CUDA-graph mode
+(`inductor-reduce-overhead`, `allotment-cudagraphs`) keeps its graphs' memory pools for
+the life of the process, which every later peak of another backend would then include,
+and a replay allocates nothing through the allocator, so its own `max_memory_allocated`
+misses its pool: run each such mode alone in a process of its own (`--backends
+inductor-reduce-overhead`) and read its `reserved_mib`. A backend's first-call time is the
+compile of the first step. The census per model lists Allotment's graphs, graph breaks, nodes fused into its
 kernels, nodes run as ATen calls, and the ATen ops left over, with counts, and each
 graph's memory plan (planned peak and lower bound of its transient buffers). One JSON file
 holds everything, with the git commit.
@@ -75,18 +79,22 @@ def sizes(smoke: bool, hidden: int, layers: int, batch: int, seq: int) -> dict[s
             "intermediate": (8 * hidden // 3 + 255) // 256 * 256, "vocab": 32000, "seq": seq, "batch": batch}
 
 
+BACKENDS: dict[str, Callable[[torch.nn.Module], Any]] = {
+    "eager": lambda m: m,
+    "inductor": lambda m: torch.compile(m),
+    "inductor-max-autotune": lambda m: torch.compile(m, mode="max-autotune-no-cudagraphs"),
+    "inductor-reduce-overhead": lambda m: torch.compile(m, mode="reduce-overhead"),
+    "allotment": lambda m: torch.compile(m, backend="allotment"),
+    "allotment-cudagraphs": lambda m: torch.compile(m, backend="allotment", options={"cuda_graphs": True}),
+}
+"""Every backend `--backends` may name."""
+
+
 def backends(args: argparse.Namespace) -> dict[str, Callable[[torch.nn.Module], Any]]:
-    out: dict[str, Callable[[torch.nn.Module], Any]] = {"eager": lambda m: m}
-    if not args.cpu_smoke or args.inductor:
-        out["inductor"] = lambda m: torch.compile(m)
-        if args.max_autotune:
-            out["inductor-max-autotune"] = lambda m: torch.compile(m, mode="max-autotune-no-cudagraphs")
-        if args.reduce_overhead:
-            out["inductor-reduce-overhead"] = lambda m: torch.compile(m, mode="reduce-overhead")
-    out["allotment"] = lambda m: torch.compile(m, backend="allotment")
-    if args.cuda_graphs:
-        out["allotment-cudagraphs"] = lambda m: torch.compile(m, backend="allotment", options={"cuda_graphs": True})
-    return out
+    names = list(args.backends)
+    if args.cpu_smoke and not args.inductor:
+        names = [n for n in names if not n.startswith("inductor")]
+    return {n: BACKENDS[n] for n in names}
 
 
 GRAPHED = ("inductor-reduce-overhead", "allotment-cudagraphs")
@@ -250,19 +258,16 @@ def run_model(name: str, args: argparse.Namespace) -> dict[str, Any]:
     timer = Timer(cuda)
     result: dict[str, Any] = {"size": size, "modes": {}}
     for mode in args.modes:
+        for p in params:  # a training mode's last gradients are not the next mode's memory
+            p.grad = None
         torch._dynamo.reset()
         counters.clear()
         reset_census()
         fns: dict[str, Callable[[], None]] = {}
         first: dict[str, float] = {}
         failed: dict[str, str] = {}
-        held_before: dict[str, int] = {}
-        base = torch.cuda.memory_allocated() if cuda else 0
         for backend, wrap in backends(args).items():
             fn = step_fn(wrap(model), ids, mode, autocast, params, backend in GRAPHED)
-            if cuda:
-                torch.cuda.synchronize()
-                held_before[backend] = torch.cuda.memory_allocated() - base
             t = time.perf_counter()
             try:
                 fn()
@@ -278,18 +283,20 @@ def run_model(name: str, args: argparse.Namespace) -> dict[str, Any]:
             fns[backend] = fn
         ms: dict[str, list[float]] = {b: [] for b in fns}
         peak: dict[str, int] = {}
+        reserved: dict[str, int] = {}
         for _ in range(args.repeats):
             for backend, fn in fns.items():
                 if cuda:
                     torch.cuda.synchronize()
                     torch.cuda.reset_peak_memory_stats()
                 ms[backend].append(timer(fn, args.steps))
-                if cuda:  # less what earlier backends still hold (CUDA graph pools): held_before
-                    peak[backend] = max(peak.get(backend, 0),
-                                        torch.cuda.max_memory_allocated() - held_before.get(backend, 0))
+                if cuda:
+                    peak[backend] = max(peak.get(backend, 0), torch.cuda.max_memory_allocated())
+                    reserved[backend] = max(reserved.get(backend, 0), torch.cuda.max_memory_reserved())
         result["modes"][mode] = {
             backend: {"ms_min": min(v), "ms_median": statistics.median(v), "ms_max": max(v),
-                      "peak_mib": peak.get(backend, 0) / 2**20, "first_call_s": first[backend]}
+                      "peak_mib": peak.get(backend, 0) / 2**20, "reserved_mib": reserved.get(backend, 0) / 2**20,
+                      "first_call_s": first[backend]}
             for backend, v in ms.items()
         }
         result["modes"][mode].update({b: {"error": e} for b, e in failed.items()})
@@ -316,10 +323,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--steps", type=int, default=20)
     p.add_argument("--warmup", type=int, default=3)
     p.add_argument("--repeats", type=int, default=5)
-    p.add_argument("--max-autotune", action="store_true", help="also Inductor max-autotune-no-cudagraphs (minutes)")
+    p.add_argument("--backends", nargs="+", default=["eager", "inductor", "allotment"], choices=list(BACKENDS),
+                   help="which backends, timed in interleaved repeats in this order; run CUDA-graph modes "
+                        "(inductor-reduce-overhead, allotment-cudagraphs) in a process of their own: see the docstring")
     p.add_argument("--inductor", action="store_true", help="with --cpu-smoke: also Inductor on the CPU")
-    p.add_argument("--cuda-graphs", action="store_true", help="also Allotment with options={'cuda_graphs': True}")
-    p.add_argument("--reduce-overhead", action="store_true", help="also Inductor mode='reduce-overhead'")
     p.add_argument("--out", type=Path, default=None, help="the JSON result file")
     args = p.parse_args(argv)
     if args.cpu_smoke:

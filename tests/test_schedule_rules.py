@@ -45,3 +45,29 @@ def test_a_full_reductions_step_reads_the_same_bytes_for_every_element_size(elem
     assert bn * element_bytes == rt.FULL_TILE_BYTES
     assert rt.outer_blocks(1, 1 << 26, 1056, 2)[1:] == (4096, 8)
     assert rt.outer_blocks(1, 1 << 26, 1056, 4)[1:] == (2048, 4)
+
+
+@pytest.mark.parametrize("n", [600, 1025, 1111, 1536, 3000, 5003, 12000, 20000])
+def test_a_row_held_as_two_tiles_uses_fewer_lanes_and_covers_it(n: int) -> None:
+    """`row_tiles`: a row that its one power-of-two tile would leave more than 15% idle is
+    held as a main tile (a power of two, within the row: no mask needed) and a tail tile
+    that covers the rest, using at least 15% fewer lanes than the one tile."""
+    main, tail = rt.row_tiles(n)
+    whole = 1 << (n - 1).bit_length()
+    assert tail > 0
+    assert main & (main - 1) == 0 and tail & (tail - 1) == 0
+    assert main < n <= main + tail
+    assert main + tail <= rt.ROW_TILE_USE * whole
+    assert main >= rt.ROW_SPLIT_MIN and tail >= rt.ROW_TAIL_MIN
+    assert rt.row_tiles(n, split=False) == (whole, 0)  # the old rule, for A/B runs
+    bm, bn, warps = rt.persistent_blocks(12345, n, main)
+    assert (bm, warps) == rt.persistent_blocks(12345, n)[::2] and bn == main  # only the lanes change
+
+
+@pytest.mark.parametrize("n", [1, 3, 96, 500, 1000, 1024, 1999, 2048, 4096, 32000])
+def test_a_row_that_one_tile_fills_or_a_narrow_row_stays_one_tile(n: int) -> None:
+    """Rows whose power-of-two tile is at least 85% used (1999 of 2048; 32000 of 32768), or
+    whose split would save too little (1999: 1024 + 1024), or narrower than two ROW_SPLIT_MIN
+    tiles (96, 500) stay one tile."""
+    main, tail = rt.row_tiles(n)
+    assert tail == 0 and main == 1 << max(0, (n - 1).bit_length())

@@ -358,16 +358,57 @@ _PERSISTENT = _env_blocks("PERSISTENT")
 _LOOPED = _env_blocks("LOOPED")
 
 
+ROW_TILE_USE = 0.85
+"""A persistent row is held as two tiles (`row_tiles`) where its one power-of-two tile would
+leave more than 15% of the lanes idle and two tiles use at least that many fewer lanes."""
+
+ROW_SPLIT_MIN = 512
+"""The narrowest main tile of a row held as two tiles: narrower rows stay one tile."""
+
+ROW_TAIL_MIN = 32
+"""The narrowest second tile of a row held as two (a warp's width)."""
+
+
+def row_tiles(n: int, split: bool = True) -> tuple[int, int]:
+    """How a persistent row kernel holds a static row of n elements: (main, tail) tile widths,
+    the row's columns [0, main) in one tile and [main, n) in a second of `tail` lanes; tail
+    0 means one tile of `main` >= n lanes (the power of two at or above n).
+
+    With `split` (the rule), a row whose power-of-two tile would use less than ROW_TILE_USE of
+    its lanes is held as the largest power of two below n (at least ROW_SPLIT_MIN) plus the
+    power of two at or above the rest, where those lanes are within ROW_TILE_USE of the one
+    tile's: rows of 1111 in 1024 + 128 lanes (96% used) instead of 2048 (54%), as nvFuser
+    holds them in 124 threads of 9 elements (`benchmarks/results/nvfuser_wins_2026-12-02.md`).
+    Every lane is registers of each value the row holds, so the idle half of a 2048-wide tile
+    costs occupancy: ptxas gives the residual LayerNorm's kernel at 2 x 2048, 8 warps, 75
+    registers a thread (three programs an SM), at 2 x (1024 + 128) 62 (four). Rows of 1999
+    stay 2048 (1024 + 1024 saves nothing). `split=False` is the old rule (one tile), for
+    A/B runs (`benchmarks/schedule_ab.py`)."""
+    whole = _pow2(n)
+    if not split or whole == n or whole // 2 < ROW_SPLIT_MIN or n > ROW_TILE_USE * whole:
+        return whole, 0
+    main = whole // 2
+    tail = max(ROW_TAIL_MIN, _pow2(n - main))
+    if main + tail > ROW_TILE_USE * whole:
+        return whole, 0
+    return main, tail
+
+
 @functools.lru_cache(maxsize=4096)
-def persistent_blocks(m: int, n: int) -> tuple[int, int, int]:
+def persistent_blocks(m: int, n: int, main: int = 0) -> tuple[int, int, int]:
+    """Blocks of a persistent row kernel over m rows of n: the row's power of two of columns,
+    TILE elements a program, 4 to 32 warps by the tile's size (ALLOT_PERSISTENT_BLOCKS to
+    tune). `main` > 0: the kernel holds its row as two tiles (`row_tiles`), BLOCK_N is the
+    first one's width (`main`, whatever the override says); rows a program and warps are
+    those of the one power-of-two tile, so that only the lanes change."""
     if _PERSISTENT is not None:
         bm, bn, warps = _PERSISTENT
-        return min(bm, _pow2(m)), max(bn, _pow2(n)), warps
+        return min(bm, _pow2(m)), main or max(bn, _pow2(n)), warps
     bn = _pow2(n)
     bm = min(_pow2(m), max(1, TILE // bn))
     elems = bm * bn
     warps = 4 if elems <= 2048 else (8 if elems <= 8192 else (16 if elems <= 16384 else 32))
-    return bm, bn, warps
+    return bm, main or bn, warps
 
 
 @functools.lru_cache(maxsize=4096)
@@ -546,15 +587,34 @@ def inner_outer_blocks(m: int, n: int) -> tuple[int, int, int]:
     return persistent_blocks(m, n)
 
 
+FINAL_PROGRAMS = 132
+"""An inner-outer kernel's second stage narrows its column tile until it has this many
+programs (one an H200 SM) or its tile is FINAL_MIN_COLUMNS wide (`inner_outer_final_blocks`)."""
+
+FINAL_MIN_COLUMNS = 16
+"""The narrowest column tile of an inner-outer second stage: 64 bytes of f32 partials a row
+read, two whole 32-byte sectors."""
+
+
 @functools.lru_cache(maxsize=4096)
-def inner_outer_final_blocks(n: int, programs: int) -> tuple[int, int, int]:
-    """Blocks of an inner-outer kernel's second stage: BLOCK_N columns (64: 256 contiguous
-    bytes of f32 partials per row read, and N / 64 programs) by BLOCK_M programs' partials a
-    step; ALLOT_INNER_OUTER_FINAL_BLOCKS to tune."""
+def inner_outer_final_blocks(n: int, programs: int, spread: bool = True) -> tuple[int, int, int]:
+    """Blocks of an inner-outer kernel's second stage: BLOCK_N columns by BLOCK_M programs'
+    partials a step, 4 warps; ALLOT_INNER_OUTER_FINAL_BLOCKS to tune. BLOCK_N is 64 (256
+    contiguous bytes of f32 partials a row read) narrowed, with `spread` (the rule), while
+    the stage has fewer than FINAL_PROGRAMS programs, down to FINAL_MIN_COLUMNS: 1111
+    columns get 70 programs of 16, not 18 of 64, and 4096 get 256, not 64. The 18 programs
+    of LayerNorm backward 12345x1111 took 9.2 us of its 100 on an H200 at 5% of the DRAM
+    bandwidth and 6% achieved occupancy, 128 registers a thread
+    (`benchmarks/results/ncu_weak_h200_2026-12-01_2326/layernorm_bwd_bf16_static_odd.txt`),
+    where nvFuser reduces the same partials across its 556 programs inside its one kernel
+    (`benchmarks/results/nvfuser_wins_2026-12-02.md`). `spread=False` is the old rule, for
+    A/B runs (`benchmarks/schedule_ab.py`)."""
     if _IO_FINAL is not None:
         bm, bn, warps = _IO_FINAL
         return min(bm, _pow2(programs)), min(bn, _pow2(n)), warps
     bn = min(_pow2(n), 64)
+    while spread and bn > FINAL_MIN_COLUMNS and -(-n // bn) < FINAL_PROGRAMS:
+        bn //= 2
     bm = min(_pow2(programs), max(1, TILE // bn), 64)
     return bm, bn, 4
 

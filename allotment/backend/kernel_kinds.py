@@ -159,7 +159,9 @@ def generate_kernel(plan: KernelPlan, target: str, functions: dict[str, str]) ->
         )
     transposed = plan.kind == "pointwise" and any(e.transposed for e in bodies.values())
     flat = any(e.flat for e in bodies.values())
-    return GeneratedKernel(plan, functions, helpers + "\n\n".join(parts), args, transposed, flat, set(requested))
+    row_split = next((e.row_split for e in bodies.values() if e.row_split is not None), None)
+    return GeneratedKernel(plan, functions, helpers + "\n\n".join(parts), args, transposed, flat, set(requested),
+                           row_split)
 
 
 def _decorator(e: Emitter) -> str:

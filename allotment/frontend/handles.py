@@ -23,8 +23,8 @@ Number = bool | int | float
 
 
 class Definition(Protocol):
-    """What handles and `fd.ops` use of the `FusionDefinition` they belong to (the class
-    itself, `frontend/fusion_definition.py`, sits above them and builds them)."""
+    """What handles and `fd.ops` use of the `FusionDefinition` they belong to (its recording
+    part, `frontend/recording.py`, and the class itself sit above them and build them)."""
 
     ops: Any
 

@@ -1,5 +1,5 @@
 """`fd.ops` random numbers (`rand`, `randn`, `uniform`, `normal`, `rand_like`,
-`randn_like`) and `welford`: a mixin of `allotment.frontend.ops.Operators`.
+`randn_like`): a mixin of `allotment.frontend.ops.Operators`.
 
 Random ops follow nvFuser's signatures. `rng_seed` and `rng_offset` (ints or
 integer Scalars) are given together or not at all: given, the values are a
@@ -25,11 +25,12 @@ from allotment.errors import ArgumentError
 from allotment.frontend.building import make_op
 from allotment.frontend.datatypes import DataType, from_element_type, to_element_type
 from allotment.frontend.handles import Scalar, Tensor
+from allotment.frontend.operands import OperatorBase
 
 
-class RandomOperators:
-    """The random-number ops and welford of `fd.ops` (mixed into `Operators`, whose helpers
-    `_open`, `_tensor`, `_build`, ... its methods call)."""
+class RandomOperators(OperatorBase):
+    """The random-number ops of `fd.ops` (`uniform` and `normal` call the elementwise ops
+    of the composed `Operators`)."""
 
     def _rng_operands(self, name: str, rng_seed: object, rng_offset: object) -> tuple[SSAValue, SSAValue]:
         if (rng_seed is None) != (rng_offset is None):
@@ -54,12 +55,6 @@ class RandomOperators:
             raise ArgumentError(f"{name}: random distributions only create floating-point types, got {dtype!r}")
         return et
 
-    def _shape_entries(self, shape: object, name: str) -> list[int | SSAValue]:
-        entries = self._extent_entries(shape, name, "shape")
-        if any(e == -1 for e in entries if isinstance(e, int)):
-            raise ArgumentError(f"{name}: argument 'shape' cannot have symbolic (-1) entries; give Scalars")
-        return entries
-
     def _random(self, name: str, cls: type[fusion.RandomOp], entries: list[int | SSAValue], et: Attribute,
                 rng_seed: object, rng_offset: object) -> Tensor:
         seed, offset = self._rng_operands(name, rng_seed, rng_offset)
@@ -67,21 +62,22 @@ class RandomOperators:
         props = {"static_sizes": fusion.int_list(static)}
         return self._tensor_op(name, lambda: make_op(cls, [seed, offset, dynamic], props, [TensorType(et, [])]))
 
+    def _of_shape(self, name: str, cls: type[fusion.RandomOp], shape: object, dtype: object, rng_seed: object,
+                  rng_offset: object) -> Tensor:
+        """`rand` or `randn`: numbers of `shape` and floating-point `dtype`."""
+        self._open(name)
+        et = self._float_dtype(dtype, name)
+        return self._random(name, cls, self._creation_shape(shape, name), et, rng_seed, rng_offset)
+
     def rand(self, shape: object, dtype: DataType = DataType.Float, rng_seed: object = None,
              rng_offset: object = None) -> Tensor:
         """Uniform [0, 1) numbers of `shape` (ints and Scalars) and `dtype` (`fusion.rand`)."""
-        name = "rand"
-        self._open(name)
-        et = self._float_dtype(dtype, name)
-        return self._random(name, fusion.RandOp, self._shape_entries(shape, name), et, rng_seed, rng_offset)
+        return self._of_shape("rand", fusion.RandOp, shape, dtype, rng_seed, rng_offset)
 
     def randn(self, shape: object, dtype: DataType = DataType.Float, rng_seed: object = None,
               rng_offset: object = None) -> Tensor:
         """Standard normal numbers of `shape` and `dtype` (`fusion.randn`)."""
-        name = "randn"
-        self._open(name)
-        et = self._float_dtype(dtype, name)
-        return self._random(name, fusion.RandnOp, self._shape_entries(shape, name), et, rng_seed, rng_offset)
+        return self._of_shape("randn", fusion.RandnOp, shape, dtype, rng_seed, rng_offset)
 
     def _like(self, name: str, cls: type[fusion.RandomOp], arg: object, rng_seed: object,
               rng_offset: object) -> Tensor:
@@ -111,7 +107,7 @@ class RandomOperators:
                 raise ArgumentError(f"{name}: argument '{arg}' must be a Python number or a Scalar, got "
                                     f"{type(x).__name__}")
         ct = f64 if isinstance(et, Float64Type) else f32
-        draw = self._random(name, cls, self._shape_entries(shape, name), ct, rng_seed, rng_offset)
+        draw = self._random(name, cls, self._creation_shape(shape, name), ct, rng_seed, rng_offset)
         if cls is fusion.RandOp:  # uniform: minval + (maxval - minval) * u
             base = a
             scale: Any = b - a if isinstance(a, numbers.Real) and isinstance(b, numbers.Real) else self.sub(b, a)
@@ -136,17 +132,3 @@ class RandomOperators:
         """Normal numbers `mean + std * randn`."""
         return self._affine("normal", fusion.RandnOp, mean, std, ("mean", "std"), shape,
                             rng_seed, rng_offset, dtype)
-
-    def welford(self, arg: object, dims: object) -> tuple[Tensor, Tensor, Tensor]:
-        """(avg, var_sum, n) over `dims` (`fusion.welford`): the mean, the sum of squared
-        deviations (M2) and the count (Int) of reduced elements; f32 for 16-bit inputs."""
-        name = "welford"
-        self._open(name)
-        t = self._tensor(arg, name, "arg")
-        ds = self._dims(dims, t.ndim, name)
-        if not rules.is_float(rules.element_type_of(t.value.type)):
-            raise ArgumentError(f"{name}: argument 'arg' must be a floating-point tensor, got {t.dtype()!r}")
-        ph = TensorType(i1, [])
-        v = t.value
-        op = self._build(name, lambda: make_op(fusion.WelfordOp, [v], {"dims": fusion.int_list(ds)}, [ph, ph, ph]))
-        return self._fd._tensor_result(op, 0), self._fd._tensor_result(op, 1), self._fd._tensor_result(op, 2)

@@ -15,7 +15,6 @@ from __future__ import annotations
 import numbers
 from typing import Any
 
-from xdsl.dialects import arith
 from xdsl.dialects.builtin import IntegerAttr, TensorType, UnitAttr, i1, i64
 from xdsl.ir import Attribute
 
@@ -23,11 +22,11 @@ from allotment.dialects import fusion
 from allotment.errors import ArgumentError
 from allotment.frontend.building import make_op
 from allotment.frontend.handles import Scalar, Tensor
+from allotment.frontend.operands import OperatorBase, integer_constant
 
 
-class ScanOperators:
-    """The scans and sorts of `fd.ops` (mixed into `Operators`, whose helpers
-    `_open`, `_tensor`, `_build`, ... its methods call)."""
+class ScanOperators(OperatorBase):
+    """The scans and sorts of `fd.ops`."""
 
     def _row_op(
         self, name: str, cls: type, arg: object, dim: object, props: dict[str, Attribute], results: int
@@ -93,11 +92,10 @@ class ScanOperators:
         """topk's k: an int, or an integer Scalar defined by a constant."""
         if isinstance(k, Scalar):
             self._fd._own(k, "topk: argument 'k'")
-            owner = k.value.owner
-            if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr):
-                k = owner.value.value.data
-            else:
+            known = integer_constant(k.value)
+            if known is None:
                 raise ArgumentError("topk: argument 'k' must be an int or a constant Scalar (k is static here)")
+            k = known
         if isinstance(k, bool) or not isinstance(k, numbers.Integral):
             raise ArgumentError(f"topk: argument 'k' must be an int, got {type(k).__name__} {k!r}")
         if k < 0:

@@ -88,6 +88,22 @@ def test_rounding_of_integers_and_signbit(run_fusion) -> None:
     check(b1, torch.signbit(x))
 
 
+def test_signbit_of_scalars(run_fusion) -> None:
+    """signbit of Bool, Int and Double scalars (a Bool's sign bit is never set; -0.0's is)."""
+    with FusionDefinition() as fd:
+        b = fd.define_scalar(dtype=DataType.Bool)
+        n = fd.define_scalar(dtype=DataType.Int)
+        x = fd.define_scalar(dtype=DataType.Double)
+        t = fd.define_tensor([-1], dtype=DataType.Bool)
+        for s in (b, n, x):
+            fd.add_output(fd.ops.logical_or(t, fd.ops.signbit(s)))
+    t = torch.zeros(2, dtype=torch.bool, device=DEVICE)
+    rb, rn, rx = run_fusion(fd, [True, -3, -0.0, t])
+    check(rb, torch.zeros(2, dtype=torch.bool))
+    check(rn, torch.ones(2, dtype=torch.bool))
+    check(rx, torch.ones(2, dtype=torch.bool))
+
+
 @pytest.mark.parametrize("name", ["atan2", "fmod", "remainder", "nextafter"])
 def test_binary_float_math(run_fusion, name: str) -> None:
     x = values()

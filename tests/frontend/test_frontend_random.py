@@ -427,30 +427,30 @@ def test_hidden_seed_on_cuda_follows_the_cuda_generator(monkeypatch) -> None:
     offset by 4 a call: the same state gives the same seeds, neighbouring offsets unrelated
     62-bit ones; without a CUDA generator (or when it cannot give its state) the seed comes
     from the CPU generator."""
-    from allotment.frontend import fusion_definition as fdm
+    from allotment.frontend import seeds as hidden_seeds
 
     gen = _FakeCudaGenerator(7)
-    monkeypatch.setattr(fdm, "_cuda_generator", lambda: gen)
-    first = [fdm._draw_seed(cuda=True) for _ in range(3)]
+    monkeypatch.setattr(hidden_seeds, "cuda_generator", lambda: gen)
+    first = [hidden_seeds.draw_seed(cuda=True) for _ in range(3)]
     assert gen.offset == 12 and len(set(first)) == 3
     assert all(0 <= s < 1 << 62 for s in first)
     assert bin(first[0] ^ first[1]).count("1") > 10
     gen.offset = 0
-    assert [fdm._draw_seed(cuda=True) for _ in range(3)] == first  # a restored state replays
+    assert [hidden_seeds.draw_seed(cuda=True) for _ in range(3)] == first  # a restored state replays
     gen.seed, gen.offset = 8, 0
-    assert fdm._draw_seed(cuda=True) != first[0]
+    assert hidden_seeds.draw_seed(cuda=True) != first[0]
 
     def refuse(offset: int) -> None:
         raise RuntimeError("capturing")
 
     gen.set_offset = refuse  # type: ignore[method-assign]
     torch.manual_seed(5)
-    a = fdm._draw_seed(cuda=True)
+    a = hidden_seeds.draw_seed(cuda=True)
     torch.manual_seed(5)
-    assert a == fdm._draw_seed(cuda=False)  # the CPU generator's draw
-    monkeypatch.setattr(fdm, "_cuda_generator", lambda: None)
+    assert a == hidden_seeds.draw_seed(cuda=False)  # the CPU generator's draw
+    monkeypatch.setattr(hidden_seeds, "cuda_generator", lambda: None)
     torch.manual_seed(5)
-    assert fdm._draw_seed(cuda=True) == a
+    assert hidden_seeds.draw_seed(cuda=True) == a
 
 
 def test_hidden_seeds_drawn_by_threads_at_once_differ(monkeypatch) -> None:
@@ -458,7 +458,7 @@ def test_hidden_seeds_drawn_by_threads_at_once_differ(monkeypatch) -> None:
     import threading
     import time
 
-    from allotment.frontend import fusion_definition as fdm
+    from allotment.frontend import seeds as hidden_seeds
 
     class Slow(_FakeCudaGenerator):
         def get_offset(self) -> int:
@@ -467,12 +467,12 @@ def test_hidden_seeds_drawn_by_threads_at_once_differ(monkeypatch) -> None:
             return value
 
     gen = Slow(3)
-    monkeypatch.setattr(fdm, "_cuda_generator", lambda: gen)
+    monkeypatch.setattr(hidden_seeds, "cuda_generator", lambda: gen)
     seeds: list[int] = []
 
     def draw() -> None:
         for _ in range(5):
-            seeds.append(fdm._draw_seed(cuda=True))
+            seeds.append(hidden_seeds.draw_seed(cuda=True))
 
     threads = [threading.Thread(target=draw) for _ in range(4)]
     for t in threads:

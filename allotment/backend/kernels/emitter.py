@@ -112,6 +112,9 @@ class GeneratedKernel:
     linear indices of the domain."""
     helpers: set[str] = field(default_factory=set)
     """The module prelude's helpers its functions call (`Emitter.helper`)."""
+    row_split: tuple[int, int] | None = None
+    """(main, tail) where the persistent variant holds its row as two tiles
+    (`host_runtime.row_tiles`): the launcher passes BLOCK_N = main."""
 
 
 ALL_AXES = {frozenset({"m", "n"}), frozenset({"m"}), frozenset({"n"}), frozenset()}
@@ -151,6 +154,12 @@ class Emitter(ElementwiseEmission, PadCatEmission):
         self.flat = flat and variant == "pointwise"
         """Flat indexing (`pointwise.PointwiseEmitter.emit_flat_indices`): asked for where
         `pointwise.flat_pointwise` says so."""
+        self.block_n = "BLOCK_N"
+        """The constexpr that is the width of the tile being emitted: BLOCK_N, or BLOCK_T in
+        the second tile of a row held as two (`row_reduction.RowEmitter.row_part`)."""
+        self.row_split: tuple[int, int] | None = None
+        """(main, tail) where the persistent variant holds its row as two tiles
+        (`host_runtime.row_tiles`): the launcher then passes BLOCK_N = main."""
 
     @classmethod
     def build(cls, plan: KernelPlan, variant: str, target: str, derived: dict[str, str]) -> Emitter:
@@ -194,6 +203,10 @@ class Emitter(ElementwiseEmission, PadCatEmission):
         self.counter += 1
         return f"{prefix}{self.counter}"
 
+    def tile_shape(self, axes: frozenset[str]) -> str:
+        """The shape of a tile that varies along `axes`, in the tile being emitted."""
+        return TILE_SHAPES[axes].replace("BLOCK_N", self.block_n)
+
     def lookup(self, key: tuple[SSAValue, Map]) -> tuple[str, frozenset[str]] | None:
         for scope in reversed(self.scopes):
             if key in scope:
@@ -222,10 +235,10 @@ class Emitter(ElementwiseEmission, PadCatEmission):
     def emit_inner_indices(self, start: str, full: bool = False) -> None:
         """The tile's reduced indices from `start`; `full`: a tile known to lie within N
         (`row_loop`), whose mask is a constant (Triton folds it away)."""
-        self.line(f"rn = {start} + tl.arange(0, BLOCK_N)")
+        self.line(f"rn = {start} + tl.arange(0, {self.block_n})")
         self.line("if USE_I64:")
         self.line("    rn = rn.to(tl.int64)")
-        self.line("mask_n = tl.full((1, BLOCK_N), 1, tl.int1)" if full else "mask_n = (rn < N)[None, :]")
+        self.line(f"mask_n = tl.full((1, {self.block_n}), 1, tl.int1)" if full else "mask_n = (rn < N)[None, :]")
         self._decompose("rn", self.plan.inner, "[None, :]")
 
     def _decompose(self, lin: str, dims: Sequence[int], expand: str) -> None:
@@ -351,7 +364,7 @@ class Emitter(ElementwiseEmission, PadCatEmission):
         if axes != self.axes_of(m) or not terms:  # a guard's mask is a tile: so is the pointer
             # (and a value loaded at one place, a 0-d input, is a (1, 1) tile as a Python
             # scalar made a tile is: Triton's CPU interpreter fails on a 0-d value in `&`)
-            offset = f"{offset} + tl.zeros({TILE_SHAPES[axes]}, tl.int32)"
+            offset = f"{offset} + tl.zeros({self.tile_shape(axes)}, tl.int32)"
         name = self.fresh("ld")
         self.line(f"{name} = tl.load(in{i}_ptr + ({offset})" + (f", mask={mask}, other=0)" if mask else ")"))
         if m and m[-1] is not None and self.axes_of(m) == {"m", "n"} and self.axes_of((m[-1],)) == {"m"}:
@@ -467,21 +480,29 @@ class Emitter(ElementwiseEmission, PadCatEmission):
         `only`, if given). Every value is computed (every load emitted) before the first
         store, so an output that overwrites an input in place (`alloc-alias`, `alloc-plan`)
         never changes what another output reads."""
-        yielded = list(self.block.last_op.operands)
+        self.store_values(self.output_values(axes_filter, only))
+
+    def output_values(self, axes_filter: set[frozenset[str]], only: set[int] | None = None) -> list[tuple]:
+        """Emits the yielded values that `store_outputs` stores, and returns them for
+        `store_values` (a row held as two tiles computes both tiles' before it stores)."""
         computed = []
-        for k, v in enumerate(yielded):
+        for k, v in enumerate(self.block.last_op.operands):
             m = self.plan.natural[v]
             full_axes = self.axes_of(m)
             if full_axes in axes_filter and (only is None or k in only):
                 computed.append((k, v, m, full_axes, self.value(v, m)))
+        return computed
+
+    def store_values(self, computed: list[tuple]) -> None:
+        """The stores of values that `output_values` emitted, in the tile being emitted."""
         for k, v, m, full_axes, (x, axes) in computed:
             union = frozenset(axes | full_axes)
             terms = [f"i{e[0]} * out{k}_s{j}" for j, e in enumerate(m) if e is not None]
             offset = " + ".join(terms) or "0"
             if union != full_axes or not terms:
-                offset = f"{offset} + tl.zeros({TILE_SHAPES[union]}, tl.int32)"
+                offset = f"{offset} + tl.zeros({self.tile_shape(union)}, tl.int32)"
             if axes != union:
-                x = f"tl.broadcast_to({x}, {TILE_SHAPES[union]})"
+                x = f"tl.broadcast_to({x}, {self.tile_shape(union)})"
             mask = self.mask_for(union)
             ot = triton_dtype(v.type.element_type)
             self.line(f"tl.store(out{k}_ptr + ({offset}), {self.to(f'({x})', ot)}" + (f", mask={mask})" if mask else ")"))

@@ -2,7 +2,10 @@
 a program.
 
 - persistent: the whole reduced row fits in one tile (BLOCK_N >= row length): every
-  reduction and every output is computed from registers in one pass over memory.
+  reduction and every output is computed from registers in one pass over memory. A
+  static row that its power-of-two tile would leave more than 15% idle is held as two
+  tiles instead (`host_runtime.row_tiles`, `emit_two_tiles`: rows of 1111 in 1024 + 128
+  lanes), still one pass.
 - looped: one loop over the row per reduction level (a reduction that needs another's
   result is a level higher), then one more loop that computes and stores the
   full-domain outputs. A softmax's max and sum of exp(x - max) (in f32) share one loop
@@ -17,17 +20,21 @@ inner splits, inner-outer kernels). The launcher picks the block sizes.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 
 from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Operation, SSAValue
 
 from allotment.analysis.one_hot import OneHot, one_hot_pick
 from allotment.analysis.row_passes import online_softmax_pairs, streamed_levels
+from allotment.backend.host_runtime import row_tiles
 from allotment.backend.kernel_plan import REDUCTIONS, CodegenError, KernelPlan, Map, identity_map
 from allotment.backend.kernels.emitter import ALL_AXES, Emitter, GeneratedKernel, InSize
 from allotment.dialects import fusion
 from allotment.dtypes import triton_dtype
+
+ALL = frozenset({"m", "n"})
 
 
 def schedule_variants(plan: KernelPlan) -> list[str]:
@@ -45,7 +52,8 @@ def choose_row_kernel(gen: GeneratedKernel, persistent_blocks: str, indent: str 
     names, or (`persistent_if`) to the one that the host program's `fits` picks;
     `persistent_blocks` is the host runtime's block choice of the persistent variant."""
     fn = gen.functions
-    persistent = f"{fn['persistent']}, rt.{persistent_blocks}(M, N)" if "persistent" in fn else ""
+    main = f", {gen.row_split[0]}" if gen.row_split is not None else ""  # a row held as two tiles
+    persistent = f"{fn['persistent']}, rt.{persistent_blocks}(M, N{main})" if "persistent" in fn else ""
     looped = f"{fn['looped']}, rt.looped_blocks(M, N)" if "looped" in fn else ""
     if gen.plan.kernel.schedule_name == "persistent_if":  # alloc-place's run-time condition
         return [f"{indent}if fits:", f"{indent}    kernel, (bm, bn, warps) = {persistent}", f"{indent}else:",
@@ -57,6 +65,19 @@ def launch_lines(gen: GeneratedKernel, args: str, in_size: InSize) -> list[str]:
     """The launcher's lines after M, N and use_i64: the chosen row variant, BLOCK_M rows a program."""
     return ["    if M == 0:", "        return", *choose_row_kernel(gen, "persistent_blocks"),
             f"    rt.launch(kernel, (-(-M // bm),), ({args}), bm, bn, use_i64, warps)"]
+
+
+def split_row(plan: KernelPlan) -> tuple[int, int] | None:
+    """(main, tail) where a row kernel's persistent variant holds its row as two tiles
+    (`host_runtime.row_tiles`, the rule): only rows of a static length; None otherwise."""
+    n = 1
+    for d in plan.inner:
+        extent = plan.extents[d].static
+        if extent is None:
+            return None
+        n *= extent
+    main, tail = row_tiles(n)
+    return (main, tail) if tail else None
 
 
 class RowEmitter(Emitter):
@@ -135,7 +156,7 @@ class RowEmitter(Emitter):
         elif isinstance(r, fusion.SumOp | fusion.MeanOp) and self.zero_where_masked(src):
             self.line(f"{name} = {expr}")  # its masked lanes already hold the neutral 0
             return name, how, acc
-        self.line(f"{name} = tl.where(mask_m & mask_n, tl.broadcast_to({expr}, (BLOCK_M, BLOCK_N)), {neutral})")
+        self.line(f"{name} = tl.where(mask_m & mask_n, tl.broadcast_to({expr}, {self.tile_shape(ALL)}), {neutral})")
         return name, how, acc
 
     def zero_where_masked(self, v: SSAValue) -> bool:
@@ -214,9 +235,97 @@ class RowEmitter(Emitter):
     def emit_persistent(self) -> None:
         self.line("pid = tl.program_id(0)")
         self.emit_outer_indices("pid")
+        self.row_split = split_row(self.plan)
+        if self.row_split is not None:
+            self.emit_two_tiles(self.row_split[1])
+            return
         self.emit_inner_indices("0")
         self.persistent_reductions()
         self.store_outputs(ALL_AXES)
+
+    # -- a row held as two tiles (`host_runtime.row_tiles`) ---------------------------
+
+    def emit_two_tiles(self, tail: int) -> None:
+        """The persistent variant of a row held as two tiles: columns [0, BLOCK_N) (BLOCK_N =
+        the main width, at most N: no mask on the column) and [BLOCK_N, BLOCK_N + BLOCK_T)
+        (masked at N), each with the scope of values it computed (`row_part`). A reduction
+        reduces each tile and combines the two partials; a var_mean's second pass takes the
+        mean of both. Every output's values of both tiles are computed before the first
+        store (as `store_outputs` does for one tile); the row's own outputs (mean, rstd) are
+        stored once, with the second tile (whose indices are live by then)."""
+        self.line(f"BLOCK_T: tl.constexpr = {tail}")
+        self.part_scopes: tuple[dict, dict] = ({}, {})
+        self.two_tile_reductions()
+        values = []
+        for k, axes in ((0, {frozenset({"m", "n"}), frozenset({"n"})}), (1, ALL_AXES)):
+            with self.row_part(k):
+                values.append(self.output_values(axes))
+        for k in (0, 1):
+            with self.row_part(k):
+                self.store_values(values[k])
+
+    _pending_part: int | None = None
+    """The tile (`row_part`) whose indices the next line needs, if they are not the live ones."""
+    _live_part: int | None = None
+    """The tile whose indices the names `rn`, `mask_n`, `i<d>` hold at this point of the body."""
+
+    @contextmanager
+    def row_part(self, k: int) -> Iterator[None]:
+        """Emits, within this context, in tile k (0 or 1) of a row held as two: with its scope
+        of computed values, and its indices (the names `rn`, `mask_n`, `i<d>` are the tile's),
+        emitted before the first line the context emits unless they are the live ones."""
+        self.scopes.append(self.part_scopes[k])
+        self.block_n = ("BLOCK_N", "BLOCK_T")[k]
+        self._pending_part = k
+        try:
+            yield
+        finally:
+            self._pending_part = None
+            self.block_n = "BLOCK_N"
+            self.scopes.pop()
+
+    def line(self, text: str) -> None:
+        k = self._pending_part
+        if k is not None:  # the first line in tile k (`row_part`): its indices first
+            self._pending_part = None
+            if self._live_part != k:
+                self._live_part = k
+                self.emit_inner_indices(("0", "BLOCK_N")[k], full=k == 0)
+        super().line(text)
+
+    def two_tile_reductions(self) -> None:
+        """`persistent_reductions` over a row held as two tiles: each reduction's partial of
+        each tile, combined (a one-hot pick reads its one element, from the first tile's scope)."""
+        for group in self.reduction_levels():
+            for r in group:
+                if (pick := self.picks_one_hot(r)) is not None:
+                    with self.row_part(0):
+                        self.pick_one_hot(r, pick)
+                    continue
+                sums: list[str] = []
+                for k in (0, 1):
+                    with self.row_part(k):
+                        tile, how, acc = self.reduction_input(r)
+                        part = self.fresh("part")
+                        self.line(f"{part} = {self.reduce_tile(tile, how)}")
+                        sums.append(part)
+                total = self.fresh("acc")
+                self.line(f"{total} = {self.combine(sums[0], sums[1], how)}")
+                if not isinstance(r, fusion.VarMeanOp | fusion.WelfordOp):
+                    self.finish_reduction(r, total, how, acc, "N")
+                    continue
+                mean = self.fresh("mu")
+                self.line(f"{mean} = {total} / N")
+                squares: list[str] = []
+                for k in (0, 1):
+                    with self.row_part(k):
+                        tile2, _, _ = self.reduction_input(r, mean_of=mean)
+                        part = self.fresh("part")
+                        self.line(f"{part} = {self.reduce_tile(tile2, how)}")
+                        squares.append(part)
+                sq = self.fresh("sq")
+                self.line(f"{sq} = {squares[0]} + {squares[1]}")
+                self.var_mean_parts(r, mean, sq, acc)
 
     def picks_one_hot(self, r: Operation) -> OneHot | None:
         """Reduction r's parts if it is a one-hot sum over this kernel's row

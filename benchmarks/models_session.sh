@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# One GPU call for the torch.compile models and the schedule A/B, from the repository root,
+# with .whl (xdsl and its needs) carried:
+#
+#   ALLOT_COMMIT=<commit> bash benchmarks/models_session.sh "$OUT"
+#
+# In this order, each cut at its own limit (about 9 minutes in all on one H200):
+# 1. benchmarks/schedule_ab.py: the schedule rules' old and new kernels, timed side by side
+#    (150 s);
+# 2. benchmarks/torch_compile_models.py: Llama and GPT-2, training step and inference, for
+#    eager, Inductor and Allotment, interleaved (280 s);
+# 3. tests/gpu/check_syncs.py: a compiled training step synchronizes nothing, and an
+#    out-of-range token fires the device assert (110 s).
+# Files in OUT: gpu.txt, session.log, schedule_ab.txt, models.json, models.log, syncs.log.
+set -u
+out=${1:?usage: models_session.sh OUT_DIR}
+mkdir -p "$out"
+t0=$SECONDS
+exec > >(tee "$out/session.log") 2>&1
+. benchmarks/session_common.sh
+nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.sm,clocks.mem --format=csv > "$out/gpu.txt" 2>&1
+python3 -c "import torch, triton; print('torch', torch.__version__, 'triton', triton.__version__)" >> "$out/gpu.txt"
+if [ -f benchmarks/schedule_ab.py ]; then
+  timeout 150 python3 benchmarks/schedule_ab.py > "$out/schedule_ab.txt" 2>&1
+  echo "schedule_ab: exit $? at $((SECONDS - t0)) s"; tail -n 30 "$out/schedule_ab.txt"
+fi
+timeout 280 python3 benchmarks/torch_compile_models.py --models llama gpt2 --modes train infer \
+  --out "$out/models.json" > "$out/models.log" 2>&1
+echo "models: exit $? at $((SECONDS - t0)) s"
+grep -E "ms \(min|failed|graphs |predicted" "$out/models.log"
+timeout 110 python3 tests/gpu/check_syncs.py > "$out/syncs.log" 2>&1
+echo "syncs: exit $? at $((SECONDS - t0)) s"; grep -E "^(ok|FAIL|PASS)" "$out/syncs.log"
+echo "session: $((SECONDS - t0)) s"

@@ -1,0 +1,349 @@
+"""A/B of a schedule rule on the GPU: each case it changes built with the old rule and the new
+one, in one process, timed side by side.
+
+    python3 benchmarks/schedule_ab.py                      # every rule's cases, GPU, < 150 s
+    python3 benchmarks/schedule_ab.py --cases residual_layernorm:odd --repeats 9
+    python3 benchmarks/schedule_ab.py --cpu-check          # the same path on the CPU, few rows
+    python3 benchmarks/schedule_ab.py --ptxas              # registers of both, sm_90, no GPU
+
+A rule (`RULES`) is a rule function of the scheduler with a parameter that gives its old
+behaviour, and the module attribute through which the code generator calls it. The old
+build is generated with that attribute patched to the rule function with the old parameter
+(`unittest.mock.patch.object`, for the generation only: no environment variable, nothing
+global left behind), under another function name, so that the program cache keys the two
+builds apart. Rules now:
+
+- `two_tile_rows`: `host_runtime.row_tiles(n, split=False)` (old: one power-of-two tile a
+  persistent row; new: rows that it would leave more than 15% idle held as two tiles, rows of
+  1111 in 1024 + 128 lanes), called by `backend/kernels/row_reduction.split_row`. Its cases
+  are the suite programs whose text the rule changes (`benchmarks/dump_programs.py` before
+  and after: `benchmarks/results/kernel_diff_sched_2026-12-02.txt`), bf16 static at the odd
+  size.
+- `final_spread`: `host_runtime.inner_outer_final_blocks(n, programs, spread=False)` (old:
+  the inner-outer second stage's column tile 64 wide, 18 programs for 1111 columns; new:
+  narrowed to 16 while there are fewer than 132 programs). The launcher calls it at run
+  time, so the old build's calls run with the old rule patched in (`Build.__call__`; the
+  CUDA graph keeps the launches it captured). Its cases: LayerNorm and RMSNorm backward,
+  bf16 static, odd and large.
+
+Per case: both builds' outputs are checked against the suite's torch function (and must
+match it, else the case says so and is not timed), then both are timed kernel-only as the
+skeptic suite times every side (`kernel_timing`: a CUDA graph of many calls rotating over
+input sets that together are at least 3x the L2 cache, replayed and timed with CUDA
+events), `--repeats` samples each (default 5), old and new in turn; the table gives min,
+median and max in us and new / old of the medians. `changed` says whether the two builds'
+programs differ at all (a case the rule does not touch would time the same program twice).
+
+`--cpu-check` runs the same path on the CPU (Triton's interpreter, wall-clock "times"
+that measure nothing) at the case's row width with 2 rows, so that the rules still apply;
+`tests/test_schedule_ab.py` runs it. `--ptxas` compiles each build's kernels for sm_90
+offline (ptxas of Triton's wheel) at the case's real size and prints registers a thread,
+spill stores, shared memory and the programs an SM that registers and threads allow: the
+cause the rule acts on, without a GPU.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import functools
+import importlib.util
+import itertools
+import math
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+from unittest import mock
+
+import torch
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(ROOT), str(ROOT / "benchmarks")]
+
+import kernel_timing as kt  # noqa: E402
+from suite_fusions import FUSIONS, check_outputs  # noqa: E402
+
+import allotment  # noqa: E402
+from allotment.backend import host_runtime, launch  # noqa: E402
+from allotment.backend.kernels import row_reduction  # noqa: E402
+
+
+@dataclass(frozen=True)
+class Rule:
+    """A schedule rule under test: `module.attr` is the rule function as the code generator
+    calls it; `old` is that function with its old parameter; `cases` ("fusion:size", bf16
+    static) are the suite programs the rule changes."""
+
+    module: ModuleType
+    attr: str
+    old: Callable[..., Any]
+    cases: tuple[str, ...]
+
+    @contextlib.contextmanager
+    def applied_old(self) -> Iterator[None]:
+        with mock.patch.object(self.module, self.attr, self.old):
+            yield
+
+
+RULES: dict[str, Rule] = {
+    "two_tile_rows": Rule(
+        row_reduction, "row_tiles", functools.partial(host_runtime.row_tiles, split=False),
+        ("residual_layernorm:odd", "layernorm_fwd:odd", "rmsnorm_fwd:odd", "add_rmsnorm:odd",
+         "softmax_fwd:odd", "softmax_bwd:odd", "row_sum:odd", "amax_3d_dim2:odd"),
+    ),
+    "final_spread": Rule(
+        host_runtime, "inner_outer_final_blocks", functools.partial(host_runtime.inner_outer_final_blocks, spread=False),
+        ("layernorm_bwd:odd", "rmsnorm_bwd:odd", "layernorm_bwd:large", "rmsnorm_bwd:large"),
+    ),
+}
+"""Every rule this script compares, by name."""
+
+
+@dataclass
+class Build:
+    """One build of a case: its executable, the source of its program for a target, and
+    whether it is the old rule's (whose calls run with the old rule patched in too: a rule
+    of the host runtime decides at launch, and a CUDA graph keeps the launches it captured)."""
+
+    exe: Any
+    source: str
+    rule: Rule
+    old: bool
+
+    def __call__(self, *xs: Any) -> Any:
+        with self.rule.applied_old() if self.old else contextlib.nullcontext():
+            return self.exe(*xs)
+
+
+def case_extents(fusion: str, size: str, cpu: bool) -> dict[str, int]:
+    """The case's extents; on the CPU (`--cpu-check`) every extent but the last, the row
+    being reduced, is 2, so that the interpreter runs quickly and the rule still applies."""
+    ext = dict(FUSIONS[fusion].sizes[size])
+    if cpu:
+        *outer, last = ext
+        ext = {**{k: 2 for k in outer}, last: ext[last]}
+    return ext
+
+
+def build(rule: Rule, fusion: str, dtype: str, extents: dict[str, int], old: bool, target: str) -> Build:
+    """The case compiled (static extents) and its program generated for `target`, with the
+    old rule (`old`: under the function name `<fusion>_old_rule`) or the new."""
+    f = FUSIONS[fusion]
+    text = f.text(dtype, False, extents)
+    if old:
+        text = text.replace(f"@{f.name}(", f"@{f.name}_old_rule(", 1)
+    exe = allotment.compile(text)
+    with rule.applied_old() if old else contextlib.nullcontext():
+        source = exe.source(target)
+        if target == "cuda" and torch.cuda.is_available() or target == "cpu":
+            exe.program(target)
+    return Build(exe, source, rule, old)
+
+
+def _body(source: str) -> str:
+    """A program's text without its function's name (old and new builds differ by it)."""
+    return re.sub(r"_old_rule\b", "", source)
+
+
+def launches(b: Build, xs: list[torch.Tensor]) -> list[tuple]:
+    """(kernel, grid, constexprs, warps) of each launch of one call of `b`, captured (not run)."""
+    seen: list[tuple] = []
+    with launch.intercepted(lambda k, g, a, c, w: seen.append((getattr(k, "__name__", "") or k.fn.__name__,
+                                                                  tuple(g), dict(c), w))):
+        b(*xs)
+    return seen
+
+
+def changed(builds: dict[str, Build], xs: list[torch.Tensor]) -> bool:
+    """Whether the old and new builds differ: in their programs' text, or in their launches
+    (a rule of the host runtime changes no text)."""
+    old, new = builds["old"], builds["new"]
+    return _body(old.source) != _body(new.source) or launches(old, xs) != launches(new, xs)
+
+
+def _fmt(s: dict[str, float] | None) -> str:
+    return f"{s['median']:8.1f} [{s['min']:.1f}-{s['max']:.1f}]" if s else "-"
+
+
+def time_case(rule_name: str, case: str, args: argparse.Namespace) -> str:
+    """One table row: the case's old and new builds checked, then timed in turn."""
+    rule = RULES[rule_name]
+    fusion, size = case.split(":")
+    f = FUSIONS[fusion]
+    dev = "cpu" if args.cpu_check else "cuda"
+    extents = case_extents(fusion, size, args.cpu_check)
+    builds = {tag: build(rule, fusion, args.dtype, extents, tag == "old", dev) for tag in ("old", "new")}
+    xs = f.make_inputs(extents, args.dtype, dev)
+    differ = changed(builds, xs)
+    want = f.torch_fn(*xs)
+    bad = {}
+    for tag, b in builds.items():
+        why = check_outputs(b(*xs), want, args.dtype)
+        if why is not None:
+            bad[tag] = why
+    shape = "x".join(str(v) for v in extents.values())
+    head = f"{rule_name:14s} {fusion:20s} {args.dtype} static {size:5s} {shape:14s} {'yes' if differ else 'no ':3s}"
+    if bad:
+        return f"{head} WRONG: " + "; ".join(f"{k}: {v}" for k, v in bad.items())
+    per_call = sum(t.numel() * t.element_size() for t in (*xs, *want))
+    n_sets = kt.input_sets_needed(per_call, kt.l2_bytes()) if dev == "cuda" else 1
+    sets = [xs] + [f.make_inputs(extents, args.dtype, dev, seed=i) for i in range(1, n_sets)]
+    sides = [kt.Side(tag, lambda s, b=b: b(*s)) for tag, b in builds.items()]
+    for s in sides:
+        kt.prepare(s, sets, dev)
+    kt.interleave(sides, args.repeats)
+    kt.release(sides)
+    t = {s.name: kt.spread(s.samples) for s in sides}
+    errors = "; ".join(f"{s.name}: {s.error}" for s in sides if s.error)
+    ratio = f"{t['new']['median'] / t['old']['median']:.3f}" if t["old"] and t["new"] else "-"
+    method = sides[0].method or "-"
+    return f"{head} {_fmt(t['old'])} {_fmt(t['new'])} {ratio:>7s}  ok  {method}" + (f"  ({errors})" if errors else "")
+
+
+def _load_program(source: str, tmp: Path, tag: str) -> ModuleType:
+    """The generated program's module (its Triton functions unbound: compiled offline)."""
+    path = tmp / f"program_{tag}.py"
+    path.write_text(source)
+    spec = importlib.util.spec_from_file_location(f"schedule_ab_{tag}", path)
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def _resources(k: Any, kargs: tuple, consts: dict, warps: int) -> dict[str, int]:
+    """Registers a thread, spill stores and shared memory of Triton function `k` compiled for
+    sm_90 as the JIT would specialize `kargs` (ints of 1 constexpr, multiples of 16 divisible)."""
+    import triton
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import ASTSource
+
+    sig: dict[str, str] = {}
+    cx: dict[tuple[int, ...], Any] = {}
+    attrs: dict[tuple[int, ...], list] = {}
+    for i, a in enumerate(k.arg_names):
+        if a in consts:
+            sig[a], cx[(i,)] = "constexpr", consts[a]
+            continue
+        v = kargs[i]
+        if isinstance(v, torch.Tensor):
+            sig[a] = "*" + {torch.bfloat16: "bf16", torch.float16: "fp16", torch.float32: "fp32",
+                            torch.int64: "i64", torch.int32: "i32", torch.bool: "i1"}[v.dtype]
+            attrs[(i,)] = [["tt.divisibility", 16]]
+        elif isinstance(v, bool) or v is None:
+            sig[a] = "i1"
+        elif isinstance(v, int) and v == 1:
+            sig[a], cx[(i,)] = "constexpr", 1
+        elif isinstance(v, int):
+            sig[a] = "i32" if -(2**31) <= v < 2**31 else "i64"
+            if v % 16 == 0:
+                attrs[(i,)] = [["tt.divisibility", 16]]
+        else:
+            sig[a] = "fp32"
+    c = triton.compile(ASTSource(k, sig, cx, attrs), target=GPUTarget("cuda", 90, 32), options={"num_warps": warps})
+    tool = Path(triton.__file__).parent / "backends/nvidia/bin/cuobjdump"
+    with tempfile.NamedTemporaryFile(suffix=".cubin") as fh:
+        fh.write(c.asm["cubin"])
+        fh.flush()
+        usage = subprocess.run([str(tool), "--dump-resource-usage", fh.name], capture_output=True, text=True,
+                               check=True).stdout
+    found = {key: int(m.group(1)) for key in ("REG", "STACK") if (m := re.search(rf"{key}:(\d+)", usage))}
+    return {"regs": found.get("REG", 0), "stack": found.get("STACK", 0), "shared": int(c.metadata.shared)}
+
+
+def programs_per_sm(regs: int, warps: int, shared: int) -> int:
+    """Programs an H100/H200 SM holds by registers (allocated 256 a warp), threads (2048),
+    programs (32) and shared memory (227 KiB a program)."""
+    per_warp = math.ceil(regs * 32 / 256) * 256
+    by_regs = 65536 // max(1, per_warp * warps)
+    by_smem = (227 * 1024) // shared if shared else 32
+    return min(by_regs, 2048 // (32 * warps), 32, by_smem)
+
+
+def ptxas_case(rule_name: str, case: str, args: argparse.Namespace, tmp: Path) -> list[str]:
+    """Lines of registers and occupancy of each kernel launch of the case, old and new."""
+    rule = RULES[rule_name]
+    fusion, size = case.split(":")
+    f = FUSIONS[fusion]
+    extents = case_extents(fusion, size, False)
+    xs = f.make_inputs(extents, args.dtype, "cpu")
+    lines = []
+    for tag in ("old", "new"):
+        b = build(rule, fusion, args.dtype, extents, tag == "old", "cuda")
+        mod = _load_program(b.source, tmp, f"{fusion}_{tag}")
+        cpu = build(rule, fusion, args.dtype, extents, tag == "old", "cpu")
+        seen: list[tuple] = []
+        with launch.intercepted(lambda k, g, a, c, w, seen=seen: seen.append((k, g, a, c, w))):
+            cpu(*xs)
+        for k, grid, kargs, consts, warps in seen:
+            name = k.fn.__name__ if hasattr(k, "fn") else k.__name__
+            r = _resources(getattr(mod, name), kargs, consts, warps)
+            per_sm = programs_per_sm(r["regs"], warps, r["shared"])
+            bm, bn = consts.get("BLOCK_M", 1), consts.get("BLOCK_N", 0)
+            tail = re.search(r"BLOCK_T: tl\.constexpr = (\d+)", b.source)
+            lanes = f"{bn}+{tail.group(1)}" if tail and "persistent" in name else str(bn)
+            lines.append(f"{rule_name:14s} {fusion:20s} {size:5s} {tag:3s} {name:22s} grid {grid[0]:6d} "
+                         f"{bm} x {lanes:9s} {warps:2d} warps  {r['regs']:3d} regs  spill {r['stack']:4d} B  "
+                         f"smem {r['shared']:6d} B  {per_sm:2d} programs/SM ({per_sm * bm} tile rows)")
+    return lines
+
+
+def work(rules: list[str], cases: str) -> list[tuple[str, str]]:
+    """(rule, case) pairs in the order run: `cases` for every rule, else the rules' own
+    cases taken in turn (each rule's first, then each rule's second, ...), so that a run cut
+    by its budget has the first cases of every rule."""
+    lists = [[(r, c) for c in (cases.split(",") if cases else RULES[r].cases)] for r in rules]
+    return [pair for row in itertools.zip_longest(*lists) for pair in row if pair is not None]
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--rules", default=",".join(RULES), help="rules to compare (default: all)")
+    p.add_argument("--cases", default="", help="fusion:size,... (default: each rule's cases)")
+    p.add_argument("--dtype", default="bf16")
+    p.add_argument("--repeats", type=int, default=5)
+    p.add_argument("--budget-s", type=float, default=120.0, help="cases not started after this are listed as skipped")
+    p.add_argument("--cpu-check", action="store_true", help="the same path on the CPU, 2 rows a case")
+    p.add_argument("--ptxas", action="store_true", help="registers and occupancy of both builds, sm_90, offline")
+    args = p.parse_args(argv)
+    if not args.cpu_check and not args.ptxas and not torch.cuda.is_available():
+        print("no GPU: use --cpu-check or --ptxas")
+        return 2
+    import triton
+
+    dev = torch.cuda.get_device_name() if torch.cuda.is_available() and not (args.cpu_check or args.ptxas) else "cpu"
+    print(f"# schedule_ab: {dev}, torch {torch.__version__}, triton {triton.__version__}, "
+          f"repeats {args.repeats}, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
+    t0 = time.monotonic()
+    tmp = Path(tempfile.mkdtemp(prefix="schedule_ab_"))
+    if not args.ptxas:
+        print(f"{'rule':14s} {'fusion':20s} dtype  ext   size  {'shape':14s} chg {'old us med [min-max]':>22s} "
+              f"{'new us med [min-max]':>22s} new/old")
+    failed = 0
+    for rule_name, case in work(args.rules.split(","), args.cases):
+        if time.monotonic() - t0 > args.budget_s:
+            print(f"{rule_name:14s} {case}: skipped (past --budget-s {args.budget_s:.0f})")
+            continue
+        try:
+            if args.ptxas:
+                for line in ptxas_case(rule_name, case, args, tmp):
+                    print(line, flush=True)
+                continue
+            row = time_case(rule_name, case, args)
+        except Exception as e:  # noqa: BLE001 (one failing case must not hide the others' rows)
+            row = f"{rule_name:14s} {case}: FAILED {type(e).__name__}: {str(e).splitlines()[0][:300] if str(e) else ''}"
+        failed += "WRONG" in row or "FAILED" in row
+        print(row, flush=True)
+    print(f"# {time.monotonic() - t0:.0f} s")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,51 @@
+"""benchmarks/schedule_ab.py, the GPU A/B of a schedule rule, on the CPU (`--cpu-check`):
+each case is built with the old rule and the new in one process, both checked against
+torch, and the two programs differ where the rule applies (the old build has no second
+tile); the old rule's patch is undone after the build."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+
+import schedule_ab  # noqa: E402
+
+from allotment.backend import host_runtime  # noqa: E402
+from allotment.backend.kernels import row_reduction  # noqa: E402
+
+
+def test_cpu_check_builds_both_rules_checks_and_times_them(capsys: pytest.CaptureFixture[str]) -> None:
+    rc = schedule_ab.main(["--cpu-check", "--cases", "layernorm_fwd:odd,row_sum:odd", "--repeats", "2"])
+    out = capsys.readouterr().out
+    rows = [line for line in out.splitlines() if line.startswith("two_tile_rows")]
+    assert rc == 0 and len(rows) == 2, out
+    for row in rows:
+        assert " 2x1111 " in row and " yes " in row and " ok " in row, row
+
+
+def test_the_old_build_holds_the_row_in_one_tile_and_the_patch_is_undone() -> None:
+    rule = schedule_ab.RULES["two_tile_rows"]
+    ext = schedule_ab.case_extents("rmsnorm_fwd", "odd", True)
+    old = schedule_ab.build(rule, "rmsnorm_fwd", "bf16", ext, True, "cpu")
+    new = schedule_ab.build(rule, "rmsnorm_fwd", "bf16", ext, False, "cpu")
+    assert "BLOCK_T" not in old.source and "rt.persistent_blocks(M, N)" in old.source
+    assert "BLOCK_T: tl.constexpr = 128" in new.source and "rt.persistent_blocks(M, N, 1024)" in new.source
+    assert row_reduction.row_tiles is host_runtime.row_tiles
+
+
+def test_a_rule_of_the_host_runtime_changes_the_launches_of_the_old_build_only() -> None:
+    """`final_spread` changes no program text, only the launcher's blocks at run time: the
+    old build's calls run with the old rule (64-column tiles), the new build's with the new."""
+    rule = schedule_ab.RULES["final_spread"]
+    ext = schedule_ab.case_extents("rmsnorm_bwd", "odd", True)
+    builds = {tag: schedule_ab.build(rule, "rmsnorm_bwd", "bf16", ext, tag == "old", "cpu") for tag in ("old", "new")}
+    xs = schedule_ab.FUSIONS["rmsnorm_bwd"].make_inputs(ext, "bf16", "cpu")
+    finals = {tag: [c["BLOCK_N"] for name, _, c, _ in schedule_ab.launches(b, xs) if "column_final" in name]
+              for tag, b in builds.items()}
+    assert finals == {"old": [64], "new": [16]}
+    assert schedule_ab.changed(builds, xs)
+    assert host_runtime.inner_outer_final_blocks(1111, 264)[1] == 16
