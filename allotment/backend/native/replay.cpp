@@ -711,7 +711,7 @@ bool parse_step(PyObject* entry, const char* tag, Plan& plan, Py_ssize_t n_in, P
 // Whether every step of the plan takes only sources that are live there: an input until
 // its ("free", i) step, an allocation from its ("alloc", j) step (from the start if it has
 // none) or from the torch call that returns it (a bound one) until its ("free", -j - 1);
-// each allocation made or bound once; the outputs' sources live at the end. Else ValueError.
+// each bound allocation bound once; the outputs' sources live at the end. Else ValueError.
 bool check_order(const Plan& plan) {
   const size_t n_alloc = plan.allocs.size();
   std::vector<char> in_live(plan.ins.size(), 1), state(n_alloc, 0);  // state: 0 not yet, 1 live, 2 freed
@@ -724,8 +724,7 @@ bool check_order(const Plan& plan) {
   };
   for (; k < plan.launches.size(); ++k) {
     const Launch& l = plan.launches[k];
-    if (l.action == kAllocate) {
-      if (state[l.target] != 0) return fail("makes an allocation twice");
+    if (l.action == kAllocate) {  // (once: `parse_step`)
       state[l.target] = 1;
       continue;
     }
@@ -1043,10 +1042,18 @@ bool set_slot(PyObject* targs, PyObject* tmpl, const Slot& s, PyObject* obj) {
   }
   PyObject* inner = PyTuple_GET_ITEM(targs, s.pos);
   if (inner == PyTuple_GET_ITEM(tmpl, s.pos)) {  // first slot in it: a copy of its own
-    PyObject* copy = PyTuple_GetSlice(inner, 0, PyTuple_GET_SIZE(inner));
+    // (a new tuple: PyTuple_GetSlice of a whole tuple returns the tuple itself, and writing
+    // into it would change the template, a tuple other code may share)
+    Py_ssize_t size = PyTuple_GET_SIZE(inner);
+    PyObject* copy = PyTuple_New(size);
     if (!copy) {
       Py_DECREF(obj);
       return false;
+    }
+    for (Py_ssize_t i = 0; i < size; ++i) {
+      PyObject* item = PyTuple_GET_ITEM(inner, i);
+      Py_INCREF(item);
+      PyTuple_SET_ITEM(copy, i, item);
     }
     Py_DECREF(inner);
     PyTuple_SET_ITEM(targs, s.pos, copy);
