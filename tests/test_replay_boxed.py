@@ -316,6 +316,26 @@ def test_a_boxed_program_with_an_aten_call_replays_with_its_memory(kernels: None
     assert _mib([b for _, b, _ in replayed]) == program
 
 
+@needs_executor
+def test_a_plan_allocates_at_first_use_and_frees_after_last_use(kernels: None) -> None:
+    """The recorded order: t before mul; x (donated) after mul, its last use; the ATen call's
+    result bound by the call; t after the call; out (an output) before inc and never freed;
+    y after inc. A call whose x is not donated keeps x to the end."""
+    w = torch.randn(64)
+    _boxed_program([torch.randn(64), w, 1.0])  # first launches (Triton's JIT)
+    for donated, x_freed in (((0,), [("free", 0)]), ((), [])):
+        rec = replay.Recorder()
+        args = [torch.randn(64), w, 1.0]
+        rec.begin(args)
+        with L.recording(rec):
+            outputs = _boxed_program(args)
+        allocs, steps, outs, _ = rec.plan(outputs, {}, donated)
+        kinds = [s if s[0] in ("alloc", "free") else s[0] if isinstance(s[0], str) else "launch" for s in steps]
+        assert kinds == [("alloc", 0), "launch", *x_freed, "torch", ("free", -1), ("alloc", 2), "launch", ("free", -2)]
+        assert [a[0] if a[0] == "result" else a[2] for a in allocs] == [torch.uint8, "result", torch.float32]
+        assert outs == [(1, 2)]
+
+
 def _copying_program(args: list[Any]) -> tuple[torch.Tensor, ...]:
     """As `_boxed_program`, but its ATen call returns a transposed layout, which `rt.dense`
     copies row-major (host work)."""

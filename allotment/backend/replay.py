@@ -7,22 +7,50 @@ strides and the 16-byte alignment of its data pointer, per scalar its type and v
 extents, block sizes and grids are the same, the same buffers are allocated and the
 same compiled kernels are launched with the same arguments, except the device pointers
 (each an input's or a new buffer's, plus a fixed offset) and the stream. The program
-says when that is not so: `REPLAYABLE = False` in its module (`host_codegen`: a torch
-call, an index check that reads data, poison mode, collectives), or, at run time, a
-runtime function that did device work or read data (`launch.note_host_work`: a
-contiguous copy of an input, a scalar read from a tensor, a write-back).
+says when that is not so: `REPLAYABLE = False` in its module (`host_codegen`: an index
+check that reads data, poison mode, collectives), or, at run time, a runtime function
+that did device work or read data (`launch.note_host_work`: a contiguous copy of an
+input, a scalar read from a tensor, a write-back, an ATen call's result copied row-major
+by `rt.dense` or `rt.call_layout`).
 
 `Replayer(run)` wraps a loaded CUDA program. A call whose signature is new runs `run`
 while a `Recorder` watches its launches (`launch.recording`): it sees each direct
 launch's Triton launcher and full argument list, and which tensor argument is which.
 From that call it derives a plan, and gives it to the native executor
 (`native/replay.cpp`): the allocations (each output with its own sizes, strides and
-dtype; each other buffer or arena as bytes), the launches (the argument list with its
-pointer slots named by source and offset), and the outputs (an allocation, an input
-itself, or a view of an input). Later calls with that signature go to the executor,
-which checks the signature, allocates, launches and returns without running Python:
-about a microsecond of host time plus Triton's launch instead of the program's checks,
-arithmetic and launch layer.
+dtype; each other buffer or arena as bytes; each tensor a torch call returned, bound when
+the call returns), the steps (launches, with their argument lists' pointer slots named by
+source and offset; torch calls, their tensor arguments views of sources; allocations and
+frees), and the outputs (an allocation, an input itself, a view of an input, or a view of
+a returned tensor). Later calls with that signature go to the executor, which checks the
+signature, allocates, launches and returns without running Python: about a microsecond
+of host time plus Triton's launch instead of the program's checks, arithmetic and launch
+layer.
+
+A plan holds the program's memory, not more: the recorder keeps descriptions of the
+tensors it sees (a storage is told apart by its identity, held by a weak reference, so a
+buffer the allocator gives a freed one's address is another buffer), never the tensors,
+so the recorded call frees as the program does; and the plan makes each allocation at its
+first use and drops each buffer after its last use in the recorded step order (outputs
+live on), so that no more is live at any step of a replay than at the same step of the
+program (whose alloc-plan deallocs free each buffer after its last use). A torch call's
+returned tensors (an `aten` kernel's functional call, `rt.aten_call`) are sources of the
+later steps from that call on; the executor checks that each comes back with the dtype,
+sizes, strides and storage offset recorded (a functional op's layout is a function of
+its inputs' signature; ops tagged `dynamic_output_shape` or `data_dependent_output` are
+refused), and a call where one does not is an error and the signature is not replayed
+again. A torch call that takes tensors inside a list is refused.
+
+Boxed calls (`Replayer.call_boxed`, AOTAutograd's calling convention, the program's
+`run_boxed(args)`): the executor's `call_boxed` matches the signature on the list's
+items, and on a replay takes the references out of the list, empties it, and drops each
+donated input (the program's `DONATED_ARGUMENTS`, `alloc.donated`) after its last use, so
+that its storage is freed where the program frees it; inputs that are not donated are
+held to the end. On a new signature the list is given to `run_boxed` under the recorder
+(which holds no reference to the inputs: `executor.specs(inputs)` takes the signature
+first); on a refused signature, an interception or an in-place overlap, `run_boxed` runs.
+An exception during a replay drops the references the executor took (no donated input
+is leaked); the list is already empty, as after the program's own exception.
 
 A recording that fails for a reason of this call only is retried on the next call with
 the signature: a kernel launched for the first time (through Triton's JIT) at every
@@ -139,6 +167,8 @@ class Replayer:
         """Signatures recorded as replayable (a count, for tests and benchmarks)."""
         self.recordings = 0
         """Recordings tried (`MAX_RECORDINGS`)."""
+        self.refusals: list[str] = []
+        """Why each refused signature was refused (for diagnostics; at most one per recording)."""
 
     def __call__(self, inputs: tuple[Any, ...]) -> tuple[torch.Tensor, ...]:
         out = self._call(self.table, inputs)  # False while launches are intercepted
@@ -203,13 +233,18 @@ class Replayer:
         with self._lock:
             if plan is not None:
                 allocs, launches, outs, passed = plan
-                self.executor.add(self.table, specs, device, allocs, launches, outs, passed, self.written)
-                self.recorded += 1
+                try:
+                    self.executor.add(self.table, specs, device, allocs, launches, outs, passed, self.written)
+                    self.recorded += 1
+                except ValueError as e:  # a plan the executor rejects (a bug): this call succeeded;
+                    self.refusals.append(f"the executor rejects the plan: {e}")  # its signature runs the
+                    self.executor.refuse(self.table, specs, device)  # program
             elif rec.failure != _launch.FIRST_LAUNCH:  # (a first launch is not the signature's fault:
                 # threads that call a new signature at once all meet it)
                 tries = self._attempts.get(key, 0) + 1
                 if rec.refusal is not None or tries >= ATTEMPTS:
                     self.executor.refuse(self.table, specs, device)
+                    self.refusals.append(rec.refusal or rec.failure or "")
                     self._attempts.pop(key, None)
                 else:
                     if len(self._attempts) >= 4 * MAX_SIGNATURES:

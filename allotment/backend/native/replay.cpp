@@ -6,7 +6,21 @@
 // slots that hold a device pointer named by where the pointer came from: an input's
 // data pointer or an allocation's, plus a byte offset; and the slot of the stream; or a
 // torch call, whose tensor arguments are views of inputs or allocations),
-// and what it returned (an allocation, an input as it is, or a view of an input).
+// and what it returned (an allocation, an input as it is, a view of an input, or a view
+// of an allocation that a torch call returned).
+//
+// The steps run in the recorded order; besides launches and torch calls, ("alloc", j)
+// makes allocation j there (an allocation without such a step is made before the first
+// step), ("free", src) drops a source there, and a torch call may bind the tensors it
+// returns as allocations (("result", ...) entries: checked against the recorded layout,
+// never allocated). So a replay holds a buffer from its first use to its last, as the
+// program does. `check_order` refuses a plan whose steps take a source that is not live.
+//
+// `call_boxed(table, args)` is `call` for AOTAutograd's boxed convention: on a replay it
+// takes the list's references and empties it, and a ("free", i) step drops input i (a
+// donated one: its storage is freed there, as the program's `del` frees it); `call`
+// leaves inputs to its caller. `specs(inputs)` takes a signature before a boxed recording
+// frees the inputs; `add` and `refuse` accept it in place of the inputs.
 //
 // `call(table, inputs)` answers False while the table's hook (a context variable) is set,
 // else compares the inputs with each recorded signature (per tensor:
@@ -17,8 +31,10 @@
 // may record it), and False when the matching signature was recorded as one that must
 // not be replayed, or when an input that the plan writes (an in-place output) shares
 // memory with another input of this call (the program then refuses the call as it does
-// on its own path: that depends on pointers, not on the signature). An allocation that fails returns None before any launch (the
-// program then runs and reports the error); an exception from a launch propagates.
+// on its own path: that depends on pointers, not on the signature). An allocation made before the first step that fails
+// returns None before any launch (the program then runs and reports the error); one at
+// an ("alloc", j) step raises RuntimeError with torch's message (the program fails at the
+// same allocation); an exception from a launch propagates.
 //
 // Nothing here interprets IR or text: the table holds Python objects and integers
 // that the recorder derived from one run of the program.
