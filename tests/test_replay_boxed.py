@@ -436,3 +436,25 @@ func.func @add(%a: tensor<?x4xf32>, %b: tensor<?x4xf32>) -> tensor<?x4xf32> {
   func.return %c : tensor<?x4xf32>
 }
 """
+
+
+def test_executable_call_boxed_goes_through_the_replayer() -> None:
+    """`Executable.call_boxed` hands the list to the program's replayer where it has one
+    (which empties it), else to `run_boxed`."""
+    from allotment.driver.runtime import Program
+
+    exe = allotment.compile(DONATED)
+    real = exe.program("cpu")
+    seen: list[list] = []
+
+    class Spy:
+        def call_boxed(self, args: list[Any]) -> tuple:
+            seen.append(list(args))
+            args.clear()
+            return ("replayed",)
+
+    exe.programs["cpu"] = Program(real.module, real.source, "cpu", Spy())
+    args = [torch.zeros(2, dtype=torch.int64), torch.randn(64), torch.randn(64)]
+    assert exe.call_boxed(args) == ("replayed",) and args == [] and len(seen[0]) == 3
+    exe.programs["cpu"] = real  # no replayer (a CPU program): run_boxed
+    assert "DONATED_ARGUMENTS" in real.source and real.replayer is None
