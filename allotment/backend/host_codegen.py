@@ -742,6 +742,10 @@ def emit_program(
     if written:  # read by `replay.replayer_for`: in-place outputs
         parts[-1:] = ["WRITTEN_ARGUMENTS = " + _tuple([str(i) for i in written])
                       + "  # parameters of run that a kernel writes (in-place outputs)", ""]
+    donated = donated_arguments(f)
+    if donated:  # read by `replay.replayer_for`: a boxed replay drops them after their last use
+        parts[-1:] = ["DONATED_ARGUMENTS = " + _tuple([str(i) for i in donated])
+                      + "  # parameters of run_boxed that it frees (alloc.donated)", ""]
     passed = h.passed_scalars()
     if passed:  # read by `replay.replayer_for`
         parts[-1:] = [_replay_scalars_function(passed), ""]

@@ -648,22 +648,32 @@ def linear(x: torch.Tensor, w: torch.Tensor, bias: torch.Tensor | None, out: tor
 
 
 def aten_call(name: str, args: tuple, kwargs: dict[str, Any]) -> Any:
-    """An `aten` kernel's call (`backend/kernels/aten_call.py`): device work the replay does not
-    record, so a program that makes one runs as Python."""
-    _launch.note_host_work(f"an ATen call ({name})")
-    return aten_operator(name)(*args, **kwargs)
+    """An `aten` kernel's call (`backend/kernels/aten_call.py`), reported to a recording with
+    what it returned (`launch.note_torch_call`, `launch.note_torch_result`): a replay makes
+    the call and takes its returned tensors as the buffers they are."""
+    op = aten_operator(name)
+    _launch.note_torch_call(op, args, kwargs)
+    result = op(*args, **kwargs)
+    _launch.note_torch_result(result)
+    return result
 
 
 def dense(t: torch.Tensor) -> torch.Tensor:
     """A call's result as a row-major buffer (host programs index buffers row-major)."""
-    return t if t.is_contiguous() else t.contiguous()
+    if t.is_contiguous():
+        return t
+    _launch.note_host_work("a call's result copied row-major")
+    return t.contiguous()
 
 
 def call_layout(t: torch.Tensor) -> torch.Tensor:
     """A call's result for an `any_layout` buffer: as it is where it is dense without
     overlaps (a permutation of row-major: its elements span exactly its element count, so
     the kernels' 64-bit index decision by element count holds), else a row-major copy."""
-    return t if t.is_contiguous() or _dense_permutation(t) else t.contiguous()
+    if t.is_contiguous() or _dense_permutation(t):
+        return t
+    _launch.note_host_work("a call's result copied row-major")
+    return t.contiguous()
 
 
 def _dense_permutation(t: torch.Tensor) -> bool:

@@ -108,6 +108,14 @@ def note_torch_call(fn: Any, args: tuple, kwargs: dict[str, Any]) -> None:
         rec.torch_call(fn, args, kwargs)
 
 
+def note_torch_result(result: Any) -> None:
+    """Called by the host runtime after an ATen call (`rt.aten_call`) with what it returned:
+    a call being recorded takes its returned tensors as new buffers."""
+    rec = _RECORDER.get()
+    if rec is not None:
+        rec.torch_result(result)
+
+
 @contextmanager
 def intercepted(hook: Callable[..., None]) -> Iterator[None]:
     """Launches in this thread call `hook(kernel, grid, args, constexprs, num_warps)` instead."""

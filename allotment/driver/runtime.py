@@ -291,8 +291,9 @@ class Executable:
     def call_boxed(self, args: list[Any]) -> tuple[torch.Tensor, ...]:
         """Runs with the inputs in a list, which it empties (AOTAutograd's boxed calling
         convention): a program with donated arguments (`alloc.donated`) then holds the only
-        references to them and frees each after its last use (`run_boxed`). CUDA graphs and
-        pinned devices take the ordinary call."""
+        references to them and frees each after its last use (`run_boxed`), and so does a
+        replay of a recorded call (`Replayer.call_boxed`). CUDA graphs and pinned devices
+        take the ordinary call."""
         if len(args) != self.arity:
             check_arity(f"@{self.function}", self.arg_names, tuple(args))
         first = next((args[i] for i in self._tensor_args if isinstance(args[i], torch.Tensor)), None)
@@ -308,6 +309,9 @@ class Executable:
             args.clear()
             return prog(*inputs)
         try:
+            replayer = prog.replayer
+            if replayer is not None:
+                return replayer.call_boxed(args)
             return run_boxed(args)
         except RuntimeError as e:
             raise_allocation_failure(e, prog.target)

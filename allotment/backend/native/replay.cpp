@@ -6,7 +6,21 @@
 // slots that hold a device pointer named by where the pointer came from: an input's
 // data pointer or an allocation's, plus a byte offset; and the slot of the stream; or a
 // torch call, whose tensor arguments are views of inputs or allocations),
-// and what it returned (an allocation, an input as it is, or a view of an input).
+// and what it returned (an allocation, an input as it is, a view of an input, or a view
+// of an allocation that a torch call returned).
+//
+// The steps run in the recorded order; besides launches and torch calls, ("alloc", j)
+// makes allocation j there (an allocation without such a step is made before the first
+// step), ("free", src) drops a source there, and a torch call may bind the tensors it
+// returns as allocations (("result", ...) entries: checked against the recorded layout,
+// never allocated). So a replay holds a buffer from its first use to its last, as the
+// program does. `check_order` refuses a plan whose steps take a source that is not live.
+//
+// `call_boxed(table, args)` is `call` for AOTAutograd's boxed convention: on a replay it
+// takes the list's references and empties it, and a ("free", i) step drops input i (a
+// donated one: its storage is freed there, as the program's `del` frees it); `call`
+// leaves inputs to its caller. `specs(inputs)` takes a signature before a boxed recording
+// frees the inputs; `add` and `refuse` accept it in place of the inputs.
 //
 // `call(table, inputs)` answers False while the table's hook (a context variable) is set,
 // else compares the inputs with each recorded signature (per tensor:
@@ -17,8 +31,10 @@
 // may record it), and False when the matching signature was recorded as one that must
 // not be replayed, or when an input that the plan writes (an in-place output) shares
 // memory with another input of this call (the program then refuses the call as it does
-// on its own path: that depends on pointers, not on the signature). An allocation that fails returns None before any launch (the
-// program then runs and reports the error); an exception from a launch propagates.
+// on its own path: that depends on pointers, not on the signature). An allocation made before the first step that fails
+// returns None before any launch (the program then runs and reports the error); one at
+// an ("alloc", j) step raises RuntimeError with torch's message (the program fails at the
+// same allocation); an exception from a launch propagates.
 //
 // Nothing here interprets IR or text: the table holds Python objects and integers
 // that the recorder derived from one run of the program.
@@ -143,6 +159,8 @@ const CudaApi& cuda() {
   return api;
 }
 
+enum { kRun = 0, kAllocate = 1, kRelease = 2 };
+
 struct Launch {
   PyObject* fn = nullptr;    // owned
   PyObject* tmpl = nullptr;  // owned tuple: a Triton launch's arguments, or a torch call's values
@@ -155,6 +173,10 @@ struct Launch {
   int op = 0;  // a torch call that is one of these, called through ATen: 1 addmm, 2 mm, 3 matmul (out=)
   bool use_driver = false;  // launched through `driver` instead of `fn`
   DriverLaunch driver;
+  int action = kRun;  // kAllocate / kRelease: a step on source `target` instead of a call
+  int target = 0;     // kAllocate: the allocation; kRelease: a source (as Slot::src)
+  std::vector<std::pair<Py_ssize_t, int>> results;  // a torch call's returned tensors that become
+                                                   // allocations: (item of the result or -1: the result itself, allocation)
 };
 
 enum { kGeneric = 0, kAddmm = 1, kMm = 2, kMatmul = 3 };
@@ -163,13 +185,17 @@ struct Alloc {
   std::vector<int64_t> sizes, strides;
   c10::ScalarType dtype;
   c10::Device device{c10::kCPU};
+  bool staged = false;  // allocated at its ("alloc", j) step, not before the first step
+  bool bound = false;   // not allocated: a tensor a torch call returns (its layout as recorded)
+  int64_t offset = 0;   // bound: the returned tensor's storage offset
 };
 
 struct Output {
-  int kind;  // 0: input `index` itself; 1: allocation `index`; 2: view of input `index`
+  int kind;  // 0: input `index` itself; 1: allocation `index`; 2: view of input `index`; 3: view of allocation `index`
   int index;
   std::vector<int64_t> sizes, strides;
-  int64_t offset = 0;  // kind 2: storage offset relative to the input's
+  int64_t offset = 0;  // kind 2, 3: storage offset relative to the source's (in elements of `dtype` for 3)
+  c10::ScalarType dtype = c10::ScalarType::Undefined;  // kind 3: the view's dtype
 };
 
 struct Plan {
@@ -381,9 +407,41 @@ PyObject* new_table(PyObject*, PyObject* args) {
   return cap;
 }
 
-bool parse_inputs(PyObject* inputs, Plan& plan) {
+const char* kSpecs = "allotment.replay.Specs";
+
+void destroy_specs(PyObject* capsule) {
+  delete static_cast<std::vector<InputSpec>*>(PyCapsule_GetPointer(capsule, kSpecs));
+}
+
+// specs(inputs) -> the signature of `inputs` (an opaque object that `add` and `refuse` take
+// in place of the inputs): a boxed call's recording takes it before the program runs and
+// frees the donated inputs, so that the recorder holds no reference to them.
+PyObject* specs(PyObject*, PyObject* inputs) {
   if (!PyTuple_Check(inputs)) {
-    PyErr_SetString(PyExc_TypeError, "inputs must be a tuple");
+    PyErr_SetString(PyExc_TypeError, "specs(inputs: tuple)");
+    return nullptr;
+  }
+  Py_ssize_t n = PyTuple_GET_SIZE(inputs);
+  auto out = std::make_unique<std::vector<InputSpec>>(n);
+  try {
+    for (Py_ssize_t i = 0; i < n; ++i)
+      if (!spec_of(PyTuple_GET_ITEM(inputs, i), (*out)[i])) return nullptr;
+  } catch (const std::exception& e) {
+    PyErr_Format(PyExc_ValueError, "replay: an input is not recorded (%s)", e.what());
+    return nullptr;
+  }
+  PyObject* cap = PyCapsule_New(out.get(), kSpecs, destroy_specs);
+  if (cap) out.release();
+  return cap;
+}
+
+bool parse_inputs(PyObject* inputs, Plan& plan) {
+  if (PyCapsule_IsValid(inputs, kSpecs)) {  // `specs(inputs)`
+    plan.ins = *static_cast<std::vector<InputSpec>*>(PyCapsule_GetPointer(inputs, kSpecs));
+    return true;
+  }
+  if (!PyTuple_Check(inputs)) {
+    PyErr_SetString(PyExc_TypeError, "inputs must be a tuple (or specs(inputs))");
     return false;
   }
   Py_ssize_t n = PyTuple_GET_SIZE(inputs);
@@ -570,9 +628,10 @@ bool parse_driver(PyObject* desc, Launch& l, const Plan& plan, Py_ssize_t n_in, 
 
 bool parse_torch_call(PyObject* entry, Plan& plan, Py_ssize_t n_in, Py_ssize_t n_alloc) {
   const char* tag;
-  PyObject *fn, *values, *kwnames, *tensors;
+  PyObject *fn, *values, *kwnames, *tensors, *results = Py_None;
   int op;
-  if (!PyArg_ParseTuple(entry, "sOO!OOi", &tag, &fn, &PyTuple_Type, &values, &kwnames, &tensors, &op)) return false;
+  if (!PyArg_ParseTuple(entry, "sOO!OOi|O", &tag, &fn, &PyTuple_Type, &values, &kwnames, &tensors, &op, &results))
+    return false;
   Py_ssize_t n = PyTuple_GET_SIZE(values);
   if (std::strcmp(tag, "torch") != 0 || !PyCallable_Check(fn) ||
       (kwnames != Py_None && (!PyTuple_Check(kwnames) || PyTuple_GET_SIZE(kwnames) > n)) ||
@@ -617,6 +676,99 @@ bool parse_torch_call(PyObject* entry, Plan& plan, Py_ssize_t n_in, Py_ssize_t n
     plan.launches.back().tensors.push_back(std::move(ts));
   }
   Py_DECREF(ft);
+  if (results == Py_None) return true;
+  if (op != kGeneric) {
+    PyErr_SetString(PyExc_ValueError, "an ATen out= call binds no results");
+    return false;
+  }
+  PyObject* fr = PySequence_Fast(results, "results must be a sequence");
+  if (!fr) return false;
+  for (Py_ssize_t k = 0; k < PySequence_Fast_GET_SIZE(fr); ++k) {
+    Py_ssize_t item;
+    int j;
+    if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(fr, k), "ni", &item, &j)) {
+      Py_DECREF(fr);
+      return false;
+    }
+    if (item < -1 || j < 0 || j >= n_alloc || !plan.allocs[j].bound) {
+      PyErr_SetString(PyExc_ValueError, "a torch call's result names no bound allocation");
+      Py_DECREF(fr);
+      return false;
+    }
+    plan.launches.back().results.emplace_back(item, j);
+  }
+  Py_DECREF(fr);
+  return true;
+}
+
+// ("alloc", j): allocation j is made here; ("free", src): the source (as Slot::src) is
+// dropped here (an input only where the executor owns the call's references: `call_boxed`).
+bool parse_step(PyObject* entry, const char* tag, Plan& plan, Py_ssize_t n_in, Py_ssize_t n_alloc) {
+  const char* t;
+  int target;
+  if (!PyArg_ParseTuple(entry, "si", &t, &target)) return false;
+  Launch l;
+  bool ok;
+  if (std::strcmp(tag, "alloc") == 0) {
+    l.action = kAllocate;
+    ok = target >= 0 && target < n_alloc && !plan.allocs[target].bound && !plan.allocs[target].staged;
+    if (ok) plan.allocs[target].staged = true;
+  } else {
+    l.action = kRelease;
+    ok = target >= 0 ? target < n_in && plan.ins[target].kind == Kind::Tensor : -target - 1 < n_alloc;
+  }
+  if (!ok) {
+    PyErr_Format(PyExc_ValueError, "a %s step names no source it can take", tag);
+    return false;
+  }
+  l.target = target;
+  plan.launches.push_back(l);
+  return true;
+}
+
+// Whether every step of the plan takes only sources that are live there: an input until
+// its ("free", i) step, an allocation from its ("alloc", j) step (from the start if it has
+// none) or from the torch call that returns it (a bound one) until its ("free", -j - 1);
+// each bound allocation bound once; the outputs' sources live at the end. Else ValueError.
+bool check_order(const Plan& plan) {
+  const size_t n_alloc = plan.allocs.size();
+  std::vector<char> in_live(plan.ins.size(), 1), state(n_alloc, 0);  // state: 0 not yet, 1 live, 2 freed
+  for (size_t j = 0; j < n_alloc; ++j) state[j] = plan.allocs[j].staged || plan.allocs[j].bound ? 0 : 1;
+  auto live = [&](int src) { return src >= 0 ? in_live[src] != 0 : state[-src - 1] == 1; };
+  size_t k = 0;
+  auto fail = [&](const char* what) {
+    PyErr_Format(PyExc_ValueError, "a plan's step %zu %s", k, what);
+    return false;
+  };
+  for (; k < plan.launches.size(); ++k) {
+    const Launch& l = plan.launches[k];
+    if (l.action == kAllocate) {  // (once: `parse_step`)
+      state[l.target] = 1;
+      continue;
+    }
+    if (l.action == kRelease) {
+      if (!live(l.target)) return fail("frees a source that is not live");
+      if (l.target >= 0) in_live[l.target] = 0;
+      else state[-l.target - 1] = 2;
+      continue;
+    }
+    for (const auto& s : l.slots)
+      if (!live(s.src)) return fail("launches on a source that is not live");
+    for (const auto& p : l.driver.pointers)
+      if (!live(p.src)) return fail("launches on a source that is not live");
+    for (const auto& ts : l.tensors)
+      if (!live(ts.src)) return fail("calls torch on a source that is not live");
+    for (const auto& r : l.results) {
+      if (state[r.second] != 0) return fail("binds an allocation twice");
+      state[r.second] = 1;
+    }
+  }
+  for (const auto& o : plan.outs) {
+    if ((o.kind == 0 || o.kind == 2) ? !in_live[o.index] : state[o.index] != 1) {
+      PyErr_SetString(PyExc_ValueError, "an output's source is not live at the end of the plan");
+      return false;
+    }
+  }
   return true;
 }
 
@@ -626,11 +778,26 @@ bool parse_plan(PyObject* allocs, PyObject* launches, PyObject* outs, Plan& plan
   if (!fa) return false;
   for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(fa); ++i) {
     PyObject *sizes, *strides, *dtype, *device;
-    if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(fa, i), "OOOO", &sizes, &strides, &dtype, &device)) {
+    PyObject* entry = PySequence_Fast_GET_ITEM(fa, i);
+    Alloc a;
+    bool parsed;
+    if (PyTuple_Check(entry) && PyTuple_GET_SIZE(entry) == 6) {  // ("result", sizes, strides, dtype, device, offset)
+      const char* tag;
+      long long offset;
+      parsed = PyArg_ParseTuple(entry, "sOOOOL", &tag, &sizes, &strides, &dtype, &device, &offset);
+      if (parsed && std::strcmp(tag, "result") != 0) {
+        PyErr_SetString(PyExc_ValueError, "a bound allocation is (\"result\", sizes, strides, dtype, device, offset)");
+        parsed = false;
+      }
+      a.bound = true;
+      a.offset = offset;
+    } else {
+      parsed = PyArg_ParseTuple(entry, "OOOO", &sizes, &strides, &dtype, &device);
+    }
+    if (!parsed) {
       Py_DECREF(fa);
       return false;
     }
-    Alloc a;
     if (!THPDtype_Check(dtype)) {
       PyErr_SetString(PyExc_TypeError, "an allocation's dtype must be a torch.dtype");
       Py_DECREF(fa);
@@ -653,7 +820,15 @@ bool parse_plan(PyObject* allocs, PyObject* launches, PyObject* outs, Plan& plan
   for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(fl); ++i) {
     PyObject* entry = PySequence_Fast_GET_ITEM(fl, i);
     if (PyTuple_Check(entry) && PyTuple_GET_SIZE(entry) > 0 && PyUnicode_Check(PyTuple_GET_ITEM(entry, 0))) {
-      if (!parse_torch_call(entry, plan, n_in, n_alloc)) {
+      const char* tag = PyUnicode_AsUTF8(PyTuple_GET_ITEM(entry, 0));
+      if (!tag) {
+        Py_DECREF(fl);
+        return false;
+      }
+      bool ok = std::strcmp(tag, "alloc") == 0 || std::strcmp(tag, "free") == 0
+                    ? parse_step(entry, tag, plan, n_in, n_alloc)
+                    : parse_torch_call(entry, plan, n_in, n_alloc);
+      if (!ok) {
         Py_DECREF(fl);
         return false;
       }
@@ -720,16 +895,22 @@ bool parse_plan(PyObject* allocs, PyObject* launches, PyObject* outs, Plan& plan
     Output o;
     PyObject *sizes = nullptr, *strides = nullptr;
     long long offset = 0;
-    if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(fo, i), "ii|OOL", &o.kind, &o.index, &sizes, &strides, &offset)) {
+    PyObject* dtype = nullptr;
+    if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(fo, i), "ii|OOLO", &o.kind, &o.index, &sizes, &strides, &offset,
+                          &dtype)) {
       Py_DECREF(fo);
       return false;
     }
     o.offset = offset;
     bool ok = (o.kind == 0 || o.kind == 2) ? (o.index >= 0 && o.index < n_in && plan.ins[o.index].kind == Kind::Tensor)
-                                           : (o.kind == 1 && o.index >= 0 && o.index < n_alloc);
-    if (ok && o.kind == 2) {
+                                           : ((o.kind == 1 || o.kind == 3) && o.index >= 0 && o.index < n_alloc);
+    if (ok && (o.kind == 2 || o.kind == 3)) {
       ok = sizes && strides && int_vector(sizes, o.sizes) && int_vector(strides, o.strides) &&
            o.sizes.size() == o.strides.size();
+    }
+    if (ok && o.kind == 3) {
+      ok = dtype && THPDtype_Check(dtype);
+      if (ok) o.dtype = reinterpret_cast<THPDtype*>(dtype)->scalar_type;
     }
     if (!ok) {
       if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "an output names no input or allocation");
@@ -739,7 +920,7 @@ bool parse_plan(PyObject* allocs, PyObject* launches, PyObject* outs, Plan& plan
     plan.outs.push_back(std::move(o));
   }
   Py_DECREF(fo);
-  return true;
+  return check_order(plan);
 }
 
 void insert(Table* tab, std::shared_ptr<Plan> plan) {
@@ -879,10 +1060,18 @@ bool set_slot(PyObject* targs, PyObject* tmpl, const Slot& s, PyObject* obj) {
   }
   PyObject* inner = PyTuple_GET_ITEM(targs, s.pos);
   if (inner == PyTuple_GET_ITEM(tmpl, s.pos)) {  // first slot in it: a copy of its own
-    PyObject* copy = PyTuple_GetSlice(inner, 0, PyTuple_GET_SIZE(inner));
+    // (a new tuple: PyTuple_GetSlice of a whole tuple returns the tuple itself, and writing
+    // into it would change the template, a tuple other code may share)
+    Py_ssize_t size = PyTuple_GET_SIZE(inner);
+    PyObject* copy = PyTuple_New(size);
     if (!copy) {
       Py_DECREF(obj);
       return false;
+    }
+    for (Py_ssize_t i = 0; i < size; ++i) {
+      PyObject* item = PyTuple_GET_ITEM(inner, i);
+      Py_INCREF(item);
+      PyTuple_SET_ITEM(copy, i, item);
     }
     Py_DECREF(inner);
     PyTuple_SET_ITEM(targs, s.pos, copy);
@@ -897,6 +1086,8 @@ PyObject* pointer(uintptr_t base, int64_t offset) {
   return PyLong_FromUnsignedLongLong(static_cast<unsigned long long>(base + offset));
 }
 
+// A torch call's tensor argument over this call's source (the offset is from the source's
+// data pointer: an allocation's storage offset is 0, a bound result's its own).
 at::Tensor view_of(const TensorSlot& ts, PyObject* inputs, const std::vector<at::Tensor>& bufs) {
   at::Tensor base = ts.src >= 0 ? THPVariable_Unpack(PyTuple_GET_ITEM(inputs, ts.src)) : bufs[-ts.src - 1];
   if (base.scalar_type() != ts.dtype) base = base.view(ts.dtype);
@@ -904,8 +1095,9 @@ at::Tensor view_of(const TensorSlot& ts, PyObject* inputs, const std::vector<at:
 }
 
 // Runs a recorded torch call with its tensor arguments viewed afresh over this call's
-// inputs and allocations; false with an exception set if it raised.
-bool run_torch_call(const Launch& l, PyObject* inputs, const std::vector<at::Tensor>& bufs) {
+// inputs and allocations: its result (a new reference; None for an ATen out= op), or null
+// with an exception set if it raised.
+PyObject* run_torch_call(const Launch& l, PyObject* inputs, const std::vector<at::Tensor>& bufs) {
   Py_ssize_t n = PyTuple_GET_SIZE(l.tmpl);
   std::vector<PyObject*> values(n);
   for (Py_ssize_t i = 0; i < n; ++i) {
@@ -923,9 +1115,9 @@ bool run_torch_call(const Launch& l, PyObject* inputs, const std::vector<at::Ten
       else at::matmul_out(t[2], t[0], t[1]);
     } catch (const std::exception& e) {
       PyErr_SetString(PyExc_RuntimeError, e.what());
-      return false;
+      return nullptr;
     }
-    return true;
+    Py_RETURN_NONE;
   }
   try {
     for (const auto& ts : l.tensors) {
@@ -941,14 +1133,49 @@ bool run_torch_call(const Launch& l, PyObject* inputs, const std::vector<at::Ten
     PyErr_SetString(PyExc_RuntimeError, e.what());
     ok = false;
   }
+  PyObject* r = nullptr;
   if (ok) {
     Py_ssize_t nkw = l.kwnames ? PyTuple_GET_SIZE(l.kwnames) : 0;
-    PyObject* r = PyObject_Vectorcall(l.fn, values.data(), static_cast<size_t>(n - nkw), l.kwnames);
-    ok = r != nullptr;
-    Py_XDECREF(r);
+    r = PyObject_Vectorcall(l.fn, values.data(), static_cast<size_t>(n - nkw), l.kwnames);
   }
   for (PyObject* v : values) Py_DECREF(v);
-  return ok;
+  return r;
+}
+
+// Makes the tensors a torch call returned (`r`) the allocations it binds, each checked
+// against the layout recorded (a functional ATen op returns the same layout for the same
+// signature; one that does not is an error, and the plan is not replayed again); false
+// with an exception set otherwise.
+bool bind_results(const Launch& l, PyObject* r, Plan& plan, std::vector<at::Tensor>& bufs,
+                  std::vector<uintptr_t>& bptrs) {
+  for (const auto& [item, j] : l.results) {
+    PyObject* x = r;
+    if (item >= 0) {
+      x = (PyTuple_Check(r) || PyList_Check(r)) && item < PySequence_Fast_GET_SIZE(r)
+              ? PySequence_Fast_GET_ITEM(r, item)
+              : nullptr;
+    }
+    const Alloc& a = plan.allocs[j];
+    bool same = x && THPVariable_Check(x);
+    if (same) {
+      const at::Tensor& t = THPVariable_Unpack(x);
+      same = t.defined() && t.layout() == c10::kStrided && t.has_storage() && t.scalar_type() == a.dtype &&
+             t.device() == a.device && same_ints(t.sizes(), a.sizes) && same_ints(t.strides(), a.strides) &&
+             t.storage_offset() == a.offset;
+      if (same) {
+        bufs[j] = t;
+        bptrs[j] = reinterpret_cast<uintptr_t>(t.data_ptr());
+      }
+    }
+    if (!same) {
+      plan.replay = false;  // later calls with this signature run the program
+      PyErr_Format(PyExc_RuntimeError,
+                   "replay: %R returned a tensor of another layout than when its call was recorded (result %zd)", l.fn,
+                   item);
+      return false;
+    }
+  }
+  return true;
 }
 
 // Makes the primary context of CUDA device `device` current in this thread unless a
@@ -1063,6 +1290,162 @@ PyObject* mark(PyObject*, PyObject* args) {
   Py_RETURN_TRUE;
 }
 
+// The stream to launch on: from torch's CUDA guard where the table may, else `get_stream`.
+PyObject* current_stream(Table* tab, long device) {
+  if (tab->native_cuda) {
+    try {
+      void* handle =
+          cuda_guard()->getStream(c10::Device(c10::DeviceType::CUDA, static_cast<c10::DeviceIndex>(device)))
+              .native_handle();
+      return PyLong_FromUnsignedLongLong(reinterpret_cast<uintptr_t>(handle));
+    } catch (const std::exception&) {
+      tab->native_cuda = false;  // (a torch whose streams have no native handle: the callables from now on)
+    }
+  }
+  PyObject* dev_obj = PyLong_FromLong(device);
+  if (!dev_obj) return nullptr;
+  PyObject* stream = PyObject_CallOneArg(tab->get_stream, dev_obj);
+  Py_DECREF(dev_obj);
+  return stream;
+}
+
+// Launches a recorded Triton launch through Triton's launcher; false with an exception set.
+bool launch_triton(const Launch& l, PyObject* inputs, const std::vector<uintptr_t>& ptrs,
+                   const std::vector<uintptr_t>& bptrs, PyObject* stream) {
+  Py_ssize_t size = PyTuple_GET_SIZE(l.tmpl);
+  PyObject* targs = PyTuple_New(size);
+  if (!targs) return false;
+  for (Py_ssize_t i = 0; i < size; ++i) {
+    PyObject* item = PyTuple_GET_ITEM(l.tmpl, i);
+    Py_INCREF(item);
+    PyTuple_SET_ITEM(targs, i, item);
+  }
+  for (const auto& s : l.slots) {
+    if (!set_slot(targs, l.tmpl, s, pointer(s.src >= 0 ? ptrs[s.src] : bptrs[-s.src - 1], s.offset))) {
+      Py_DECREF(targs);
+      return false;
+    }
+  }
+  for (const auto& s : l.values) {
+    PyObject* v = PyTuple_GET_ITEM(inputs, s.src);
+    Py_INCREF(v);
+    if (!set_slot(targs, l.tmpl, s, v)) {
+      Py_DECREF(targs);
+      return false;
+    }
+  }
+  Py_DECREF(PyTuple_GET_ITEM(targs, l.stream_pos));
+  Py_INCREF(stream);
+  PyTuple_SET_ITEM(targs, l.stream_pos, stream);
+  PyObject* r = PyObject_Call(l.fn, targs, nullptr);
+  Py_DECREF(targs);
+  if (!r) return false;
+  Py_DECREF(r);
+  return true;
+}
+
+// The plan's outputs over this call's inputs and allocations.
+PyObject* outputs_of(const Plan& plan, PyObject* inputs, const std::vector<at::Tensor>& bufs) {
+  Py_ssize_t n_out = static_cast<Py_ssize_t>(plan.outs.size());
+  PyObject* result = PyTuple_New(n_out);
+  if (!result) return nullptr;
+  std::vector<PyObject*> wrapped(bufs.size(), nullptr);  // borrowed from `result`
+  try {
+    for (Py_ssize_t i = 0; i < n_out; ++i) {
+      const Output& o = plan.outs[i];
+      PyObject* obj;
+      if (o.kind == 0) {
+        obj = PyTuple_GET_ITEM(inputs, o.index);
+        Py_INCREF(obj);
+      } else if (o.kind == 1) {
+        if (wrapped[o.index]) {
+          obj = wrapped[o.index];
+          Py_INCREF(obj);
+        } else {
+          obj = wrapped[o.index] = THPVariable_Wrap(bufs[o.index]);
+        }
+      } else if (o.kind == 2) {
+        const at::Tensor& t = THPVariable_Unpack(PyTuple_GET_ITEM(inputs, o.index));
+        obj = THPVariable_Wrap(at::as_strided(t, o.sizes, o.strides, t.storage_offset() + o.offset));
+      } else {
+        at::Tensor base = bufs[o.index];
+        if (base.scalar_type() != o.dtype) base = base.view(o.dtype);
+        obj = THPVariable_Wrap(at::as_strided(base, o.sizes, o.strides, base.storage_offset() + o.offset));
+      }
+      if (!obj) {
+        Py_DECREF(result);
+        return nullptr;
+      }
+      PyTuple_SET_ITEM(result, i, obj);
+    }
+  } catch (const std::exception& e) {
+    Py_DECREF(result);
+    PyErr_SetString(PyExc_RuntimeError, e.what());
+    return nullptr;
+  }
+  return result;
+}
+
+// Replays `plan` on `inputs` (data pointers `ptrs`): the outputs, None where an allocation
+// made before the first step failed (the program then runs and reports it), or null with
+// an exception set. `owned`: `inputs` is the executor's own tuple (`call_boxed`), whose
+// donated items the plan's ("free", i) steps drop (else those steps do nothing).
+PyObject* replay(Table* tab, Plan& plan, PyObject* inputs, const std::vector<uintptr_t>& ptrs, long device,
+                 bool owned) {
+  const size_t n_alloc = plan.allocs.size();
+  std::vector<at::Tensor> bufs(n_alloc);
+  std::vector<uintptr_t> bptrs(n_alloc, 0);
+  try {
+    for (size_t j = 0; j < n_alloc; ++j) {
+      const Alloc& a = plan.allocs[j];
+      if (a.staged || a.bound) continue;
+      bufs[j] = allocate(a);
+      bptrs[j] = reinterpret_cast<uintptr_t>(bufs[j].data_ptr());
+    }
+  } catch (const std::exception&) {
+    Py_RETURN_NONE;  // the program runs instead, and reports the failure as it does
+  }
+
+  PyObject* stream = current_stream(tab, device);
+  if (!stream) return nullptr;
+  uint64_t stream_value = PyLong_Check(stream) ? PyLong_AsUnsignedLongLong(stream) : 0;
+  if (stream_value == static_cast<uint64_t>(-1) && PyErr_Occurred()) PyErr_Clear();  // (used by driver launches only)
+
+  bool ok = true;
+  for (const auto& l : plan.launches) {
+    if (l.action == kAllocate) {
+      try {
+        bufs[l.target] = allocate(plan.allocs[l.target]);
+        bptrs[l.target] = reinterpret_cast<uintptr_t>(bufs[l.target].data_ptr());
+      } catch (const std::exception& e) {  // (the program fails at the same allocation)
+        PyErr_SetString(PyExc_RuntimeError, e.what());
+        ok = false;
+      }
+    } else if (l.action == kRelease) {
+      if (l.target < 0) {
+        bufs[-l.target - 1] = at::Tensor();
+      } else if (owned) {
+        PyObject* x = PyTuple_GET_ITEM(inputs, l.target);
+        Py_INCREF(Py_None);
+        PyTuple_SET_ITEM(inputs, l.target, Py_None);
+        Py_DECREF(x);
+      }
+    } else if (l.torch_call) {
+      PyObject* r = run_torch_call(l, inputs, bufs);
+      ok = r != nullptr && bind_results(l, r, plan, bufs, bptrs);
+      Py_XDECREF(r);
+    } else if (l.use_driver) {
+      ok = launch_driver(l.driver, inputs, ptrs, bptrs, stream_value, device);
+    } else {
+      ok = launch_triton(l, inputs, ptrs, bptrs, stream);
+    }
+    if (!ok) break;
+  }
+  Py_DECREF(stream);
+  if (!ok) return nullptr;
+  return outputs_of(plan, inputs, bufs);
+}
+
 // call(table, inputs[, token]) -> tuple of outputs | None (no signature, or one `token` did
 // not mark) | False (refused, or inputs that share memory with one the plan writes)
 PyObject* call(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
@@ -1095,133 +1478,59 @@ PyObject* call(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
     if (std::find(plan->marks.begin(), plan->marks.end(), token) == plan->marks.end()) Py_RETURN_NONE;
   }
   if (!plan->written.empty() && overlapping(*plan, ptrs)) Py_RETURN_FALSE;  // the program refuses it
+  return replay(tab, *plan, inputs, ptrs, device, false);
+}
 
-  std::vector<at::Tensor> bufs;
-  std::vector<uintptr_t> bptrs;
-  bufs.reserve(plan->allocs.size());
-  bptrs.reserve(plan->allocs.size());
-  try {
-    for (const auto& a : plan->allocs) {
-      bufs.push_back(allocate(a));
-      bptrs.push_back(reinterpret_cast<uintptr_t>(bufs.back().data_ptr()));
-    }
-  } catch (const std::exception&) {
-    Py_RETURN_NONE;  // the program runs instead, and reports the failure as it does
-  }
-
-  PyObject* stream = nullptr;
-  if (tab->native_cuda) {
-    try {
-      void* handle =
-          cuda_guard()->getStream(c10::Device(c10::DeviceType::CUDA, static_cast<c10::DeviceIndex>(device)))
-              .native_handle();
-      stream = PyLong_FromUnsignedLongLong(reinterpret_cast<uintptr_t>(handle));
-      if (!stream) return nullptr;
-    } catch (const std::exception&) {
-      tab->native_cuda = false;  // (a torch whose streams have no native handle: the callables from now on)
-    }
-  }
-  if (!stream) {
-    PyObject* dev_obj = PyLong_FromLong(device);
-    if (!dev_obj) return nullptr;
-    stream = PyObject_CallOneArg(tab->get_stream, dev_obj);
-    Py_DECREF(dev_obj);
-  }
-  if (!stream) return nullptr;
-  uint64_t stream_value = PyLong_Check(stream) ? PyLong_AsUnsignedLongLong(stream) : 0;
-  if (stream_value == static_cast<uint64_t>(-1) && PyErr_Occurred()) PyErr_Clear();  // (used by driver launches only)
-
-  for (const auto& l : plan->launches) {
-    if (l.torch_call) {
-      if (!run_torch_call(l, inputs, bufs)) {
-        Py_DECREF(stream);
-        return nullptr;
-      }
-      continue;
-    }
-    if (l.use_driver) {
-      if (!launch_driver(l.driver, inputs, ptrs, bptrs, stream_value, device)) {
-        Py_DECREF(stream);
-        return nullptr;
-      }
-      continue;
-    }
-    Py_ssize_t size = PyTuple_GET_SIZE(l.tmpl);
-    PyObject* targs = PyTuple_New(size);
-    if (!targs) {
-      Py_DECREF(stream);
-      return nullptr;
-    }
-    for (Py_ssize_t i = 0; i < size; ++i) {
-      PyObject* item = PyTuple_GET_ITEM(l.tmpl, i);
-      Py_INCREF(item);
-      PyTuple_SET_ITEM(targs, i, item);
-    }
-    bool failed = false;
-    for (const auto& s : l.slots) {
-      if (!set_slot(targs, l.tmpl, s, pointer(s.src >= 0 ? ptrs[s.src] : bptrs[-s.src - 1], s.offset))) {
-        failed = true;
-        break;
-      }
-    }
-    for (const auto& s : l.values) {
-      if (failed) break;
-      PyObject* v = PyTuple_GET_ITEM(inputs, s.src);
-      Py_INCREF(v);
-      failed = !set_slot(targs, l.tmpl, s, v);
-    }
-    if (failed) {
-      Py_DECREF(targs);
-      Py_DECREF(stream);
-      return nullptr;
-    }
-    Py_DECREF(PyTuple_GET_ITEM(targs, l.stream_pos));
-    Py_INCREF(stream);
-    PyTuple_SET_ITEM(targs, l.stream_pos, stream);
-    PyObject* r = PyObject_Call(l.fn, targs, nullptr);
-    Py_DECREF(targs);
-    if (!r) {
-      Py_DECREF(stream);
-      return nullptr;
-    }
-    Py_DECREF(r);
-  }
-  Py_DECREF(stream);
-
-  Py_ssize_t n_out = static_cast<Py_ssize_t>(plan->outs.size());
-  PyObject* result = PyTuple_New(n_out);
-  if (!result) return nullptr;
-  std::vector<PyObject*> wrapped(bufs.size(), nullptr);  // borrowed from `result`
-  try {
-    for (Py_ssize_t i = 0; i < n_out; ++i) {
-      const Output& o = plan->outs[i];
-      PyObject* obj;
-      if (o.kind == 0) {
-        obj = PyTuple_GET_ITEM(inputs, o.index);
-        Py_INCREF(obj);
-      } else if (o.kind == 1) {
-        if (wrapped[o.index]) {
-          obj = wrapped[o.index];
-          Py_INCREF(obj);
-        } else {
-          obj = wrapped[o.index] = THPVariable_Wrap(bufs[o.index]);
-        }
-      } else {
-        const at::Tensor& t = THPVariable_Unpack(PyTuple_GET_ITEM(inputs, o.index));
-        obj = THPVariable_Wrap(at::as_strided(t, o.sizes, o.strides, t.storage_offset() + o.offset));
-      }
-      if (!obj) {
-        Py_DECREF(result);
-        return nullptr;
-      }
-      PyTuple_SET_ITEM(result, i, obj);
-    }
-  } catch (const std::exception& e) {
-    Py_DECREF(result);
-    PyErr_SetString(PyExc_RuntimeError, e.what());
+// call_boxed(table, args: list) -> tuple of outputs | None | False, as `call` on
+// tuple(args); on a replay (a tuple, or an exception from it) it has emptied `args` and
+// holds the only references it had, dropping each donated input at its ("free", i) step
+// (AOTAutograd's boxed calling convention); on None or False `args` is left as it was.
+PyObject* call_boxed(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+  if (nargs != 2 || !PyList_Check(args[1])) {
+    PyErr_SetString(PyExc_TypeError, "call_boxed(table, args: list)");
     return nullptr;
   }
-  return result;
+  Table* tab = table_of(args[0]);
+  if (!tab) return nullptr;
+  if (tab->plans.empty()) Py_RETURN_NONE;
+  if (tab->hook) {
+    PyObject* value = nullptr;
+    if (PyContextVar_Get(tab->hook, Py_None, &value) < 0) return nullptr;
+    bool hooked = value != Py_None;
+    Py_DECREF(value);
+    if (hooked) Py_RETURN_FALSE;
+  }
+  long device = current_device(tab);
+  if (device == -2) return nullptr;
+  PyObject* inputs = PyList_AsTuple(args[1]);  // a tuple of our own: its items are ours to drop
+  if (!inputs) return nullptr;
+  std::vector<uintptr_t> ptrs(PyTuple_GET_SIZE(inputs), 0);
+  std::shared_ptr<Plan> plan = find_plan(tab, inputs, device, ptrs);
+  PyObject* answer = nullptr;
+  if (!plan) answer = Py_None;
+  else if (!plan->replay || (!plan->written.empty() && overlapping(*plan, ptrs))) answer = Py_False;
+  if (answer) {
+    Py_DECREF(inputs);
+    Py_INCREF(answer);
+    return answer;
+  }
+  if (PyList_SetSlice(args[1], 0, PyList_GET_SIZE(args[1]), nullptr) < 0) {
+    Py_DECREF(inputs);
+    return nullptr;
+  }
+  PyObject* r = replay(tab, *plan, inputs, ptrs, device, true);
+  if (r == Py_None) {  // an allocation failed before the first step: the caller runs the program
+    Py_DECREF(r);
+    r = nullptr;
+    if (PyList_SetSlice(args[1], 0, 0, inputs) < 0) {
+      Py_DECREF(inputs);
+      return nullptr;
+    }
+    Py_DECREF(inputs);
+    Py_RETURN_NONE;
+  }
+  Py_DECREF(inputs);  // what the plan did not drop (inputs not donated, or returned)
+  return r;
 }
 
 PyMethodDef kMethods[] = {
@@ -1231,6 +1540,9 @@ PyMethodDef kMethods[] = {
     {"refuse", refuse, METH_VARARGS, "refuse(table, inputs, device)"},
     {"call", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)(void)>(call)), METH_FASTCALL,
      "call(table, inputs[, token]) -> outputs | None | False"},
+    {"call_boxed", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)(void)>(call_boxed)), METH_FASTCALL,
+     "call_boxed(table, args: list) -> outputs | None | False"},
+    {"specs", specs, METH_O, "specs(inputs) -> the inputs' signature, for add and refuse"},
     {"mark", mark, METH_VARARGS, "mark(table, inputs, token) -> bool"},
     {"size", size, METH_O, "size(table) -> (signatures, replayable)"},
     {"clear", clear, METH_O, "clear(table)"},
