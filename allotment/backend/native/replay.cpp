@@ -1446,6 +1446,17 @@ PyObject* replay(Table* tab, Plan& plan, PyObject* inputs, const std::vector<uin
   return outputs_of(plan, inputs, bufs);
 }
 
+// 1 while the table's hook (a context variable) holds anything but None (`call` and
+// `call_boxed` then answer False), 0 if not or without a hook, -1 with a Python error.
+int hooked(const Table& tab) {
+  if (!tab.hook) return 0;
+  PyObject* value = nullptr;
+  if (PyContextVar_Get(tab.hook, Py_None, &value) < 0) return -1;
+  bool set = value != Py_None;
+  Py_DECREF(value);
+  return set ? 1 : 0;
+}
+
 // call(table, inputs[, token]) -> tuple of outputs | None (no signature, or one `token` did
 // not mark) | False (refused, or inputs that share memory with one the plan writes)
 PyObject* call(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
@@ -1458,13 +1469,9 @@ PyObject* call(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   PyObject* inputs = args[1];
   Py_ssize_t n = PyTuple_GET_SIZE(inputs);
   if (tab->plans.empty()) Py_RETURN_NONE;
-  if (tab->hook) {
-    PyObject* value = nullptr;
-    if (PyContextVar_Get(tab->hook, Py_None, &value) < 0) return nullptr;
-    bool hooked = value != Py_None;
-    Py_DECREF(value);
-    if (hooked) Py_RETURN_FALSE;
-  }
+  int hook = hooked(*tab);
+  if (hook < 0) return nullptr;
+  if (hook) Py_RETURN_FALSE;
   long device = current_device(tab);
   if (device == -2) return nullptr;
 
@@ -1493,13 +1500,9 @@ PyObject* call_boxed(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   Table* tab = table_of(args[0]);
   if (!tab) return nullptr;
   if (tab->plans.empty()) Py_RETURN_NONE;
-  if (tab->hook) {
-    PyObject* value = nullptr;
-    if (PyContextVar_Get(tab->hook, Py_None, &value) < 0) return nullptr;
-    bool hooked = value != Py_None;
-    Py_DECREF(value);
-    if (hooked) Py_RETURN_FALSE;
-  }
+  int hook = hooked(*tab);
+  if (hook < 0) return nullptr;
+  if (hook) Py_RETURN_FALSE;
   long device = current_device(tab);
   if (device == -2) return nullptr;
   PyObject* inputs = PyList_AsTuple(args[1]);  // a tuple of our own: its items are ours to drop
