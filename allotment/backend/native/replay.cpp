@@ -456,18 +456,27 @@ bool parse_inputs(PyObject* inputs, Plan& plan) {
   return true;
 }
 
+// Calls `f(a, b)` on each (int, int) pair of the sequence `seq`, in order; false (with a
+// Python error) where `seq` is not a sequence (the message `what`), an item is not such a
+// pair, or `f` returns false (having set the error), which ends the walk.
+template <typename F>
+bool for_each_pair(PyObject* seq, const char* what, F&& f) {
+  PyObject* fast = PySequence_Fast(seq, what);
+  if (!fast) return false;
+  bool ok = true;
+  for (Py_ssize_t k = 0; ok && k < PySequence_Fast_GET_SIZE(fast); ++k) {
+    Py_ssize_t a;
+    int b;
+    ok = PyArg_ParseTuple(PySequence_Fast_GET_ITEM(fast, k), "ni", &a, &b) && f(a, b);
+  }
+  Py_DECREF(fast);
+  return ok;
+}
+
 // (index, bits) of each scalar parameter passed through: its spec becomes PassInt or PassFloat.
 bool parse_passed(PyObject* passed, Plan& plan) {
   if (passed == Py_None) return true;
-  PyObject* fp = PySequence_Fast(passed, "passed must be a sequence");
-  if (!fp) return false;
-  for (Py_ssize_t k = 0; k < PySequence_Fast_GET_SIZE(fp); ++k) {
-    Py_ssize_t i;
-    int bits;
-    if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(fp, k), "ni", &i, &bits)) {
-      Py_DECREF(fp);
-      return false;
-    }
+  return for_each_pair(passed, "passed must be a sequence", [&](Py_ssize_t i, int bits) {
     bool ok = i >= 0 && i < static_cast<Py_ssize_t>(plan.ins.size()) && (bits == 32 || bits == 64);
     InputSpec& s = plan.ins[ok ? i : 0];
     if (ok && s.kind == Kind::Int) {
@@ -478,12 +487,10 @@ bool parse_passed(PyObject* passed, Plan& plan) {
       s.kind = Kind::PassFloat;
     } else {
       PyErr_SetString(PyExc_ValueError, "a passed scalar names no int or float input");
-      Py_DECREF(fp);
       return false;
     }
-  }
-  Py_DECREF(fp);
-  return true;
+    return true;
+  });
 }
 
 bool parse_device(PyObject* obj, c10::Device& out) {
@@ -681,24 +688,14 @@ bool parse_torch_call(PyObject* entry, Plan& plan, Py_ssize_t n_in, Py_ssize_t n
     PyErr_SetString(PyExc_ValueError, "an ATen out= call binds no results");
     return false;
   }
-  PyObject* fr = PySequence_Fast(results, "results must be a sequence");
-  if (!fr) return false;
-  for (Py_ssize_t k = 0; k < PySequence_Fast_GET_SIZE(fr); ++k) {
-    Py_ssize_t item;
-    int j;
-    if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(fr, k), "ni", &item, &j)) {
-      Py_DECREF(fr);
-      return false;
-    }
+  return for_each_pair(results, "results must be a sequence", [&](Py_ssize_t item, int j) {
     if (item < -1 || j < 0 || j >= n_alloc || !plan.allocs[j].bound) {
       PyErr_SetString(PyExc_ValueError, "a torch call's result names no bound allocation");
-      Py_DECREF(fr);
       return false;
     }
     plan.launches.back().results.emplace_back(item, j);
-  }
-  Py_DECREF(fr);
-  return true;
+    return true;
+  });
 }
 
 // ("alloc", j): allocation j is made here; ("free", src): the source (as Slot::src) is
