@@ -979,6 +979,8 @@ def segment_function(f: func.FuncOp, eager: bool = False, cap: Capacity | None =
     new_ops.append(_clone(ret, mapping))
 
     for op in reversed(ops):
+        if op.parent is not block:
+            continue  # moved into its segment (`_build_segment`)
         op.detach()
         op.erase(safe_erase=False)
     block.add_ops(new_ops)
@@ -1048,11 +1050,12 @@ def _build_segment(
         clone = _clone(c)
         block.add_op(clone)
         inner[c.result] = clone.result
-    for op in g.ops:
-        clone = _clone(op, inner)
-        block.add_op(clone)
-        for old, new in zip(op.results, clone.results):
-            inner[old] = new
+    for op in g.ops:  # moved, not cloned: the function's own ops are discarded after
+        op.detach()
+        op.operands = [inner.get(v, v) for v in op.operands]
+        block.add_op(op)
+        for r in op.results:
+            inner[r] = r
     block.add_op(fusion.YieldOp(*[inner[v] for v in outputs]))
     seg = fusion.SegmentOp(
         name, kind, [mapping.get(v, v) for v in inputs], [v.type for v in outputs], Region(block)
