@@ -133,6 +133,10 @@ class _Grouping:
         self.cap = cap
         """The on-chip budget inner-outer kernels must fit (None: no inner-outer kernels)."""
         self.groups: list[Group] = []
+        self.succs: dict[int, set[int]] = {}
+        """For each group index p, the groups whose `preds` ever received p (a superset of those
+        holding it now): `_merge` and `_recompute` rewrite only those, not every group.
+        Every addition to a `preds` goes through `_link` (or records itself here)."""
         self.owner: dict[SSAValue, Group] = {}
         self.position: dict[Operation, int] = {}
         body = f.body.block.ops if f.body.blocks else ()
@@ -168,6 +172,11 @@ class _Grouping:
                 out.append(g)
         return out
 
+    def _link(self, g: Group, p: int) -> None:
+        """Adds group index p to g's predecessors (and g to p's successors, `succs`)."""
+        g.preds.add(p)
+        self.succs.setdefault(p, set()).add(g.index)
+
     def _add(self, g: Group, op: Operation) -> None:
         pos = self.position[op]
         if not g.ops:
@@ -176,7 +185,7 @@ class _Grouping:
         g.last = max(g.last, pos)
         for h in self._operand_groups(op):
             if h is not g:
-                g.preds.add(h.index)
+                self._link(g, h.index)
         for r in op.results:
             self.owner[r] = g
 
@@ -355,6 +364,8 @@ class _Grouping:
         yet, so no other group's predecessors need rewriting (they are not scanned)."""
         g.ops = sorted(g.ops + h.ops, key=lambda o: self.position[o])
         g.first, g.last = min(g.first, h.first), max(g.last, h.last)
+        for p in h.preds:  # g's successors-to-be through h's predecessors (`succs`)
+            self.succs.setdefault(p, set()).add(g.index)
         g.preds = (g.preds | h.preds) - {g.index, h.index}
         g.rdims = g.rdims if g.rdims is not None else h.rdims
         g.normalization |= h.normalization
@@ -363,11 +374,12 @@ class _Grouping:
         for op in h.ops:
             for r in op.results:
                 self.owner[r] = g
-        for other in () if fresh else self.groups:
+        for i in () if fresh else self.succs.get(h.index, ()):
+            other = self.groups[i]
             if h.index in other.preds:
                 other.preds.discard(h.index)
                 if other is not g:
-                    other.preds.add(g.index)
+                    self._link(other, g.index)
         h.ops, h.kind = [], "merged"
 
     def _compute(self, op: Operation) -> None:
@@ -562,8 +574,8 @@ class _Grouping:
                 o.parent_block().erase_op(o)
         if not source.ops:  # nothing left to compute: no group waits for it
             source.kind = "merged"
-            for other in self.groups:
-                other.preds.discard(source.index)
+            for i in self.succs.get(source.index, ()):
+                self.groups[i].preds.discard(source.index)
         return g
 
     def _externalize_member_views(self) -> None:
@@ -573,6 +585,7 @@ class _Grouping:
         it as an output would store the broadcast (and could leave the group's
         iteration domain).
         """
+        group_of = {op: h for h in self.groups for op in h.ops}
         for g in list(self.groups):
             if g.kind != "compute":
                 continue
@@ -590,9 +603,11 @@ class _Grouping:
                         clone.results[0] if x is op.results[0] else x for x in use.operation.operands
                     ]
                 view = self._new("view", clone)
-                for h in self.groups:
-                    if h is not view and any(clone.results[0] in o.operands for o in h.ops):
-                        h.preds.add(view.index)
+                group_of[clone] = view
+                for use in clone.results[0].uses:  # the groups that read the view wait for it
+                    h = group_of.get(use.operation)
+                    if h is not None and h is not view:
+                        self._link(h, view.index)
                 if not op.results[0].uses:
                     g.ops.remove(op)
                     op.parent_block().erase_op(op)
@@ -734,6 +749,7 @@ class _Grouping:
     def _merge_broadcast_sources(self) -> None:
         """Merges pointwise groups used only through broadcast views by one group."""
         users: dict[int, set[int]] = {}
+        used_in: dict[int, set[int]] = {}  # g -> the h whose users held g: `users` reversed (a superset)
         via_views: dict[int, bool] = {}
         returned: set[int] = set()
         for g in self.groups:
@@ -743,6 +759,7 @@ class _Grouping:
                     if h is None or h is g:
                         continue
                     users.setdefault(h.index, set()).add(g.index)
+                    used_in.setdefault(g.index, set()).add(h.index)
                     ok = isinstance(v.owner, BROADCAST_VIEWS)
                     via_views[h.index] = via_views.get(h.index, True) and ok
         for op in self.f.body.block.ops:
@@ -759,10 +776,12 @@ class _Grouping:
                 continue
             self._merge(g, h)
             # users of h are users of g now
-            for us in users.values():
+            for k in used_in.get(h.index, ()):
+                us = users[k]
                 if h.index in us:
                     us.discard(h.index)
                     us.add(g.index)
+                    used_in.setdefault(g.index, set()).add(k)
 
     # -- inner-outer kernels (`analysis/inner_outer.py`) ---------------------------
 
@@ -771,7 +790,8 @@ class _Grouping:
         [rows..., N] domain when the merged kernel's rows fit on chip (a `?` N: alloc-place
         decides at run time): the kernel then reads the shared inputs once."""
         rows = [g for g in self.groups if self._row_group(g)]
-        for h in [h for h in self.groups if self._column_group(h)]:
+        returned = {v for op in self.f.body.block.ops if isinstance(op, func.ReturnOp) for v in op.operands}
+        for h in [h for h in self.groups if self._column_group(h, returned)]:
             for g in rows:
                 if g.ops and self._inner_outer_ok(g, h):
                     self._merge(g, h)
@@ -788,9 +808,10 @@ class _Grouping:
                 and not self._closed(g)
                 and all(inner_outer.is_row_reduction(op, rank) for op in g.ops if isinstance(op, REDUCTIONS)))
 
-    def _column_group(self, h: Group) -> bool:
+    def _column_group(self, h: Group, returned: set[SSAValue]) -> bool:
         """Sums and means of floats over every dim but the last, whose values used outside
-        the group are all computed from those sums (the partials add up to them)."""
+        the group are all computed from those sums (the partials add up to them); `returned`:
+        the values the function returns."""
         rank = len(h.domain)
         if h.kind != "compute" or h.rdims != tuple(range(rank - 1)) or rank < 2 or h.scan_dim is not None:
             return False
@@ -800,10 +821,6 @@ class _Grouping:
         if not reductions or not all(inner_outer.is_column_reduction(op, rank) for op in reductions):
             return False
         members = set(h.ops)
-        returned: set[SSAValue] = set()
-        for op in self.f.body.block.ops:
-            if isinstance(op, func.ReturnOp):
-                returned.update(op.operands)
         reduced = set(h.reduced)
         for op in h.ops:
             if any(x in reduced for x in op.operands if op in reductions):
@@ -962,6 +979,8 @@ def segment_function(f: func.FuncOp, eager: bool = False, cap: Capacity | None =
     new_ops.append(_clone(ret, mapping))
 
     for op in reversed(ops):
+        if op.parent is not block:
+            continue  # moved into its segment (`_build_segment`)
         op.detach()
         op.erase(safe_erase=False)
     block.add_ops(new_ops)
@@ -1031,11 +1050,12 @@ def _build_segment(
         clone = _clone(c)
         block.add_op(clone)
         inner[c.result] = clone.result
-    for op in g.ops:
-        clone = _clone(op, inner)
-        block.add_op(clone)
-        for old, new in zip(op.results, clone.results):
-            inner[old] = new
+    for op in g.ops:  # moved, not cloned: the function's own ops are discarded after
+        op.detach()
+        op.operands = [inner.get(v, v) for v in op.operands]
+        block.add_op(op)
+        for r in op.results:
+            inner[r] = r
     block.add_op(fusion.YieldOp(*[inner[v] for v in outputs]))
     seg = fusion.SegmentOp(
         name, kind, [mapping.get(v, v) for v in inputs], [v.type for v in outputs], Region(block)
