@@ -205,3 +205,38 @@ def test_fusion_segment_is_linear_on_one_long_function(monkeypatch: pytest.Monke
         FusionSegmentPass().apply(Context(), module)
         work.append(counter.calls / n)
     assert work[1] < 1.1 * work[0], work  # per op: 21.3 and 21.2 (it was 24.1 and 30.6)
+
+
+class CountingList(list):
+    """A list that counts the items its iterations yield (a scan of all the groups)."""
+
+    def __init__(self, counter: dict) -> None:
+        super().__init__()
+        self.counter = counter
+
+    def __iter__(self):  # noqa: ANN204
+        for item in super().__iter__():
+            self.counter["n"] += 1
+            yield item
+
+
+def test_fusion_segment_scans_its_groups_a_constant_number_of_times(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Merging two groups rewrote the predecessors of every group (a scan of all of them per
+    merge: quadratic in a long function); it now rewrites those that name the merged one."""
+    from allotment.passes import fusion_segment
+
+    counter = {"n": 0}
+    original = fusion_segment._Grouping.__init__
+
+    def counting_init(self, *args, **kwargs) -> None:  # noqa: ANN001, ANN002, ANN003
+        original(self, *args, **kwargs)
+        self.groups = CountingList(counter)
+
+    modules = [LocatedParser(make_context(), generate(n, "one", seed=1), "t.mlir").parse_module() for n in (1500, 6000)]
+    monkeypatch.setattr(fusion_segment._Grouping, "__init__", counting_init)
+    work = []
+    for n, module in zip((1500, 6000), modules):
+        counter["n"] = 0
+        fusion_segment.FusionSegmentPass().apply(Context(), module)
+        work.append(counter["n"] / n)
+    assert work[1] < 1.25 * work[0], work  # groups visited per op: constant (it grew with the ops)

@@ -57,6 +57,8 @@ class Dependences:
     movable: list[Operation]
     epilogue: list[Operation]
     after: dict[Operation, list[Operation]] = field(default_factory=dict)
+    kernel_deps: dict[alloc.KernelOp, set[alloc.KernelOp]] | None = field(default=None, compare=False)
+    """`_kernel_deps`, found once and shared by the candidate schedules (None: not yet)."""
 
 
 def dependences(f: func.FuncOp) -> Dependences | None:
@@ -192,7 +194,10 @@ def _kernels(deps: Dependences) -> list[alloc.KernelOp]:
 
 
 def _kernel_deps(deps: Dependences) -> dict[alloc.KernelOp, set[alloc.KernelOp]]:
-    """For each kernel, the kernels that must precede it (through allocs and views too)."""
+    """For each kernel, the kernels that must precede it (through allocs and views too);
+    found on the first call and kept on `deps` (its dependences are not changed after)."""
+    if deps.kernel_deps is not None:
+        return deps.kernel_deps
     out: dict[alloc.KernelOp, set[alloc.KernelOp]] = {}
     for k in _kernels(deps):
         found: set[alloc.KernelOp] = set()
@@ -208,6 +213,7 @@ def _kernel_deps(deps: Dependences) -> dict[alloc.KernelOp, set[alloc.KernelOp]]
             else:
                 pending.extend(deps.after[op])
         out[k] = found
+    deps.kernel_deps = out
     return out
 
 

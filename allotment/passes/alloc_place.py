@@ -60,6 +60,7 @@ from allotment.analysis.liveness import view_root
 from allotment.analysis.row_passes import REDUCTIONS, row_reading_loops, streamed_passes
 from allotment.dialects import alloc
 from allotment.dtypes import element_nbytes
+from allotment.passes.gc_pause import gc_paused
 
 
 def row_buffers(kernel: alloc.KernelOp) -> list[alloc.AllocOp]:
@@ -296,10 +297,11 @@ class AllocPlacePass(ModulePass):
             lim = library_matmul.limits()
         except ValueError as e:
             raise PassFailedException(f"alloc-place: {e}") from None
-        for f in list(op.walk()):
-            if isinstance(f, func.FuncOp) and not f.is_declaration:
-                for kernel in [k for k in f.body.block.ops if isinstance(k, alloc.KernelOp)]:
-                    if kernel.kind.data == "library":
-                        place_library(kernel, lim)
-                    else:
-                        place_kernel(kernel, cap)
+        with gc_paused():  # many short-lived objects (`passes/gc_pause.py`)
+            for f in list(op.walk()):
+                if isinstance(f, func.FuncOp) and not f.is_declaration:
+                    for kernel in [k for k in f.body.block.ops if isinstance(k, alloc.KernelOp)]:
+                        if kernel.kind.data == "library":
+                            place_library(kernel, lim)
+                        else:
+                            place_kernel(kernel, cap)

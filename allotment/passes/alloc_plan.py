@@ -78,6 +78,7 @@ from allotment.analysis.schedule import buffer_bytes, choose_schedule, hint_inde
 from allotment.dialects import alloc, comm, fusion
 from allotment.dtypes import element_nbytes
 from allotment.passes.alloc_alias import _reads_elementwise
+from allotment.passes.gc_pause import gc_paused
 
 
 def _has_dealloc(op: alloc.AllocOp) -> bool:
@@ -411,13 +412,14 @@ class AllocPlanPass(ModulePass):
     """Pack into an arena even where it raises the peak (for tests and comparisons)."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        for f in list(op.walk()):
-            if isinstance(f, func.FuncOp) and not f.is_declaration:
-                if self.reorder:
-                    reorder(f, self.size_hint)
-                if self.in_place:
-                    reuse_in_place(f)
-                if self.arena:
-                    pack_arena(f, hint=None if self.arena_always else self.size_hint)
-                free_after_last_use(f)
-                keep_call_layouts(f)
+        with gc_paused():  # the analyses make many short-lived objects (`passes/gc_pause.py`)
+            for f in list(op.walk()):
+                if isinstance(f, func.FuncOp) and not f.is_declaration:
+                    if self.reorder:
+                        reorder(f, self.size_hint)
+                    if self.in_place:
+                        reuse_in_place(f)
+                    if self.arena:
+                        pack_arena(f, hint=None if self.arena_always else self.size_hint)
+                    free_after_last_use(f)
+                    keep_call_layouts(f)

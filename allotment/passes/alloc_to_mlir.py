@@ -46,7 +46,8 @@ from xdsl.rewriter import InsertPoint, Rewriter
 
 from allotment.dialects import alloc
 from allotment.passes import mlir_scalar as sc
-from allotment.passes.mlir_kernel import KernelEmitter, LoweringError, refuse
+from allotment.passes.mlir_errors import LoweringError, refuse
+from allotment.passes.mlir_kernel import KernelEmitter
 
 UPSTREAM = ("builtin", "func", "arith", "math", "memref", "scf", "cf", "linalg")
 """The dialects the lowered program may use."""

@@ -51,72 +51,51 @@ Runs on segmented functions (`fusion-segment` first). It guarantees:
 - An `aten` kernel (one `fusion.aten` call) writes its results into their buffers
   through the call's `out=` overload; where the call has none, its buffers are
   `by_call`: sized and planned like the others, made by the call.
+
+The parts: `allocate_shards` (local shards), `allocate_signature` (arguments and
+results), `allocate_checks` (the checks at entry), `allocate_reductions` (row
+buffers, accumulators and partials), `allocate_views` (view segments, on
+`allocate_layout`'s layouts), `allocate_errors` (the pass's errors). This module
+rewrites the function op by op and builds each kernel.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import arith, func, memref, tensor
+from xdsl.dialects import func, tensor
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
     DenseArrayBase,
     IndexType,
     IntegerAttr,
-    MemRefType,
     ModuleOp,
-    StridedLayoutAttr,
     TensorType,
     UnitAttr,
     i64,
 )
-from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
-from xdsl.rewriter import Rewriter
-from xdsl.traits import SymbolTable
 from xdsl.utils.exceptions import PassFailedException, VerifyException
 
 from allotment.analysis import inner_outer, kernel_domain, split_reduction
 from allotment.analysis.shapes import ShapeAnalysis, ShapeError, reify_shapes
-from allotment.diagnostics import SOURCE_SPANS, located_message
-from allotment.dialects import alloc, fusion, sharding_rules
-from allotment.dialects.fusion import STRIDE_ORDER_ATTR
-from allotment.dialects.fusion_rules import compute_type
-from allotment.extents import size_arith, view_extents
-from allotment.extents import symbolic as sym
-from allotment.extents.dims import dim_set, normalize_dim
+from allotment.dialects import alloc, fusion
+from allotment.extents import view_extents
 from allotment.extents.symbolic import Const, Extent
+from allotment.passes.allocate_checks import EntryChecks
+from allotment.passes.allocate_errors import _fail
+from allotment.passes.allocate_layout import Layout, row_major
+from allotment.passes.allocate_reductions import ReductionBuffers
+from allotment.passes.allocate_shards import ShardRules, _sharding
+from allotment.passes.allocate_signature import Signature
+from allotment.passes.allocate_views import ViewRewrites
 from allotment.passes.gc_pause import gc_paused
 from allotment.passes.size_builder import SizeBuilder
 
 
-@dataclass(frozen=True)
-class Layout:
-    """Where a tensor's elements are in its buffer, in elements."""
-
-    sizes: tuple[Extent, ...]
-    strides: tuple[Extent, ...]
-    offset: Extent
-    contiguous: bool
-
-
-def row_major(sizes: Sequence[Extent]) -> Layout:
-    strides: list[Extent] = []
-    acc: Extent = Const(1)
-    for e in reversed(sizes):
-        strides.append(acc)
-        acc = sym.mul(acc, e)
-    return Layout(tuple(sizes), tuple(reversed(strides)), Const(0), True)
-
-
-def _sharding(t: Attribute) -> fusion.ShardingAttr | None:
-    enc = t.encoding if isinstance(t, TensorType) else None
-    return enc if isinstance(enc, fusion.ShardingAttr) else None
-
-
-class _Allocator:
+class _Allocator(ShardRules, Signature, EntryChecks, ReductionBuffers, ViewRewrites):
     """Rewrites one segmented function."""
 
     def __init__(self, f: func.FuncOp) -> None:
@@ -128,57 +107,6 @@ class _Allocator:
         self.buffers: dict[SSAValue, SSAValue] = {}
         self.layouts: dict[SSAValue, Layout] = {}
         self.body_ops: list[Operation] = []
-
-    # -- meshes and shards ---------------------------------------------------
-
-    def mesh(self, sharding: fusion.ShardingAttr) -> fusion.MeshOp:
-        name = sharding.mesh.root_reference.data
-        if name not in self.meshes:
-            found = SymbolTable.lookup_symbol(self.f, sharding.mesh)
-            assert isinstance(found, fusion.MeshOp)
-            self.meshes[name] = found
-        return self.meshes[name]
-
-    def shard_counts(self, sharding: fusion.ShardingAttr) -> list[int]:
-        mesh = self.mesh(sharding)
-        return [alloc.shard_count(mesh, axes) for axes in sharding.axes]
-
-    def local_static_shape(self, t: TensorType, op: Operation | None = None) -> list[int]:
-        """The static extents of a tensor's local shard (`view_extents.local_extent`)."""
-        shape = list(t.get_shape())
-        sharding = _sharding(t)
-        if sharding is None:
-            return shape
-        out = []
-        for d, (e, k) in enumerate(zip(shape, self.shard_counts(sharding))):
-            if e == DYNAMIC_INDEX:
-                out.append(e)
-            elif not view_extents.shard_divides(e, k, sharding.allows_uneven):
-                raise _fail(
-                    op or self.f,
-                    f"dimension {d} of {t} has extent {e}, which does not divide "
-                    f"evenly over {k} shards (mark the sharding `uneven` to allow it)",
-                )
-            else:
-                out.append(view_extents.local_extent(e, k, sharding.allows_uneven))
-        return out
-
-    def local_extents(self, value: SSAValue) -> tuple[Extent, ...]:
-        """The extents of the local shard of a tensor (global ones if unsharded)."""
-        t = value.type
-        extents = self.shapes.shape(value)
-        sharding = _sharding(t)
-        if sharding is None:
-            return extents
-        out = []
-        for d, (e, k) in enumerate(zip(extents, self.shard_counts(sharding))):
-            if k != 1 and not sharding.allows_uneven and not isinstance(e, Const):
-                self.checks.append(
-                    ("divisible", e, Const(k), f"{value_name(value)} dimension {d} ({e}) must divide "
-                     f"evenly over {k} shards")
-                )
-            out.append(view_extents.local_extent_sym(e, k, sharding.allows_uneven))
-        return tuple(out)
 
     # -- the rewrite -----------------------------------------------------------
 
@@ -203,98 +131,6 @@ class _Allocator:
             [a.type for a in self.block.args], [v.type for v in ret.arguments]
         )
         self._result_layouts(ret)
-
-    def _result_layouts(self, ret: func.ReturnOp) -> None:
-        """A result with `fusion.stride_order` (nvFuser's `add_output(stride_order=)`) gets a
-        buffer allocated in that layout: its `alloc.alloc` carries `order` (dims outermost
-        first), so the kernel writes it strided and the planner sees it. A result that is
-        not a kernel's own buffer (an argument, a view) keeps its layout."""
-        if self.f.res_attrs is None:
-            return
-        for i, (attrs, v) in enumerate(zip(self.f.res_attrs.data, ret.arguments)):
-            attr = attrs.data.get(STRIDE_ORDER_ATTR)
-            if attr is None:
-                continue
-            rank = len(v.type.get_shape()) if isinstance(v.type, MemRefType) else -1
-            values = list(attr.get_values()) if isinstance(attr, DenseArrayBase) else None
-            if values is None or sorted(values) != list(range(rank)):
-                raise _fail(
-                    self.f,
-                    f"result #{i}: {STRIDE_ORDER_ATTR} must be an array<i64> permutation of 0..{rank - 1} "
-                    f"(one entry per dimension), got {attr}",
-                )
-            if isinstance(v.owner, alloc.AllocOp) and v.owner.sharding is None:
-                order = sorted(range(rank), key=lambda d: -values[d])  # outermost first
-                if order != list(range(rank)):
-                    v.owner.order = DenseArrayBase.from_list(i64, order)
-
-    def _new_arguments(self) -> list[SSAValue]:
-        new_args: list[SSAValue] = []
-        for old in self.old_args:
-            t = old.type
-            if isinstance(t, TensorType):
-                nt: Attribute = alloc.memref_type(t.element_type, tuple(self.local_static_shape(t)))
-            else:
-                nt = t
-            arg = self.block.insert_arg(nt, len(self.block.args))
-            arg.name_hint = old.name_hint
-            new_args.append(arg)
-            if isinstance(t, TensorType):
-                self.buffers[old] = arg
-                self.layouts[old] = row_major(self.local_extents(old))
-            else:
-                self.buffers[old] = arg
-        return new_args
-
-    def _global_scales(self) -> dict[tuple[int, int], int]:
-        """Global extent of a sharded argument's dynamic dim = local extent * shards."""
-        scales: dict[tuple[int, int], int] = {}
-        for i, old in enumerate(self.old_args):
-            sharding = _sharding(old.type)
-            if sharding is None:
-                continue
-            for d, (e, k) in enumerate(zip(old.type.get_shape(), self.shard_counts(sharding))):
-                if e != DYNAMIC_INDEX or k == 1:
-                    continue
-                if sharding.allows_uneven:
-                    raise _fail(
-                        self.f,
-                        f"argument {value_name(old)} is sharded unevenly along its "
-                        f"dynamic dimension {d}: its global extent cannot be recovered from the local "
-                        "shard; give that dimension a static extent",
-                    )
-                scales[(i, d)] = k
-        return scales
-
-    def _emit_checks(self, entry: list[Operation]) -> None:
-        seen: set[tuple[str, Extent, Extent]] = set()
-        for c in self.shapes.checks:
-            # Compared as recorded, not canonicalized: the two sides of an `eq`
-            # were unified, so their canonical forms are one value (the check
-            # would compare it with itself), and a check's message names the
-            # extents as recorded.
-            self._check(entry, seen, c.predicate, c.lhs, c.rhs, c.message, c.op)
-        for pred, lhs, rhs, msg in self.checks:
-            self._check(entry, seen, pred, self.shapes.canonical(lhs), self.shapes.canonical(rhs), msg, None)
-
-    def _check(
-        self, entry: list[Operation], seen: set, pred: str, lhs: Extent, rhs: Extent, msg: str,
-        op: Operation | None,
-    ) -> None:
-        """An `alloc.check` at entry; a check of two constants is decided now
-        (`size_arith.check_holds`): a false one is an error located at `op`."""
-        if isinstance(lhs, Const) and isinstance(rhs, Const):
-            if not size_arith.check_holds(pred, lhs.value, rhs.value):
-                raise _fail(op or self.f, f"{msg} (always false: {lhs.value}, {rhs.value})")
-            return
-        key = (pred, lhs, rhs)
-        if key in seen:
-            return
-        seen.add(key)
-        check = alloc.CheckOp(pred, self.sizes.value(lhs), self.sizes.value(rhs), msg)
-        if op is not None and op in SOURCE_SPANS:
-            SOURCE_SPANS[check] = SOURCE_SPANS[op]  # a failing check is reported where its op is
-        entry.append(check)
 
     def _rewrite(self, op: Operation) -> None:
         if isinstance(op, fusion.SegmentOp):
@@ -321,7 +157,7 @@ class _Allocator:
                 self.buffers[old] = new
             self.body_ops.append(clone)
 
-    # -- buffers ---------------------------------------------------------------
+    # -- kernels and their buffers --------------------------------------------
 
     def _alloc_for(self, value: SSAValue, name: str) -> SSAValue:
         t = value.type
@@ -448,240 +284,10 @@ class _Allocator:
         static = [e.value if isinstance(e, Const) else DYNAMIC_INDEX for e in starts]
         return alloc.ExtentsOp(clone, static, [self.sizes.value(e) for e in starts if not isinstance(e, Const)], starts=True)
 
-    def _partials(self, seg: fusion.SegmentOp, split: list[tuple[Operation, Attribute]], block: Block) -> list[SSAValue]:
-        """One global buffer of partial results [%split, kept] per reduction of a kernel split
-        across CTAs (`split_reduction`), two for a var_mean or welford (its sum and M2
-        partials, `split_reduction.partials_results`), allocated before it; the kernel's body
-        gets an argument for each."""
-        src = split[0][0].operands[0]
-        extents = self.shapes.shape(src)
-        dims = split[0][0].reduced_dims()
-        kept = sym.product([e for d, e in enumerate(extents) if d not in dims])
-        count = self._split_count(split)
-        sizes = [self.shapes.canonical(count), self.shapes.canonical(split_reduction.partials_kept(split[0][0], count, kept))]
-        return [
-            self._partials_buffer(seg, r, acc, sizes, block, named=res)
-            for r, acc in split
-            for res in split_reduction.partials_results(r)
-        ]
-
-    def _split_count(self, split: list[tuple[Operation, Attribute]]) -> Extent:
-        """The split count of a split segment in the fusion's extents (`split_reduction.count_for`)."""
-        r = split[0][0]
-        extents = self.shapes.shape(r.operands[0])
-        dims = r.reduced_dims()
-        kept = sym.product([e for d, e in enumerate(extents) if d not in dims])
-        return split_reduction.count_for(r, sym.product([extents[d] for d in dims]), kept)
-
-    def _partials_buffer(
-        self, seg: fusion.SegmentOp, r: Operation, acc: Attribute, sizes: list[Extent], block: Block,
-        named: SSAValue | None = None,
-    ) -> SSAValue:
-        """One global buffer of partial results of reduction `r` (`sizes` in the fusion's
-        extents, elements `acc`), allocated before the kernel, and the kernel body's
-        argument for it (appended): a split reduction's or an inner-outer kernel's. It is
-        named after `named` (a result of `r`; its first by default)."""
-        static = [e.value if isinstance(e, Const) else DYNAMIC_INDEX for e in sizes]
-        result = named or r.results[0]
-        k = list(r.results).index(result)
-        name = f"{seg.sym_name.data}_partials_{result.name_hint or ('red' if k == 0 else f'red{k}')}"
-        a = alloc.AllocOp(
-            alloc.memref_type(acc, tuple(static)),
-            [self.sizes.value(e) for e, s in zip(sizes, static) if s == DYNAMIC_INDEX],
-            alloc.MemorySpace.GLOBAL,
-            name=name,
-        )
-        a.result.name_hint = name
-        self.body_ops.append(a)
-        arg = block.insert_arg(TensorType(acc, static), len(block.args))
-        arg.name_hint = name
-        return a.result
-
-    def _column_partials(self, seg: fusion.SegmentOp, block: Block, first: int) -> list[SSAValue]:
-        """An inner-outer kernel's partials (`analysis/inner_outer.py`): one global buffer
-        [%programs, N] in the accumulation type per column reduction, in body order, allocated
-        before the kernel; `%programs` from the row count (`inner_outer.program_count`)."""
-        out = []
-        for op in seg.body.block.ops:
-            if not isinstance(op, fusion.ReductionOp):
-                continue
-            extents = self.shapes.shape(op.operands[0])
-            if not inner_outer.is_column_reduction(op, len(extents)):
-                continue
-            programs = inner_outer.program_count(sym.product(list(extents[:-1])))
-            sizes = [self.shapes.canonical(programs), self.shapes.canonical(extents[-1])]
-            acc = op.accumulation_type()
-            out.append(self._partials_buffer(seg, op, acc, sizes, block))
-        return out
-
-    def _column_accumulator(self, op: Operation, seg: fusion.SegmentOp) -> alloc.AllocOp:
-        """The on-chip accumulator [N] of a column reduction in an inner-outer kernel."""
-        src = op.operands[0]
-        n = self.local_extents(src)[-1]
-        static = self.local_static_shape(src.type)[-1]
-        sizes = [self.sizes.value(n)] if static == DYNAMIC_INDEX else []
-        name = f"{seg.sym_name.data}_acc_{op.results[0].name_hint or 'red'}"
-        a = alloc.AllocOp(
-            alloc.memref_type(op.accumulation_type(), (static,)), sizes,
-            alloc.MemorySpace.LOCAL, name=name,
-        )
-        a.result.name_hint = name
-        return a
-
-    def local_type(self, t: Attribute, op: Operation | None = None) -> Attribute:
-        """A sharded tensor type as its local shard's: local static extents, no encoding."""
-        if _sharding(t) is None:
-            return t
-        assert isinstance(t, TensorType)
-        return TensorType(t.element_type, self.local_static_shape(t, op))
-
-    def _localize(self, op: Operation, clone: Operation) -> None:
-        """Gives a kernel op's clone its local result types, and local static shapes to the
-        ops that hold their result's shape (broadcast_in_dim, expand, full)."""
-        tensors = [v for v in (*op.operands, *op.results) if isinstance(v.type, TensorType)]
-        if any(_sharding(v.type) is None for v in tensors):
-            raise _fail(op, "a kernel mixes sharded and unsharded tensors; run fusion-propagate-sharding "
-                            "and fusion-insert-resharding first")
-        if isinstance(op, fusion.SetOp) and not sharding_rules.equivalent(
-            _sharding(op.input.type), _sharding(op.result.type)
-        ):
-            raise _fail(op, "fusion.set reshards its input; run fusion-insert-resharding first")
-        for r in clone.results:
-            if _sharding(r.type) is not None:
-                Rewriter.replace_value_with_new_type(r, self.local_type(r.type, op))
-        prop = {fusion.BroadcastInDimOp: "static_shape", fusion.ExpandOp: "static_shape", fusion.FullOp: "static_sizes"}
-        name = next((p for cls, p in prop.items() if isinstance(op, cls)), None)
-        sharding = _sharding(op.results[0].type) if op.results else None
-        if name is None or sharding is None:
-            return
-        global_shape = list(op.results[0].type.get_shape())
-        local_shape = self.local_static_shape(op.results[0].type, op)
-        for d, (g, axes) in enumerate(zip(global_shape, sharding.axes)):
-            if axes and g == DYNAMIC_INDEX:
-                raise _fail(op, f"dimension {d} is split over the mesh but its extent is dynamic; give it a "
-                                "static extent")
-        clone.properties[name] = fusion.int_list(local_shape)
-
-    def _row_buffer(self, op: Operation, inner: Block, seg: fusion.SegmentOp) -> alloc.AllocOp:
-        """The on-chip buffer holding one reduced row of a reduction's input."""
-        src = op.operands[0]
-        extents = self.local_extents(src)  # a device reduces its own shard's rows
-        rank = len(extents)
-        dims = dim_set(op.dims.get_values(), rank)
-        static = self.local_static_shape(src.type)
-        row = sym.product([extents[d] for d in dims])
-        static_row = DYNAMIC_INDEX if any(static[d] == DYNAMIC_INDEX for d in dims) else _prod(static[d] for d in dims)
-        sizes = [self.sizes.value(row)] if static_row == DYNAMIC_INDEX else []
-        name = f"{seg.sym_name.data}_row_{op.results[0].name_hint or 'red'}"
-        a = alloc.AllocOp(
-            alloc.memref_type(compute_type(src.type.element_type), (static_row,)), sizes, alloc.MemorySpace.LOCAL, name=name
-        )
-        a.result.name_hint = name
-        return a
-
-    # -- views -----------------------------------------------------------------
-
-    def _view_segment(self, seg: fusion.SegmentOp) -> None:
-        ops = [o for o in seg.body.block.ops if not isinstance(o, fusion.YieldOp | arith.ConstantOp)]
-        if len(ops) != 1 or not isinstance(ops[0], fusion.FusionOp):
-            raise _fail(seg, f"view segment {seg.sym_name.data} must hold one view op")
-        view = ops[0]
-        inner_src = view.operands[0]
-        index = list(seg.body.block.args).index(inner_src)
-        src = seg.inputs[index]
-        layout = self.layouts[src]
-        result = seg.outputs[0]
-        new = self._view_layout(view, layout, result)
-        self.layouts[result] = new
-        self.buffers[result] = self._reinterpret(self.buffers[src], result, new)
-
-    def _view_layout(self, view: Operation, src: Layout, result: SSAValue) -> Layout:
-        sizes = self.local_extents(result)  # a view of a shard is the view of the local buffer
-        in_shape = view.operands[0].type.get_shape()
-        zero = Const(0)
-        if isinstance(view, fusion.PermuteOp):
-            rank = len(src.sizes)
-            perm = [normalize_dim(d, rank) for d in view.dims.get_values()]
-            return Layout(sizes, tuple(src.strides[p] for p in perm), src.offset, perm == sorted(perm) and src.contiguous)
-        if isinstance(view, fusion.SliceOp):
-            starts = self._mixed(view.static_start.get_values(), view.start)
-            stops = self._mixed(view.static_stop.get_values(), view.stop)
-            steps = self._mixed(view.static_step.get_values(), view.step)
-            offset = src.offset
-            for start, stop, step, size, stride in zip(starts, stops, steps, src.sizes, src.strides):
-                first, _ = view_extents.slice_sym(size, start, stop, step)
-                offset = sym.add(offset, sym.mul(first, stride))
-            strides = tuple(sym.mul(s, st) for s, st in zip(src.strides, steps))
-            return Layout(sizes, strides, offset, False)
-        if isinstance(view, fusion.BroadcastInDimOp):
-            dims = list(view.broadcast_dims.get_values())
-            strides = []
-            for d in range(len(sizes)):
-                if d in dims:
-                    s = dims.index(d)
-                    strides.append(zero if in_shape[s] == 1 else src.strides[s])
-                else:
-                    strides.append(zero)
-            return Layout(sizes, tuple(strides), src.offset, False)
-        if isinstance(view, fusion.ExpandOp):
-            strides = tuple(zero if e == 1 else s for e, s in zip(in_shape, src.strides))
-            return Layout(sizes, strides, src.offset, False)
-        if isinstance(view, fusion.SqueezeOp):
-            rank = len(src.sizes)
-            dropped = set(dim_set(view.dims.get_values(), rank))
-            strides = tuple(s for d, s in enumerate(src.strides) if d not in dropped)
-            return Layout(sizes, strides, src.offset, src.contiguous)
-        if isinstance(view, fusion.ReshapeOp):
-            if not src.contiguous:
-                raise _fail(view, "reshape of a non-contiguous view (fusion-segment inserts a copy)")
-            layout = row_major(sizes)
-            return Layout(layout.sizes, layout.strides, src.offset, True)
-        raise _fail(view, f"{view.name} is not a view op")
-
-    def _mixed(self, static: Sequence[int], dynamic: Sequence[SSAValue]) -> list[Extent]:
-        it = iter(dynamic)
-        return [
-            self.shapes.scalar(next(it)) if s == DYNAMIC_INDEX else Const(s) for s in static
-        ]
-
-    def _reinterpret(self, source: SSAValue, result: SSAValue, layout: Layout) -> SSAValue:
-        t = result.type
-        assert isinstance(t, TensorType)
-        shape = self.local_static_shape(t)
-        strides = [self.shapes.canonical(s) for s in layout.strides]
-        offset = self.shapes.canonical(layout.offset)
-        mixed_sizes = [e if e != DYNAMIC_INDEX else self.sizes.value(x) for e, x in zip(shape, layout.sizes)]
-        mixed_strides = [s.value if isinstance(s, Const) else self.sizes.value(s) for s in strides]
-        mixed_offset = [offset.value if isinstance(offset, Const) else self.sizes.value(offset)]
-        layout_attr = StridedLayoutAttr(
-            [s.value if isinstance(s, Const) else None for s in strides],
-            offset.value if isinstance(offset, Const) else None,
-        )
-        result_type = alloc.memref_type(t.element_type, tuple(shape), layout_attr)
-        op = memref.ReinterpretCastOp.from_dynamic(source, mixed_offset, mixed_sizes, mixed_strides, result_type)
-        op.result.name_hint = result.name_hint
-        self.body_ops.append(op)
-        return op.result
-
 
 def _allocates_results(seg: fusion.SegmentOp) -> bool:
     """Whether an `aten` segment's call makes its results itself (no `out=` overload)."""
     return any(isinstance(op, fusion.AtenOp) and op.out is None for op in seg.body.block.ops)
-
-
-def _prod(values) -> int:
-    out = 1
-    for v in values:
-        out *= v
-    return out
-
-
-def _fail(op: Operation, message: str) -> PassFailedException:
-    """The pass's error about `op`: `file:line:col: error: <op>: fusion-allocate: ...`
-    where the op came from parsed text, `fusion-allocate: ...` otherwise."""
-    if op in SOURCE_SPANS:
-        return PassFailedException(located_message(op, f"fusion-allocate: {message.removeprefix(op.name + ': ')}"))
-    return PassFailedException(f"fusion-allocate: {message}")
 
 
 def _verify_signature(f: func.FuncOp) -> None:
@@ -690,10 +296,6 @@ def _verify_signature(f: func.FuncOp) -> None:
         fusion.verify_signature(f)
     except VerifyException as e:
         raise _fail(f, str(e)) from None
-
-
-def value_name(v: SSAValue) -> str:
-    return f"%{v.name_hint}" if v.name_hint else "a value"
 
 
 @dataclass(frozen=True)

@@ -197,6 +197,7 @@ class _Grouping(Recomputation):
     def _merge_broadcast_sources(self) -> None:
         """Merges pointwise groups used only through broadcast views by one group."""
         users: dict[int, set[int]] = {}
+        used_in: dict[int, set[int]] = {}  # g -> the h whose users held g: `users` reversed (a superset)
         via_views: dict[int, bool] = {}
         returned: set[int] = set()
         for g in self.groups:
@@ -206,6 +207,7 @@ class _Grouping(Recomputation):
                     if h is None or h is g:
                         continue
                     users.setdefault(h.index, set()).add(g.index)
+                    used_in.setdefault(g.index, set()).add(h.index)
                     ok = isinstance(v.owner, BROADCAST_VIEWS)
                     via_views[h.index] = via_views.get(h.index, True) and ok
         for op in self.f.body.block.ops:
@@ -222,10 +224,12 @@ class _Grouping(Recomputation):
                 continue
             self._merge(g, h)
             # users of h are users of g now
-            for us in users.values():
+            for k in used_in.get(h.index, ()):
+                us = users[k]
                 if h.index in us:
                     us.discard(h.index)
                     us.add(g.index)
+                    used_in.setdefault(g.index, set()).add(k)
 
     def _absorb_into_consumers(self) -> None:
         """Index views and pointwise producers used by one kernel only move into it.
@@ -268,6 +272,7 @@ class _Grouping(Recomputation):
         it as an output would store the broadcast (and could leave the group's
         iteration domain).
         """
+        group_of = {op: h for h in self.groups for op in h.ops}
         for g in list(self.groups):
             if g.kind != "compute":
                 continue
@@ -285,9 +290,11 @@ class _Grouping(Recomputation):
                         clone.results[0] if x is op.results[0] else x for x in use.operation.operands
                     ]
                 view = self._new("view", clone)
-                for h in self.groups:
-                    if h is not view and any(clone.results[0] in o.operands for o in h.ops):
-                        h.preds.add(view.index)
+                group_of[clone] = view
+                for use in clone.results[0].uses:  # the groups that read the view wait for it
+                    h = group_of.get(use.operation)
+                    if h is not None and h is not view:
+                        self._link(h, view.index)
                 if not op.results[0].uses:
                     g.ops.remove(op)
                     op.parent_block().erase_op(op)
@@ -298,7 +305,8 @@ class _Grouping(Recomputation):
         decides at run time): the kernel then reads the shared inputs once."""
         assert self.cap is not None
         rows = [g for g in self.groups if self._row_group(g)]
-        for h in [h for h in self.groups if self._column_group(h)]:
+        returned = self.returned_values()
+        for h in [h for h in self.groups if self._column_group(h, returned)]:
             for g in rows:
                 if g.ops and self._inner_outer_ok(g, h, self.cap):
                     self._merge(g, h)
@@ -426,6 +434,8 @@ def segment_function(f: func.FuncOp, eager: bool = False, cap: Capacity | None =
     new_ops.append(clone_op(ret, mapping))
 
     for op in reversed(ops):
+        if op.parent is not block:
+            continue  # moved into its segment (`_build_segment`)
         op.detach()
         op.erase(safe_erase=False)
     block.add_ops(new_ops)
@@ -495,11 +505,12 @@ def _build_segment(
         clone = clone_op(c)
         block.add_op(clone)
         inner[c.result] = clone.result
-    for op in g.ops:
-        clone = clone_op(op, inner)
-        block.add_op(clone)
-        for old, new in zip(op.results, clone.results):
-            inner[old] = new
+    for op in g.ops:  # moved, not cloned: the function's own ops are discarded after
+        op.detach()
+        op.operands = [inner.get(v, v) for v in op.operands]
+        block.add_op(op)
+        for r in op.results:
+            inner[r] = r
     block.add_op(fusion.YieldOp(*[inner[v] for v in outputs]))
     seg = fusion.SegmentOp(
         name, kind, [mapping.get(v, v) for v in inputs], [v.type for v in outputs], Region(block)

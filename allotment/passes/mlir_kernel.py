@@ -30,52 +30,40 @@ A library kernel that is one f32 2-D matmul of two of its inputs becomes
 16-bit types, bias) are loop nests accumulating in f32.
 
 The parts: `mlir_loops` places ops (the loop nest and the depth of each value),
-`mlir_scalar` and `mlir_special` compute elementwise ops on scalars,
-`mlir_reductions` and `mlir_indexing` pull reductions, scans, sorts, matmuls,
-random numbers, gathers and scatters; this module holds extents, views, the
-elementwise dispatch and the kernel's output loops.
+`mlir_extents` computes extents, `mlir_scalar` and `mlir_special` compute
+elementwise ops on scalars and `mlir_elementwise` the ones that take more than an
+op, `mlir_views` maps the indices of reshape, pad and cat, `mlir_reductions` and
+`mlir_indexing` pull reductions, scans, sorts, matmuls, random numbers, gathers and
+scatters, `mlir_outputs` writes the outputs (and the allocas and library matmul);
+`mlir_errors` holds the error. This module holds the element cache, the dispatch
+of each op to its rule, and the grouping of outputs into loop nests.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from xdsl.dialects import arith, cf, memref
-from xdsl.dialects.builtin import (
-    DYNAMIC_INDEX,
-    IntegerType,
-    MemRefType,
-    StringAttr,
-    TensorType,
-    f32,
-    i1,
-    i64,
-)
-from xdsl.dialects.linalg import ops as linalg
-from xdsl.ir import Attribute, BlockArgument, Operation, SSAValue
+from xdsl.dialects import arith, memref
+from xdsl.dialects.builtin import MemRefType, TensorType, i1, i64
+from xdsl.ir import BlockArgument, Operation, SSAValue
 
 from allotment.diagnostics import located_message
 from allotment.dialects import alloc, fusion
-from allotment.dialects.fusion_rules import normalize_dims
-from allotment.errors import UnsupportedError
 from allotment.passes import mlir_scalar as sc
+from allotment.passes.mlir_elementwise import ElementwiseRules
+from allotment.passes.mlir_errors import LoweringError, refuse
+from allotment.passes.mlir_extents import ExtentRules
 from allotment.passes.mlir_indexing import IndexingRules
 from allotment.passes.mlir_loops import LoopNest, Scope
 from allotment.passes.mlir_loops import ints as _ints
+from allotment.passes.mlir_outputs import OutputLoops
 from allotment.passes.mlir_reductions import ReductionRules
 from allotment.passes.mlir_special import SPECIAL
+from allotment.passes.mlir_views import ViewRules
 
 
-class LoweringError(UnsupportedError):
-    """An op `alloc-to-mlir` cannot lower: the message is located and names the op."""
-
-
-def refuse(op: Operation, why: str) -> LoweringError:
-    return LoweringError(located_message(op, f"alloc-to-mlir cannot lower it: {why}"))
-
-
-
-class KernelEmitter(ReductionRules, IndexingRules, LoopNest):
+class KernelEmitter(ExtentRules, ViewRules, ElementwiseRules, OutputLoops, ReductionRules, IndexingRules,
+                    LoopNest):
     """Lowers one kernel in place (see the module docstring)."""
 
     def __init__(self, kernel: alloc.KernelOp):
@@ -87,149 +75,6 @@ class KernelEmitter(ReductionRules, IndexingRules, LoopNest):
         self.extents: dict[tuple[SSAValue, int], SSAValue] = {}
         self.body = kernel.body.block
         self.args = {a: kernel.ins[i] for i, a in enumerate(self.body.args)}
-
-    def extent(self, v: SSAValue, d: int) -> SSAValue:
-        """Extent `d` of tensor value `v` as an `index` value."""
-        t = v.type
-        assert isinstance(t, TensorType)
-        e = t.get_shape()[d]
-        if e != DYNAMIC_INDEX:
-            return self.index(e)
-        key = (v, d)
-        if key not in self.extents:
-            floor, self.floor = self.floor, 0  # extents depend on sizes only: outside every loop
-            try:
-                self.extents[key] = self._extent(v, d)
-            finally:
-                self.floor = floor
-        return self.extents[key]
-
-    def _extent(self, v: SSAValue, d: int) -> SSAValue:
-        if isinstance(v, BlockArgument) and v in self.args:
-            buf = self.args[v]
-            op = memref.DimOp(buf, self.index(d))
-            return self.emit(op).results[0]
-        op = v.owner
-        assert isinstance(op, Operation)
-        if isinstance(op, (fusion.ElementwiseOp, fusion.CastOp)):
-            for o in op.operands:
-                if isinstance(o.type, TensorType) and o.type.get_shape()[d] != 1:
-                    return self.extent(o, d)
-        if isinstance(op, (fusion.ReductionOp, fusion.VarMeanOp, fusion.WelfordOp)):
-            return self.extent(op.input, self._reduction_input_dims(op)[d])
-        if isinstance(op, (fusion.BroadcastInDimOp, fusion.ExpandOp)):
-            return self._mixed(_ints(op.static_shape), op.shape)[d]
-        if isinstance(op, (fusion.FullOp, fusion.RandomOp)):
-            return self._mixed(_ints(op.static_sizes), op.sizes)[d]
-        if isinstance(op, fusion.IotaOp):
-            return self.scalar(op.length[0])
-        if isinstance(op, fusion.ReshapeOp):
-            return self._reshape_extents(op)[d]
-        if isinstance(op, fusion.PermuteOp):
-            return self.extent(op.input, _ints(op.dims)[d])
-        if isinstance(op, fusion.SqueezeOp):
-            return self.extent(op.input, self._squeeze_map(op)[d])
-        if isinstance(op, fusion.SliceOp):
-            return self._slice(op, d)[1]
-        if isinstance(op, fusion.PadOp):
-            low, high = op.widths()
-            e = self.extent(op.input, d)
-            return self.ix("add", self.ix("add", self._width(low[d]), e), self._width(high[d]))
-        if isinstance(op, fusion.CatOp):
-            if d != self._cat_dim(op):
-                for x in op.inputs:
-                    if x.type.get_shape()[d] != DYNAMIC_INDEX:
-                        return self.extent(x, d)
-                return self.extent(op.inputs[0], d)
-            total = self.index(0)
-            for x in op.inputs:
-                total = self.ix("add", total, self.extent(x, d))
-            return total
-        if isinstance(op, fusion.ScanOp):
-            return self.extent(op.input, d)
-        if isinstance(op, fusion.TopkOp):
-            return self.index(op.k.value.data) if d == op.sort_dim() else self.extent(op.input, d)
-        if isinstance(op, fusion.ArgsortOp):
-            return self.extent(op.input, d)
-        if isinstance(op, fusion.ScatterOp):
-            return self.extent(op.input, d)
-        if isinstance(op, fusion.IndexPutAccumulateOp):
-            return self.extent(op.acc, d)
-        if isinstance(op, fusion.IndexSelectOp):
-            return self.extent(op.index, 0) if d == op.indexed_dim() else self.extent(op.input, d)
-        if isinstance(op, (fusion.GatherOp, fusion.TakeAlongAxisOp)):
-            return self.extent(op.index, d)
-        if isinstance(op, fusion.EmbeddingOp):
-            rank = len(op.index.type.get_shape())
-            return self.extent(op.index, d) if d < rank else self.extent(op.weight, 1)
-        if isinstance(op, fusion.MatmulOp):
-            return self._matmul_extent(op, d)
-        if isinstance(op, fusion.LinearOp):
-            rank = len(v.type.get_shape())
-            w = op.weight.type.get_shape()
-            if len(w) == 2 and d == rank - 1:
-                return self.extent(op.weight, 0)
-            return self.extent(op.input, d)
-        raise refuse(op, f"no rule for the extents of {op.name}")
-
-    def _width(self, w: int | SSAValue) -> SSAValue:
-        return self.index(w) if isinstance(w, int) else self.scalar(w)
-
-    def _mixed(self, static: Sequence[int], dynamic: Sequence[SSAValue]) -> list[SSAValue]:
-        it = iter(dynamic)
-        return [self.scalar(next(it)) if s == DYNAMIC_INDEX else self.index(s) for s in static]
-
-    def numel(self, v: SSAValue) -> SSAValue:
-        n = self.index(1)
-        for d in range(len(v.type.get_shape())):
-            n = self.ix("mul", n, self.extent(v, d))
-        return n
-
-    def _reshape_extents(self, op: fusion.ReshapeOp) -> list[SSAValue]:
-        static = _ints(op.static_shape)
-        it = iter(op.shape)
-        out: list[SSAValue | None] = []
-        for s in static:
-            out.append(self.scalar(next(it)) if s == DYNAMIC_INDEX else None if s == -1 else self.index(s))
-        if None in out:
-            rest = self.index(1)
-            for e in out:
-                if e is not None:
-                    rest = self.ix("mul", rest, e)
-            inferred = self.ix("floordiv", self.numel(op.input), self.ix("max", rest, self.index(1)))
-            out = [inferred if e is None else e for e in out]
-        return [e for e in out if e is not None]
-
-    def _squeeze_map(self, op: fusion.SqueezeOp) -> list[int]:
-        rank = len(op.input.type.get_shape())
-        gone = set(normalize_dims(_ints(op.dims), rank))
-        return [d for d in range(rank) if d not in gone]
-
-    def _cat_dim(self, op: fusion.CatOp) -> int:
-        return normalize_dims([op.dim.value.data], len(op.result.type.get_shape()))[0]
-
-    def _slice(self, op: fusion.SliceOp, d: int) -> tuple[SSAValue, SSAValue, SSAValue]:
-        """(first input index, extent, step) of dimension d (torch's rule: negative
-        bounds count from the end, then both clamp to [0, extent])."""
-        n = self.extent(op.input, d)
-        bounds = []
-        for name in ("start", "stop", "step"):
-            bounds.append(self._mixed(_ints(getattr(op, f"static_{name}")), getattr(op, name))[d])
-        start, stop, step = bounds
-        start, stop = self._clamp_bound(start, n), self._clamp_bound(stop, n)
-        length = self.ix("ceildiv", self.ix("max", self.ix("sub", stop, start), self.index(0)), step)
-        return start, length, step
-
-    def _clamp_bound(self, b: SSAValue, n: SSAValue) -> SSAValue:
-        k = self.known(b)
-        if k is not None and k >= 0:
-            return self.ix("min", b, n)
-        if k is not None:
-            shifted = self.ix("add", b, n)
-        else:
-            neg = self.cmp("slt", b, self.index(0))
-            shifted = self.emit(arith.SelectOp(neg, self.ix("add", b, n), b)).results[0]
-        return self.ix("min", self.ix("max", shifted, self.index(0)), n)
 
     def scalar(self, v: SSAValue) -> SSAValue:
         """A non-tensor value the body uses: an in, a value from outside, or a scalar op
@@ -407,118 +252,6 @@ class KernelEmitter(ReductionRules, IndexingRules, LoopNest):
             return self._linear(op, idx, et)
         raise refuse(op, "no scalar lowering for this op")
 
-    def _nextafter(self, op: fusion.NextafterOp, idx: list[SSAValue], v: SSAValue, et: Attribute) -> SSAValue:
-        """The next value of the result type after a toward b (the Triton kernels' rule)."""
-        a = sc.convert(self.emit, self._operand(op.lhs, idx, v), et)
-        b = sc.convert(self.emit, self._operand(op.rhs, idx, v), et)
-        ct = sc.compute_type(et)
-        af, bf = sc.convert(self.emit, a, ct), sc.convert(self.emit, b, ct)
-        bits = IntegerType(sc.width(et))
-        ia = self.emit(arith.BitcastOp(a, bits)).results[0]
-        zero = sc.constant(self.emit, 0.0, ct)
-        away = self.emit(arith.XOrIOp(self.emit(arith.CmpfOp(bf, af, "ogt")).results[0],
-                                      self.emit(arith.CmpfOp(af, zero, "ogt")).results[0])).results[0]
-        away = self.emit(arith.XOrIOp(away, self.true())).results[0]  # (b > a) == (a > 0)
-        one = sc.constant(self.emit, 1, bits)
-        stepped = self.emit(arith.SelectOp(away, self.emit(arith.AddiOp(ia, one)).results[0],
-                                           self.emit(arith.SubiOp(ia, one)).results[0])).results[0]
-        # values chosen in the result type itself (its subnormals survive no conversion)
-        r = self.emit(arith.BitcastOp(stepped, et)).results[0]
-        tiny = self.emit(arith.BitcastOp(one, et)).results[0]
-        sign = sc.constant(self.emit, 1 - (1 << (sc.width(et) - 1)), bits)  # the sign bit and 1
-        neg_tiny = self.emit(arith.BitcastOp(sign, et)).results[0]
-        toward = self.emit(arith.SelectOp(self.emit(arith.CmpfOp(bf, zero, "ogt")).results[0], tiny, neg_tiny)).results[0]
-        r = self.emit(arith.SelectOp(self.emit(arith.CmpfOp(af, zero, "oeq")).results[0], toward, r)).results[0]
-        r = self.emit(arith.SelectOp(self.emit(arith.CmpfOp(af, bf, "oeq")).results[0], b, r)).results[0]
-        nan = self.emit(arith.CmpfOp(af, bf, "uno")).results[0]
-        return self.emit(arith.SelectOp(nan, sc.convert(self.emit, self.emit(arith.AddfOp(af, bf)).results[0], et), r)).results[0]
-
-    def _gcd(self, a: SSAValue, b: SSAValue) -> SSAValue:
-        """Euclid on absolute values, 94 steps (enough for 64 bits), as torch and the kernels."""
-        t = a.type
-        zero, one, minus = (sc.constant(self.emit, k, t) for k in (0, 1, -1))
-
-        def absolute(x: SSAValue) -> SSAValue:
-            neg = self.emit(arith.CmpiOp(x, zero, "slt")).results[0]
-            return self.emit(arith.SelectOp(neg, self.emit(arith.SubiOp(zero, x)).results[0], x)).results[0]
-
-        def step(_k: SSAValue, c: Sequence[SSAValue]) -> Sequence[SSAValue]:
-            x, y = c
-            nz = self.emit(arith.CmpiOp(x, zero, "ne")).results[0]
-            ok = self.emit(arith.AndIOp(nz, self.emit(arith.CmpiOp(x, minus, "ne")).results[0])).results[0]
-            r = self.emit(arith.RemSIOp(y, self.emit(arith.SelectOp(ok, x, one)).results[0])).results[0]
-            return [self.emit(arith.SelectOp(nz, r, x)).results[0], self.emit(arith.SelectOp(nz, x, y)).results[0]]
-
-        _, g = self.loop(self.index(94), [absolute(a), absolute(b)], step, uses=[a, b])
-        return g
-
-    def _operand(self, x: SSAValue, idx: list[SSAValue], result: SSAValue) -> SSAValue:
-        """The element of elementwise operand `x` for result index `idx` (static size-1
-        dims broadcast)."""
-        if not isinstance(x.type, TensorType):
-            return self.scalar(x)
-        shape = x.type.get_shape()
-        return self.elem(x, [self.index(0) if e == 1 else i for e, i in zip(shape, idx)])
-
-    def _triangular(self, op: fusion.TriangularOp, idx: list[SSAValue], et: Attribute) -> SSAValue:
-        x = self.elem(op.input, idx)
-        rank = len(idx)
-        diff = self.ix("sub", idx[rank - 1], idx[rank - 2])
-        k = self.index(op.diagonal_value)
-        keep = self.cmp("sge" if isinstance(op, fusion.TriuOp) else "sle", diff, k)
-        return self.emit(arith.SelectOp(keep, x, sc.constant(self.emit, 0, et))).results[0]
-
-    def _reshape_index(self, op: fusion.ReshapeOp, idx: list[SSAValue]) -> list[SSAValue]:
-        out = self._reshape_extents(op)
-        in_shape = op.input.type.get_shape()
-        rank = len(in_shape)
-        if len(out) == rank and all(
-            a != DYNAMIC_INDEX and a == self.known(b) for a, b in zip(in_shape, out)
-        ):
-            return idx
-        flat = self.index(0)
-        for i, e in zip(idx, out):
-            flat = self.ix("add", self.ix("mul", flat, e), i)
-        inner: list[SSAValue] = []
-        for d in reversed(range(rank)):
-            e = self.extent(op.input, d)
-            if d == 0:
-                inner.append(flat)
-            else:
-                inner.append(self.ix("rem", flat, e))
-                flat = self.ix("floordiv", flat, e)
-        return list(reversed(inner))
-
-    def _pad(self, op: fusion.PadOp, idx: list[SSAValue], et: Attribute) -> SSAValue:
-        low, _ = op.widths()
-        inner, inside = [], None
-        for d, i in enumerate(idx):
-            lo = self._width(low[d])
-            j = self.ix("sub", i, lo)
-            inner.append(j)
-            if self.known(lo) == 0 and op.high is not None and _ints(op.high)[d] == 0:
-                continue
-            n = self.extent(op.input, d)
-            ok = self.both(self.cmp("sge", j, self.index(0)), self.cmp("slt", j, n))
-            inside = self.both(inside, ok)
-        if inside is None:
-            return self.elem(op.input, inner)
-        value = sc.convert(self.emit, self.scalar(op.value), et)
-        return self.guarded(inside, et, lambda: self.elem(op.input, inner), lambda: value, uses=idx)
-
-    def _cat(self, op: fusion.CatOp, idx: list[SSAValue], et: Attribute, k: int, first: SSAValue) -> SSAValue:
-        d = self._cat_dim(op)
-        x = op.inputs[k]
-        shifted = [*idx]
-        shifted[d] = self.ix("sub", idx[d], first)
-        if k == len(op.inputs) - 1:
-            return self.elem(x, shifted)
-        n = self.extent(x, d)
-        inside = self.cmp("slt", shifted[d], n)
-        nxt = self.ix("add", first, n)
-        return self.guarded(inside, et, lambda: self.elem(x, shifted), lambda: self._cat(op, idx, et, k + 1, nxt),
-                            uses=idx)
-
     def lower(self) -> None:
         """Replaces the kernel by its loops (and its on-chip buffers by allocas)."""
         for op in list(self.body.walk()):
@@ -549,79 +282,6 @@ class KernelEmitter(ReductionRules, IndexingRules, LoopNest):
         for group in ordered:
             self._same_extents(group)
             self._store_group(group, yielded)
-
-    def _out_extents(self, i: int) -> list[SSAValue]:
-        out = self.kernel.outs[i]
-        ext = []
-        for d, e in enumerate(out.type.get_shape()):
-            if e != DYNAMIC_INDEX:
-                ext.append(self.index(e))
-            else:
-                key = (out, d)
-                if key not in self.extents:
-                    self.extents[key] = self.emit(memref.DimOp(out, self.index(d))).results[0]
-                ext.append(self.extents[key])
-        return ext
-
-    def _same_extents(self, group: list[int]) -> None:
-        """`cf.assert`s that the outputs of a group have the first one's extents."""
-        first = self._out_extents(group[0])
-        for i in group[1:]:
-            for d, (a, b) in enumerate(zip(first, self._out_extents(i))):
-                if a is not b:
-                    same = self.cmp("eq", a, b)
-                    self.emit(cf.AssertOp(same, f"kernel {self.kernel.sym_name.data}: in-place outputs "
-                                                f"#{group[0]} and #{i} differ in dimension {d}"))
-
-    def _store_group(self, group: list[int], yielded: list[SSAValue]) -> None:
-        extents = self._out_extents(group[0])
-
-        def nest(k: int, idx: list[SSAValue]) -> Sequence[SSAValue]:
-            if k == len(extents):
-                values = [self.elem(yielded[i], idx) for i in group]
-                for i, v in zip(group, values):
-                    self.emit(memref.StoreOp.get(v, self.kernel.outs[i], list(idx)))
-                return []
-            if self.known(extents[k]) == 1:
-                return nest(k + 1, [*idx, self.index(0)])
-            return self.loop(extents[k], [], lambda i, _c: (nest(k + 1, [*idx, i]), [])[1], uses=idx)
-
-        nest(0, [])
-
-    def _alloca(self, op: alloc.AllocOp) -> None:
-        t = op.result.type
-        new = memref.AllocaOp.create(operands=list(op.sizes), result_types=[t],
-                                     properties={"operandSegmentSizes": _segments(len(op.sizes), 0)})
-        if op.buffer_name is not None:
-            new.memref.name_hint = op.buffer_name.data
-        new.attributes["alloc.memory"] = StringAttr(op.memory_space.value)
-        self._insert(0, new)
-
-    def _library_matmul(self) -> bool:
-        """A library kernel that is one f32 2-D matmul of two ins into a plain out:
-        `linalg.fill` 0 + `linalg.matmul` on the buffers."""
-        if self.kernel.kind.data != "library":
-            return False
-        ops = [o for o in self.body.ops if not isinstance(o, alloc.YieldOp)]
-        if len(ops) != 1 or not isinstance(ops[0], fusion.MatmulOp) or len(self.kernel.outs) != 1:
-            return False
-        op = ops[0]
-        a, b, out = op.lhs, op.rhs, self.kernel.outs[0]
-        if not all(isinstance(x, BlockArgument) and x in self.args for x in (a, b)):
-            return False
-        bufs = [self.args[a], self.args[b], out]
-        if any(len(x.type.get_shape()) != 2 or x.type.element_type != f32 for x in bufs):
-            return False
-        zero = sc.constant(self.emit, 0.0, f32)
-        self._insert(0, linalg.FillOp((zero,), (out,), ()))
-        self._insert(0, linalg.MatmulOp((bufs[0], bufs[1]), (out,)))
-        return True
-
-
-def _segments(*sizes: int) -> Attribute:
-    from xdsl.dialects.builtin import DenseArrayBase, i32
-
-    return DenseArrayBase.from_list(i32, list(sizes))
 
 
 def _root(v: SSAValue) -> SSAValue:

@@ -191,6 +191,14 @@ def _shape(t: Attribute) -> tuple[int, ...]:
 
 
 def _tensor(element_type: Attribute, shape: Sequence[int]) -> TensorType:
+    """The tensor type of `shape` and `element_type` (no encoding). Types are immutable
+    values: one object per (element type, shape) is built and shared (the verifiers infer
+    result types for every op, and building a TensorType costs xDSL's attribute checks)."""
+    return _tensor_of(element_type, tuple(shape))
+
+
+@lru_cache(maxsize=8192)
+def _tensor_of(element_type: Attribute, shape: tuple[int, ...]) -> TensorType:
     return TensorType(element_type, list(shape))
 
 
