@@ -80,6 +80,10 @@ class GroupTable:
         self.f = f
         self.shapes = shapes
         self.groups: list[Group] = []
+        self.succs: dict[int, set[int]] = {}
+        """For each group index p, the groups whose `preds` ever received p (a superset of those
+        holding it now): `_merge` and `_recompute` rewrite only those, not every group.
+        Every addition to a `preds` goes through `_link` (or records itself here)."""
         self.owner: dict[SSAValue, Group] = {}
         self.position: dict[Operation, int] = {}
 
@@ -115,6 +119,11 @@ class GroupTable:
                 out.append(g)
         return out
 
+    def _link(self, g: Group, p: int) -> None:
+        """Adds group index p to g's predecessors (and g to p's successors, `succs`)."""
+        g.preds.add(p)
+        self.succs.setdefault(p, set()).add(g.index)
+
     def _add(self, g: Group, op: Operation) -> None:
         pos = self.position[op]
         if not g.ops:
@@ -123,7 +132,7 @@ class GroupTable:
         g.last = max(g.last, pos)
         for h in self._operand_groups(op):
             if h is not g:
-                g.preds.add(h.index)
+                self._link(g, h.index)
         for r in op.results:
             self.owner[r] = g
 
@@ -138,6 +147,8 @@ class GroupTable:
         yet, so no other group's predecessors need rewriting (they are not scanned)."""
         g.ops = sorted(g.ops + h.ops, key=lambda o: self.position[o])
         g.first, g.last = min(g.first, h.first), max(g.last, h.last)
+        for p in h.preds:  # g's successors-to-be through h's predecessors (`succs`)
+            self.succs.setdefault(p, set()).add(g.index)
         g.preds = (g.preds | h.preds) - {g.index, h.index}
         g.rdims = g.rdims if g.rdims is not None else h.rdims
         g.normalization |= h.normalization
@@ -146,11 +157,12 @@ class GroupTable:
         for op in h.ops:
             for r in op.results:
                 self.owner[r] = g
-        for other in () if fresh else self.groups:
+        for i in () if fresh else self.succs.get(h.index, ()):
+            other = self.groups[i]
             if h.index in other.preds:
                 other.preds.discard(h.index)
                 if other is not g:
-                    other.preds.add(g.index)
+                    self._link(other, g.index)
         h.ops, h.kind = [], "merged"
 
     def _shape(self, v: SSAValue) -> tuple[Extent, ...]:

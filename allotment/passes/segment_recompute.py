@@ -181,8 +181,8 @@ class Recomputation(GroupRules):
                 o.parent_block().erase_op(o)
         if not source.ops:  # nothing left to compute: no group waits for it
             source.kind = "merged"
-            for other in self.groups:
-                other.preds.discard(source.index)
+            for i in self.succs.get(source.index, ()):
+                self.groups[i].preds.discard(source.index)
         return g
 
     def _recompute_per_consumer(self, h: Group, users: set[Group | None], group_of: dict[Operation, Group]) -> bool:

@@ -167,9 +167,10 @@ class GroupRules(GroupTable):
                 and not self._closed(g)
                 and all(inner_outer.is_row_reduction(op, rank) for op in g.ops if isinstance(op, REDUCTIONS)))
 
-    def _column_group(self, h: Group) -> bool:
+    def _column_group(self, h: Group, returned: set[SSAValue]) -> bool:
         """Sums and means of floats over every dim but the last, whose values used outside
-        the group are all computed from those sums (the partials add up to them)."""
+        the group are all computed from those sums (the partials add up to them); `returned`:
+        the values the function returns."""
         rank = len(h.domain)
         if h.kind != "compute" or h.rdims != tuple(range(rank - 1)) or rank < 2 or h.scan_dim is not None:
             return False
@@ -179,7 +180,6 @@ class GroupRules(GroupTable):
         if not reductions or not all(inner_outer.is_column_reduction(op, rank) for op in reductions):
             return False
         members = set(h.ops)
-        returned = self.returned_values()
         reduced = set(h.reduced)
         for op in h.ops:
             if any(x in reduced for x in op.operands if op in reductions):
