@@ -224,9 +224,9 @@ class Executable:
         self._lock = threading.RLock()
         self._replay: tuple[Any, Any] | None = None
         """(the executor's `call`, the table) of the CUDA program's `Replayer`, once it is loaded."""
-        self._boxed_runs: dict[bool, tuple[Callable[[list[Any]], tuple[torch.Tensor, ...]], str]] = {}
-        """What `call_boxed` calls (the program's replayer's `call_boxed`, else its `run_boxed`)
-        and the target, by whether the target is CUDA (`call_boxed`'s hot path)."""
+        self._boxed_runs: dict[bool, tuple[Program, Callable[[list[Any]], tuple[torch.Tensor, ...]], str]] = {}
+        """By whether the target is CUDA (`call_boxed`'s hot path): the program, what `call_boxed`
+        calls (its replayer's `call_boxed`, else its `run_boxed`) and the target."""
     def __repr__(self) -> str:
         targets = ", ".join(sorted(self.programs))
         device = f" device={self.device}" if self.device is not None else ""
@@ -300,12 +300,12 @@ class Executable:
         if self._hot and len(args) == self.arity:  # the hot path: a program of this device already loaded
             first = args[self._tensor_args[0]]
             loaded = self._boxed_runs.get(first.is_cuda) if isinstance(first, torch.Tensor) else None
-            if loaded is not None:
+            if loaded is not None and self.programs.get(loaded[2]) is loaded[0]:  # still the program loaded
                 del first  # the program must hold the only reference
                 try:
-                    return loaded[0](args)
+                    return loaded[1](args)
                 except RuntimeError as e:
-                    raise_allocation_failure(e, loaded[1])
+                    raise_allocation_failure(e, loaded[2])
                     raise
         if len(args) != self.arity:
             check_arity(f"@{self.function}", self.arg_names, tuple(args))
@@ -324,7 +324,7 @@ class Executable:
             return prog(*inputs)
         call = prog.replayer.call_boxed if prog.replayer is not None else run_boxed
         if self._hot:
-            self._boxed_runs[cuda] = (call, prog.target)
+            self._boxed_runs[cuda] = (prog, call, prog.target)
         try:
             return call(args)
         except RuntimeError as e:
