@@ -100,6 +100,8 @@ class _RankEmitter(_HostEmitter):
     """`host_codegen`'s emitter, with what this rank does not hold left out and the
     collectives emitted as torch.distributed calls."""
 
+    defer_views = False  # its returns and collectives read views without the base emitter's `op`
+
     def __init__(
         self, f: func.FuncOp, target: str, poison: bool, rank: int, world: int,
         arguments: Sequence[fusion.ShardingAttr | None],

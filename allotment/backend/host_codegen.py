@@ -23,6 +23,7 @@ argument, or a sum of those for pads and cats).
 from __future__ import annotations
 
 import functools
+import math
 import os
 from collections import Counter
 from collections.abc import Callable
@@ -69,11 +70,18 @@ def _tuple(xs: list[str]) -> str:
 class _HostEmitter:
     """Emits `run` (and collects the kernels and launchers) for one allocated function."""
 
+    defer_views = True
+    """A view with static strides at the root's own offset is made (`torch.as_strided`) only
+    where something other than a generated Triton kernel reads it: a kernel is passed the
+    root tensor (the same pointer) and the view's strides as literals (`view`)."""
+
     def __init__(self, f: func.FuncOp, target: str, poison: bool = False) -> None:
         self.f = f
         self.target = target
         self.poison = poison
         self.views: dict[SSAValue, list[str]] = {}  # buffer -> names of its views emitted so far
+        self.deferred: dict[SSAValue, tuple[SSAValue, str, tuple[int, ...]]] = {}
+        """Views not emitted yet (`view`): view -> (its root, its line, its strides)."""
         self.user_tensors: dict[SSAValue, str] = {}  # written argument -> the caller's tensor
         self.ns = Namespace()
         self.names: dict[SSAValue, str] = {}
@@ -113,8 +121,10 @@ class _HostEmitter:
         else:
             self.line(f"device = rt.default_device({self.target!r})")
         self.entry_checks(args, params)
-        tensors = [p for a, p in zip(args, params) if isinstance(a.type, MemRefType)]
-        self.line(f"huge = rt.offsets_need_i64({', '.join(tensors)})")
+        roots = self._view_roots()
+        tensors = [p for i, (a, p) in enumerate(zip(args, params))
+                   if isinstance(a.type, MemRefType) and not (i not in unchecked and _small_by_type(a, roots))]
+        self.line(f"huge = rt.offsets_need_i64({', '.join(tensors)})" if tensors else "huge = False")
         for op in self.f.body.block.ops:
             self.op(op)
         if tensor_args and self.launchers and self.target == "cuda":
@@ -219,6 +229,9 @@ class _HostEmitter:
         return roots
 
     def op(self, op: Operation) -> None:
+        if self.deferred and not isinstance(op, memref.ReinterpretCastOp | alloc.KernelOp | alloc.DeallocOp):
+            for x in op.operands:  # anything but a kernel or a view of it reads the view's tensor
+                self.materialize(x)
         if isinstance(op, arith.ConstantOp):
             attr = op.value
             if isinstance(attr, IntegerAttr):
@@ -351,8 +364,14 @@ class _HostEmitter:
         torch's allocator (an arena slot's bytes go back to its arena); in poison mode it is
         first filled with NaN (or a sentinel)."""
         if self.poison:
+            self.materialize(buffer)
             self.host_work.append("poison mode fills freed buffers")
             self.line(f"rt.poison({self.v(buffer)})")
+        for view in [v for v, (root, _, _) in self.deferred.items() if root is buffer or v is buffer]:
+            del self.deferred[view]  # never made: nothing to drop
+        if buffer.owner is not None and isinstance(buffer.owner, memref.ReinterpretCastOp) \
+                and self.v(buffer) not in self.views.get(_storage(buffer.owner.source), []):
+            return  # a view never made (`view`)
         if isinstance(buffer.owner, memref.ViewOp):
             self.views.get(_storage(buffer.owner.source), []).remove(self.v(buffer))
         self.line("del " + ", ".join([self.v(buffer), *self.views.pop(buffer, [])]))
@@ -372,14 +391,26 @@ class _HostEmitter:
 
     def view(self, op: memref.ReinterpretCastOp) -> None:
         root = _storage(op.source)
-        self.views.setdefault(root, []).append(self.v(op.result))
         sizes = self._mixed(op.static_sizes, op.sizes)
         strides = self._mixed(op.static_strides, op.strides)
         (offset,) = self._mixed(op.static_offsets, op.offsets)
-        self.line(
-            f"{self.v(op.result)} = torch.as_strided({self.v(root)}, {_tuple(sizes)}, {_tuple(strides)}, "
-            f"{self.v(root)}.storage_offset() + {offset})"
-        )
+        # no storage offset given: torch's as_strided keeps the root's own (a call cheaper by
+        # a third than one passing `root.storage_offset() + 0`)
+        shift = "" if offset == "0" else f", {self.v(root)}.storage_offset() + {offset}"
+        line = f"{self.v(op.result)} = torch.as_strided({self.v(root)}, {_tuple(sizes)}, {_tuple(strides)}{shift})"
+        if self.defer_views and offset == "0" and DYNAMIC_INDEX not in op.static_strides.get_values():
+            self.deferred[op.result] = (root, line, tuple(op.static_strides.get_values()))
+            return
+        self.views.setdefault(root, []).append(self.v(op.result))
+        self.line(line)
+
+    def materialize(self, value: SSAValue) -> None:
+        """Emits the deferred view `value` (`view`) here, if it is one not made yet."""
+        deferred = self.deferred.pop(value, None)
+        if deferred is not None:
+            root, line, _ = deferred
+            self.views.setdefault(root, []).append(self.v(value))
+            self.line(line)
 
     # -- sizes ---------------------------------------------------------------------
 
@@ -422,15 +453,28 @@ class _HostEmitter:
         ins = [self.v(x) for x in op.ins]
         outs = [self.v(x) for x in op.outs]
         kname = op.sym_name.data
-        self.line(f"# alloc.kernel {comment(kname)} {comment(op.kind.data)}")
         kind = kind_of(op)
+        prologue = [] if kind.host is not None else gather_scatter.host_prologue(op, ins, outs, self.dim)
+        if kind.host is not None or prologue:  # host code reads the tensors: every view made
+            for x in (*op.ins, *op.outs):
+                self.materialize(x)
+        self.line(f"# alloc.kernel {comment(kname)} {comment(op.kind.data)}")
         if kind.host is not None:  # a library or ATen call on the host
             kind.host(self, op, ins, outs)
             return
         plan = kind.plan(op)
-        for text in gather_scatter.host_prologue(op, ins, outs, self.dim):  # index checks, scatter copies
+        for text in prologue:  # index checks, scatter copies
             self.host_work.append(f"kernel {kname!r} checks its indices or copies on the host")
             self.line(text)
+        strides: dict[str, tuple[int, ...]] = {}  # in0, out1, ...: a deferred view's, passed as literals
+        for prefix, values, names in (("in", op.ins, ins), ("out", op.outs, outs)):
+            for i, x in enumerate(values):
+                deferred = self.deferred.get(x)
+                if deferred is not None:
+                    names[i] = self.v(deferred[0])
+                    strides[f"{prefix}{i}"] = deferred[2]
+                elif self.defer_views and (known := _allocated_strides(x)) is not None:
+                    strides[f"{prefix}{i}"] = known
         functions = {variant: self.ns.name(f"{kname}_{variant}") for variant in variants(plan)}
         gen = generate_kernel(plan, self.target, functions)
         self.kernels.append(gen)
@@ -441,7 +485,7 @@ class _HostEmitter:
         call_args = ins + outs + extents + sizes + fits + ["huge"]
         launch = self.ns.name(f"launch_{kname}")
         self.line(f"{launch}({', '.join(call_args)})")
-        self.launchers.append(_launcher(gen, launch, len(ins), len(outs)))
+        self.launchers.append(_launcher(gen, launch, len(ins), len(outs), strides))
         params = list(self.f.body.block.args)
         from_params = [(k, params.index(op.ins[a.index])) for k, a in enumerate(gen.args)
                        if a.kind == "scalar" and op.ins[a.index] in params]
@@ -453,6 +497,32 @@ def _scalar_kind(t: Attribute) -> tuple[str, int]:
     name = ir_name(t) or ""
     kind = "float" if name.startswith(("f", "bf")) else ("bool" if name == "i1" else "int")
     return kind, 32 if name == "i32" else 64
+
+
+def _allocated_strides(value: SSAValue) -> tuple[int, ...] | None:
+    """The strides of a buffer that the host program allocates with `torch.empty` of a
+    static shape in row-major order (`alloc.alloc`): torch's contiguous strides, each the
+    element count inside it (an extent 0 counting as 1, as torch does); else None."""
+    owner = value.owner
+    if not isinstance(owner, alloc.AllocOp) or owner.by_call is not None or owner.sizes:
+        return None
+    shape = value.type.get_shape()
+    if owner.order is not None and list(owner.order.get_values()) != list(range(len(shape))):
+        return None
+    strides, inner = [], 1
+    for e in reversed(shape):
+        strides.append(inner)
+        inner *= max(e, 1)
+    return tuple(reversed(strides))
+
+
+def _small_by_type(a: SSAValue, view_roots: set[SSAValue]) -> bool:
+    """Whether checked tensor argument `a` never needs 64-bit indices whatever the call
+    (`rt.offsets_need_i64` then skips it): after the entry checks it is contiguous (the
+    program views it: a view root, which `_fast_tensor_check` requires contiguous) with
+    static extents whose element count, its span, is below 2^31."""
+    shape = a.type.get_shape()
+    return a in view_roots and DYNAMIC_INDEX not in shape and math.prod(shape) < 2**31
 
 
 def _fast_tensor_check(p: str, t: MemRefType, contiguous: bool, first: bool) -> str:
@@ -602,14 +672,18 @@ def _arith_expr(op: Operation, xs: list[str]) -> str:
     raise CodegenError(f"the host program cannot compute {op.name}")
 
 
-def _launcher(gen: GeneratedKernel, launch: str, n_in: int, n_out: int) -> str:
+def _launcher(gen: GeneratedKernel, launch: str, n_in: int, n_out: int,
+              strides: dict[str, tuple[int, ...]] | None = None) -> str:
     """The launcher of one kernel: block sizes, the persistent/looped variant that the
     kernel's schedule names (or that its `fits` argument picks) and the launch.
 
     Its parameters are the kernel's buffers, then one per dynamic domain extent (`D{d}`:
     the kernel's extents), one per host size that the kernel reads (`X{k}`: an
     `alloc.extents` entry) and one per dynamic input extent (`n{i}_{j}`), computed by the
-    host program: the launcher reads no extent from a tensor and computes none."""
+    host program: the launcher reads no extent from a tensor and computes none. `strides`:
+    the strides of the tensors (`in0`, `out1`, ...) that the host program passes as the
+    root of a view it did not make (`_HostEmitter.view`), written as literals."""
+    strides = strides or {}
     plan = gen.plan
     dynamic = [d for d, src in enumerate(plan.extents) if src.value is not None]
     in_dims = _dynamic_input_dims(plan.kernel)
@@ -637,12 +711,15 @@ def _launcher(gen: GeneratedKernel, launch: str, n_in: int, n_out: int) -> str:
     }
     strided = dict.fromkeys(  # in0, out1, ...: each tensor whose strides the kernel takes
         f"{a.kind.split('_')[0]}{a.index}" for a in gen.args if a.kind in ("in_stride", "out_stride")
+        and f"{a.kind.split('_')[0]}{a.index}" not in strides
     )
     if strided:  # one `stride()` per tensor (half the cost of one `stride(d)` per dim)
         lines.append(f"    {', '.join(f'{t}_s' for t in strided)} = {', '.join(f'{t}.stride()' for t in strided)}")
     lines.append("    args = " + _tuple([
         in_size(a.index, a.dim) if a.kind == "in_size"
         else f"({a.expr})" if a.kind == "derived"
+        else str(strides[f"{a.kind.split('_')[0]}{a.index}"][a.dim])
+        if a.kind in ("in_stride", "out_stride") and f"{a.kind.split('_')[0]}{a.index}" in strides
         else spelling.get(a.kind, a.kind).format(i=a.index, d=a.dim, name=a.name)
         for a in gen.args
     ]))

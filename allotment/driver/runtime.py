@@ -224,6 +224,9 @@ class Executable:
         self._lock = threading.RLock()
         self._replay: tuple[Any, Any] | None = None
         """(the executor's `call`, the table) of the CUDA program's `Replayer`, once it is loaded."""
+        self._boxed_runs: dict[bool, tuple[Program, Callable[[list[Any]], tuple[torch.Tensor, ...]], str]] = {}
+        """By whether the target is CUDA (`call_boxed`'s hot path): the program, what `call_boxed`
+        calls (its replayer's `call_boxed`, else its `run_boxed`) and the target."""
     def __repr__(self) -> str:
         targets = ", ".join(sorted(self.programs))
         device = f" device={self.device}" if self.device is not None else ""
@@ -294,6 +297,16 @@ class Executable:
         references to them and frees each after its last use (`run_boxed`), and so does a
         replay of a recorded call (`Replayer.call_boxed`). CUDA graphs and pinned devices
         take the ordinary call."""
+        if self._hot and len(args) == self.arity:  # the hot path: a program of this device already loaded
+            first = args[self._tensor_args[0]]
+            loaded = self._boxed_runs.get(first.is_cuda) if isinstance(first, torch.Tensor) else None
+            if loaded is not None and self.programs.get(loaded[2]) is loaded[0]:  # still the program loaded
+                del first  # the program must hold the only reference
+                try:
+                    return loaded[1](args)
+                except RuntimeError as e:
+                    raise_allocation_failure(e, loaded[2])
+                    raise
         if len(args) != self.arity:
             check_arity(f"@{self.function}", self.arg_names, tuple(args))
         first = next((args[i] for i in self._tensor_args if isinstance(args[i], torch.Tensor)), None)
@@ -301,18 +314,19 @@ class Executable:
             inputs = tuple(args)
             args.clear()
             return self(*inputs)
-        prog = self.program("cuda" if first.is_cuda else "cpu")
+        cuda = first.is_cuda
+        prog = self.program("cuda" if cuda else "cpu")
         del first  # the program must hold the only reference
         run_boxed = getattr(prog.module, "run_boxed", None)
         if run_boxed is None:
             inputs = tuple(args)
             args.clear()
             return prog(*inputs)
+        call = prog.replayer.call_boxed if prog.replayer is not None else run_boxed
+        if self._hot:
+            self._boxed_runs[cuda] = (prog, call, prog.target)
         try:
-            replayer = prog.replayer
-            if replayer is not None:
-                return replayer.call_boxed(args)
-            return run_boxed(args)
+            return call(args)
         except RuntimeError as e:
             raise_allocation_failure(e, prog.target)
             raise

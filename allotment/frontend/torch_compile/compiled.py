@@ -35,6 +35,16 @@ class CompiledGraph:
         self.example: list[Any] | None = None
         self._needs_symbols = any(a[0] == "expr" for a in program.arguments) or any(
             o[0] == "expr" for o in program.outputs)
+        positions = list(range(len(program.arguments)))
+        self._passed_as_is = not self._needs_symbols and all(
+            a[0] == "input" and a[1] == i for a, i in zip(program.arguments, positions))
+        """Every graph input is the function's argument of its position, as it is: a call hands
+        the caller's list itself to the executable (`_run`)."""
+        self._results_as_are = all(
+            o[0] == "result" and o[1] == i and o[2] is None for i, o in enumerate(program.outputs))
+        """Every graph output is the function's result of its position, as it is."""
+        self._kept = tuple(o[1] for o in program.outputs if o[0] == "input")
+        """The graph inputs that are outputs too."""
 
     def memory_plan(self, example: list[Any]) -> Any:
         """The memory plan (`allotment.memory_plan`) of the function for these graph inputs
@@ -84,6 +94,13 @@ class CompiledGraph:
 
     def _run(self, args: list[Any]) -> list[Any]:
         program = self.program
+        if self._passed_as_is and len(args) == len(program.arguments):
+            # the common case: no argument to convert, so the caller's list is the boxed call's
+            kept = {i: args[i] for i in self._kept}
+            results = self.executable.call_boxed(args)
+            if self._results_as_are and len(results) == len(program.outputs):
+                return list(results)
+            return self._outputs(results, kept, {})
         symbols = self.symbol_values(args) if self._needs_symbols else {}
         fargs: list[Any] = []
         for a in program.arguments:
@@ -96,11 +113,15 @@ class CompiledGraph:
                 fargs.append(int(args[a[1]]))
             elif kind == "expr":
                 fargs.append(_evaluate(a[1], symbols))
-        kept = {o[1]: args[o[1]] for o in program.outputs if o[0] == "input"}
+        kept = {i: args[i] for i in self._kept}
         args.clear()
-        results = self.executable.call_boxed(fargs)
+        return self._outputs(self.executable.call_boxed(fargs), kept, symbols)
+
+    def _outputs(self, results: tuple[Any, ...], kept: dict[int, Any], symbols: dict[sympy.Symbol, int]) -> list[Any]:
+        """The graph's outputs from the function's results, the inputs it returns as they
+        are (`kept`) and the symbols' values."""
         out: list[Any] = []
-        for o in program.outputs:
+        for o in self.program.outputs:
             kind = o[0]
             if kind == "result":
                 r = results[o[1]]
