@@ -11,7 +11,8 @@
 #    eager, Inductor and Allotment, interleaved (280 s);
 # 3. tests/gpu/check_syncs.py: a compiled training step synchronizes nothing, and an
 #    out-of-range token fires the device assert (110 s).
-# Files in OUT: gpu.txt, session.log, schedule_ab.txt, models.json, models.log, syncs.log.
+# AB=0 skips 1; REPLAY=1 adds tests/gpu/check_replay_models.py (150 s) before 3.
+# Files in OUT: gpu.txt, session.log, schedule_ab.txt, models.json, models.log, replay.log, syncs.log.
 set -u
 out=${1:?usage: models_session.sh OUT_DIR}
 mkdir -p "$out"
@@ -20,7 +21,7 @@ exec > >(tee "$out/session.log") 2>&1
 . benchmarks/session_common.sh
 nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.sm,clocks.mem --format=csv > "$out/gpu.txt" 2>&1
 python3 -c "import torch, triton; print('torch', torch.__version__, 'triton', triton.__version__)" >> "$out/gpu.txt"
-if [ -f benchmarks/schedule_ab.py ]; then
+if [ "${AB:-1}" = 1 ]; then  # AB=0 skips it
   timeout 150 python3 benchmarks/schedule_ab.py > "$out/schedule_ab.txt" 2>&1
   echo "schedule_ab: exit $? at $((SECONDS - t0)) s"; tail -n 30 "$out/schedule_ab.txt"
 fi
@@ -28,6 +29,10 @@ timeout 280 python3 benchmarks/torch_compile_models.py --models llama gpt2 --mod
   --out "$out/models.json" > "$out/models.log" 2>&1
 echo "models: exit $? at $((SECONDS - t0)) s"
 grep -E "ms \(min|failed|graphs |predicted" "$out/models.log"
+if [ "${REPLAY:-0}" = 1 ]; then  # REPLAY=1: which programs replay, and why any is refused
+  timeout 150 python3 tests/gpu/check_replay_models.py > "$out/replay.log" 2>&1
+  echo "replay: exit $? at $((SECONDS - t0)) s"; grep -E "FAIL|PASS|programs:|refused|not replayable" "$out/replay.log"
+fi
 timeout 110 python3 tests/gpu/check_syncs.py > "$out/syncs.log" 2>&1
 echo "syncs: exit $? at $((SECONDS - t0)) s"; grep -E "^(ok|FAIL|PASS)" "$out/syncs.log"
 echo "session: $((SECONDS - t0)) s"

@@ -662,7 +662,7 @@ def dense(t: torch.Tensor) -> torch.Tensor:
     """A call's result as a row-major buffer (host programs index buffers row-major)."""
     if t.is_contiguous():
         return t
-    _launch.note_host_work("a call's result copied row-major")
+    _launch.note_host_work(f"a call's result copied row-major (shape {tuple(t.shape)}, strides {t.stride()})")
     return t.contiguous()
 
 
@@ -672,7 +672,7 @@ def call_layout(t: torch.Tensor) -> torch.Tensor:
     the kernels' 64-bit index decision by element count holds), else a row-major copy."""
     if t.is_contiguous() or _dense_permutation(t):
         return t
-    _launch.note_host_work("a call's result copied row-major")
+    _launch.note_host_work(f"a call's result copied row-major (shape {tuple(t.shape)}, strides {t.stride()})")
     return t.contiguous()
 
 

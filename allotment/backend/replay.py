@@ -362,6 +362,8 @@ class Recorder:
         self.failure = self.failure or why
 
     def refuse(self, why: str) -> None:
+        if self.refusal is None and self.steps and self.steps[-1][0] == "torch":
+            why = f"{why}, after {self.steps[-1][1]}"  # the torch call it follows names the place
         self.refusal = self.refusal or why
 
     def plan(self, outputs: Sequence[Any], passed: dict[int, tuple[str, int]] | None = None,
