@@ -338,7 +338,7 @@ def test_a_plan_allocates_at_first_use_and_frees_after_last_use(kernels: None) -
 
 def _copying_program(args: list[Any]) -> tuple[torch.Tensor, ...]:
     """As `_boxed_program`, but its ATen call returns a transposed layout, which `rt.dense`
-    copies row-major (host work)."""
+    copies row-major (a recorded `aten.clone`: replayable)."""
     x, w, alpha = args
     args.clear()
     n = x.shape[0]
@@ -353,10 +353,17 @@ def _copying_program(args: list[Any]) -> tuple[torch.Tensor, ...]:
     return (out,)
 
 
+def _reading_program(args: list[Any]) -> tuple[torch.Tensor, ...]:
+    """As `_copying_program`, but it also reads a scalar from a tensor (host work)."""
+    rt.check_scalar(torch.tensor(float(args[2])), "alpha", "float")
+    return _copying_program(args)
+
+
 @needs_executor
 def test_boxed_calls_keep_the_refusals(kernels: None) -> None:
-    """Interception, inputs that share storage, a new signature and host work (an ATen
-    result copied row-major) all run the program, with right results and x freed."""
+    """Interception, inputs that share storage, a new signature and host work (a scalar
+    read from a tensor) all run the program, with right results and x freed; an ATen
+    result copied row-major replays."""
     r = _boxed_replayer()
     n = 64
     w = torch.randn(n)
@@ -378,14 +385,16 @@ def test_boxed_calls_keep_the_refusals(kernels: None) -> None:
         torch.testing.assert_close(out, _expected(x, w, 3.0))
     assert r.signatures() == (2, 2)
 
-    c = replay.Replayer(lambda *a: _copying_program(list(a)), executor, get_device=lambda: 0,
-                        get_stream=lambda d: 99, run_boxed=_copying_program, donated=(0,))
-    for _ in range(3):
-        out, x, _ = _call(c, w, 1.0, n)
-        assert CURRENT[-1].expired()
-        (want,) = _copying_program([x, w, 1.0])
-        torch.testing.assert_close(out, want)
-    assert c.signatures() == (1, 0)  # refused: host work
+    for program, signatures in ((_copying_program, (1, 1)), (_reading_program, (1, 0))):
+        c = replay.Replayer(lambda *a, p=program: p(list(a)), executor, get_device=lambda: 0,
+                            get_stream=lambda d: 99, run_boxed=program, donated=(0,))
+        for _ in range(3):
+            out, x, _ = _call(c, w, 1.0, n)
+            assert CURRENT[-1].expired()
+            (want,) = _copying_program([x, w, 1.0])
+            torch.testing.assert_close(out, want)
+        assert c.signatures() == signatures  # the copy replays; the scalar read is refused
+    assert c.refusals == ["a scalar read from a tensor"]
 
 
 @needs_executor

@@ -74,8 +74,7 @@ def check_tensor(
         if want is not None and sizes[d] != want:
             raise AllotmentRuntimeError(f"input {name}: dimension {d} has extent {sizes[d]}, the fusion says {want}")
     if contiguous and not x.is_contiguous():
-        _launch.note_host_work("a contiguous copy of an input")
-        x = x.contiguous()  # views of this input are computed for row-major storage
+        x = row_major_copy(x)  # views of this input are computed for row-major storage
     return x
 
 
@@ -662,8 +661,7 @@ def dense(t: torch.Tensor) -> torch.Tensor:
     """A call's result as a row-major buffer (host programs index buffers row-major)."""
     if t.is_contiguous():
         return t
-    _launch.note_host_work(f"a call's result copied row-major (shape {tuple(t.shape)}, strides {t.stride()})")
-    return t.contiguous()
+    return row_major_copy(t)
 
 
 def call_layout(t: torch.Tensor) -> torch.Tensor:
@@ -672,8 +670,22 @@ def call_layout(t: torch.Tensor) -> torch.Tensor:
     the kernels' 64-bit index decision by element count holds), else a row-major copy."""
     if t.is_contiguous() or _dense_permutation(t):
         return t
-    _launch.note_host_work(f"a call's result copied row-major (shape {tuple(t.shape)}, strides {t.stride()})")
-    return t.contiguous()
+    return row_major_copy(t)
+
+
+_CLONE = torch.ops.aten.clone.default
+_ROW_MAJOR: dict[str, Any] = {"memory_format": torch.contiguous_format}
+
+
+def row_major_copy(t: torch.Tensor) -> torch.Tensor:
+    """A row-major copy of `t` (an input, or a library call's result in a layout the kernels
+    do not index, e.g. a slice of a larger buffer), made as a recorded torch call
+    (`aten.clone`): a replay makes the same copy on the device, so the copy keeps the program
+    replayable."""
+    _launch.note_torch_call(_CLONE, (t,), _ROW_MAJOR)
+    result = _CLONE(t, **_ROW_MAJOR)
+    _launch.note_torch_result(result)
+    return result
 
 
 def _dense_permutation(t: torch.Tensor) -> bool:
