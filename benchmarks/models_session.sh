@@ -11,7 +11,8 @@
 #    eager, Inductor and Allotment, interleaved (280 s);
 # 3. tests/gpu/check_syncs.py: a compiled training step synchronizes nothing, and an
 #    out-of-range token fires the device assert (110 s).
-# AB=0 skips 1; REPLAY=1 adds tests/gpu/check_replay_models.py (150 s) before 3.
+# AB=0 skips 1; REPLAY=1 adds tests/gpu/check_replay_models.py (150 s) before 3; SNAPSHOT=1
+# adds benchmarks/peak_snapshot.py for Llama (150 s) before 3; SYNCS=0 skips 3.
 # Files in OUT: gpu.txt, session.log, schedule_ab.txt, models.json, models.log, replay.log, syncs.log.
 set -u
 out=${1:?usage: models_session.sh OUT_DIR}
@@ -33,6 +34,12 @@ if [ "${REPLAY:-0}" = 1 ]; then  # REPLAY=1: which programs replay, and why any 
   timeout 150 python3 tests/gpu/check_replay_models.py > "$out/replay.log" 2>&1
   echo "replay: exit $? at $((SECONDS - t0)) s"; grep -E "FAIL|PASS|programs:|refused|not replayable" "$out/replay.log"
 fi
-timeout 110 python3 tests/gpu/check_syncs.py > "$out/syncs.log" 2>&1
-echo "syncs: exit $? at $((SECONDS - t0)) s"; grep -E "^(ok|FAIL|PASS)" "$out/syncs.log"
+if [ "${SNAPSHOT:-0}" = 1 ]; then  # SNAPSHOT=1: what is live at Llama's training peak, per backend
+  timeout 150 python3 benchmarks/peak_snapshot.py --model llama --out "$out/peak_llama.json" > "$out/peak.log" 2>&1
+  echo "peak snapshot: exit $? at $((SECONDS - t0)) s"; cat "$out/peak.log" | head -80
+fi
+if [ "${SYNCS:-1}" = 1 ]; then  # SYNCS=0 skips it
+  timeout 110 python3 tests/gpu/check_syncs.py > "$out/syncs.log" 2>&1
+  echo "syncs: exit $? at $((SECONDS - t0)) s"; grep -E "^(ok|FAIL|PASS)" "$out/syncs.log"
+fi
 echo "session: $((SECONDS - t0)) s"
