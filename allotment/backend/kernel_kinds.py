@@ -58,7 +58,7 @@ def _reduces(kernel: alloc.KernelOp) -> bool:
 
 
 def _aten(host: library.Host, op: alloc.KernelOp, ins: list[str], outs: list[str]) -> None:
-    # a recorded torch call (`rt.aten_call`); a result copied row-major refuses at run time
+    # a recorded torch call (`rt.aten_call`); a result copied row-major is a recorded copy
     for text in aten_call.emit(op, ins, outs, host.v):
         host.line(text)
 

@@ -9,9 +9,10 @@ same compiled kernels are launched with the same arguments, except the device po
 (each an input's or a new buffer's, plus a fixed offset) and the stream. The program
 says when that is not so: `REPLAYABLE = False` in its module (`host_codegen`: an index
 check that reads data, poison mode, collectives), or, at run time, a runtime function
-that did device work or read data (`launch.note_host_work`: a contiguous copy of an
-input, a scalar read from a tensor, a write-back, an ATen call's result copied row-major
-by `rt.dense` or `rt.call_layout`).
+that did device work or read data (`launch.note_host_work`: a scalar read from a tensor,
+a write-back). Row-major copies (`host_runtime.row_major_copy`: of an input, or of an
+ATen call's result by `rt.dense` or `rt.call_layout`) are recorded `aten.clone` calls,
+replayed as such.
 
 `Replayer(run)` wraps a loaded CUDA program. A call whose signature is new runs `run`
 while a `Recorder` watches its launches (`launch.recording`): it sees each direct
