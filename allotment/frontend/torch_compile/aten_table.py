@@ -20,6 +20,7 @@ import torch
 from allotment.extents.dims import normalize_dim
 from allotment.frontend.datatypes import from_torch
 from allotment.frontend.handles import Tensor
+from allotment.frontend.pointwise_ops import fused_multiply_add
 from allotment.frontend.torch_compile.building import Builder as Translator
 from allotment.frontend.torch_compile.building import Refused
 
@@ -157,9 +158,15 @@ def _clamp(tx: Translator, node: Any, x: Any, lo: Any = None, hi: Any = None) ->
     return t
 
 
-@_entry("prims.fma.default", "fusion.mul, fusion.add", "two roundings where prims.fma has one (f32 inside kernels)")
+@_entry("prims.fma.default", "fusion.fma (fusion.mul, fusion.add for integers)",
+        "one rounding, as prims.fma documents (its eager CPU kernel multiplies, then adds)")
 def _fma(tx: Translator, node: Any, a: Any, b: Any, c: Any) -> Any:
-    return tx.fd.ops.add(tx.fd.ops.mul(_operand(tx, a), _operand(tx, b)), _operand(tx, c))
+    """`a * b + c` rounded once (16-bit floats in f32, then rounded to the node's dtype); an
+    integer or bool fma is exact, so a mul and an add."""
+    x, y, z = (_operand(tx, v) for v in (a, b, c))
+    if not _val(node).dtype.is_floating_point:
+        return tx.fd.ops.add(tx.fd.ops.mul(x, y), z)
+    return fused_multiply_add(tx.fd.ops, x, y, z)
 
 
 @_entry("aten.silu.default", "fusion.sigmoid, fusion.mul")
