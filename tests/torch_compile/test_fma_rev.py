@@ -1,14 +1,17 @@
-"""`prims.fma` through `torch.compile(backend="allotment")` on the CPU: translated into
-fusion ops (no ATen call), and the results are checked bit for bit.
+"""`prims.fma` and `prims.rev` (torch.flip) through `torch.compile(backend="allotment")` on the
+CPU: both are translated into fusion ops (no ATen call), and the results are checked bit for
+bit.
 
 `prims.fma` becomes one `fusion.fma`: one rounding, as the prim documents. Its eager CPU
 kernel multiplies, then adds (two roundings), so the expected values are computed in exact
 rationals and rounded once (`test_fma.exact_fma`), and the inputs are ones where eager's
-two roundings give other bits.
+two roundings give other bits. `prims.rev`, which `aten.flip` decomposes to, is a gather
+along each reversed dim and must equal eager torch.flip, with static and dynamic extents.
 """
 
 from __future__ import annotations
 
+import pytest
 import torch
 import torch._inductor.inductor_prims  # noqa: F401 (registers torch.ops.prims.fma)
 from test_fma import assert_same_bits, cancelling, exact_fma
@@ -95,3 +98,51 @@ def test_softmax_backward_uses_the_fma() -> None:
     torch.softmax(x, dim=-1).backward(g)
     torch.testing.assert_close(got, x.grad)
     _fused_only("prims.fma.default")
+
+
+# -- prims.rev (torch.flip) -------------------------------------------------------------
+
+
+@pytest.mark.parametrize("dynamic", [False, True], ids=["static", "dynamic"])
+def test_flip_1d(dynamic: bool) -> None:
+    def f(x: torch.Tensor) -> torch.Tensor:
+        return torch.flip(x, [0]) * 2 - x
+
+    c = _compile(f)
+    for n in (5, 7) if dynamic else (5,):
+        x = torch.randn(n)
+        if dynamic:
+            torch._dynamo.mark_dynamic(x, 0)
+        assert torch.equal(c(x), f(x))
+    assert len(compiled_graphs()) == 1
+    _fused_only("prims.rev.default")
+    ir = _ir()
+    assert "fusion.index_select" in ir and ("tensor<?xf32>" in ir) == dynamic
+
+
+@pytest.mark.parametrize("dynamic", [False, True], ids=["static", "dynamic"])
+def test_flip_3d_two_dims(dynamic: bool) -> None:
+    """Dims 0 and -1 of a 3-D tensor reversed (dim 0 the dynamic one), added to the input."""
+    def f(x: torch.Tensor) -> torch.Tensor:
+        return torch.flip(x, [0, -1]) + x
+
+    c = _compile(f)
+    for n in (2, 3) if dynamic else (2,):
+        x = torch.randn(n, 3, 4)
+        if dynamic:
+            torch._dynamo.mark_dynamic(x, 0)
+        assert torch.equal(c(x), f(x))
+    assert len(compiled_graphs()) == 1
+    _fused_only("prims.rev.default")
+    assert _ir().count("fusion.index_select") == 2
+
+
+def test_flip_of_size_one_dims_and_integers() -> None:
+    """A dim of extent 1 reverses to itself (no gather); int64 elements are moved exactly."""
+    def f(x: torch.Tensor) -> torch.Tensor:
+        return torch.flip(x, [1, 2])
+
+    x = torch.arange(2 * 1 * 5, dtype=torch.int64).reshape(2, 1, 5) * (2**40 + 1)
+    assert torch.equal(_compile(f)(x), f(x))
+    _fused_only("prims.rev.default")
+    assert _ir().count("fusion.index_select") == 1

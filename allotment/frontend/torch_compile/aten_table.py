@@ -365,6 +365,33 @@ def _slice_scatter(tx: Translator, node: Any, x: Any, src: Any, dim: int = 0, st
     return o.where(mask, padded, t)
 
 
+@_entry("prims.rev.default", "fusion.iota, fusion.index_select (one per reversed dim)",
+        "aten.flip decomposes to it")
+def _rev(tx: Translator, node: Any, x: Any, dims: Any) -> Any:
+    """`x` reversed along `dims` (torch.flip; `prims.rev` is what its decomposition gives):
+    per reversed dim d of extent n, `fusion.index_select` of the indices n - 1, ..., 1, 0
+    along d (a `fusion.iota` of length n from n - 1 by -1; a `?` extent is its `index`
+    value). A dim of static extent 0 or 1 is left as it is.
+
+    Composed, not a dialect op of its own: a reversal is a copy (a torch tensor has no
+    negative strides, so it is no view of its input), and a gather along d is that copy,
+    fused into the kernel that reads it. The cost of composing: an index_select's source
+    and index are buffers (`fusion-segment`), so each reversed dim adds a kernel writing
+    its n indices, and reversing k dims gathers k times (k - 1 intermediate copies). Flips
+    are rare in graphs; a view-like op with its own index map in every backend would save
+    those, at the price of a new op in each lowering."""
+    t = tx.tensor(x)
+    o = tx.fd.ops
+    shape = node.args[0].meta["val"].shape
+    for d in sorted({normalize_dim(d, t.ndim) for d in dims}):
+        n = tx.extent(shape[d])
+        if isinstance(n, int) and n <= 1:
+            continue
+        last = n - 1 if isinstance(n, int) else o.sub(n, 1)
+        t = o.index_select(t, o.iota(n, last, -1, from_torch(torch.int64)), d)
+    return t
+
+
 # -- reductions -----------------------------------------------------------------------
 
 
