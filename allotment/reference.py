@@ -33,6 +33,8 @@ Choices where the dialect leaves room (each is torch's behaviour unless said):
 - `fusion.erfcinv` (no torch op) is `-ndtri(x / 2) / sqrt(2)`, computed in f64.
 - integer `fusion.pow` with a negative exponent follows torch's tensor rule
   (1 for base 1, +-1 for base -1, 0 otherwise), scalar exponents included.
+- `fusion.fma` rounds once: in f32 through a sum in f64 rounded to odd, in f64 in exact
+  rationals (torch's own `prims.fma` on the CPU multiplies, then adds: two roundings).
 - `fusion.iota` computes `start + i * step` exactly (float64 or int64) and
   converts once to the element type.
 - `fusion.max`/`fusion.min` over a zero-extent dimension is an error (there
@@ -51,6 +53,7 @@ import math
 import operator
 import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from fractions import Fraction
 from math import prod
 from typing import TypeAlias
 
@@ -534,6 +537,60 @@ def _logical(run: _Run, op: Operation) -> list[Value]:
     a, b = (run.as_tensor(v, i1) for v in op.operands)  # x != 0, for every type
     fn = torch.logical_and if isinstance(op, fusion.LogicalAndOp) else torch.logical_or
     return [fn(a, b)]
+
+
+@_handles(fusion.FmaOp)
+def _fma(run: _Run, op: Operation) -> list[Value]:
+    """`lhs * rhs + addend` rounded once in the compute type (f32 for 16-bit floats, then
+    rounded to the result type, as generated kernels do); the operands are converted to the
+    compute type first, as kernels convert them."""
+    run.check_broadcast(op)
+    rt = op.results[0].type.element_type
+    ct = rules.compute_type(rt)
+    a, b, c = (run.as_tensor(v, ct) for v in op.operands)
+    r = _fma_f32(a, b, c) if a.dtype == torch.float32 else _fma_f64(a, b, c)
+    return [r.to(torch_dtype(rt))]
+
+
+def _fma_f32(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor) -> torch.Tensor:
+    """The f32 fma: the product of two f32 values is exact in f64; the sum is rounded to
+    f64 *to odd* (Boldo and Melquiond: the f64 sum, moved one step toward the exact value
+    where that sum was inexact and its last bit even; the exact error comes from Knuth's
+    TwoSum), and a value rounded to odd with 53 >= 24 + 2 bits rounds to the nearest f32
+    as the exact value would: one rounding in all."""
+    p = a.double() * b.double()
+    cd = c.double()
+    s = p + cd
+    z = s - p
+    err = (p - (s - z)) + (cd - z)
+    even = (s.view(torch.int64) & 1) == 0
+    step = (err != 0) & even & torch.isfinite(s)
+    toward = torch.where(err > 0, math.inf, -math.inf)
+    return torch.where(step, torch.nextafter(s, toward), s).float()
+
+
+def _fma_f64(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor) -> torch.Tensor:
+    """The f64 fma, element by element in exact rationals, rounded once to f64 (Python's
+    int division is correctly rounded). Where an operand is not finite, or the exact
+    result is 0 (whose sign IEEE gives as the sum of the signed zeros, exactly what the
+    unfused `a * b + c` computes there, its product being exact), the unfused result."""
+    a, b, c = torch.broadcast_tensors(a, b, c)
+    unfused = a * b + c
+    out = []
+    for x, y, w, u in zip(a.flatten().tolist(), b.flatten().tolist(), c.flatten().tolist(),
+                          unfused.flatten().tolist()):
+        if not (math.isfinite(x) and math.isfinite(y) and math.isfinite(w)):
+            out.append(u)
+            continue
+        exact = Fraction(x) * Fraction(y) + Fraction(w)
+        if exact == 0:
+            out.append(u)
+            continue
+        try:
+            out.append(exact.numerator / exact.denominator)
+        except OverflowError:
+            out.append(math.copysign(math.inf, exact))
+    return torch.tensor(out, dtype=torch.float64, device=a.device).reshape(a.shape)
 
 
 @_handles(fusion.WhereOp)

@@ -1,4 +1,5 @@
-"""Triton helpers and expressions for the fusion dialect's math, rounding, integer and bitwise ops.
+"""Triton helpers and expressions for the fusion dialect's math, rounding, integer and bitwise
+ops, and `fusion.fma` (`tl.fma`: one rounding on CUDA and in the interpreter).
 
 `elementwise_expr` (called by `kernels.emitter.Emitter.elementwise_expr`) gives the
 Triton expression of one of these ops; `helpers_for` gives the source of the
@@ -513,7 +514,7 @@ OPS: tuple[type[Operation], ...] = (
     fusion.SignOp, fusion.SignbitOp, fusion.BitwiseNotOp,
     fusion.Atan2Op, fusion.NextafterOp, fusion.FmodOp, fusion.RemainderOp, fusion.FloorDivideOp,
     fusion.BitwiseAndOp, fusion.BitwiseOrOp, fusion.BitwiseXorOp, fusion.BitwiseLeftShiftOp,
-    fusion.BitwiseRightShiftOp, fusion.LogicalRightShiftOp, fusion.GcdOp,
+    fusion.BitwiseRightShiftOp, fusion.LogicalRightShiftOp, fusion.GcdOp, fusion.FmaOp,
 )
 """The ops `elementwise_expr` handles."""
 
@@ -571,6 +572,8 @@ def elementwise_expr(op: Operation, xs: Sequence[str], types: Sequence[Attribute
     args = [_tile(convert(x, t, ct), t, ct) for x, t in zip(xs, types)]
     if len(args) == 1:
         return to(f"({_unary(op, args[0], rt, helper)})", out)
+    if isinstance(op, fusion.FmaOp):  # one rounding in ct (Triton's interpreter rounds once too)
+        return to(f"tl.fma({args[0]}, {args[1]}, {args[2]})", out)
     a, b = args
     return to(f"({_binary(op, a, b, rt, ct, to, helper)})", out)
 

@@ -4,7 +4,8 @@ The unary and binary ops of the dialect (`UNARY_OPS`, `BINARY_OPS`: one method
 each, generated below with nvFuser's names), `where`, `cast`, `set`, `triu`/`tril`,
 and the nvFuser ops composed of them (`silu`, `clamp`, `threshold`, `lerp`,
 `addcmul`, `add_alpha`, `sub_alpha`, `isnan`, `isinf`, `isposinf`, `isneginf`,
-`isfinite`, `real`, `imag`). Typing is nvFuser's (see `allotment.frontend.ops`);
+`isfinite`, `real`, `imag`); and `fused_multiply_add` (`fusion.fma`, which nvFuser's
+`fd.ops` lacks: a function of this module, not an `fd.ops` name). Typing is nvFuser's (see `allotment.frontend.ops`);
 an op whose operands are all scalars is built with arith (`ScalarArithmetic`).
 """
 
@@ -203,6 +204,23 @@ class PointwiseOperators(ScalarArithmetic):
         if not rules.is_complex(elem_of(t.value)):
             raise ArgumentError(f"imag: argument 'arg' must be a complex tensor, got {t.dtype()!r}")
         return self._tensor_op("imag", lambda: fusion.ImagOp(t.value))
+
+
+def fused_multiply_add(ops: PointwiseOperators, arg1: object, arg2: object, arg3: object) -> Tensor:
+    """`fusion.fma`: `arg1 * arg2 + arg3` rounded once, with `fd.ops`' elementwise typing
+    (lower ranks broadcast from the left; f16/bf16 operands compute, and give, f32). The
+    promoted type must be floating-point (an ArgumentError otherwise); at least one
+    argument is a Tensor.
+
+    Not an `fd.ops` name: nvFuser's frontend has no fma, and `fd.ops` keeps nvFuser's
+    names. The torch.compile frontend builds `prims.fma` with it."""
+    name = "fma"
+    ops._open(name)
+    values = [ops._operand(x, name, f"arg{i}") for i, x in enumerate((arg1, arg2, arg3), 1)]
+    if not any(is_tensor(v) for v in values):
+        raise ArgumentError(f"{name}: at least one argument must be a Tensor")
+    a, b, c = ops._promote(name, ops._align(values), False)
+    return ops._tensor_op(name, lambda: fusion.FmaOp(a, b, c))
 
 
 UNARY_OPS: dict[str, tuple[type[fusion.UnaryOp], bool]] = {

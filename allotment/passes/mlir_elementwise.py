@@ -1,9 +1,9 @@
 """Elementwise rules of `alloc-to-mlir`'s kernel lowering that need more than one op.
 
 An elementwise operand is read at the result's index (its static size-1 dims
-broadcast); nextafter steps the bits of the result type as the Triton kernels do;
-gcd is Euclid's loop on absolute values; triu and tril keep an element by its
-position. The one-op rules are `mlir_scalar`'s tables. `ElementwiseRules` is a
+broadcast); fma is `math.fma` in the compute type; nextafter steps the bits of the
+result type as the Triton kernels do; gcd is Euclid's loop on absolute values; triu
+and tril keep an element by its position. The one-op rules are `mlir_scalar`'s tables. `ElementwiseRules` is a
 part of `mlir_kernel.KernelEmitter`.
 """
 
@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from xdsl.dialects import arith
+from xdsl.dialects import math as mmath
 from xdsl.dialects.builtin import IntegerType, TensorType
 from xdsl.ir import Attribute, SSAValue
 
@@ -20,7 +21,7 @@ from allotment.passes import mlir_scalar as sc
 
 
 class ElementwiseRules:
-    """Operands of elementwise ops, nextafter, gcd and triangular masks (mixed into KernelEmitter)."""
+    """Operands of elementwise ops, fma, nextafter, gcd and triangular masks (mixed into KernelEmitter)."""
 
     def _nextafter(self, op: fusion.NextafterOp, idx: list[SSAValue], v: SSAValue, et: Attribute) -> SSAValue:
         """The next value of the result type after a toward b (the Triton kernels' rule)."""
@@ -47,6 +48,13 @@ class ElementwiseRules:
         r = self.emit(arith.SelectOp(self.emit(arith.CmpfOp(af, bf, "oeq")).results[0], b, r)).results[0]
         nan = self.emit(arith.CmpfOp(af, bf, "uno")).results[0]
         return self.emit(arith.SelectOp(nan, sc.convert(self.emit, self.emit(arith.AddfOp(af, bf)).results[0], et), r)).results[0]
+
+    def _fma(self, op: fusion.FmaOp, idx: list[SSAValue], v: SSAValue, et: Attribute) -> SSAValue:
+        """`math.fma` in the compute type (one rounding there; 16-bit floats then round once
+        more, to the result type, as the Triton kernels do)."""
+        ct = sc.compute_type(et)
+        a, b, c = (sc.convert(self.emit, self._operand(x, idx, v), ct) for x in (op.lhs, op.rhs, op.addend))
+        return sc.convert(self.emit, self.emit(mmath.FmaOp(a, b, c)).results[0], et)
 
     def _gcd(self, a: SSAValue, b: SSAValue) -> SSAValue:
         """Euclid on absolute values, 94 steps (enough for 64 bits), as torch and the kernels."""

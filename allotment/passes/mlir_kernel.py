@@ -152,6 +152,8 @@ class KernelEmitter(ExtentRules, ViewRules, ElementwiseRules, OutputLoops, Reduc
             return sc.convert(self.emit, sc.UNARY[cls](self.emit, sc.convert(self.emit, x, ct)), et)
         if isinstance(op, fusion.NextafterOp):
             return self._nextafter(op, idx, v, et)
+        if isinstance(op, fusion.FmaOp):
+            return self._fma(op, idx, v, et)
         if isinstance(op, fusion.GcdOp):
             a = sc.convert(self.emit, self._operand(op.lhs, idx, v), et)
             b = sc.convert(self.emit, self._operand(op.rhs, idx, v), et)
@@ -292,7 +294,7 @@ def _root(v: SSAValue) -> SSAValue:
 
 
 _HANDLED = (
-    fusion.NextafterOp, fusion.GcdOp, fusion.WhereOp, fusion.CastOp, fusion.SetOp, fusion.TriangularOp, fusion.FullOp, fusion.IotaOp,
+    fusion.NextafterOp, fusion.GcdOp, fusion.FmaOp, fusion.WhereOp, fusion.CastOp, fusion.SetOp, fusion.TriangularOp, fusion.FullOp, fusion.IotaOp,
     fusion.BroadcastInDimOp, fusion.ExpandOp, fusion.PermuteOp, fusion.SqueezeOp, fusion.ReshapeOp,
     fusion.SliceOp, fusion.PadOp, fusion.CatOp, fusion.SumOp, fusion.ProdOp, fusion.MaxOp, fusion.MinOp,
     fusion.MeanOp, fusion.VarMeanOp, fusion.WelfordOp, fusion.MatmulOp, fusion.LinearOp,

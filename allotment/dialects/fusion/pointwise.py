@@ -1,4 +1,4 @@
-"""Elementwise ops (unary, binary, predicates, `where`; size-1 broadcasting, type promotion),
+"""Elementwise ops (unary, binary, predicates, `fma`, `where`; size-1 broadcasting, type promotion),
 `cast` and `set`.
 """
 
@@ -826,6 +826,44 @@ class LogicalOrOp(PredicateOp):
     """`(lhs != 0) or (rhs != 0)`, elementwise, giving i1."""
 
     name = "fusion.logical_or"
+
+
+@irdl_op_definition
+class FmaOp(ElementwiseOp):
+    """`lhs * rhs + addend`, elementwise, rounded once: a fused multiply-add, whose product
+    is not rounded before the addition (C's `fma`, IEEE 754's fusedMultiplyAdd, what
+    `prims.fma` documents).
+
+    The three operands are tensors or scalars (at least one tensor) and broadcast
+    together; the result type is their promoted type (`fusion_rules.promote`), which must
+    be floating-point: an integer fma is exact, a `fusion.mul` and a `fusion.add`. 16-bit
+    floats compute in f32 as every elementwise op does: one f32 fma, then one rounding to
+    the result type.
+    """
+
+    name = "fusion.fma"
+
+    lhs = operand_def()
+    rhs = operand_def()
+    addend = operand_def()
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+
+    def __init__(
+        self,
+        lhs: SSAValue | Operation,
+        rhs: SSAValue | Operation,
+        addend: SSAValue | Operation,
+        result_type: Attribute | None = None,
+    ):
+        super().__init__(
+            operands=[lhs, rhs, addend], result_types=[result_type or _placeholder()]
+        )
+        if result_type is None:
+            retype_results(self)
+
+    def result_element_type(self, operand_types: Sequence[Attribute]) -> Attribute:
+        return _floating(rules.promote(operand_types), "operands, got the promoted type")
 
 
 @irdl_op_definition

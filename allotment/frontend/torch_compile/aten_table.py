@@ -20,6 +20,7 @@ import torch
 from allotment.extents.dims import normalize_dim
 from allotment.frontend.datatypes import from_torch
 from allotment.frontend.handles import Tensor
+from allotment.frontend.pointwise_ops import fused_multiply_add
 from allotment.frontend.torch_compile.building import Builder as Translator
 from allotment.frontend.torch_compile.building import Refused
 
@@ -157,9 +158,15 @@ def _clamp(tx: Translator, node: Any, x: Any, lo: Any = None, hi: Any = None) ->
     return t
 
 
-@_entry("prims.fma.default", "fusion.mul, fusion.add", "two roundings where prims.fma has one (f32 inside kernels)")
+@_entry("prims.fma.default", "fusion.fma (fusion.mul, fusion.add for integers)",
+        "one rounding, as prims.fma documents (its eager CPU kernel multiplies, then adds)")
 def _fma(tx: Translator, node: Any, a: Any, b: Any, c: Any) -> Any:
-    return tx.fd.ops.add(tx.fd.ops.mul(_operand(tx, a), _operand(tx, b)), _operand(tx, c))
+    """`a * b + c` rounded once (16-bit floats in f32, then rounded to the node's dtype); an
+    integer or bool fma is exact, so a mul and an add."""
+    x, y, z = (_operand(tx, v) for v in (a, b, c))
+    if not _val(node).dtype.is_floating_point:
+        return tx.fd.ops.add(tx.fd.ops.mul(x, y), z)
+    return fused_multiply_add(tx.fd.ops, x, y, z)
 
 
 @_entry("aten.silu.default", "fusion.sigmoid, fusion.mul")
@@ -356,6 +363,33 @@ def _slice_scatter(tx: Translator, node: Any, x: Any, src: Any, dim: int = 0, st
     inside = o.logical_and(o.ge(idx, lo_v), o.lt(idx, hi_v))
     mask = o.broadcast_in_dim(inside, tx.shape(node.args[0].meta["val"]), [d])
     return o.where(mask, padded, t)
+
+
+@_entry("prims.rev.default", "fusion.iota, fusion.index_select (one per reversed dim)",
+        "aten.flip decomposes to it")
+def _rev(tx: Translator, node: Any, x: Any, dims: Any) -> Any:
+    """`x` reversed along `dims` (torch.flip; `prims.rev` is what its decomposition gives):
+    per reversed dim d of extent n, `fusion.index_select` of the indices n - 1, ..., 1, 0
+    along d (a `fusion.iota` of length n from n - 1 by -1; a `?` extent is its `index`
+    value). A dim of static extent 0 or 1 is left as it is.
+
+    Composed, not a dialect op of its own: a reversal is a copy (a torch tensor has no
+    negative strides, so it is no view of its input), and a gather along d is that copy,
+    fused into the kernel that reads it. The cost of composing: an index_select's source
+    and index are buffers (`fusion-segment`), so each reversed dim adds a kernel writing
+    its n indices, and reversing k dims gathers k times (k - 1 intermediate copies). Flips
+    are rare in graphs; a view-like op with its own index map in every backend would save
+    those, at the price of a new op in each lowering."""
+    t = tx.tensor(x)
+    o = tx.fd.ops
+    shape = node.args[0].meta["val"].shape
+    for d in sorted({normalize_dim(d, t.ndim) for d in dims}):
+        n = tx.extent(shape[d])
+        if isinstance(n, int) and n <= 1:
+            continue
+        last = n - 1 if isinstance(n, int) else o.sub(n, 1)
+        t = o.index_select(t, o.iota(n, last, -1, from_torch(torch.int64)), d)
+    return t
 
 
 # -- reductions -----------------------------------------------------------------------

@@ -151,3 +151,27 @@ func.func @rmsnorm_bwd(%dy: tensor<?x64xbf16>, %x: tensor<?x64xbf16>, %w: tensor
   %dw = fusion.cast %dwf : tensor<64xf32> to tensor<64xbf16>
   func.return %dx, %dw : tensor<?x64xbf16>, tensor<64xbf16>
 }
+
+// -----
+
+// fusion.fma is one math.fma in the compute type (bf16 operands extended to f32, the
+// scalar as it is), rounded once more to bf16; f64 computes in f64.
+// CHECK-LABEL: func.func @fma(%a: memref<?x4xbf16>, %b: memref<1x4xbf16>, %s: f32, %d: memref<?x4xf64>)
+// CHECK:         scf.for %[[I:.*]] = %{{.*}} to %{{.*}} step
+// CHECK-NEXT:      scf.for %[[J:.*]] = %{{.*}} to %{{.*}} step
+// CHECK-NEXT:        %[[A:.*]] = memref.load %a[%[[I]], %[[J]]] : memref<?x4xbf16>
+// CHECK-NEXT:        %[[AF:.*]] = arith.extf %[[A]] : bf16 to f32
+// CHECK-NEXT:        %[[B:.*]] = memref.load %b[%{{.*}}, %[[J]]] : memref<1x4xbf16>
+// CHECK-NEXT:        %[[BF:.*]] = arith.extf %[[B]] : bf16 to f32
+// CHECK-NEXT:        %[[F:.*]] = math.fma %[[AF]], %[[BF]], %s : f32
+// CHECK-NEXT:        %[[R:.*]] = arith.truncf %[[F]] : f32 to bf16
+// CHECK-NEXT:        memref.store %[[R]], %r[%[[I]], %[[J]]] : memref<?x4xbf16>
+// CHECK:             %[[D:.*]] = memref.load %d[%{{.*}}, %{{.*}}] : memref<?x4xf64>
+// CHECK-NEXT:        %[[G:.*]] = math.fma %[[D]], %c, %[[D]] : f64
+// CHECK-NEXT:        memref.store %[[G]], %q[%{{.*}}, %{{.*}}] : memref<?x4xf64>
+func.func @fma(%a: tensor<?x4xbf16>, %b: tensor<1x4xbf16>, %s: f32, %d: tensor<?x4xf64>) -> (tensor<?x4xbf16>, tensor<?x4xf64>) {
+  %r = fusion.fma %a, %b, %s : tensor<?x4xbf16>, tensor<1x4xbf16>, f32 -> tensor<?x4xbf16>
+  %c = arith.constant 2.5 : f64
+  %q = fusion.fma %d, %c, %d : tensor<?x4xf64>, f64, tensor<?x4xf64> -> tensor<?x4xf64>
+  func.return %r, %q : tensor<?x4xbf16>, tensor<?x4xf64>
+}
