@@ -129,6 +129,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", type=Path, default=None)
     args = p.parse_args(argv)
     cuda = not args.cpu_smoke
+    tcm.ensure_backend()
     size = tcm.sizes(args.cpu_smoke, args.hidden, args.layers, args.batch, args.seq)
     rows = []
     for backend in args.backends:

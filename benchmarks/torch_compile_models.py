@@ -311,6 +311,17 @@ def run_model(name: str, args: argparse.Namespace) -> dict[str, Any]:
     return result
 
 
+def ensure_backend() -> None:
+    """Registers `allotment` with dynamo where no installed entry point did (a checkout on
+    PYTHONPATH, as on the GPU machine)."""
+    from torch._dynamo.backends.registry import list_backends, register_backend
+
+    from allotment.frontend.torch_compile import allotment_backend
+
+    if "allotment" not in list_backends():
+        register_backend(allotment_backend, name="allotment")
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--cpu-smoke", action="store_true", help="tiny sizes on the CPU: checks the code path")
@@ -334,13 +345,7 @@ def main(argv: list[str] | None = None) -> int:
     elif not torch.cuda.is_available():
         print("no GPU: use --cpu-smoke", file=sys.stderr)
         return 2
-    from torch._dynamo.backends.registry import list_backends, register_backend
-
-    from allotment.frontend.torch_compile import allotment_backend
-
-    if "allotment" not in list_backends():  # a checkout on PYTHONPATH has no installed entry point
-        register_backend(allotment_backend, name="allotment")
-
+    ensure_backend()
     report: dict[str, Any] = {"commit": git_commit(), "torch": torch.__version__, "argv": sys.argv[1:],
                               "device": torch.cuda.get_device_name() if not args.cpu_smoke else "cpu",
                               "dtype": "float32" if args.cpu_smoke else "bfloat16 autocast", "models": {}}
