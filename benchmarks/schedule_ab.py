@@ -19,10 +19,6 @@ builds apart. Rules now:
   are the suite programs whose text the rule changes (`benchmarks/dump_programs.py` before
   and after: `benchmarks/results/kernel_diff_sched_2026-12-02.txt`), bf16 static at the odd
   size.
-- `narrow_rows`: `host_runtime.pointwise_blocks(m, n, narrowest=128)` (old: a `?`-extent
-  pointwise kernel's column tile at least 128 wide, 25% of its lanes idle on rows of 96;
-  new: down to 32, rows of 96 in 32-wide tiles). Chosen at run time, as `final_spread`.
-  Its case: rotary (head dim 96) with `?` extents at the odd size.
 - `final_spread`: `host_runtime.inner_outer_final_blocks(n, programs, spread=False)` (old:
   the inner-outer second stage's column tile 64 wide, 18 programs for 1111 columns; new:
   narrowed to 16 while there are fewer than 132 programs). The launcher calls it at run
@@ -89,8 +85,6 @@ class Rule:
     attr: str
     old: Callable[..., Any]
     cases: tuple[str, ...]
-    dynamic: bool = False
-    """Whether its cases are built with `?` extents (the rule acts on those only)."""
 
     @contextlib.contextmanager
     def applied_old(self) -> Iterator[None]:
@@ -107,10 +101,6 @@ RULES: dict[str, Rule] = {
     "final_spread": Rule(
         host_runtime, "inner_outer_final_blocks", functools.partial(host_runtime.inner_outer_final_blocks, spread=False),
         ("layernorm_bwd:odd", "rmsnorm_bwd:odd", "layernorm_bwd:large", "rmsnorm_bwd:large"),
-    ),
-    "narrow_rows": Rule(
-        host_runtime, "pointwise_blocks", functools.partial(host_runtime.pointwise_blocks, narrowest=128),
-        ("rotary:odd",), dynamic=True,
     ),
 }
 """Every rule this script compares, by name."""
@@ -143,10 +133,10 @@ def case_extents(fusion: str, size: str, cpu: bool) -> dict[str, int]:
 
 
 def build(rule: Rule, fusion: str, dtype: str, extents: dict[str, int], old: bool, target: str) -> Build:
-    """The case compiled (static extents, or `?` ones for a `dynamic` rule) and its program generated for `target`, with the
+    """The case compiled (static extents) and its program generated for `target`, with the
     old rule (`old`: under the function name `<fusion>_old_rule`) or the new."""
     f = FUSIONS[fusion]
-    text = f.text(dtype, rule.dynamic, extents)
+    text = f.text(dtype, False, extents)
     if old:
         text = text.replace(f"@{f.name}(", f"@{f.name}_old_rule(", 1)
     exe = allotment.compile(text)
@@ -199,7 +189,7 @@ def time_case(rule_name: str, case: str, args: argparse.Namespace) -> str:
         if why is not None:
             bad[tag] = why
     shape = "x".join(str(v) for v in extents.values())
-    head = f"{rule_name:14s} {fusion:20s} {args.dtype} {'?     ' if rule.dynamic else 'static'} {size:5s} {shape:14s} {'yes' if differ else 'no ':3s}"
+    head = f"{rule_name:14s} {fusion:20s} {args.dtype} static {size:5s} {shape:14s} {'yes' if differ else 'no ':3s}"
     if bad:
         return f"{head} WRONG: " + "; ".join(f"{k}: {v}" for k, v in bad.items())
     per_call = sum(t.numel() * t.element_size() for t in (*xs, *want))

@@ -71,26 +71,3 @@ def test_a_row_that_one_tile_fills_or_a_narrow_row_stays_one_tile(n: int) -> Non
     tiles (96, 500) stay one tile."""
     main, tail = rt.row_tiles(n)
     assert tail == 0 and main == 1 << max(0, (n - 1).bit_length())
-
-
-@pytest.mark.parametrize("n", [7, 12, 37, 61, 80, 96, 97, 128, 200, 999, 1111, 1600, 3001, 5003])
-def test_a_pointwise_row_tile_idles_few_lanes_and_is_never_narrower_than_it_must_be(n: int) -> None:
-    """`row_tile`: the column tile of a `?`-row pointwise kernel is a power of two, at most
-    1024; it leaves at most 15% of a row's lanes idle where any tile from 1024 down to 32
-    does (rows of 96: 32 lanes, 100% used), and no wider tile would idle as few lanes."""
-    bn = rt.row_tile(n)
-
-    def used(b: int) -> float:
-        return n / (-(-n // b) * b)
-
-    assert bn & (bn - 1) == 0 and bn <= 1024
-    candidates = [b for b in (1024, 512, 256, 128, 64, 32) if b <= 1 << (n - 1).bit_length()] or [bn]
-    if any(used(b) >= 0.85 for b in candidates):
-        assert used(bn) >= 0.85
-    assert all(used(b) < used(bn) or b <= bn for b in candidates if used(b) >= 0.85 or used(b) >= used(bn))
-    assert rt.pointwise_blocks(1 << 20, n)[1] == bn
-    # static rows keep their older rule: flat indexing where every tile from the widest down
-    # to 128 (or the widest alone, for rows under 128) idles more than 15% of the lanes
-    widest = min(1024, 1 << (n - 1).bit_length())
-    static = [b for b in (1024, 512, 256, 128) if b <= widest] or [widest]
-    assert rt.flat_rows(n) == (n > 1 and not any(used(b) >= 0.85 for b in static))

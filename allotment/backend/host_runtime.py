@@ -298,59 +298,29 @@ _FLAT = _env_blocks("FLAT")
 
 
 @functools.lru_cache(maxsize=4096)
-def row_tile(n: int, narrowest: int = 32) -> int:
-    """The column tile of a pointwise kernel over rows of `n`: the widest power of two up
-    to 1024 (and to `n`'s) whose tiles leave at most 15% of a row's lanes idle, trying
-    narrower ones down to `narrowest` (rows of 1111: 256, 87% used where 1024 uses 54%;
-    rows of 96: 32, where 128 leaves 25% idle); where none does, the widest of those that
-    idle the fewest lanes. Rows of TILE elements or more take the widest."""
-    widest = min(_pow2(n), 1024)
-    if n >= TILE:
-        return widest
-
-    def used(b: int) -> float:
-        return n / (-(-n // b) * b)
-
-    best = b = widest
-    while b >= narrowest:
-        if used(b) >= 0.85:
-            return b
-        if used(b) > used(best):
-            best = b
-        b //= 2
-    return best
-
-
-@functools.lru_cache(maxsize=4096)
-def pointwise_blocks(m: int, n: int, narrowest: int = 32) -> tuple[int, int, int]:
-    """Blocks of a pointwise kernel over [m, n] (a kernel with a `?` row length; static
-    ones that `flat_rows` would idle index flat): `row_tile(n, narrowest)` columns, TILE
-    elements a program, 8 warps above 1024 elements (ALLOT_POINTWISE_BLOCKS to tune).
-    `narrowest` was 128 before rows of 96 took 32-wide tiles (`benchmarks/schedule_ab.py`'s
-    `narrow_rows`)."""
+def pointwise_blocks(m: int, n: int) -> tuple[int, int, int]:
+    """Blocks of a pointwise kernel over [m, n]: up to 1024 columns (narrower, down to 128,
+    while a row's last tile would leave more than 15% of the row's lanes idle), TILE
+    elements a program, 8 warps above 1024 elements (ALLOT_POINTWISE_BLOCKS to tune)."""
     if _PW is not None:
         bm, bn, warps = _PW
         return min(bm, _pow2(m)), min(bn, _pow2(n)), warps
-    bn = row_tile(n, narrowest)
+    bn = min(_pow2(n), 1024)
+    while bn > 128 and n < TILE and n / (-(-n // bn) * bn) < 0.85:
+        bn //= 2  # rows of 1111: 256-wide tiles use 87% of their lanes, 1024-wide ones 54%
     bm = min(_pow2(m), max(1, TILE // bn))
     return bm, bn, 4 if bm * bn <= 1024 else 8
-
-
-FLAT_NARROWEST = 128
-"""The narrowest column tile that `flat_rows` weighs against flat indexing."""
 
 
 def flat_rows(n: int) -> bool:
     """Whether a pointwise kernel over rows of a static `n` elements indexes its domain
     flat (one linear index a lane, row and column by division: `kernels/pointwise`'s flat
     pointwise kernels, Inductor's pointwise scheme) rather than in [BLOCK_M, BLOCK_N] tiles:
-    where every power-of-two tile from 1024 down to FLAT_NARROWEST would still leave more
-    than 15% of each row's lanes idle (rows of 96: a 128-wide tile, 25% idle; rows of 3).
-    A kernel with a `?` row length cannot divide by a constant, and tiles its rows with
-    `pointwise_blocks`, which goes narrower."""
+    where the widest power-of-two tile that `pointwise_blocks` allows would still leave more
+    than 15% of each row's lanes idle (rows of 96: a 128-wide tile, 25% idle; rows of 3)."""
     if n <= 1:
         return False
-    bn = row_tile(n, FLAT_NARROWEST)
+    bm, bn, _ = pointwise_blocks(1 << 20, n)
     return n / (-(-n // bn) * bn) < 0.85
 
 
