@@ -39,9 +39,13 @@ def variants(plan: KernelPlan) -> list[str]:
 
 
 def _widest_input_bytes(plan: KernelPlan) -> int:
-    """Bytes of the widest element the kernel loads (`host_runtime.outer_blocks` sizes a full
-    reduction's step by it); 4 where it loads no tensor."""
-    sizes = [element_nbytes(v.type.element_type) for v in plan.kernel.ins if isinstance(v.type, MemRefType)]
+    """Bytes of the widest element the first stage loads (`host_runtime.outer_blocks` sizes a
+    full reduction's step by it): the kernel's inputs but its partials buffers, which only
+    the second stage reads (f32: counting them made every bf16 sum take the f32 step);
+    4 where it loads no tensor."""
+    partials = {*plan.partials.values(), *plan.partials_m2.values()}
+    sizes = [element_nbytes(v.type.element_type) for i, v in enumerate(plan.kernel.ins)
+             if i not in partials and isinstance(v.type, MemRefType)]
     return max(sizes, default=4)
 
 
