@@ -1,0 +1,52 @@
+"""The training forward saves for the backward what Inductor's saves (`backend.partition`:
+Inductor's joint-graph passes, then the min-cut partitioner), counted with autograd's
+saved-tensor hooks on a tiny Llama in bf16 autocast on the CPU."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import torch
+from models import llama
+
+from allotment.frontend.torch_compile import backend
+
+
+def _saved_bytes(compiler: Any) -> int:
+    """Bytes of the tensors (not parameters) the compiled forward saves for the backward."""
+    torch._dynamo.reset()
+    torch.manual_seed(0)
+    m = llama()
+    cm = torch.compile(m, backend=compiler)
+    ids = torch.randint(0, 64, (2, 8))
+    saved: dict[int, int] = {}
+
+    def pack(t: torch.Tensor) -> torch.Tensor:
+        saved[t.untyped_storage().data_ptr()] = t.untyped_storage().nbytes()
+        return t
+
+    for _ in range(2):  # the second step runs the compiled graphs only
+        saved.clear()
+        with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t), torch.autocast("cpu", dtype=torch.bfloat16):
+            out = cm(input_ids=ids, labels=ids)
+        out.loss.backward()
+    params = {p.untyped_storage().data_ptr() for p in m.parameters()}
+    return sum(n for ptr, n in saved.items() if ptr not in params)
+
+
+def _min_cut_only(gm: torch.fx.GraphModule, joint_inputs: Any, **kwargs: Any) -> Any:
+    from functorch.compile import min_cut_rematerialization_partition
+
+    return min_cut_rematerialization_partition(gm, joint_inputs, **kwargs)
+
+
+def test_the_forward_saves_what_inductors_saves(monkeypatch: pytest.MonkeyPatch) -> None:
+    try:
+        inductor = _saved_bytes("inductor")
+    except Exception as e:  # noqa: BLE001 (Inductor needs a C++ compiler on the CPU)
+        pytest.skip(f"Inductor does not compile on this machine's CPU: {type(e).__name__}: {str(e)[:200]}")
+    ours = _saved_bytes("allotment")
+    assert ours == inductor
+    monkeypatch.setattr(backend, "partition", _min_cut_only)
+    assert _saved_bytes("allotment") > ours  # without Inductor's joint-graph passes, one more a layer
