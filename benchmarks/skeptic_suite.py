@@ -387,14 +387,18 @@ def _nbytes(ts: Iterable[torch.Tensor]) -> int:
 
 def git_state() -> dict[str, str]:
     out: dict[str, str] = {}
-    try:
-        out["commit"] = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True, text=True,
-                                       check=True, timeout=10).stdout.strip()
-        dirty = subprocess.run(["git", "-C", str(ROOT), "status", "--porcelain", "--untracked-files=no"],
-                               capture_output=True, text=True, check=True, timeout=10).stdout.strip()
-        out["dirty"] = "yes" if dirty else "no"
-    except Exception:  # noqa: BLE001 (the GPU machine's copy of the tree has no .git)
-        out["commit"] = os.environ.get("ALLOT_COMMIT", "unknown (no git here: set ALLOT_COMMIT)")
+    if os.environ.get("ALLOT_COMMIT"):  # the GPU machine's copy of the tree: its git, where it has
+        out["commit"] = os.environ["ALLOT_COMMIT"]  # one, names an older commit (source_sha256 checks)
+        out["dirty"] = "unknown (ALLOT_COMMIT)"
+    else:
+        try:
+            out["commit"] = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True,
+                                           text=True, check=True, timeout=10).stdout.strip()
+            dirty = subprocess.run(["git", "-C", str(ROOT), "status", "--porcelain", "--untracked-files=no"],
+                                   capture_output=True, text=True, check=True, timeout=10).stdout.strip()
+            out["dirty"] = "yes" if dirty else "no"
+        except Exception:  # noqa: BLE001 (no git here)
+            out["commit"] = "unknown (no git here: set ALLOT_COMMIT)"
     h = hashlib.sha256()
     for p in sorted((ROOT / "allotment").rglob("*.py")) + sorted((ROOT / "benchmarks").glob("*.py")):
         h.update(p.read_bytes())
