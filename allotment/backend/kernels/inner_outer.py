@@ -14,7 +14,10 @@ functions:
   accumulators in its row p of the partials. Every input a block reads is
   loaded before its first store (an output may overwrite an input in place);
   values read at the column only (a weight) are loaded once, before the loop,
-  and the loop is software-pipelined by the launch blocks (`row_stage_choices`).
+  and the loop is software-pipelined by the launch blocks (`row_stage_choices`). A row
+  of static length that its power-of-two tile would leave more than 15% idle is held as
+  two tiles (`host_runtime.row_tiles`, the row kernels' rule: 1111 in 1024 + 128 lanes),
+  each with its own weights, accumulators and stores (`two_tile_block`).
 - `looped` (the row streamed in BLOCK_N tiles, for a `?` N over the budget at
   run time): the same walk over rows with the looped normalization's passes; the
   last pass over the row adds the column terms tile by tile to the program's
