@@ -399,15 +399,21 @@ def test_passed_scalars_keep_the_programs_errors(gpu: None) -> None:
 
 
 @needs_executor
-def test_host_work_refuses_the_signature(gpu: None) -> None:
-    """A transposed input is copied by `check_tensor` (host work): never replayed, always right."""
+def test_a_transposed_input_is_copied_in_the_replay(gpu: None) -> None:
+    """A transposed input is copied row-major by `check_tensor` as a recorded `aten.clone`
+    call (`host_runtime.row_major_copy`): the signature is replayed, each call right, and a
+    row-major input of the same shape is a signature of its own."""
     r = _replayer()
     w = torch.randn(8)
     for _ in range(4):
         x = torch.randn(8, 4).t()
         (y, _) = r((x, w, 1.5))
         torch.testing.assert_close(y, _expected(x, w, 1.5))
-    assert r.signatures() == (1, 0)
+    assert r.signatures() == (1, 1)
+    x = torch.randn(4, 8)
+    (y, _) = r((x, w, 1.5))
+    torch.testing.assert_close(y, _expected(x, w, 1.5))
+    assert r.signatures()[0] == 2
 
 
 @needs_executor
