@@ -12,7 +12,9 @@
 # 3. tests/gpu/check_syncs.py: a compiled training step synchronizes nothing, and an
 #    out-of-range token fires the device assert (110 s).
 # AB=0 skips 1; REPLAY=1 adds tests/gpu/check_replay_models.py (150 s) before 3; SNAPSHOT=1
-# adds benchmarks/peak_snapshot.py for Llama (150 s) before 3; SYNCS=0 skips 3.
+# adds benchmarks/peak_snapshot.py for Llama (150 s) before 3; SYNCS=0 skips 3; MAXAUTOTUNE=1 adds
+# Inductor's max-autotune-no-cudagraphs on MAXAUTOTUNE_MODELS (default llama) training, alone in
+# its process, cut at MAXAUTOTUNE_S (default 420 s): run it in a call of its own.
 # Files in OUT: gpu.txt, session.log, schedule_ab.txt, models.json, models.log, replay.log, syncs.log.
 set -u
 out=${1:?usage: models_session.sh OUT_DIR}
@@ -30,6 +32,12 @@ timeout 280 python3 benchmarks/torch_compile_models.py --models llama gpt2 --mod
   --out "$out/models.json" > "$out/models.log" 2>&1
 echo "models: exit $? at $((SECONDS - t0)) s"
 grep -E "ms \(min|failed|graphs |predicted" "$out/models.log"
+if [ "${MAXAUTOTUNE:-0}" = 1 ]; then  # MAXAUTOTUNE=1: Inductor's max-autotune-no-cudagraphs, in a
+  # process of its own (its first Llama training step took 284 s in the census)
+  timeout "${MAXAUTOTUNE_S:-420}" python3 benchmarks/torch_compile_models.py --models ${MAXAUTOTUNE_MODELS:-llama} \
+    --modes train --backends inductor-max-autotune --out "$out/models_max_autotune.json" > "$out/max_autotune.log" 2>&1
+  echo "max-autotune: exit $? at $((SECONDS - t0)) s"; grep -E "ms \(min|failed" "$out/max_autotune.log"
+fi
 if [ "${REPLAY:-0}" = 1 ]; then  # REPLAY=1: which programs replay, and why any is refused
   timeout 150 python3 tests/gpu/check_replay_models.py > "$out/replay.log" 2>&1
   echo "replay: exit $? at $((SECONDS - t0)) s"; grep -E "FAIL|PASS|programs:|refused|not replayable" "$out/replay.log"
