@@ -14,7 +14,8 @@
 # AB=0 skips 1; REPLAY=1 adds tests/gpu/check_replay_models.py (150 s) before 3; SNAPSHOT=1
 # adds benchmarks/peak_snapshot.py for Llama (150 s) before 3; SYNCS=0 skips 3; MAXAUTOTUNE=1 adds
 # Inductor's max-autotune-no-cudagraphs on MAXAUTOTUNE_MODELS (default llama) training, alone in
-# its process, cut at MAXAUTOTUNE_S (default 420 s): run it in a call of its own.
+# its process, cut at MAXAUTOTUNE_S (default 420 s): run it in a call of its own, with MODELS=0
+# (skips 2) AB=0 SYNCS=0.
 # Files in OUT: gpu.txt, session.log, schedule_ab.txt, models.json, models.log, replay.log, syncs.log.
 set -u
 out=${1:?usage: models_session.sh OUT_DIR}
@@ -28,10 +29,12 @@ if [ "${AB:-1}" = 1 ]; then  # AB=0 skips it
   timeout 150 python3 benchmarks/schedule_ab.py > "$out/schedule_ab.txt" 2>&1
   echo "schedule_ab: exit $? at $((SECONDS - t0)) s"; tail -n 30 "$out/schedule_ab.txt"
 fi
-timeout 280 python3 benchmarks/torch_compile_models.py --models llama gpt2 --modes train infer \
-  --out "$out/models.json" > "$out/models.log" 2>&1
-echo "models: exit $? at $((SECONDS - t0)) s"
-grep -E "ms \(min|failed|graphs |predicted" "$out/models.log"
+if [ "${MODELS:-1}" = 1 ]; then  # MODELS=0 skips 2
+  timeout 280 python3 benchmarks/torch_compile_models.py --models llama gpt2 --modes train infer \
+    --out "$out/models.json" > "$out/models.log" 2>&1
+  echo "models: exit $? at $((SECONDS - t0)) s"
+  grep -E "ms \(min|failed|graphs |predicted" "$out/models.log"
+fi
 if [ "${MAXAUTOTUNE:-0}" = 1 ]; then  # MAXAUTOTUNE=1: Inductor's max-autotune-no-cudagraphs, in a
   # process of its own (its first Llama training step took 284 s in the census)
   timeout "${MAXAUTOTUNE_S:-420}" python3 benchmarks/torch_compile_models.py --models ${MAXAUTOTUNE_MODELS:-llama} \
