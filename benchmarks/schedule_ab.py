@@ -15,8 +15,7 @@ builds apart. Rules now:
 
 - `two_tile_rows`: `host_runtime.row_tiles(n, split=False)` (old: one power-of-two tile a
   persistent row; new: rows that it would leave more than 15% idle held as two tiles, rows of
-  1111 in 1024 + 128 lanes), called by `backend/kernels/row_reduction.split_row` (for the row
-  kernels and the inner-outer kernels' persistent row loop alike). Its cases
+  1111 in 1024 + 128 lanes), called by `backend/kernels/row_reduction.split_row`. Its cases
   are the suite programs whose text the rule changes (`benchmarks/dump_programs.py` before
   and after: `benchmarks/results/kernel_diff_sched_2026-12-02.txt`), bf16 static at the odd
   size.
@@ -97,8 +96,7 @@ RULES: dict[str, Rule] = {
     "two_tile_rows": Rule(
         row_reduction, "row_tiles", functools.partial(host_runtime.row_tiles, split=False),
         ("residual_layernorm:odd", "layernorm_fwd:odd", "rmsnorm_fwd:odd", "add_rmsnorm:odd",
-         "softmax_fwd:odd", "softmax_bwd:odd", "row_sum:odd", "amax_3d_dim2:odd", "layernorm_bwd:odd",
-         "rmsnorm_bwd:odd"),
+         "softmax_fwd:odd", "softmax_bwd:odd", "row_sum:odd", "amax_3d_dim2:odd"),
     ),
     "final_spread": Rule(
         host_runtime, "inner_outer_final_blocks", functools.partial(host_runtime.inner_outer_final_blocks, spread=False),

@@ -37,18 +37,6 @@ def test_the_old_build_holds_the_row_in_one_tile_and_the_patch_is_undone() -> No
     assert row_reduction.row_tiles is host_runtime.row_tiles
 
 
-def test_the_rule_covers_the_inner_outer_row_loop() -> None:
-    """The inner-outer kernel's persistent row loop calls the same rule (through
-    `row_reduction.split_row`): its old build keeps one tile, its new one two."""
-    rule = schedule_ab.RULES["two_tile_rows"]
-    assert {"layernorm_bwd:odd", "rmsnorm_bwd:odd"} <= set(rule.cases)
-    ext = schedule_ab.case_extents("layernorm_bwd", "odd", True)
-    old = schedule_ab.build(rule, "layernorm_bwd", "bf16", ext, True, "cpu")
-    new = schedule_ab.build(rule, "layernorm_bwd", "bf16", ext, False, "cpu")
-    assert "BLOCK_T" not in old.source and "rt.inner_outer_blocks(M, N)" in old.source
-    assert "BLOCK_T: tl.constexpr = 128" in new.source and "rt.inner_outer_blocks(M, N, 1024)" in new.source
-
-
 def test_a_rule_of_the_host_runtime_changes_the_launches_of_the_old_build_only() -> None:
     """`final_spread` changes no program text, only the launcher's blocks at run time: the
     old build's calls run with the old rule (64-column tiles), the new build's with the new."""

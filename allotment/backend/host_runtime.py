@@ -570,23 +570,20 @@ _IO_FINAL = _env_blocks("INNER_OUTER_FINAL")
 
 
 @functools.lru_cache(maxsize=4096)
-def inner_outer_blocks(m: int, n: int, main: int = 0) -> tuple[int, int, int]:
+def inner_outer_blocks(m: int, n: int) -> tuple[int, int, int]:
     """Blocks of an inner-outer kernel's row programs (`backend/kernels/inner_outer.py`): the whole
     row in a tile; rows of 2048 and more one at a time with 16 warps, shorter ones as the
     persistent normalization's; ALLOT_INNER_OUTER_BLOCKS to tune. Measured on an H200
     (`block_sweep.sh`, KNOB=INNER_OUTER, 23:5x UTC 2026-11-30), bf16 static: at 12345x1111
     LayerNorm backward 113 us and RMSNorm backward 84 with 1 x 2048 and 16 warps, against
     135 and 123 with the persistent normalization's 2 x 2048 and 8 warps (207 registers a
-    thread: one program an SM); at 16384x4096 the same (175 and 140 against 174 and 141).
-    `main` > 0: the kernel holds its row as two tiles (`row_tiles`), BLOCK_N is the first
-    one's width, rows a program and warps those of the one power-of-two tile (as
-    `persistent_blocks`)."""
+    thread: one program an SM); at 16384x4096 the same (175 and 140 against 174 and 141)."""
     if _IO is not None:
         bm, bn, warps = _IO
-        return min(bm, _pow2(m)), main or max(bn, _pow2(n)), warps
+        return min(bm, _pow2(m)), max(bn, _pow2(n)), warps
     if _pow2(n) >= 2048:  # one row a block, 16 warps: half the registers a thread of 8 warps
-        return 1, main or _pow2(n), 16
-    return persistent_blocks(m, n, main)
+        return 1, _pow2(n), 16
+    return persistent_blocks(m, n)
 
 
 FINAL_PROGRAMS = 132

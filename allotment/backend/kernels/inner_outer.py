@@ -14,10 +14,7 @@ functions:
   accumulators in its row p of the partials. Every input a block reads is
   loaded before its first store (an output may overwrite an input in place);
   values read at the column only (a weight) are loaded once, before the loop,
-  and the loop is software-pipelined by the launch blocks (`row_stage_choices`). A row
-  of static length that its power-of-two tile would leave more than 15% idle is held as
-  two tiles (`host_runtime.row_tiles`, the row kernels' rule: 1111 in 1024 + 128 lanes),
-  each with its own weights, accumulators and stores (`two_tile_block`).
+  and the loop is software-pipelined by the launch blocks (`row_stage_choices`).
 - `looped` (the row streamed in BLOCK_N tiles, for a `?` N over the budget at
   run time): the same walk over rows with the looped normalization's passes; the
   last pass over the row adds the column terms tile by tile to the program's
@@ -53,7 +50,7 @@ from allotment.backend.kernel_plan import (
     identity_map,
 )
 from allotment.backend.kernels.emitter import ALL_AXES, GeneratedKernel, InSize
-from allotment.backend.kernels.row_reduction import RowEmitter, choose_row_kernel, schedule_variants, split_row
+from allotment.backend.kernels.row_reduction import RowEmitter, choose_row_kernel, schedule_variants
 from allotment.dialects import alloc, fusion
 from allotment.dtypes import element_nbytes, triton_dtype
 
@@ -144,17 +141,19 @@ class InnerOuterEmitter(RowEmitter):
         return f"in{i}_ptr + ({row} * in{i}_s0 + rn[None, :] * in{i}_s1)"
 
     def _accumulate_in_registers(self) -> list[tuple[Operation, str, str]]:
-        """One zero accumulator per column reduction, (1, width of the tile being emitted)."""
         accs = []
         for c in self.plan.columns:
             _, _, acc = self.reduce_spec(c)
             a = self.fresh("col")
-            self.line(f"{a} = tl.zeros((1, {self.block_n}), {acc})")
+            self.line(f"{a} = tl.zeros((1, BLOCK_N), {acc})")
             accs.append((c, a, acc))
         return accs
 
-    def _hoist_weights(self) -> None:
-        """Values read at the column only (a weight), emitted in the current scope and tile."""
+    def emit_rows_persistent(self) -> None:
+        self.storing = lambda v: v not in self.columns
+        self._grid_stride()
+        self.emit_inner_indices("0")
+        accs = self._accumulate_in_registers()
         # a weight read by the column only is loaded once a program, not once a row block
         # (LayerNorm backward 16384x4096 bf16 147 -> 139 us on an H200, with 3 stages 110:
         # `benchmarks/split_loop_variants.py`)
@@ -165,39 +164,6 @@ class InnerOuterEmitter(RowEmitter):
                if self.storing(v) and v in self.plan.natural],
             axis="m",
         )
-
-    def _store_partials(self, accs: list[tuple[Operation, str, str]]) -> None:
-        """Stores the column accumulators in this program's partials row, in the tile being emitted."""
-        for c, a, _ in accs:
-            i = self.plan.columns[c]
-            pt = triton_dtype(self.block.args[i].type.element_type)
-            self.line(f"tl.store({self._partials_ptr(c, 'pid')}, {self.to(a, pt)}, mask=mask_n)")
-
-    def emit_rows_persistent(self) -> None:
-        """The `persistent` function (module docstring). A row of static length that
-        `row_reduction.split_row` (the rule: `host_runtime.row_tiles`) holds as two tiles is
-        emitted as the row kernel's `emit_two_tiles` emits it (BLOCK_N the first tile's
-        width, BLOCK_T the second's): each tile its own weights (hoisted before the loop),
-        column accumulators, loads and stores; the row reductions sum both tiles'
-        partials (`two_tile_block`). The partials are [programs, N] either way."""
-        self.storing = lambda v: v not in self.columns
-        self._grid_stride()
-        self.row_split = split_row(self.plan)
-        tiles: list[list[tuple[Operation, str, str]]]
-        if self.row_split is not None:
-            self.line(f"BLOCK_T: tl.constexpr = {self.row_split[1]}")
-            self.part_scopes = ({}, {})  # what each tile computes before the loop (its weights)
-            tiles = []
-            for k in (0, 1):
-                with self.row_part(k):
-                    tiles.append(self._accumulate_in_registers())
-                    self._hoist_weights()
-            self.live_tile(1)
-            hoisted = self.part_scopes
-        else:
-            self.emit_inner_indices("0")
-            tiles = [self._accumulate_in_registers()]
-            self._hoist_weights()
         choices = self.row_stage_choices()
         branched = len(choices) > 1  # constexpr conditions: Triton compiles the branch taken
         before = dict(self.reduced)
@@ -212,45 +178,16 @@ class InnerOuterEmitter(RowEmitter):
                 with self.indent():
                     self.scopes.append({})
                     self.emit_outer_indices("tile")
-                    if self.row_split is not None:
-                        self.part_scopes = (dict(hoisted[0]), dict(hoisted[1]))  # the weights are live
-                        self.two_tile_block(tiles)
-                    else:
-                        self.persistent_reductions()
-                        for c, a, _ in tiles[0]:  # every load of the block before its first store
-                            tile, _, _ = self.reduction_input(c)
-                            self.line(f"{a} = {a} + tl.sum({tile}, 0)[None, :]")
-                        self.store_outputs(ALL_AXES)
+                    self.persistent_reductions()
+                    for c, a, _ in accs:  # every load of the block before its first store
+                        tile, _, _ = self.reduction_input(c)
+                        self.line(f"{a} = {a} + tl.sum({tile}, 0)[None, :]")
+                    self.store_outputs(ALL_AXES)
                     self.scopes.pop()
-        if self.row_split is None:
-            self._store_partials(tiles[0])
-            return
-        for k in (0, 1):
-            with self.row_part(k):
-                self._store_partials(tiles[k])
-
-    def two_tile_block(self, tiles: list[list[tuple[Operation, str, str]]]) -> None:
-        """One row block's work in the loop of a row held as two tiles (entered and left with
-        the second tile's indices live: `live_tile`): the row reductions over both tiles, each
-        tile's column terms added to its accumulators, then every output value of both tiles
-        before the first store (an output may overwrite an input in place); the row's own
-        outputs are stored once, with the second tile."""
-        self._live_part = 1
-        self.two_tile_reductions()
-        for k in (0, 1):
-            with self.row_part(k):
-                for c, a, _ in tiles[k]:
-                    tile, _, _ = self.reduction_input(c)
-                    self.line(f"{a} = {a} + tl.sum({tile}, 0)[None, :]")
-        stored = {k for k, v in enumerate(self.block.last_op.operands) if self.storing(v)}
-        values = []
-        for k, axes in ((0, {frozenset({"m", "n"}), frozenset({"n"})}), (1, ALL_AXES)):
-            with self.row_part(k):
-                values.append(self.output_values(axes, stored))
-        for k in (0, 1):
-            with self.row_part(k):
-                self.store_values(values[k])
-        self.live_tile(1)
+        for c, a, _ in accs:
+            i = self.plan.columns[c]
+            pt = triton_dtype(self.block.args[i].type.element_type)
+            self.line(f"tl.store({self._partials_ptr(c, 'pid')}, {self.to(a, pt)}, mask=mask_n)")
 
     def row_stage_choices(self) -> list[tuple[str, int]]:
         """Software-pipelining stages of the persistent row loop (`tl.range(...,
@@ -271,13 +208,11 @@ class InnerOuterEmitter(RowEmitter):
                           if i not in partials and isinstance(a.type, TensorType)
                           and tuple(a.type.get_shape()) == tuple(self.plan.domain))
 
-        lanes = "BLOCK_N" if self.row_split is None else "(BLOCK_N + BLOCK_T)"  # a row held as two tiles
-
         def fits(stages: int) -> str:
-            return f"BLOCK_M * {lanes} * {stages * per_element} <= {ROW_STAGE_BYTES}"
+            return f"BLOCK_M * BLOCK_N * {stages * per_element} <= {ROW_STAGE_BYTES}"
 
-        return [(f"{lanes} >= {LONG_ROW} and {fits(LONG_ROW_STAGES)}", LONG_ROW_STAGES),
-                (f"{lanes} < {LONG_ROW} and {fits(ROW_STAGES)}", ROW_STAGES),
+        return [(f"BLOCK_N >= {LONG_ROW} and {fits(LONG_ROW_STAGES)}", LONG_ROW_STAGES),
+                (f"BLOCK_N < {LONG_ROW} and {fits(ROW_STAGES)}", ROW_STAGES),
                 ("", 1)]
 
     def emit_rows_looped(self) -> None:

@@ -264,19 +264,6 @@ class RowEmitter(Emitter):
             with self.row_part(k):
                 self.store_values(values[k])
 
-    def live_tile(self, k: int) -> None:
-        """Makes tile k's indices the live ones (`rn`, `mask_n`, `i<d>`), emitting them unless
-        they are: before and at the end of a loop whose body works in both tiles
-        (`inner_outer.InnerOuterEmitter.emit_rows_persistent`), so that those names hold the
-        same tile's indices on entering the loop and at the end of every iteration (each
-        iteration's body then starts in tile k, and Triton's loop-carried names keep one type)."""
-        if self._live_part == k:
-            return
-        self._live_part = k
-        self.block_n = ("BLOCK_N", "BLOCK_T")[k]
-        self.emit_inner_indices(("0", "BLOCK_N")[k], full=k == 0)
-        self.block_n = "BLOCK_N"
-
     _pending_part: int | None = None
     """The tile (`row_part`) whose indices the next line needs, if they are not the live ones."""
     _live_part: int | None = None
