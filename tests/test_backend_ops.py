@@ -364,6 +364,30 @@ def test_pow_of_constant_exponents() -> None:
     check(text, torch.tensor([1.0, -2.0, 0.5, NAN, -INF]), torch.tensor([2, -3, 0, 5, -1]))
 
 
+@pytest.mark.parametrize("exponent", ["2.0", "3.0", "-2.0", "0.5", "-0.5", "-1.0", "3", "1.5"])
+@pytest.mark.parametrize("ty", ["f32", "bf16"])
+def test_pow_by_a_constant_follows_torch(exponent: str, ty: str) -> None:
+    """torch computes x ** 2, 3, -2, 0.5, -0.5 and -1 as products, sqrt, rsqrt and a
+    reciprocal; the generated kernel does the same (no general pow), and other exponents
+    keep the general pow. Compared with torch on the same inputs, signed zeros, infinities
+    and NaN included."""
+    tt = f"tensor<?x{ty}>"
+    scalar = "i64" if "." not in exponent else "f64"
+    text = f"""func.func @f(%x: {tt}) -> {tt} {{
+  %e = arith.constant {exponent} : {scalar}
+  %y = fusion.pow %x, %e : {tt}, {scalar} -> {tt}
+  func.return %y : {tt}
+}}
+"""
+    dtype = torch.float32 if ty == "f32" else torch.bfloat16
+    x = torch.cat([torch.tensor([0.0, -0.0, 1.0, -1.0, 2.5, -3.0, 1e-3, INF, -INF, NAN]), randn(53) * 4]).to(dtype)
+    source = allotment.compile(text).source("cuda")
+    assert ("_pow(" in source) == (exponent == "1.5"), source
+    got = allotment.compile(text)(x)[0]
+    want = torch.pow(x, float(exponent) if scalar == "f64" else int(exponent))
+    torch.testing.assert_close(got, want, rtol=1e-5 if ty == "f32" else 1e-2, atol=0, equal_nan=True)
+
+
 @pytest.mark.parametrize("ty", ["f32", "bf16", "i64", "i1"])
 def test_set(ty: str) -> None:
     tt = f"tensor<?x3x{ty}>"

@@ -7,7 +7,8 @@ activations are spelled here. Uses the host emitter's `value`, `scalar`, `fresh`
 
 from __future__ import annotations
 
-from xdsl.dialects.builtin import BFloat16Type, Float32Type, IntegerType, TensorType
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import BFloat16Type, FloatAttr, Float32Type, IntegerAttr, IntegerType, TensorType
 from xdsl.ir import Attribute, Operation
 
 from allotment.backend import triton_math
@@ -21,6 +22,29 @@ from allotment.dtypes import triton_dtype
 def compute_dtype(t: Attribute) -> str:
     """The type arithmetic on elements of type t happens in (f32 for 16-bit floats)."""
     return triton_dtype(compute_type(t))
+
+
+POW_FORMS: dict[float, str] = {
+    2.0: "{x} * {x}", 3.0: "{x} * {x} * {x}", -2.0: "1.0 / ({x} * {x})",
+    0.5: "tl.sqrt({x})", -0.5: "tl.rsqrt({x})", -1.0: "1.0 / {x}",
+}
+"""A float `fusion.pow` by one of these constant exponents, as torch's pow kernels compute it
+(ATen's `pow_tensor_scalar` on the CPU and on CUDA: products, sqrt, rsqrt, reciprocal) and as
+Inductor lowers it, not through the general `pow` (libdevice's, tens of instructions: GPT-2's
+`x ** 3` in its GELU made that kernel three times slower than Inductor's on an H200)."""
+
+
+def pow_by_constant(op: fusion.PowOp, x: str) -> str | None:
+    """The expression of `op` over its base `x` (in the compute type) where its exponent is an
+    `arith.constant` of `POW_FORMS`, else None."""
+    owner = op.operands[1].owner
+    if not isinstance(owner, arith.ConstantOp) or not isinstance(owner.value, FloatAttr | IntegerAttr):
+        return None
+    value = owner.value.value.data
+    form = POW_FORMS.get(float(value)) if not isinstance(value, bool) else None
+    if form is None:
+        return None
+    return form.format(x=x if x.isidentifier() else f"({x})")
 
 
 class ElementwiseEmission:
@@ -96,9 +120,14 @@ class ElementwiseEmission:
             elif isinstance(op, fusion.DivOp):
                 e = f"{a} / {b}" if is_float(rt) else f"{self.helper('_trunc_div')}({a}, {b})"
             elif isinstance(op, fusion.PowOp):
-                # a scalar (a Python literal for a constant) becomes a 1x1 tile: _pow needs tensors
-                a, b = (x if isinstance(t, TensorType) else f"tl.full([1, 1], {x}, {ct})" for x, t in zip(args, types))
-                e = f"{self.helper('_pow' if is_float(rt) else '_int_pow')}({a}, {b})"
+                special = pow_by_constant(op, a) if is_float(rt) and isinstance(types[0], TensorType) else None
+                if special is not None:
+                    e = special
+                else:
+                    # a scalar (a Python literal for a constant) becomes a 1x1 tile: _pow needs tensors
+                    a, b = (x if isinstance(t, TensorType) else f"tl.full([1, 1], {x}, {ct})"
+                            for x, t in zip(args, types))
+                    e = f"{self.helper('_pow' if is_float(rt) else '_int_pow')}({a}, {b})"
             elif isinstance(op, fusion.MaximumOp):
                 e = f"{self.helper('_max_nan')}({a}, {b})" if is_float(rt) else f"tl.maximum({a}, {b})"
             elif isinstance(op, fusion.MinimumOp):

@@ -61,7 +61,8 @@ def _pow(x, y):
     r = tl.exp2(y * tl.log2(tl.abs(x)))
     odd = (tl.floor(y) == y) & (tl.floor(y * 0.5) * 2.0 != y)
     r = tl.where((x < 0) & odd, -r, r)
-    r = tl.where((x < 0) & (tl.floor(y) != y), float("nan"), r)
+    # a negative finite base to a fractional power is NaN; -inf's is +inf or +0 (C's pow)
+    r = tl.where((x < 0) & (x != float("-inf")) & (tl.floor(y) != y), float("nan"), r)
     r = tl.where(y == 0, 1.0, r)
     return r
 '''
