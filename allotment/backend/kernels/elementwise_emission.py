@@ -8,7 +8,7 @@ activations are spelled here. Uses the host emitter's `value`, `scalar`, `fresh`
 from __future__ import annotations
 
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import BFloat16Type, FloatAttr, Float32Type, IntegerAttr, IntegerType, TensorType
+from xdsl.dialects.builtin import BFloat16Type, Float32Type, FloatAttr, IntegerAttr, IntegerType, TensorType
 from xdsl.ir import Attribute, Operation
 
 from allotment.backend import triton_math
