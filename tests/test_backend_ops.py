@@ -364,12 +364,12 @@ def test_pow_of_constant_exponents() -> None:
     check(text, torch.tensor([1.0, -2.0, 0.5, NAN, -INF]), torch.tensor([2, -3, 0, 5, -1]))
 
 
-@pytest.mark.parametrize("exponent", ["2.0", "3.0", "-2.0", "0.5", "-0.5", "-1.0", "3", "1.5"])
+@pytest.mark.parametrize("exponent", ["1.0", "2.0", "3.0", "-2.0", "0.5", "-0.5", "-1.0", "3", "1.5"])
 @pytest.mark.parametrize("ty", ["f32", "bf16"])
 def test_pow_by_a_constant_follows_torch(exponent: str, ty: str) -> None:
     """torch computes x ** 2, 3, -2, 0.5, -0.5 and -1 as products, sqrt, rsqrt and a
-    reciprocal; the generated kernel does the same (no general pow), and other exponents
-    keep the general pow. Compared with torch on the same inputs, signed zeros, infinities
+    reciprocal, and x ** 1 is x; the generated kernel does the same (no general pow), and
+    other exponents keep the general pow. Compared with torch on the same inputs, signed zeros, infinities
     and NaN included."""
     tt = f"tensor<?x{ty}>"
     scalar = "i64" if "." not in exponent else "f64"

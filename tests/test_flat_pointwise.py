@@ -126,3 +126,37 @@ def test_a_transposed_operand_keeps_square_tiles() -> None:
     x, y = randn(6, 70, seed=9), randn(70, 6, seed=10)
     (z,) = check(TRANSPOSED, x, y)
     torch.testing.assert_close(z, x.exp().T + y)
+
+
+@pytest.mark.parametrize("shape", ["?x?", "67x45"])
+def test_a_permuted_input_is_read_in_square_tiles(shape: str) -> None:
+    """x.T + z with x an input: the permute is a strided view on the host, and the kernel
+    learns that its operand is contiguous along the outer axis from the view's layout in the
+    IR (`strided<[1, ?]>`), not from index arithmetic: square tiles, as for a computed value's
+    permute (f32 x.T + z at 8192x8192 ran at 82% of copy on an H200 in 4 x 1024 tiles)."""
+    m, n = (int(e) if e != "?" else 0 for e in shape.split("x"))
+    t, tt = f"tensor<{shape}xf32>", f"tensor<{'x'.join(reversed(shape.split('x')))}xf32>"
+    text = f"""func.func @f(%x: {t}, %z: {tt}) -> {tt} {{
+  %t = fusion.permute %x [1, 0] : {t} -> {tt}
+  %y = fusion.add %t, %z : {tt}
+  func.return %y : {tt}
+}}
+"""
+    assert "rt.transpose_blocks(M, N)" in allotment.compile(text).generate("cpu")
+    x, z = randn(m or 67, n or 45, seed=11), randn(n or 45, m or 67, seed=12)
+    (y,) = check(text, x, z)
+    torch.testing.assert_close(y, x.T + z)
+
+
+def test_a_row_major_input_keeps_row_tiles() -> None:
+    t = "tensor<?x?xf32>"
+    text = f"func.func @f(%x: {t}, %z: {t}) -> {t} {{\n  %y = fusion.add %x, %z : {t}\n  func.return %y : {t}\n}}\n"
+    assert "rt.pointwise_blocks(M, N)" in allotment.compile(text).generate("cpu")
+
+
+@pytest.mark.parametrize(("m", "n", "blocks"), [
+    (8192, 8192, (64, 64, 8)), (5003, 3001, (64, 64, 8)), (2, 4096, (2, 1024, 8)), (32, 4096, (32, 128, 8)),
+    (3, 5, (4, 8, 4)), (100, 16, (64, 16, 4)),
+])
+def test_transpose_tiles_stay_full_when_the_outer_axis_is_short(m: int, n: int, blocks: tuple[int, int, int]) -> None:
+    assert host_runtime.transpose_blocks(m, n) == blocks

@@ -345,11 +345,15 @@ def transpose_blocks(m: int, n: int) -> tuple[int, int, int]:
     ALLOT_TRANSPOSE_BLOCKS says otherwise. Measured on an H200 (`benchmarks/block_sweep.sh`,
     `benchmarks/results/block_sweep_h200_2026-11-30_2136.txt`), x.T + z in bf16: 8192x8192
     at 95% of the copy bandwidth (the 4 x 1024 tiles of `pointwise_blocks` 60%), 5003x3001
-    36 us (48); [16, 2048, 2048] transposed in its last two dims 97% (61%)."""
+    36 us (48); [16, 2048, 2048] transposed in its last two dims 97% (61%). Where m is below
+    64 the tile is as tall as m and wider, up to 4096 elements (a [2, n] view of an [n, 2]
+    tensor: 2 x 1024, not 2 x 64 under 8 warps); 4 warps for tiles of 1024 or fewer."""
     if _TR is not None:
         bm, bn, warps = _TR
         return min(bm, _pow2(m)), min(bn, _pow2(n)), warps
-    return min(_pow2(m), 64), min(_pow2(n), 64), 8
+    bm = min(_pow2(m), 64)
+    bn = min(_pow2(n), max(64, min(1024, 4096 // bm)))
+    return bm, bn, 8 if bm * bn > 1024 else 4
 
 
 _TR = _env_blocks("TRANSPOSE")

@@ -25,13 +25,14 @@ def compute_dtype(t: Attribute) -> str:
 
 
 POW_FORMS: dict[float, str] = {
-    2.0: "{x} * {x}", 3.0: "{x} * {x} * {x}", -2.0: "1.0 / ({x} * {x})",
+    1.0: "{x}", 2.0: "{x} * {x}", 3.0: "{x} * {x} * {x}", -2.0: "1.0 / ({x} * {x})",
     0.5: "tl.sqrt({x})", -0.5: "tl.rsqrt({x})", -1.0: "1.0 / {x}",
 }
 """A float `fusion.pow` by one of these constant exponents, as torch's pow kernels compute it
 (ATen's `pow_tensor_scalar` on the CPU and on CUDA: products, sqrt, rsqrt, reciprocal) and as
 Inductor lowers it, not through the general `pow` (libdevice's, tens of instructions: GPT-2's
-`x ** 3` in its GELU made that kernel three times slower than Inductor's on an H200)."""
+`x ** 3` in its GELU made that kernel three times slower than Inductor's on an H200). `x ** 1`
+is x itself (C's pow, NaN included): the RMSNorm backward's `pow_backward` takes it."""
 
 
 def pow_by_constant(op: fusion.PowOp, x: str) -> str | None:

@@ -44,6 +44,8 @@ from xdsl.dialects.builtin import (
     FloatAttr,
     IntegerAttr,
     IntegerType,
+    MemRefType,
+    StridedLayoutAttr,
     TensorType,
 )
 from xdsl.ir import Attribute, Operation, SSAValue
@@ -97,6 +99,21 @@ class KernelArg:
     expr: str = ""  # "derived": a Python expression over the launcher's parameters (a pad width `in{i}`)
     value: SSAValue | None = None
     """"host_size": a size of the host program that it passes (an `alloc.extents` entry)."""
+
+
+def contiguous_dim(t: Attribute, rank: int) -> int | None:
+    """The dim of a kernel operand of type t (a memref of `rank` dims) along which its
+    elements are adjacent: the last one of a row-major buffer, else the one whose stride the
+    IR's strided layout gives as 1 (a permuted view: x.T of a row-major x is contiguous along
+    dim 0); None where no dim is known to be (a dynamic stride, a scalar)."""
+    if rank == 0 or not isinstance(t, MemRefType):
+        return None
+    layout = t.layout
+    if not isinstance(layout, StridedLayoutAttr):
+        return rank - 1
+    strides = layout.get_strides()
+    ones = [j for j, s in enumerate(strides) if s == 1]
+    return ones[-1] if ones else None
 
 
 @dataclass
@@ -367,7 +384,9 @@ class Emitter(ElementwiseEmission, PadCatEmission):
             offset = f"{offset} + tl.zeros({self.tile_shape(axes)}, tl.int32)"
         name = self.fresh("ld")
         self.line(f"{name} = tl.load(in{i}_ptr + ({offset})" + (f", mask={mask}, other=0)" if mask else ")"))
-        if m and m[-1] is not None and self.axes_of(m) == {"m", "n"} and self.axes_of((m[-1],)) == {"m"}:
+        inner = contiguous_dim(self.plan.kernel.ins[i].type, len(m))
+        if (inner is not None and m[inner] is not None and self.axes_of(m) == {"m", "n"}
+                and self.axes_of((m[inner],)) == {"m"}):
             self.transposed = True
         return name, axes
 
