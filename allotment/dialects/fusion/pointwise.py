@@ -605,9 +605,9 @@ class DivOp(BinaryOp):
 
 @irdl_op_definition
 class PowOp(BinaryOp):
-    """`lhs ** rhs`, elementwise, in the promoted type. Not defined on i1. A float base to a
-    constant exponent of 1, 2, 3, -2, 0.5, -0.5 or -1 is computed as torch's pow kernels
-    compute it: products, sqrt, rsqrt, a reciprocal."""
+    """`lhs ** rhs`, elementwise, in the promoted type. Not defined on i1. Generated Triton kernels
+    compute a float base to a constant exponent of 1, 2, 3, -2, 0.5, -0.5 or -1 as torch's
+    pow kernels do: products, sqrt, rsqrt, a reciprocal."""
 
     name = "fusion.pow"
     ALLOWS_BOOL: ClassVar[bool] = False
