@@ -41,8 +41,7 @@ def pow_by_constant(op: fusion.PowOp, x: str) -> str | None:
     owner = op.operands[1].owner
     if not isinstance(owner, arith.ConstantOp) or not isinstance(owner.value, FloatAttr | IntegerAttr):
         return None
-    value = owner.value.value.data
-    form = POW_FORMS.get(float(value)) if not isinstance(value, bool) else None
+    form = POW_FORMS.get(float(owner.value.value.data))
     if form is None:
         return None
     return form.format(x=x if x.isidentifier() else f"({x})")
