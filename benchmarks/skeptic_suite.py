@@ -731,12 +731,23 @@ def merge(files: Sequence[str], out: str | None, md: str | None, fill_plan: bool
     """One results file (and its Markdown) from several runs' (shards of one run); with
     `fill_plan`, every case of the whole matrix that no file has is a "not run" row (a shard
     that was killed before it wrote them)."""
-    rows: list[dict[str, Any]] = []
+    by_case: dict[tuple[str, str, str, str], dict[str, Any]] = {}
     metas = []
     for p in files:
         d = json.loads(Path(p).read_text())
         metas.append(d["meta"])
-        rows.extend(d["results"])
+        for r in d["results"]:
+            key = (r["fusion"], r["dtype"], r["size"], r["extents"])
+            old = by_case.get(key)
+            if old is None or old["status"] == "not run":
+                by_case[key] = r  # a later command of the same run fills a case the first left
+            elif r["status"] != "not run":
+                raise SystemExit(f"merge: {' '.join(key)} was measured in two files; one run times a case once")
+    commits = {m.get("commit") for m in metas}
+    if len(commits) > 1:
+        raise SystemExit(f"merge: the files come from different commits {sorted(map(str, commits))}; "
+                         "one results file is one commit")
+    rows = list(by_case.values())
     if fill_plan:
         have = {(r["fusion"], r["dtype"], r["size"], r["extents"]) for r in rows}
         for g in plan(list(FUSIONS), list(DTYPES)):
@@ -747,7 +758,7 @@ def merge(files: Sequence[str], out: str | None, md: str | None, fill_plan: bool
                                  "error": "missing from every result file (a shard stopped)"})
     meta = dict(metas[0])
     meta["merged_from"] = ", ".join(Path(p).name for p in files)
-    meta["partial"] = any(m.get("partial") for m in metas)
+    meta["partial"] = any(r["status"] == "not run" for r in rows)
     meta["elapsed_s"] = max(m.get("elapsed_s", 0) for m in metas)
     order = {n: i for i, n in enumerate(FUSIONS)}
     dorder = {d: i for i, (d, _) in enumerate(PHASES)}
