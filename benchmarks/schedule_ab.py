@@ -19,6 +19,12 @@ builds apart. Rules now:
   are the suite programs whose text the rule changes (`benchmarks/dump_programs.py` before
   and after: `benchmarks/results/kernel_diff_sched_2026-12-02.txt`), bf16 static at the odd
   size.
+- `flat_at_run_time`: `kernels/pointwise.flat_at_run_time(plan, allowed=False)` (old: a
+  pointwise kernel whose row length is `?` always runs in power-of-two tiles, rows of 96 in
+  128-wide ones; new: it also gets a flat function, launched where `host_runtime.flat_rows`
+  holds for the call's row length). Its cases are `?` ("fusion:size:?"): the rotary
+  embedding (head dim 96 at the odd size, 128 at the large, which the rule leaves in tiles)
+  and kv_cat (rows of 96), with bias_residual (rows of 1111: tiles) as a control.
 - `final_spread`: `host_runtime.inner_outer_final_blocks(n, programs, spread=False)` (old:
   the inner-outer second stage's column tile 64 wide, 18 programs for 1111 columns; new:
   narrowed to 16 while there are fewer than 132 programs). The launcher calls it at run
@@ -72,14 +78,14 @@ from suite_fusions import FUSIONS, check_outputs  # noqa: E402
 
 import allotment  # noqa: E402
 from allotment.backend import host_runtime, launch  # noqa: E402
-from allotment.backend.kernels import row_reduction  # noqa: E402
+from allotment.backend.kernels import pointwise, row_reduction  # noqa: E402
 
 
 @dataclass(frozen=True)
 class Rule:
     """A schedule rule under test: `module.attr` is the rule function as the code generator
     calls it; `old` is that function with its old parameter; `cases` ("fusion:size", bf16
-    static) are the suite programs the rule changes."""
+    static, or "fusion:size:?" with `?` extents) are the suite programs the rule changes."""
 
     module: ModuleType
     attr: str
@@ -97,6 +103,10 @@ RULES: dict[str, Rule] = {
         row_reduction, "row_tiles", functools.partial(host_runtime.row_tiles, split=False),
         ("residual_layernorm:odd", "layernorm_fwd:odd", "rmsnorm_fwd:odd", "add_rmsnorm:odd",
          "softmax_fwd:odd", "softmax_bwd:odd", "row_sum:odd", "amax_3d_dim2:odd"),
+    ),
+    "flat_at_run_time": Rule(
+        pointwise, "flat_at_run_time", functools.partial(pointwise.flat_at_run_time, allowed=False),
+        ("rotary:odd:?", "kv_cat:odd:?", "rotary:large:?", "bias_residual:odd:?"),
     ),
     "final_spread": Rule(
         host_runtime, "inner_outer_final_blocks", functools.partial(host_runtime.inner_outer_final_blocks, spread=False),
@@ -132,11 +142,13 @@ def case_extents(fusion: str, size: str, cpu: bool) -> dict[str, int]:
     return ext
 
 
-def build(rule: Rule, fusion: str, dtype: str, extents: dict[str, int], old: bool, target: str) -> Build:
-    """The case compiled (static extents) and its program generated for `target`, with the
-    old rule (`old`: under the function name `<fusion>_old_rule`) or the new."""
+def build(rule: Rule, fusion: str, dtype: str, extents: dict[str, int], old: bool, target: str,
+          dynamic: bool = False) -> Build:
+    """The case compiled (static extents, or `?` ones with `dynamic`) and its program
+    generated for `target`, with the old rule (`old`: under the function name
+    `<fusion>_old_rule`) or the new."""
     f = FUSIONS[fusion]
-    text = f.text(dtype, False, extents)
+    text = f.text(dtype, dynamic, extents)
     if old:
         text = text.replace(f"@{f.name}(", f"@{f.name}_old_rule(", 1)
     exe = allotment.compile(text)
@@ -175,11 +187,12 @@ def _fmt(s: dict[str, float] | None) -> str:
 def time_case(rule_name: str, case: str, args: argparse.Namespace) -> str:
     """One table row: the case's old and new builds checked, then timed in turn."""
     rule = RULES[rule_name]
-    fusion, size = case.split(":")
+    fusion, size, *dyn = case.split(":")
+    dynamic = dyn == ["?"]
     f = FUSIONS[fusion]
     dev = "cpu" if args.cpu_check else "cuda"
     extents = case_extents(fusion, size, args.cpu_check)
-    builds = {tag: build(rule, fusion, args.dtype, extents, tag == "old", dev) for tag in ("old", "new")}
+    builds = {tag: build(rule, fusion, args.dtype, extents, tag == "old", dev, dynamic) for tag in ("old", "new")}
     xs = f.make_inputs(extents, args.dtype, dev)
     differ = changed(builds, xs)
     want = f.torch_fn(*xs)
@@ -189,7 +202,8 @@ def time_case(rule_name: str, case: str, args: argparse.Namespace) -> str:
         if why is not None:
             bad[tag] = why
     shape = "x".join(str(v) for v in extents.values())
-    head = f"{rule_name:14s} {fusion:20s} {args.dtype} static {size:5s} {shape:14s} {'yes' if differ else 'no ':3s}"
+    head = (f"{rule_name:14s} {fusion:20s} {args.dtype} {'?     ' if dynamic else 'static'} {size:5s} {shape:14s} "
+            f"{'yes' if differ else 'no ':3s}")
     if bad:
         return f"{head} WRONG: " + "; ".join(f"{k}: {v}" for k, v in bad.items())
     per_call = sum(t.numel() * t.element_size() for t in (*xs, *want))

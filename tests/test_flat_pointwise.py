@@ -4,9 +4,10 @@ pointwise kernel over rows of a static length that power-of-two tiles would leav
 
 Checked against the reference evaluator (Triton's interpreter on CPU tensors) and torch:
 a rotary embedding with head dim 96 (slices, neg, cat), row and column broadcasts, a 3-D
-domain, a domain that is not a multiple of the block; and where it does not apply: a `?`
-row length, a power-of-two row, rows that 128-wide tiles fill well, a transposed operand
-(square tiles instead).
+domain, a domain that is not a multiple of the block; and where it does not apply: a
+power-of-two row, rows that 128-wide tiles fill well, a transposed operand
+(square tiles instead); and a `?` row length, whose kernel gets a flat function too and
+launches it where the call's row length says so.
 """
 
 from __future__ import annotations
@@ -96,10 +97,10 @@ def test_row_and_column_broadcasts() -> None:
 
 
 @pytest.mark.parametrize(("shape", "is_flat"),
-                         [("5x?", False), ("9x8", False), ("3x600", False), ("9x5", True), ("?x5", True)])
+                         [("9x8", False), ("3x600", False), ("9x5", True), ("?x5", True)])
 def test_where_it_applies(shape: str, is_flat: bool) -> None:
-    """A `?` row, a power-of-two row and rows of 600 (five 128-wide tiles use 94% of their
-    lanes) keep their tiles; rows of 5, static, go flat whatever the number of rows."""
+    """A power-of-two row and rows of 600 (five 128-wide tiles use 94% of their lanes) keep
+    their tiles; rows of 5, static, go flat whatever the number of rows."""
     t = f"tensor<{shape}xf32>"
     text = f"func.func @f(%x: {t}, %y: {t}) -> {t} {{\n  %z = fusion.mul %x, %y : {t}\n  func.return %z : {t}\n}}\n"
     assert flat(text) == is_flat
@@ -107,6 +108,56 @@ def test_where_it_applies(shape: str, is_flat: bool) -> None:
     x, y = randn(rows, cols, seed=7), randn(rows, cols, seed=8)
     (z,) = check(text, x, y)
     torch.testing.assert_close(z, x * y)
+
+
+@pytest.mark.parametrize(("cols", "is_flat"), [(5, True), (96, True), (4, False), (600, False)])
+def test_a_row_of_unknown_length_is_flat_where_its_length_says_so(cols: int, is_flat: bool) -> None:
+    """A `?` row: the kernel gets both functions (`flat_at_run_time`) and each call launches
+    the one that the static rule would have chosen for its row length."""
+    t = "tensor<3x?xf32>"
+    text = f"func.func @f(%x: {t}, %y: {t}) -> {t} {{\n  %z = fusion.mul %x, %y : {t}\n  func.return %z : {t}\n}}\n"
+    source = allotment.compile(text).generate("cpu")
+    assert "rt.flat_rows(N)" in source and "rt.pointwise_blocks(M, N)" in source
+    x, y = randn(3, cols, seed=7), randn(3, cols, seed=8)
+    (z,) = check(text, x, y)
+    torch.testing.assert_close(z, x * y)
+    (grid, bm, bn), = grids(text, x, y)
+    assert (bm == 1 and grid == (-(-(3 * cols) // bn),)) == is_flat
+
+
+ROTARY_DYNAMIC = """func.func @rotary(%x: tensor<?x?x?xf32>, %cos: tensor<?x?xf32>, %sin: tensor<?x?xf32>) -> tensor<?x?x?xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %B = tensor.dim %x, %c0 : tensor<?x?x?xf32>
+  %S = tensor.dim %x, %c1 : tensor<?x?x?xf32>
+  %D = tensor.dim %x, %c2 : tensor<?x?x?xf32>
+  %D2 = arith.divui %D, %c2 : index
+  %x1 = fusion.slice %x [0, 0, 0] to [%B, %S, %D2] step [1, 1, 1] : tensor<?x?x?xf32> -> tensor<?x?x?xf32>
+  %x2 = fusion.slice %x [0, 0, %D2] to [%B, %S, %D] step [1, 1, 1] : tensor<?x?x?xf32> -> tensor<?x?x?xf32>
+  %n2 = fusion.neg %x2 : tensor<?x?x?xf32>
+  %r = fusion.cat %n2, %x1 dim 2 : tensor<?x?x?xf32>, tensor<?x?x?xf32> -> tensor<?x?x?xf32>
+  %cb = fusion.broadcast_in_dim %cos [1, %S, %D] dims [1, 2] : tensor<?x?xf32> -> tensor<1x?x?xf32>
+  %sb = fusion.broadcast_in_dim %sin [1, %S, %D] dims [1, 2] : tensor<?x?xf32> -> tensor<1x?x?xf32>
+  %a = fusion.mul %x, %cb : tensor<?x?x?xf32>, tensor<1x?x?xf32> -> tensor<?x?x?xf32>
+  %c = fusion.mul %r, %sb : tensor<?x?x?xf32>, tensor<1x?x?xf32> -> tensor<?x?x?xf32>
+  %y = fusion.add %a, %c : tensor<?x?x?xf32>
+  func.return %y : tensor<?x?x?xf32>
+}
+"""
+
+
+@pytest.mark.parametrize(("b", "s", "d"), [(2, 5, 6), (3, 2, 8)])
+def test_rotary_of_unknown_sizes(b: int, s: int, d: int) -> None:
+    """The rotary embedding with every extent `?` (slices, neg, cat at run-time offsets):
+    flat for a head dim of 6, tiles for 8, both against torch."""
+    text = ROTARY_DYNAMIC
+    x, cos, sin = randn(b, s, d, seed=1), randn(s, d, seed=2), randn(s, d, seed=3)
+    (y,) = check(text, x, cos, sin)
+    rot = torch.cat([-x[..., d // 2:], x[..., : d // 2]], dim=-1)
+    torch.testing.assert_close(y, x * cos + rot * sin)
+    (grid, bm, bn), = grids(text, x, cos, sin)
+    assert (bm == 1) == host_runtime.flat_rows(d)
 
 
 TRANSPOSED = """func.func @f(%x: tensor<6x70xf32>, %y: tensor<70x6xf32>) -> tensor<70x6xf32> {

@@ -312,6 +312,7 @@ def pointwise_blocks(m: int, n: int) -> tuple[int, int, int]:
     return bm, bn, 4 if bm * bn <= 1024 else 8
 
 
+@functools.lru_cache(maxsize=4096)
 def flat_rows(n: int) -> bool:
     """Whether a pointwise kernel over rows of a static `n` elements indexes its domain
     flat (one linear index a lane, row and column by division: `kernels/pointwise`'s flat

@@ -122,6 +122,9 @@ def generate_kernel(plan: KernelPlan, target: str, functions: dict[str, str]) ->
     emitter = kind_of(plan.kernel).emitter
     derived: dict[str | SSAValue, str] = {}
     bodies = {variant: emitter.build(plan, variant, target, derived) for variant in wanted}
+    if "flat" in bodies and bodies["pointwise"].transposed:  # square tiles, never flat
+        del bodies["flat"]
+        functions = {v: name for v, name in functions.items() if v in bodies}
     kernel = plan.kernel
     block = kernel.body.block
     args: list[KernelArg] = []
@@ -158,7 +161,7 @@ def generate_kernel(plan: KernelPlan, target: str, functions: dict[str, str]) ->
             + "\n"
         )
     transposed = plan.kind == "pointwise" and any(e.transposed for e in bodies.values())
-    flat = any(e.flat for e in bodies.values())
+    flat = any(e.flat for v, e in bodies.items() if v != "flat")  # flat whatever the row (a static one)
     row_split = next((e.row_split for e in bodies.values() if e.row_split is not None), None)
     return GeneratedKernel(plan, functions, helpers + "\n\n".join(parts), args, transposed, flat, set(requested),
                            row_split)

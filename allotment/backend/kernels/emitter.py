@@ -168,7 +168,7 @@ class Emitter(ElementwiseEmission, PadCatEmission):
         outer axis m: the launcher then picks square tiles (`host_runtime.transpose_blocks`)."""
         self.exp_terms = softmax_terms(plan.reductions)
         """exp ops that only feed their online-softmax sum (`row_passes.softmax_terms`)."""
-        self.flat = flat and variant == "pointwise"
+        self.flat = flat and variant in ("pointwise", "flat")
         """Flat indexing (`pointwise.PointwiseEmitter.emit_flat_indices`): asked for where
         `pointwise.flat_pointwise` says so."""
         self.block_n = "BLOCK_N"

@@ -1,6 +1,8 @@
 """Pointwise kernels: one tile per program, rows x columns over the last dim, or flat
 indexing (`flat_pointwise`: one program per BLOCK_N linear indices of the domain); a
-scatter kernel stores at computed addresses (`gather_scatter.emit_scatter`).
+kernel whose row length is `?` gets both functions and its launcher picks one by the
+row length of the call (`flat_at_run_time`); a scatter kernel stores at computed
+addresses (`gather_scatter.emit_scatter`).
 """
 
 from __future__ import annotations
@@ -18,8 +20,10 @@ class PointwiseEmitter(Emitter):
     def build(cls, plan: KernelPlan, variant: str, target: str, derived: dict[str, str]) -> Emitter:
         """Flat indexing where `flat_pointwise` says so; a kernel that turns out to read an
         operand along its outer axis is emitted in square tiles after all."""
-        e = cls(plan, variant, target, derived, flat=flat_pointwise(plan))
+        e = cls(plan, variant, target, derived, flat=variant == "flat" or flat_pointwise(plan))
         e.emit()
+        if variant == "flat":  # `flat_at_run_time`'s second function (dropped if transposed)
+            return e
         if e.flat and e.transposed:
             e = cls(plan, variant, target, derived)
             e.emit()
@@ -41,9 +45,10 @@ class PointwiseEmitter(Emitter):
     def emit_flat_indices(self) -> None:
         """A flat pointwise kernel's indices (`flat_pointwise`): lane k of program p holds the
         linear index p * BLOCK_N + k of the [M, N] domain; its row rm and column rn come by
-        division by the static N, and every index and mask is a [1, BLOCK_N] tile (BLOCK_M
-        is 1), so no lane idles but past the domain's end."""
-        n = static_inner(self.plan)
+        division by N (static, or the launcher's N for `flat_at_run_time`'s function), and
+        every index and mask is a [1, BLOCK_N] tile (BLOCK_M is 1), so no lane idles but
+        past the domain's end."""
+        n = static_inner(self.plan) or "N"
         self.line("lin = pid * BLOCK_N + tl.arange(0, BLOCK_N)")
         self.line("if USE_I64:")
         self.line("    lin = lin.to(tl.int64)")
@@ -78,20 +83,39 @@ def flat_pointwise(plan: KernelPlan) -> bool:
     return n is not None and flat_rows(n)
 
 
+def flat_at_run_time(plan: KernelPlan, allowed: bool = True) -> bool:
+    """Whether a pointwise kernel gets a flat function besides its tiled one, which its
+    launcher runs where `host_runtime.flat_rows(N)` holds for the call's row length N:
+    `flat_pointwise`'s rule, decided at run time, for a kernel whose inner extent is `?`
+    (rows of 96 under a `?` head dim run flat as they do when it is static). The flat
+    function is dropped where the tiled one reads an operand along the outer axis (square
+    tiles then, as for a static row). `allowed=False` is the rule before it
+    (`benchmarks/schedule_ab.py`: tiles only)."""
+    if not allowed or plan.kind != "pointwise" or not plan.inner:
+        return False
+    return gather_scatter.scatter_op(plan.kernel) is None and static_inner(plan) is None
+
+
 def launch_lines(gen: GeneratedKernel, args: str, in_size: InSize) -> list[str]:
     """The launcher's lines after M, N and use_i64: one launch over the domain's tiles, or
-    over its BLOCK_N linear indices when flat."""
+    over its BLOCK_N linear indices when flat (decided here for a static row, by
+    `rt.flat_rows(N)` for a `?` one with `flat_at_run_time`'s function)."""
     fn = gen.functions["pointwise"]
     lines = ["    if M * N == 0:", "        return"]
     if gen.flat:  # one program per BLOCK_N linear indices (`flat_pointwise`)
         lines.append("    bm, bn, warps = rt.flat_blocks(M, N)")
         lines.append(f"    rt.launch({fn}, (-(-(M * N) // bn),), ({args}), bm, bn, use_i64, warps)")
-    else:
-        lines.append(f"    bm, bn, warps = rt.{'transpose' if gen.transposed else 'pointwise'}_blocks(M, N)")
-        lines.append(f"    rt.launch({fn}, (-(-M // bm) * -(-N // bn),), ({args}), bm, bn, use_i64, warps)")
+        return lines
+    if "flat" in gen.functions:  # `flat_at_run_time`
+        lines.append("    if rt.flat_rows(N):")
+        lines.append("        bm, bn, warps = rt.flat_blocks(M, N)")
+        lines.append(f"        rt.launch({gen.functions['flat']}, (-(-(M * N) // bn),), ({args}), bm, bn, use_i64, warps)")
+        lines.append("        return")
+    lines.append(f"    bm, bn, warps = rt.{'transpose' if gen.transposed else 'pointwise'}_blocks(M, N)")
+    lines.append(f"    rt.launch({fn}, (-(-M // bm) * -(-N // bn),), ({args}), bm, bn, use_i64, warps)")
     return lines
 
 
 def variants(plan: KernelPlan) -> list[str]:
-    """One function: `pointwise`."""
-    return ["pointwise"]
+    """`pointwise`, and `flat` where `flat_at_run_time` says so."""
+    return ["pointwise", "flat"] if flat_at_run_time(plan) else ["pointwise"]
