@@ -33,7 +33,8 @@ builds apart. Rules now:
   bf16 static, odd and large.
 
 Per case: both builds' outputs are checked against the suite's torch function (and must
-match it, else the case says so and is not timed), then both are timed kernel-only as the
+match it, else the case says so and is not timed; a case whose two builds are the same
+program with the same launches is not timed either), then both are timed kernel-only as the
 skeptic suite times every side (`kernel_timing`: a CUDA graph of many calls rotating over
 input sets that together are at least 3x the L2 cache, replayed and timed with CUDA
 events), `--repeats` samples each (default 5), old and new in turn; the table gives min,
@@ -206,6 +207,8 @@ def time_case(rule_name: str, case: str, args: argparse.Namespace) -> str:
             f"{'yes' if differ else 'no ':3s}")
     if bad:
         return f"{head} WRONG: " + "; ".join(f"{k}: {v}" for k, v in bad.items())
+    if not differ:  # one program twice: a time would read as the rule's effect
+        return f"{head} not timed: the rule does not change this case's program or launches"
     per_call = sum(t.numel() * t.element_size() for t in (*xs, *want))
     n_sets = kt.input_sets_needed(per_call, kt.l2_bytes()) if dev == "cuda" else 1
     sets = [xs] + [f.make_inputs(extents, args.dtype, dev, seed=i) for i in range(1, n_sets)]

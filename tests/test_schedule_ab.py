@@ -49,3 +49,12 @@ def test_a_rule_of_the_host_runtime_changes_the_launches_of_the_old_build_only()
     assert finals == {"old": [64], "new": [16]}
     assert schedule_ab.changed(builds, xs)
     assert host_runtime.inner_outer_final_blocks(1111, 264)[1] == 16
+
+
+def test_a_case_the_rule_does_not_change_is_not_timed(capsys: pytest.CaptureFixture[str]) -> None:
+    """Rows of 4096 fill one power-of-two tile: `two_tile_rows` leaves them alone, and the
+    A/B says so instead of timing one program twice."""
+    rc = schedule_ab.main(["--cpu-check", "--rules", "two_tile_rows", "--cases", "row_sum:large", "--repeats", "2"])
+    out = capsys.readouterr().out
+    (row,) = [line for line in out.splitlines() if line.startswith("two_tile_rows")]
+    assert rc == 0 and " no " in row and "not timed" in row, row
