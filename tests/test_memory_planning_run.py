@@ -247,7 +247,7 @@ def test_an_output_overwriting_an_input_is_stored_after_every_load() -> None:
     assert out_p.data_ptr() == p.data_ptr()
     torch.testing.assert_close(p, g * 3)
     torch.testing.assert_close(r, p0 + g + 1)
-    assert allotment.compile(OVERWRITE_FIRST).source("cpu").count("@triton.jit\ndef k") == 1  # one kernel
+    assert allotment.compile(OVERWRITE_FIRST).source("cpu").count("\ndef launch_k") == 1  # one kernel (its tiled and flat functions)
 
 
 ROTARY = """
@@ -271,4 +271,4 @@ def test_rotary_cat_of_a_computed_half_and_an_argument_slice() -> None:
     plan = allotment.memory_plan(ROTARY, {})
     # one kernel (the slices, neg and cat are index arithmetic in it): only the output is allocated
     assert plan.planned_peak == plan.without_reuse == 3 * 6 * 8 * 4
-    assert allotment.compile(ROTARY).source("cpu").count("@triton.jit\ndef k") == 1
+    assert allotment.compile(ROTARY).source("cpu").count("\ndef launch_k") == 1
