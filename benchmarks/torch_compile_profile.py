@@ -8,12 +8,15 @@ peak memory, the first-call time, then the kernels by self device time per step 
 operators by self CPU time per step (`key_averages`). Read with care: the self device time of
 `CompiledFunction`/`CompiledFunctionBackward` (Allotment) is its own Triton kernels, launched
 without an ATen operator around them, and Inductor's Triton kernels are listed twice (the
-kernel and the launching event). `--cpu-smoke` checks the code path on the CPU at tiny sizes.
+kernel and the launching event); the category totals before them count the GPU's kernel
+activities only (generated, matmul, attention/cuDNN, fill/copy/memset, other ATen), the figure to
+compare between backends. `--cpu-smoke` checks the code path on the CPU at tiny sizes.
 """
 
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 import time
 from pathlib import Path
@@ -33,6 +36,33 @@ def self_device_us(e: Any) -> float:
         if hasattr(e, a):
             return float(getattr(e, a))
     return 0.0
+
+
+CATEGORIES = (
+    ("generated", re.compile(r"^(k\d+_|triton_)")),
+    ("matmul", re.compile(r"nvjet|gemm|cutlass|xmma|cublas", re.I)),
+    ("attention/cuDNN", re.compile(r"sdpa|flash|fmha|attention|cudnn", re.I)),
+    ("fill/copy/memset", re.compile(r"Memset|Memcpy|Fill|copy", re.I)),
+)
+"""Kernel categories by name, first match wins (Allotment's kernels are `k<N>_<kind>_`,
+Inductor's `triton_...`); anything else is "other ATen"."""
+
+
+def category_totals(prof: Any, steps: int) -> dict[str, tuple[float, float]]:
+    """(ms a step, kernels a step) of each category, over the GPU's kernel activities only
+    (not the operators that launch them, so nothing is counted twice)."""
+    totals: dict[str, list[float]] = {}
+    for e in prof.events():
+        if getattr(e, "device_type", None) != torch.autograd.DeviceType.CUDA:
+            continue
+        us = self_device_us(e)
+        if us <= 0:
+            continue
+        cat = next((c for c, rx in CATEGORIES if rx.search(e.name)), "other ATen")
+        t = totals.setdefault(cat, [0.0, 0.0])
+        t[0] += us
+        t[1] += 1
+    return {c: (us / steps / 1e3, n / steps) for c, (us, n) in sorted(totals.items(), key=lambda kv: -kv[1][0])}
 
 
 def profile_one(name: str, mode: str, backend: str, cuda: bool, steps: int, top: int) -> None:
@@ -73,6 +103,11 @@ def profile_one(name: str, mode: str, backend: str, cuda: bool, steps: int, top:
     kernels = sorted(((self_device_us(e), e.count, e.key) for e in averages if self_device_us(e) > 0), reverse=True)
     host = sorted(((e.self_cpu_time_total, e.count, e.key) for e in averages), reverse=True)
     print(f"\n=== {name} {mode} {backend}: {ms:.2f} ms/step (events), peak {peak:.0f} MiB, first call {first:.1f} s")
+    totals = category_totals(prof, steps)
+    print("-- device time by kernel category (ms/step, kernels/step)")
+    for cat, (ms_step, n) in totals.items():
+        print(f"{ms_step:8.3f} {n:6.1f}  {cat}")
+    print(f"{sum(v[0] for v in totals.values()):8.3f} {sum(v[1] for v in totals.values()):6.1f}  all kernels")
     print("-- top device time (ms/step, calls/step, name)")
     for us, n, key in kernels[:top]:
         print(f"{us / steps / 1e3:8.3f} {n / steps:6.1f}  {key[:150]}")
