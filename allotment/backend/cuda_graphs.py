@@ -247,8 +247,7 @@ class GraphedProgram:
             slot.static.update(aliased)
             keep -= aliased
             del replay, outputs, args
-        read = {_storage_address(args[i]) for i in keep}
-        owned = tuple(a for a in {_storage_address(o) for o in outputs} if a not in read)
+        owned = tuple({_storage_address(o) for o in outputs})  # none is a caller's tensor (the loop)
         with _OWNED_LOCK:
             for a in owned:
                 _GRAPH_OWNED[a] = _GRAPH_OWNED.get(a, 0) + 1

@@ -41,8 +41,8 @@ def compile(
     (cloned: the caller's IR is never modified); `function` picks a function of a module
     (default: the first); `device` pins where it runs ("cpu", "cuda", "cuda:N"; default:
     where the inputs are). `cuda_graphs=True`: CUDA calls capture one CUDA graph per input
-    signature and replay it (outputs are reused by the next call with the same signature:
-    see `backend/cuda_graphs.py`). `planning=False`: alloc-plan keeps program order, reuses
+    signature and replay it (outputs are the graph's buffers, reused by the next call with
+    the same signature unless one is still held: see `backend/cuda_graphs.py`). `planning=False`: alloc-plan keeps program order, reuses
     no buffer and packs no arena (each buffer is still freed after its last use). Raises ArgumentError for arguments of the wrong type or value,
     ParseError/VerifyError for bad IR, CompileError for a fusion that cannot run.
     """

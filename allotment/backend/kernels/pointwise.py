@@ -48,7 +48,8 @@ class PointwiseEmitter(Emitter):
         division by N (static, or the launcher's N for `flat_at_run_time`'s function), and
         every index and mask is a [1, BLOCK_N] tile (BLOCK_M is 1), so no lane idles but
         past the domain's end."""
-        n = static_inner(self.plan) or "N"
+        static = static_inner(self.plan)
+        n = "N" if static is None else static
         self.line("lin = pid * BLOCK_N + tl.arange(0, BLOCK_N)")
         self.line("if USE_I64:")
         self.line("    lin = lin.to(tl.int64)")
