@@ -3,7 +3,7 @@ dw and db as column sums) on the GPU, at the suite's sizes and at the models' (r
 1024 and 768), with torch.compile (static) timed beside it in the same process.
 
     python3 benchmarks/inner_outer_sweep.py [--shapes 8192x1024,12345x1111] [--programs 132,264,528]
-        [--blocks default,1x1x4,2x1x8] [--fusions layernorm_bwd,rmsnorm_bwd] [--dtype bf16]
+        [--blocks default,1x1x4,2x1x8] [--configs 264:default,528:1x1x4] [--fusions ...] [--dtype bf16]
 
 The knobs: the number of row programs (`analysis/inner_outer.INNER_OUTER_PROGRAMS`, baked into
 the IR as `%programs`, so each value is its own compile) and the row kernel's blocks
@@ -56,7 +56,7 @@ class Config:
         inner_outer.INNER_OUTER_PROGRAMS = programs
         try:
             text = FUSIONS[fusion].text(dtype, False, extents)
-            tag = f"_p{programs}"
+            tag = f"_p{programs}_" + spec.replace("x", "_")  # a program of its own: replays are per program
             self.exe = allotment.compile(text.replace(f"@{fusion}(", f"@{fusion}{tag}(", 1))
             self.exe.program(dev)
         finally:
@@ -86,14 +86,15 @@ def sweep_case(fusion: str, shape: str, args: argparse.Namespace) -> list[str]:
     n_sets = kt.input_sets_needed(per_call, kt.l2_bytes()) if dev == "cuda" else 1
     sets = [xs] + [f.make_inputs(extents, args.dtype, dev, seed=i) for i in range(1, n_sets)]
     lines, sides = [], []
-    for p in args.programs.split(","):
-        for spec in args.blocks.split(","):
-            cfg = Config(fusion, args.dtype, extents, int(p), spec, dev)
-            why = check_outputs(cfg(*xs), want, args.dtype)
-            if why is not None:
-                lines.append(f"{fusion:14s} {shape:11s} {cfg.name:14s} WRONG: {why}")
-                continue
-            sides.append(kt.Side(cfg.name, lambda s, c=cfg: c(*s)))
+    pairs = ([tuple(c.split(":")) for c in args.configs.split(",")] if args.configs else
+             [(p, spec) for p in args.programs.split(",") for spec in args.blocks.split(",")])
+    for p, spec in pairs:
+        cfg = Config(fusion, args.dtype, extents, int(p), spec, dev)
+        why = check_outputs(cfg(*xs), want, args.dtype)
+        if why is not None:
+            lines.append(f"{fusion:14s} {shape:11s} {cfg.name:14s} WRONG: {why}")
+            continue
+        sides.append(kt.Side(cfg.name, lambda s, c=cfg: c(*s)))
     if not args.cpu_check:
         compiled = torch.compile(f.torch_fn, dynamic=False)
         sides.append(kt.Side("compile", lambda s: compiled(*s)))
@@ -121,6 +122,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--shapes", default="8192x1024,12345x1111,16384x4096,4096x768")
     p.add_argument("--programs", default="132,264,528")
     p.add_argument("--blocks", default="default,1x1x4,2x1x4,2x1x8,4x1x8")
+    p.add_argument("--configs", default="", help="PROGRAMS:BLOCKS pairs (instead of --programs x --blocks)")
     p.add_argument("--dtype", default="bf16")
     p.add_argument("--repeats", type=int, default=5)
     p.add_argument("--cpu-check", action="store_true")
