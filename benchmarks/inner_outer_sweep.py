@@ -5,8 +5,8 @@ dw and db as column sums) on the GPU, at the suite's sizes and at the models' (r
     python3 benchmarks/inner_outer_sweep.py [--shapes 8192x1024,12345x1111] [--programs 132,264,528]
         [--blocks default,1x1x4,2x1x8] [--configs 264:default,528:1x1x4] [--fusions ...] [--dtype bf16]
 
-The knobs: the number of row programs (`analysis/inner_outer.INNER_OUTER_PROGRAMS`, baked into
-the IR as `%programs`, so each value is its own compile) and the row kernel's blocks
+The knobs: the number of row programs (`analysis/inner_outer.INNER_OUTER_PROGRAMS` and `SHORT_PROGRAMS`,
+baked into the IR as `%programs`, so each value is its own compile; `auto` is the rule's) and the row kernel's blocks
 (`host_runtime.inner_outer_blocks`, read at launch: `BMxBNxWARPS`, where BN 1 means the
 row's power of two; `default` is the heuristic). Every configuration's outputs are checked
 against the suite's torch function before it is timed. Timing is `kernel_timing`'s
@@ -49,18 +49,19 @@ def blocks(spec: str) -> tuple[int, int, int] | None:
 class Config:
     """One (programs, blocks) configuration of one fusion and shape, compiled."""
 
-    def __init__(self, fusion: str, dtype: str, extents: dict[str, int], programs: int, spec: str, dev: str) -> None:
+    def __init__(self, fusion: str, dtype: str, extents: dict[str, int], programs: str, spec: str, dev: str) -> None:
         self.name = f"P{programs} {spec}"
         self.blocks = blocks(spec)
-        old = inner_outer.INNER_OUTER_PROGRAMS
-        inner_outer.INNER_OUTER_PROGRAMS = programs
+        old = inner_outer.INNER_OUTER_PROGRAMS, inner_outer.SHORT_PROGRAMS
+        if programs != "auto":  # `auto`: the rule's own count (`inner_outer.most_programs`)
+            inner_outer.INNER_OUTER_PROGRAMS = inner_outer.SHORT_PROGRAMS = int(programs)
         try:
             text = FUSIONS[fusion].text(dtype, False, extents)
             tag = f"_p{programs}_" + spec.replace("x", "_")  # a program of its own: replays are per program
             self.exe = allotment.compile(text.replace(f"@{fusion}(", f"@{fusion}{tag}(", 1))
             self.exe.program(dev)
         finally:
-            inner_outer.INNER_OUTER_PROGRAMS = old
+            inner_outer.INNER_OUTER_PROGRAMS, inner_outer.SHORT_PROGRAMS = old
 
     def __call__(self, *xs: Any) -> Any:
         old = host_runtime._IO
@@ -89,7 +90,7 @@ def sweep_case(fusion: str, shape: str, args: argparse.Namespace) -> list[str]:
     pairs = ([tuple(c.split(":")) for c in args.configs.split(",")] if args.configs else
              [(p, spec) for p in args.programs.split(",") for spec in args.blocks.split(",")])
     for p, spec in pairs:
-        cfg = Config(fusion, args.dtype, extents, int(p), spec, dev)
+        cfg = Config(fusion, args.dtype, extents, p, spec, dev)
         why = check_outputs(cfg(*xs), want, args.dtype)
         if why is not None:
             lines.append(f"{fusion:14s} {shape:11s} {cfg.name:14s} WRONG: {why}")

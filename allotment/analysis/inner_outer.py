@@ -44,14 +44,30 @@ SMS = 132
 """Streaming multiprocessors of an H200."""
 
 PROGRAMS_PER_SM = 2
-"""Persistent row programs per SM. A program holds its row tile (a row of 4096 f32 is 16
-KiB: 32 registers per thread for each of dy and x at 8 warps, more for the values computed
-from them) plus one [BLOCK_N] f32 accumulator per column reduction; two such CTAs of 8 warps
-fit an SM's 64K registers at up to 128 registers per thread, which the H200 runs at full
-bandwidth. `ALLOT_INNER_OUTER_PROGRAMS` overrides the total (for sweeps)."""
+"""Persistent row programs per SM for rows longer than SHORT_ROW (or of a `?` length). A
+program holds its row tile (a row of 4096 f32 is 16 KiB: 32 registers per thread for each of
+dy and x at 8 warps, more for the values computed from them) plus one [BLOCK_N] f32
+accumulator per column reduction; two such CTAs fit an SM's 64K registers at up to 128
+registers per thread, which the H200 runs at full bandwidth."""
+
+SHORT_ROW = 1024
+"""Rows of at most this many elements (static) get SHORT_PROGRAMS_PER_SM programs an SM,
+each a tile of 2048 elements on 4 warps (`host_runtime.inner_outer_blocks`)."""
+
+SHORT_PROGRAMS_PER_SM = 4
+"""Programs an SM for short rows. Measured on an H200 (`benchmarks/inner_outer_sweep.py`,
+`benchmarks/results/inner_outer_sweep_h200_2026-12-03_1800.txt`), bf16: LayerNorm backward
+over 8192 x 1024 59.5 us with 264 programs of 4 rows on 8 warps (137 registers a thread, so
+one program an SM: two waves), 24.8 with 512 of 2 rows on 4 warps, against torch.compile's
+45.5; over 8192 x 768 58.2 and 22.1 (42.5); RMSNorm backward 36.9 and 20.1 (32.0), 35.4
+and 17.1 (28.8). The same tile on 2 programs an SM was not measured, nor at a `?` length."""
 
 INNER_OUTER_PROGRAMS = int(os.environ.get("ALLOT_INNER_OUTER_PROGRAMS", str(SMS * PROGRAMS_PER_SM)))
-"""The most programs (partials rows) an inner-outer kernel launches."""
+"""The most programs (partials rows) an inner-outer kernel over long rows launches.
+`ALLOT_INNER_OUTER_PROGRAMS` overrides it, and SHORT_PROGRAMS too (for sweeps)."""
+
+SHORT_PROGRAMS = int(os.environ.get("ALLOT_INNER_OUTER_PROGRAMS", str(SMS * SHORT_PROGRAMS_PER_SM)))
+"""The most programs an inner-outer kernel over static rows of at most SHORT_ROW launches."""
 
 ROWS_PER_PROGRAM_MIN = 16
 """At least this many rows per program: each program writes (and the second kernel reads) N
@@ -63,10 +79,18 @@ COLUMN_REDUCTIONS = (fusion.SumOp, fusion.MeanOp)
 _FLOATS = (Float16Type, BFloat16Type, Float32Type, Float64Type)
 
 
-def program_count(rows: Extent) -> Extent:
-    """`%programs`: max(1, min(ceildiv(rows, ROWS_PER_PROGRAM_MIN), INNER_OUTER_PROGRAMS))."""
+def most_programs(row: Extent | None = None) -> int:
+    """The cap on `%programs` for rows of extent `row`: SHORT_PROGRAMS for a static row of at
+    most SHORT_ROW elements, else INNER_OUTER_PROGRAMS."""
+    if isinstance(row, Const) and row.value <= SHORT_ROW:
+        return SHORT_PROGRAMS
+    return INNER_OUTER_PROGRAMS
+
+
+def program_count(rows: Extent, row: Extent | None = None) -> Extent:
+    """`%programs`: max(1, min(ceildiv(rows, ROWS_PER_PROGRAM_MIN), most_programs(row)))."""
     by_rows = sym.ceildiv(rows, Const(ROWS_PER_PROGRAM_MIN))
-    return sym.maximum(sym.minimum(by_rows, Const(INNER_OUTER_PROGRAMS)), Const(1))
+    return sym.maximum(sym.minimum(by_rows, Const(most_programs(row))), Const(1))
 
 
 def accumulation_bytes(t: Attribute) -> int:

@@ -577,18 +577,29 @@ _IO_FINAL = _env_blocks("INNER_OUTER_FINAL")
 @functools.lru_cache(maxsize=4096)
 def inner_outer_blocks(m: int, n: int) -> tuple[int, int, int]:
     """Blocks of an inner-outer kernel's row programs (`backend/kernels/inner_outer.py`): the whole
-    row in a tile; rows of 2048 and more one at a time with 16 warps, shorter ones as the
-    persistent normalization's; ALLOT_INNER_OUTER_BLOCKS to tune. Measured on an H200
-    (`block_sweep.sh`, KNOB=INNER_OUTER, 23:5x UTC 2026-11-30), bf16 static: at 12345x1111
-    LayerNorm backward 113 us and RMSNorm backward 84 with 1 x 2048 and 16 warps, against
-    135 and 123 with the persistent normalization's 2 x 2048 and 8 warps (207 registers a
-    thread: one program an SM); at 16384x4096 the same (175 and 140 against 174 and 141)."""
+    row in a tile; rows of 2048 and more one at a time with 16 warps; shorter ones
+    SHORT_ROW_TILE elements a tile (2 rows of 1024, 8 of 256) on 4 warps, ALLOT_INNER_OUTER_BLOCKS
+    to tune. Measured on an H200, bf16 static (`block_sweep.sh`, KNOB=INNER_OUTER, 23:5x UTC
+    2026-11-30): at 12345x1111 LayerNorm backward 113 us and RMSNorm backward 84 with 1 x 2048
+    and 16 warps, against 135 and 123 with the persistent normalization's 2 x 2048 and 8
+    warps (207 registers a thread: one program an SM); at 16384x4096 the same (175 and 140
+    against 174 and 141). Rows of 1024 and 768 (`inner_outer_sweep.py`, 2026-12-03): 2 x 1024
+    on 4 warps (80 registers a thread) with `analysis/inner_outer.SHORT_PROGRAMS` programs,
+    LayerNorm backward over 8192 x 1024 24.8 us, against 59.5 with the persistent
+    normalization's 4 x 1024 on 8 warps (137 registers: one program an SM) and 30.3 with 1 x
+    1024 on 4."""
     if _IO is not None:
         bm, bn, warps = _IO
         return min(bm, _pow2(m)), max(bn, _pow2(n)), warps
-    if _pow2(n) >= 2048:  # one row a block, 16 warps: half the registers a thread of 8 warps
-        return 1, _pow2(n), 16
-    return persistent_blocks(m, n)
+    bn = _pow2(n)
+    if bn >= 2048:  # one row a block, 16 warps: half the registers a thread of 8 warps
+        return 1, bn, 16
+    return min(_pow2(m), max(1, SHORT_ROW_TILE // bn)), bn, 4
+
+
+SHORT_ROW_TILE = 2048
+"""Elements a tile of an inner-outer row program over rows shorter than 2048 (4 warps: 16 a
+thread for each row-sized value)."""
 
 
 FINAL_PROGRAMS = 132

@@ -76,7 +76,7 @@ class ReductionBuffers:
     def _column_partials(self, seg: fusion.SegmentOp, block: Block, first: int) -> list[SSAValue]:
         """An inner-outer kernel's partials (`analysis/inner_outer.py`): one global buffer
         [%programs, N] in the accumulation type per column reduction, in body order, allocated
-        before the kernel; `%programs` from the row count (`inner_outer.program_count`)."""
+        before the kernel; `%programs` from the row count and length (`inner_outer.program_count`)."""
         out = []
         for op in seg.body.block.ops:
             if not isinstance(op, fusion.ReductionOp):
@@ -84,7 +84,7 @@ class ReductionBuffers:
             extents = self.shapes.shape(op.operands[0])
             if not inner_outer.is_column_reduction(op, len(extents)):
                 continue
-            programs = inner_outer.program_count(sym.product(list(extents[:-1])))
+            programs = inner_outer.program_count(sym.product(list(extents[:-1])), extents[-1])
             sizes = [self.shapes.canonical(programs), self.shapes.canonical(extents[-1])]
             acc = op.accumulation_type()
             out.append(self._partials_buffer(seg, op, acc, sizes, block))
