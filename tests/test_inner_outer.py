@@ -62,6 +62,7 @@ def many_tiles(monkeypatch: pytest.MonkeyPatch, fresh_programs: None) -> list[tu
     (grid-stride); returns the (M, N) of each row-kernel launch."""
     monkeypatch.setenv("ALLOT_INNER_OUTER_PROGRAMS", "3")
     monkeypatch.setattr(inner_outer, "INNER_OUTER_PROGRAMS", 3)
+    monkeypatch.setattr(inner_outer, "SHORT_PROGRAMS", 3)
     calls: list[tuple[int, int]] = []
 
     def blocks(m: int, n: int) -> tuple[int, int, int]:
@@ -199,9 +200,11 @@ def test_rmsnorm_backward_is_one_inner_outer_kernel(hidden: str) -> None:
     assert len(re.findall(r"alloc\.kernel ", ir)) == 1
     assert 'alloc.kernel "k0" inner_outer' in ir
     assert re.search(r"column_partials = array<i64: \d+>", ir)
-    # the partials [programs, N] f32, programs = max(1, min(ceildiv(rows, 16), 264))
+    # the partials [programs, N] f32, programs = max(1, min(ceildiv(rows, 16), cap)): 528 for a
+    # static row of at most 1024, 264 for a `?` one
     assert re.search(r'name = "k0_partials_dwf"\} : memref<\?x' + ("7" if hidden == "7" else r"\?") + "xf32>", ir)
-    assert "arith.ceildivsi" in ir and f"arith.constant {inner_outer.INNER_OUTER_PROGRAMS} : index" in ir
+    cap = inner_outer.SHORT_PROGRAMS if hidden == "7" else inner_outer.INNER_OUTER_PROGRAMS
+    assert "arith.ceildivsi" in ir and f"arith.constant {cap} : index" in ir
     assert ("schedule(persistent)" if hidden == "7" else "schedule(persistent if") in ir
 
 
@@ -284,6 +287,20 @@ def test_program_count() -> None:
     e = inner_outer.program_count(rows)
     assert not isinstance(e, Const)
     assert [sym.evaluate(e, [[r, 7]]) for r in (0, 1, 17, 10**7)] == [1, 1, 2, inner_outer.INNER_OUTER_PROGRAMS]
+
+
+def test_program_cap_follows_the_row_length() -> None:
+    """Static rows of at most SHORT_ROW get SHORT_PROGRAMS programs at most (four an SM), longer
+    or `?` ones INNER_OUTER_PROGRAMS (two an SM)."""
+    from allotment.extents import symbolic as sym
+    from allotment.extents.symbolic import Const
+
+    assert inner_outer.SHORT_PROGRAMS > inner_outer.INNER_OUTER_PROGRAMS
+    many = Const(10**7)
+    capped = {row: inner_outer.program_count(many, None if row is None else Const(row)) for row in (768, 1024, 1025, None)}
+    assert capped[768] == capped[1024] == Const(inner_outer.SHORT_PROGRAMS)
+    assert capped[1025] == capped[None] == Const(inner_outer.INNER_OUTER_PROGRAMS)
+    assert inner_outer.program_count(many, sym.ArgDim(0, 1, "x")) == Const(inner_outer.INNER_OUTER_PROGRAMS)
 
 
 # --------------------------------------------------------------------------- #

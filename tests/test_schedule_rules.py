@@ -89,3 +89,20 @@ def test_a_full_reductions_step_is_sized_by_its_input_not_its_partials(dtype: st
     calls = [line.strip() for line in src.splitlines() if "rt.outer_blocks(" in line]
     assert calls and all(c.endswith(f", {nbytes})") for c in calls)
     assert rt.outer_blocks(1, 1 << 26, 1056, nbytes)[1] * nbytes == rt.FULL_TILE_BYTES
+
+
+@pytest.mark.parametrize("n", [768, 1024, 256])
+def test_short_inner_outer_rows_fill_an_sm_with_four_programs(n: int) -> None:
+    """An inner-outer kernel over static rows of at most 1024 launches up to four programs an
+    SM; its tile of 2048 elements on 4 warps leaves each thread 16 elements of each row-sized
+    value, so that four such programs fit an SM's registers at up to 128 registers a thread
+    (the old 4 x 1024 tile on 8 warps ran 137 registers on an H200: one program an SM)."""
+    from allotment.analysis import inner_outer
+
+    bm, bn, warps = rt.inner_outer_blocks(8192, n)
+    assert bn == 1 << (n - 1).bit_length() and bm * bn == rt.SHORT_ROW_TILE and warps == 4
+    per_sm = inner_outer.SHORT_PROGRAMS // SMS
+    assert per_sm == 4 and per_sm * warps * 32 <= THREADS_PER_SM
+    assert per_sm * warps * 32 * 128 <= REGISTERS_PER_SM
+    assert rt.SHORT_ROW_TILE // (warps * 32) == 16
+    assert rt.inner_outer_blocks(8192, 1111) == (1, 2048, 16)  # long rows: one a program

@@ -2,8 +2,10 @@
 
 // An inner_outer kernel: fusion-allocate declares, per column reduction, a
 // global partials buffer [%programs, N] in the accumulation type (f32 for bf16)
-// with %programs = max(1, min(ceildiv(rows, 16), 264)) computed at entry (two
-// row programs per SM of an H200, at least 16 rows each), passed as an extra
+// with %programs = max(1, min(ceildiv(rows, 16), cap)) computed at entry, at
+// least 16 rows each and at most four row programs per SM of an H200 (cap 528)
+// for a static row of at most 1024 elements, two (264) for a longer or `?` one
+// (analysis/inner_outer.most_programs), passed as an extra
 // input named by the kernel's `column_partials` attribute, and a local [N]
 // accumulator next to the row reductions' row buffers. alloc-place counts them
 // together: a static row of 64 f32 twice fits (persistent); a `?` row is checked
@@ -13,8 +15,8 @@
 // CHECK:         %dy_d0 = memref.dim %dy, %c0 : memref<?x64xbf16>
 // CHECK-NEXT:    %c16 = arith.constant 16 : index
 // CHECK-NEXT:    [[BYROWS:%.*]] = arith.ceildivsi %dy_d0, %c16 : index
-// CHECK-NEXT:    %c264 = arith.constant 264 : index
-// CHECK-NEXT:    [[MIN:%.*]] = arith.minsi [[BYROWS]], %c264 : index
+// CHECK-NEXT:    %c528 = arith.constant 528 : index
+// CHECK-NEXT:    [[MIN:%.*]] = arith.minsi [[BYROWS]], %c528 : index
 // CHECK-NEXT:    %c1 = arith.constant 1 : index
 // CHECK-NEXT:    [[PROGRAMS:%.*]] = arith.maxsi [[MIN]], %c1 : index
 // CHECK:         %dx = alloc.alloc(%dy_d0) {memory = #alloc.memory<global>, name = "dx"} : memref<?x64xbf16>
@@ -53,6 +55,7 @@ func.func @rmsnorm_bwd(%dy: tensor<?x64xbf16>, %x: tensor<?x64xbf16>, %w: tensor
 
 // CHECK-LABEL: func.func @dynamic_hidden
 // CHECK:         %dy_d1 = memref.dim %dy, %c1 : memref<?x?xf32>
+// CHECK:         %c264 = arith.constant 264 : index
 // CHECK:         [[PROGRAMS:%.*]] = arith.maxsi
 // CHECK:         %k0_partials_c = alloc.alloc([[PROGRAMS]], %dy_d1) {memory = #alloc.memory<global>, name = "k0_partials_c"} : memref<?x?xf32>
 // CHECK-NEXT:    %k0_budget = arith.constant 16384 : index
