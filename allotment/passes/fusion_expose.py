@@ -12,6 +12,12 @@ fixed point, remove them without changing any value:
 - **reshape of a cast** (`reshape(cast(x))`, the cast used only by reshapes, `x` not
   computed by an elementwise op): `cast(reshape(x))`. The reshape becomes a view of `x`'s
   buffer and the cast joins the kernel of its consumer.
+- **reshape of a reduction that drops unit dims** (`[1, N] -> [N]`, the view of a `keepdim`
+  reduction that an ATen graph writes as `view`): `fusion.squeeze` of those dims, which
+  `fusion-segment` fuses into the reduction's kernel as it fuses any squeeze (a bias
+  gradient's sum and the cast after its view, two kernels, become one). Only of a
+  reduction: a reshape of an elementwise result is the next rule's, which moves the
+  consumer into the producer's kernel instead (a squeeze there would keep them apart).
 - **elementwise of a reshape** (`P(reshape(y), w...)` with `y` computed by an elementwise
   op or cast, every other tensor operand of `P`'s result shape): `reshape(P(y,
   reshape(w)...))`, so `P` joins `y`'s kernel. (The two rules never undo each other: one
@@ -128,6 +134,31 @@ class _Rewriter:
         op.result.replace_all_uses_with(merged.result)
         return True
 
+    def reshape_dropping_units(self, op: fusion.ReshapeOp) -> bool:
+        """A reshape of a reduction whose result is its input less some static extent-1 dims:
+        a squeeze."""
+        if not isinstance(op.input.owner, fusion.ReductionOp):
+            return False
+        src, out = self.shape(op.input), self.shape(op.result)
+        if src is None or out is None or len(out) >= len(src):
+            return False
+        dropped, j = [], 0
+        for d, e in enumerate(src):
+            if j < len(out) and e == out[j]:
+                j += 1
+            elif e == Const(1):
+                dropped.append(d)
+            else:
+                return False
+        if j != len(out):
+            return False
+        squeeze = _build(fusion.SqueezeOp, [op.input], {"dims": fusion.int_list(dropped)})
+        if squeeze.result.type != op.result.type:  # a `?` the reshape knew static: keep it
+            return False
+        self.block.insert_op_before(squeeze, op)
+        op.result.replace_all_uses_with(squeeze.result)
+        return True
+
     def reshape_of_cast(self, op: fusion.ReshapeOp) -> bool:
         src = op.input.owner
         if not isinstance(src, fusion.CastOp) or _elementwise(src.input.owner):
@@ -187,7 +218,8 @@ class _Rewriter:
             if any(r not in self.shapes.extents for r in op.results if isinstance(r.type, TensorType)):
                 continue  # made in this sweep
             if isinstance(op, fusion.ReshapeOp):
-                changed = self.reshape_of_reshape(op) or self.reshape_of_cast(op)
+                changed = (self.reshape_of_reshape(op) or self.reshape_of_cast(op)
+                           or self.reshape_dropping_units(op))
             elif _elementwise(op):
                 changed = self.elementwise_of_reshape(op)
             else:

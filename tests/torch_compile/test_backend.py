@@ -255,3 +255,34 @@ def test_cumsum_is_a_fused_scan(dtype: torch.dtype | None) -> None:
     torch.testing.assert_close(torch.compile(f, backend="allotment")(x), f(x))
     (entry,) = census()
     assert entry.aten == {} and entry.fused["aten.cumsum.default"] == 1
+
+
+def test_a_bias_gradient_and_its_cast_are_one_kernel() -> None:
+    """Under bf16 autocast a linear's bias gradient is a keepdim sum of the output gradient,
+    a `view` dropping the unit dim, and a cast to the parameter's f32: `fusion-expose` turns
+    the view into a squeeze, so the sum and the cast run in one kernel (two before), and
+    the gradients still match eager's."""
+    from allotment.frontend.torch_compile.backend import COMPILED
+
+    torch._dynamo.reset()
+    COMPILED.clear()
+    torch.manual_seed(0)
+    lin = torch.nn.Linear(16, 8)
+    ref = torch.nn.Linear(16, 8)
+    ref.load_state_dict(lin.state_dict())
+    x = torch.randn(4, 16)
+
+    def step(m: torch.nn.Module) -> None:
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            y = m(x)
+        y.float().square().sum().backward()
+
+    step(torch.compile(lin, backend="allotment"))
+    step(ref)
+    torch.testing.assert_close(lin.bias.grad, ref.bias.grad, rtol=2e-2, atol=2e-2)
+    torch.testing.assert_close(lin.weight.grad, ref.weight.grad, rtol=2e-2, atol=2e-2)
+    kernels = [line for c in COMPILED for line in c.executable.source("cpu").splitlines()
+               if line.startswith("# alloc.kernel")]
+    sums = [k for k in kernels if "fusion.sum" in k]
+    assert len(sums) == 1 and "fusion.squeeze" in sums[0] and "fusion.cast" in sums[0], kernels
+    assert not any("fusion.reshape, 1 fusion.cast" in k for k in kernels), kernels

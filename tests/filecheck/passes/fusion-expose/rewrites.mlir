@@ -52,3 +52,49 @@ func.func @elementwise_after_reshape(%x: tensor<?x256xf32>, %t: tensor<?x8x256xb
   %back = fusion.reshape %h [-1, 256] : tensor<?x8x256xbf16> -> tensor<?x256xbf16>
   func.return %back : tensor<?x256xbf16>
 }
+
+// -----
+
+// A reshape that only drops extent-1 dims (the `view` ATen writes after a keepdim
+// reduction) becomes a squeeze, which fusion-segment fuses into the reduction's
+// kernel: a bias gradient and its cast are one kernel, not two. (The reshape of
+// a cast moves before the cast first, then drops the unit dim.)
+// CHECK-LABEL: func.func @reshape_dropping_units
+// CHECK:         %s = fusion.sum %a dims [0] keepdim : tensor<32x1024xf32> -> tensor<1x1024xf32>
+// CHECK-NEXT:    [[SQ:%.*]] = fusion.squeeze %s dims [0] : tensor<1x1024xf32> -> tensor<1024xf32>
+// CHECK-NEXT:    %r = fusion.cast [[SQ]] : tensor<1024xf32> to tensor<1024xbf16>
+// CHECK-NEXT:    %c = fusion.cast %r : tensor<1024xbf16> to tensor<1024xf32>
+// CHECK-NOT:     fusion.reshape
+func.func @reshape_dropping_units(%dy: tensor<32x1024xbf16>) -> tensor<1024xf32> {
+  %a = fusion.cast %dy : tensor<32x1024xbf16> to tensor<32x1024xf32>
+  %s = fusion.sum %a dims [0] keepdim : tensor<32x1024xf32> -> tensor<1x1024xf32>
+  %b = fusion.cast %s : tensor<1x1024xf32> to tensor<1x1024xbf16>
+  %r = fusion.reshape %b [1024] : tensor<1x1024xbf16> -> tensor<1024xbf16>
+  %c = fusion.cast %r : tensor<1024xbf16> to tensor<1024xf32>
+  func.return %c : tensor<1024xf32>
+}
+
+// -----
+
+// Units dropped around a `?` extent, which the squeeze keeps.
+// CHECK-LABEL: func.func @reshape_dropping_units_dynamic
+// CHECK:         %r = fusion.squeeze %m dims [0, 2] : tensor<1x?x1x8xf32> -> tensor<?x8xf32>
+func.func @reshape_dropping_units_dynamic(%x: tensor<1x?x4x8xf32>) -> tensor<?x8xf32> {
+  %c1 = arith.constant 1 : index
+  %n = tensor.dim %x, %c1 : tensor<1x?x4x8xf32>
+  %m = fusion.max %x dims [2] keepdim : tensor<1x?x4x8xf32> -> tensor<1x?x1x8xf32>
+  %r = fusion.reshape %m [%n, 8] : tensor<1x?x1x8xf32> -> tensor<?x8xf32>
+  func.return %r : tensor<?x8xf32>
+}
+
+// -----
+
+// A reshape that merges dims is not a squeeze: left as it is.
+// CHECK-LABEL: func.func @reshape_merging_dims
+// CHECK:         fusion.reshape %m [8]
+// CHECK-NOT:     fusion.squeeze
+func.func @reshape_merging_dims(%x: tensor<1x2x4x4xf32>) -> tensor<8xf32> {
+  %m = fusion.max %x dims [3] keepdim : tensor<1x2x4x4xf32> -> tensor<1x2x4x1xf32>
+  %r = fusion.reshape %m [8] : tensor<1x2x4x1xf32> -> tensor<8xf32>
+  func.return %r : tensor<8xf32>
+}
