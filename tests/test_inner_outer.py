@@ -481,3 +481,89 @@ def test_bad_row_stages_are_reported(monkeypatch: pytest.MonkeyPatch, value: str
     monkeypatch.setenv("ALLOT_ROW_STAGES", value)
     with pytest.raises(ValueError, match=f"ALLOT_ROW_STAGES='{value}' {words}"):
         allotment.compile(rmsnorm_backward("bf16", "7")).source("cpu")
+
+
+# --------------------------------------------------------------------------- #
+# Norm backwards as a model's autograd writes them                            #
+# --------------------------------------------------------------------------- #
+
+
+def _model_norm_backward(n: str, residual: bool) -> str:
+    """RMSNorm's backward as AOTAutograd gives it for a Hugging Face Llama: `dy * w` (the
+    walk groups it with dw's sum, which does not need it, and dx reads it) and, with
+    `residual`, dx plus the residual branch's gradient, kept in f32 and cast to bf16 (two row
+    outputs that depend on the row sum)."""
+    dim = "" if n != "?" else "  %c1 = arith.constant 1 : index\n  %nn = tensor.dim %x, %c1 : tensor<?x?xf32>\n"
+    width = n if n != "?" else "%nn"
+    extra_arg = f", %res: tensor<?x{n}xf32>" if residual else ""
+    tail = (f"  %tot = fusion.add %dx, %res : tensor<?x{n}xf32>\n"
+            f"  %out = fusion.cast %tot : tensor<?x{n}xf32> to tensor<?x{n}xbf16>\n"
+            f"  func.return %dw, %tot, %out : tensor<{n}xf32>, tensor<?x{n}xf32>, tensor<?x{n}xbf16>\n"
+            if residual else
+            f"  %out = fusion.cast %dx : tensor<?x{n}xf32> to tensor<?x{n}xbf16>\n"
+            f"  func.return %dw, %out : tensor<{n}xf32>, tensor<?x{n}xbf16>\n")
+    results = (f"(tensor<{n}xf32>, tensor<?x{n}xf32>, tensor<?x{n}xbf16>)" if residual
+               else f"(tensor<{n}xf32>, tensor<?x{n}xbf16>)")
+    return (
+        f"func.func @norm_bwd(%dy: tensor<?x{n}xbf16>, %x: tensor<?x{n}xf32>, %r: tensor<?x1xf32>, "
+        f"%w: tensor<{n}xf32>{extra_arg}) -> {results} {{\n{dim}"
+        f"  %g = fusion.cast %dy : tensor<?x{n}xbf16> to tensor<?x{n}xf32>\n"
+        f"  %wb = fusion.broadcast_in_dim %w [1, {width}] dims [1] : tensor<{n}xf32> -> tensor<1x{n}xf32>\n"
+        f"  %gw = fusion.mul %g, %wb : tensor<?x{n}xf32>, tensor<1x{n}xf32> -> tensor<?x{n}xf32>\n"
+        f"  %xh = fusion.mul %x, %r : tensor<?x{n}xf32>, tensor<?x1xf32> -> tensor<?x{n}xf32>\n"
+        f"  %p = fusion.mul %g, %xh : tensor<?x{n}xf32>\n"
+        f"  %dw = fusion.sum %p dims [0] : tensor<?x{n}xf32> -> tensor<{n}xf32>\n"
+        f"  %a = fusion.mul %gw, %r : tensor<?x{n}xf32>, tensor<?x1xf32> -> tensor<?x{n}xf32>\n"
+        f"  %gx = fusion.mul %gw, %x : tensor<?x{n}xf32>\n"
+        f"  %s = fusion.sum %gx dims [1] keepdim : tensor<?x{n}xf32> -> tensor<?x1xf32>\n"
+        f"  %k = fusion.mul %s, %r : tensor<?x1xf32>\n"
+        f"  %b = fusion.mul %x, %k : tensor<?x{n}xf32>, tensor<?x1xf32> -> tensor<?x{n}xf32>\n"
+        f"  %dx = fusion.sub %a, %b : tensor<?x{n}xf32>\n"
+        f"{tail}}}\n"
+    )
+
+
+def _model_norm_inputs(rows: int, n: int, residual: bool) -> list[torch.Tensor]:
+    xs = [randn(rows, n, dtype="bf16", seed=1), randn(rows, n, seed=2), randn(rows, 1, seed=3).abs() + 0.5,
+          randn(n, seed=4)]
+    return xs + [randn(rows, n, seed=5)] if residual else xs
+
+
+@pytest.mark.parametrize("residual", [False, True], ids=["dx", "dx_plus_residual"])
+@pytest.mark.parametrize("hidden", ["7", "?"])
+def test_a_models_norm_backward_is_one_inner_outer_kernel(hidden: str, residual: bool, fresh_programs: None) -> None:
+    """The column group holds a value computed before its sum that the row group reads
+    (`dy * w`), or exports row outputs of its own (`dx + residual`): either way the two
+    groups make one inner-outer kernel (two kernels before: a column reduction that wrote
+    `dy * w` out in f32, and a normalization that read it back), and the outputs match the
+    reference."""
+    text = _model_norm_backward(hidden, residual)
+    ir = planned(text)
+    assert len(re.findall(r"alloc\.kernel ", ir)) == 1 and 'alloc.kernel "k0" inner_outer' in ir, ir
+    check(text, *_model_norm_inputs(37, 7, residual), tol=2e-2)
+
+
+@pytest.mark.parametrize("residual", [False, True], ids=["dx", "dx_plus_residual"])
+def test_a_models_norm_backward_looped(residual: bool, small_budget: None) -> None:
+    """The same kernel with rows too long to hold (a `?` row of 7 f32 over a budget of 8, with
+    two reductions): the looped schedule, the same values."""
+    text = _model_norm_backward("?", residual)
+    check(text, *_model_norm_inputs(19, 7, residual), tol=2e-2)
+    assert 'alloc.kernel "k0" inner_outer' in planned(text)
+
+
+def test_a_column_sum_read_by_the_rows_after_it_stays_apart() -> None:
+    """A value computed from the column sums cannot be read per row tile: the two groups stay
+    separate kernels (dw is complete only once every row has been read)."""
+    text = (
+        "func.func @late(%x: tensor<?x7xf32>) -> tensor<?x7xf32> {\n"
+        "  %c = fusion.sum %x dims [0] keepdim : tensor<?x7xf32> -> tensor<1x7xf32>\n"
+        "  %y = fusion.mul %x, %c : tensor<?x7xf32>, tensor<1x7xf32> -> tensor<?x7xf32>\n"
+        "  %m = fusion.max %y dims [1] keepdim : tensor<?x7xf32> -> tensor<?x1xf32>\n"
+        "  %z = fusion.sub %y, %m : tensor<?x7xf32>, tensor<?x1xf32> -> tensor<?x7xf32>\n"
+        "  func.return %z : tensor<?x7xf32>\n"
+        "}\n"
+    )
+    ir = planned(text)
+    assert "inner_outer" not in ir and len(re.findall(r"alloc\.kernel ", ir)) == 2, ir
+    check(text, randn(11, 7))

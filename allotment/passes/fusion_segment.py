@@ -31,8 +31,11 @@ and deterministic, in program order:
   stays a view segment, and why, is listed on `fusion.SegmentOp`.
 - Then (`_merge_inner_outer`, `analysis/inner_outer.py`) a group of column
   reductions (float sums or means over every dim but the last) joins a group
-  of row reductions (over the last dim) of the same domain, when neither
-  needs the other's results and the rows fit on chip (the capacity model of
+  of row reductions (over the last dim) of the same domain, when the row
+  group reads nothing computed from the column sums (a value the column group
+  computes before its sums is computed per row tile, and may also be a row
+  output: Llama's RMSNorm backward with its residual gradient) and the rows fit
+  on chip (the capacity model of
   `alloc-place`, options `target` and `on-chip-row-bytes`; a `?` last dim is
   left to `alloc-place`): an `inner_outer` segment, one read of the shared
   inputs (RMSNorm backward's dx and dw). `inner-outer=false` keeps them apart.
@@ -306,9 +309,10 @@ class _Grouping(Recomputation):
         assert self.cap is not None
         rows = [g for g in self.groups if self._row_group(g)]
         returned = self.returned_values()
-        for h in [h for h in self.groups if self._column_group(h, returned)]:
+        for h in [h for h in self.groups if h not in rows and h.ops and h.kind == "compute"]:
             for g in rows:
-                if g.ops and self._inner_outer_ok(g, h, self.cap):
+                if (g.ops and h.ops and self._column_group(h, returned, g)
+                        and self._inner_outer_ok(g, h, self.cap)):
                     self._merge(g, h)
                     g.rdims = tuple(next(op for op in g.ops if isinstance(op, REDUCTIONS)).reduced_dims())
                     g.inner_outer = True

@@ -167,10 +167,13 @@ class GroupRules(GroupTable):
                 and not self._closed(g)
                 and all(inner_outer.is_row_reduction(op, rank) for op in g.ops if isinstance(op, REDUCTIONS)))
 
-    def _column_group(self, h: Group, returned: set[SSAValue]) -> bool:
+    def _column_group(self, h: Group, returned: set[SSAValue], into: Group | None = None) -> bool:
         """Sums and means of floats over every dim but the last, whose values used outside
         the group are all computed from those sums (the partials add up to them); `returned`:
-        the values the function returns."""
+        the values the function returns. With `into`, the row group it would join, a value
+        computed before the sums may be used outside too: the merged kernel computes it per
+        row tile, for `into` (RMSNorm backward's dy * w, which the walk grouped with dw's sum
+        and dx reads) or as one more row output (dx plus the residual's gradient)."""
         rank = len(h.domain)
         if h.kind != "compute" or h.rdims != tuple(range(rank - 1)) or rank < 2 or h.scan_dim is not None:
             return False
@@ -179,23 +182,39 @@ class GroupRules(GroupTable):
         reductions = [op for op in h.ops if isinstance(op, REDUCTIONS)]
         if not reductions or not all(inner_outer.is_column_reduction(op, rank) for op in reductions):
             return False
-        members = set(h.ops)
+        members = set(h.ops) | (set(into.ops) if into is not None else set())
         reduced = set(h.reduced)
+        late = self._after_sums(h) if into is not None else None
         for op in h.ops:
             if any(x in reduced for x in op.operands if op in reductions):
                 return False  # a reduction of another's result: two levels
             for r in op.results:
                 used_outside = r in returned or any(u.operation not in members for u in r.uses)
-                if used_outside and r not in reduced:
+                if used_outside and r not in reduced and (late is None or r in late):
                     return False
         return True
+
+    def _after_sums(self, h: Group) -> set[SSAValue]:
+        """The values of h computed from its reductions' results (those included): complete
+        only once every row has been read."""
+        done = set(h.reduced)
+        for op in sorted(h.ops, key=lambda o: self.position[o]):
+            if isinstance(op, REDUCTIONS) or any(x in done for x in op.operands):
+                done.update(op.results)
+        return done
+
+    def _feeds_rows_per_tile(self, g: Group, h: Group) -> bool:
+        """Whether every value of h that g reads is computed before h's sums (so a row tile of
+        the merged kernel computes it for itself)."""
+        late = self._after_sums(h)
+        return not any(x in late for op in g.ops for x in op.operands if self.owner.get(x) is h)
 
     def _inner_outer_ok(self, g: Group, h: Group, cap: Capacity) -> bool:
         """Same domain, no path between the two through a third group, h does not feed g,
         and the rows fit on chip (static N) or are left to alloc-place (a `?` N)."""
         if tuple(map(self.shapes.canonical, g.domain)) != tuple(map(self.shapes.canonical, h.domain)):
             return False
-        if h.index in g.preds or self._separate(g, h):
+        if h.index in g.preds and not self._feeds_rows_per_tile(g, h) or self._separate(g, h):
             return False
         for a, b in ((g, h), (h, g)):
             for p in a.preds:

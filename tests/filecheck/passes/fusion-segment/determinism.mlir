@@ -18,16 +18,16 @@
 // RUN: filecheck %s --input-file %t.1.mlir
 
 // A graph with many groups: merges, a shared value, a library call, views,
-// a pad and two reductions over different dims.
+// a pad and two reductions over different dims (a column sum and a row max of
+// one value: one inner_outer kernel, %d computed per row tile).
 
 // CHECK-LABEL: func.func @tangle
 // CHECK-NEXT:    %a, %c = fusion.segment "k0" pointwise (%x, %y)
 // CHECK:         %m = fusion.segment "k1" library (%a, %w)
-// CHECK:         %d, %r0 = fusion.segment "k2" reduction (%c, %m)
-// CHECK:         %n = fusion.segment "k3" normalization (%c, %m, %d)
-// CHECK:         %p = fusion.segment "k4" pointwise (%n, %s)
+// CHECK:         %r0, %n = fusion.segment "k2" inner_outer (%c, %m)
+// CHECK:         %p = fusion.segment "k3" pointwise (%n, %s)
 // The permute of a computed value is index arithmetic in its consumer's kernel:
-// CHECK:         %u = fusion.segment "k5" pointwise (%c)
+// CHECK:         %u = fusion.segment "k4" pointwise (%c)
 // CHECK-NOT:     fusion.segment
 // CHECK:         func.return %n, %r0, %p, %u
 func.func @tangle(%x: tensor<?x8xf32>, %y: tensor<?x8xf32>, %w: tensor<8x8xf32>, %s: f32) -> (tensor<?x8xf32>, tensor<8xf32>, tensor<?x10xf32>, tensor<8x?xf32>) {

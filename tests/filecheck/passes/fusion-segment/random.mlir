@@ -2,7 +2,9 @@
 
 // fusion.rand starts a pointwise kernel that the dropout's mask and scale join; a
 // random value read by two reductions over different dims is recomputed in each
-// (its values depend only on seed, offset and index); welford is a reduction.
+// (its values depend only on seed, offset and index), unless the two are a column
+// sum and a row reduction, which make one inner_outer kernel that draws it once;
+// welford is a reduction.
 
 // CHECK-LABEL: func.func @dropout
 // CHECK-NEXT:    %{{.*}} = fusion.segment "k0" pointwise
@@ -24,11 +26,25 @@ func.func @dropout(%x: tensor<?x8xf32>, %s: i64, %n: index) -> tensor<?x8xf32> {
 // CHECK-LABEL: func.func @recomputed
 // CHECK:         fusion.segment "k0" reduction
 // CHECK:           fusion.rand
-// CHECK:           fusion.sum {{.*}} dims [0]
+// CHECK:           fusion.max {{.*}} dims [0]
 // CHECK:         fusion.segment "k1" reduction
 // CHECK:           fusion.rand
 // CHECK:           fusion.sum {{.*}} dims [1]
 func.func @recomputed(%x: tensor<4x8xf32>, %s: i64) -> (tensor<8xf32>, tensor<4xf32>) {
+  %r = fusion.rand %s, %s [4, 8] : tensor<4x8xf32>
+  %m = fusion.mul %x, %r : tensor<4x8xf32>
+  %c = fusion.max %m dims [0] : tensor<4x8xf32> -> tensor<8xf32>
+  %w = fusion.sum %m dims [1] : tensor<4x8xf32> -> tensor<4xf32>
+  func.return %c, %w : tensor<8xf32>, tensor<4xf32>
+}
+
+// CHECK-LABEL: func.func @drawn_once
+// CHECK:         fusion.segment "k0" inner_outer
+// CHECK-COUNT-1:   fusion.rand
+// CHECK:           fusion.sum {{.*}} dims [0]
+// CHECK:           fusion.sum {{.*}} dims [1]
+// CHECK-NOT:     fusion.segment
+func.func @drawn_once(%x: tensor<4x8xf32>, %s: i64) -> (tensor<8xf32>, tensor<4xf32>) {
   %r = fusion.rand %s, %s [4, 8] : tensor<4x8xf32>
   %m = fusion.mul %x, %r : tensor<4x8xf32>
   %c = fusion.sum %m dims [0] : tensor<4x8xf32> -> tensor<8xf32>
