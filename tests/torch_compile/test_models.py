@@ -58,9 +58,16 @@ def test_conv_block() -> None:
 @pytest.mark.parametrize("make", [gpt2, llama], ids=["gpt2", "llama"])
 def test_hugging_face(make) -> None:  # noqa: ANN001
     pytest.importorskip("transformers")
+    from allotment.frontend.torch_compile.backend import COMPILED
+
     torch.manual_seed(4)
-    r = compare(make, _lm, {"ids": torch.randint(0, 64, (2, 8))})
+    r = compare(make, _lm, {"ids": torch.randint(0, 64, (2, 8))})  # resets COMPILED first
     assert_close_as_eager(r)
+    # every norm's backward (two a layer and the final one) is one inner-outer kernel: dx
+    # and the weight's gradient from one read of dy and x
+    kinds = [line.split()[3].rstrip(":") for c in COMPILED for line in c.executable.source("cpu").splitlines()
+             if line.startswith("# alloc.kernel")]
+    assert kinds.count("inner_outer") == 5, kinds
     # GPT-2's loss breaks the graph once (transformers logs a warning in its loss function)
     assert (r.graphs, r.graph_breaks) == ((2, 1) if make is gpt2 else (1, 0))
     assert all(c.eager is None for c in r.census)
