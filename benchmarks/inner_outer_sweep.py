@@ -40,10 +40,7 @@ from allotment.backend import host_runtime  # noqa: E402
 
 def blocks(spec: str) -> tuple[int, int, int] | None:
     """`default` -> None (the heuristic), else (BM, BN, WARPS) from BMxBNxWARPS."""
-    if spec == "default":
-        return None
-    bm, bn, w = (int(v) for v in spec.split("x"))
-    return bm, bn, w
+    return None if spec == "default" else host_runtime.parse_blocks(spec)
 
 
 class Config:

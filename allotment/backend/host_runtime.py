@@ -284,13 +284,16 @@ TILE = 4096
 """Elements per program tile (rows x columns)."""
 
 
+def parse_blocks(spec: str) -> tuple[int, int, int]:
+    """(BM, BN, WARPS) from `BMxBNxWARPS`."""
+    bm, bn, warps = (int(v) for v in spec.split("x"))
+    return bm, bn, warps
+
+
 def _env_blocks(name: str) -> tuple[int, int, int] | None:
     """ALLOT_<NAME>_BLOCKS=BMxBNxWARPS overrides a heuristic (for tuning runs)."""
     spec = os.environ.get(f"ALLOT_{name}_BLOCKS")
-    if not spec:
-        return None
-    bm, bn, warps = (int(v) for v in spec.split("x"))
-    return bm, bn, warps
+    return parse_blocks(spec) if spec else None
 
 
 _PW = _env_blocks("POINTWISE")

@@ -309,7 +309,7 @@ class _Grouping(Recomputation):
         assert self.cap is not None
         rows = [g for g in self.groups if self._row_group(g)]
         returned = self.returned_values()
-        for h in [h for h in self.groups if h not in rows and h.ops and h.kind == "compute"]:
+        for h in list(self.groups):
             for g in rows:
                 if (g.ops and h.ops and self._column_group(h, returned, g)
                         and self._inner_outer_ok(g, h, self.cap)):

@@ -210,8 +210,9 @@ class GroupRules(GroupTable):
         return not any(x in late for op in g.ops for x in op.operands if self.owner.get(x) is h)
 
     def _inner_outer_ok(self, g: Group, h: Group, cap: Capacity) -> bool:
-        """Same domain, no path between the two through a third group, h does not feed g,
-        and the rows fit on chip (static N) or are left to alloc-place (a `?` N)."""
+        """Same domain, no path between the two through a third group, h feeds g only values
+        computed before its sums (`_feeds_rows_per_tile`), and the rows fit on chip (static
+        N) or are left to alloc-place (a `?` N)."""
         if tuple(map(self.shapes.canonical, g.domain)) != tuple(map(self.shapes.canonical, h.domain)):
             return False
         if h.index in g.preds and not self._feeds_rows_per_tile(g, h) or self._separate(g, h):
