@@ -1,6 +1,7 @@
 """Sweep of the inner-outer kernel's two knobs (LayerNorm and RMSNorm backward: dx per row,
 dw and db as column sums) on the GPU, at the suite's sizes and at the models' (rows of
-1024 and 768), with torch.compile (static) timed beside it in the same process.
+1024 and 768), with torch eager and torch.compile (static) timed beside it in the same
+process (nvFuser is not: `skeptic_suite.py` times it at the suite's sizes).
 
     python3 benchmarks/inner_outer_sweep.py [--shapes 8192x1024,12345x1111] [--programs 132,264,528]
         [--blocks default,1x1x4,2x1x8] [--configs 264:default,528:1x1x4] [--fusions ...] [--dtype bf16]
@@ -96,6 +97,7 @@ def sweep_case(fusion: str, shape: str, args: argparse.Namespace) -> list[str]:
     if not args.cpu_check:
         compiled = torch.compile(f.torch_fn, dynamic=False)
         sides.append(kt.Side("compile", lambda s: compiled(*s)))
+    sides.append(kt.Side("eager", lambda s: f.torch_fn(*s)))
     for s in sides:
         kt.prepare(s, sets, dev)
     kt.interleave(sides, args.repeats)
