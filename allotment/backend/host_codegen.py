@@ -723,9 +723,34 @@ def _launcher(gen: GeneratedKernel, launch: str, n_in: int, n_out: int,
         else spelling.get(a.kind, a.kind).format(i=a.index, d=a.dim, name=a.name)
         for a in gen.args
     ]))
+    if gen.row_major:  # the kernel addresses some operand runs from a linear index (`Emitter.offset`)
+        lines.append(f"    row_major = {_row_major_condition(gen, strides)}")
     args = "args"  # the launches below pass the one tuple
     lines += launch_lines(gen, args, in_size)  # by the kernel's kind (`kernel_kinds.KINDS`)
     return "\n".join(lines)
+
+
+def _row_major_condition(gen: GeneratedKernel, strides: dict[str, tuple[int, ...]]) -> str:
+    """The launcher's condition for a kernel's ROW_MAJOR (`Emitter.offset`): every merged run
+    of operand dims j..k is row-major, each stride its inner neighbour's times that
+    neighbour's extent (the extent of the domain dim that indexes it). Strides the launcher
+    writes as literals (`strides`) with static extents are compared here: such a comparison
+    that holds drops out, and one that fails makes the condition False."""
+    plan = gen.plan
+    parts: list[str] = []
+    for run in gen.row_major:
+        known = strides.get(run.tensor)
+        for t in range(len(run.dims) - 1):
+            j, inner, d = run.dims[t], run.dims[t + 1], run.domain[t + 1]
+            extent = plan.extents[d].static
+            if known is not None and extent is not None:
+                if known[j] != extent * known[inner]:
+                    return "False"
+                continue
+            outer_s = str(known[j]) if known is not None else f"{run.tensor}_s[{j}]"
+            inner_s = str(known[inner]) if known is not None else f"{run.tensor}_s[{inner}]"
+            parts.append(f"{outer_s} == {extent if extent is not None else f'D{d}'} * {inner_s}")
+    return " and ".join(dict.fromkeys(parts)) or "True"
 
 
 def _argument_layout(gen: GeneratedKernel, from_params: list[tuple[int, int]]) -> str:

@@ -152,11 +152,15 @@ def generate_kernel(plan: KernelPlan, target: str, functions: dict[str, str]) ->
     helpers = triton_math.helpers_for(requested, target)
     if plan.kind == "scan":
         helpers += scan_sort.scan_helpers(requested)
+    row_major = tuple(dict.fromkeys(run for e in bodies.values() for run in e.row_major))
+    constexprs = "BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, USE_I64: tl.constexpr"
+    if row_major:  # every variant takes it (one argument list), where any merged an offset
+        constexprs += ", ROW_MAJOR: tl.constexpr"
     parts = []
     for variant, e in bodies.items():
         fname = functions[variant]
         parts.append(
-            f"{_decorator(e)}\ndef {fname}({params}, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, USE_I64: tl.constexpr):\n"
+            f"{_decorator(e)}\ndef {fname}({params}, {constexprs}):\n"
             + "\n".join(e.lines)
             + "\n"
         )
@@ -164,7 +168,7 @@ def generate_kernel(plan: KernelPlan, target: str, functions: dict[str, str]) ->
     flat = any(e.flat for v, e in bodies.items() if v != "flat")  # flat whatever the row (a static one)
     row_split = next((e.row_split for e in bodies.values() if e.row_split is not None), None)
     return GeneratedKernel(plan, functions, helpers + "\n\n".join(parts), args, transposed, flat, set(requested),
-                           row_split)
+                           row_split, row_major)
 
 
 def _decorator(e: Emitter) -> str:

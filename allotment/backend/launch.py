@@ -419,8 +419,8 @@ class _Registered:
     """Held, so that its `id` (the key of `_KERNELS`) is never reused while it is registered."""
     layout: ArgLayout
     direct: dict[tuple, raw_launcher.CallPlan]
-    """How to call each compiled specialization, by (warps, BLOCK_M, BLOCK_N, USE_I64, the
-    ints[, the loose])."""
+    """How to call each compiled specialization, by (warps, BLOCK_M, BLOCK_N, USE_I64,
+    ROW_MAJOR (None where the kernel has none), the ints[, the loose])."""
 
 
 _KERNELS: dict[int, _Registered] = {}
@@ -465,8 +465,18 @@ def kernel_args(functions: tuple[Any, ...], tensors: tuple[int, ...], loose: tup
         _KERNELS[id(f)] = _Registered(f, layout, {})
 
 
-def launch_kernel(kernel: Any, grid: tuple[int, ...], args: tuple, bm: int, bn: int, use_i64: bool, warps: int) -> None:
-    """`rt.launch`: runs a generated kernel with its constexprs BLOCK_M, BLOCK_N, USE_I64.
+def _constexprs(bm: int, bn: int, use_i64: bool, row_major: bool | None) -> dict[str, Any]:
+    """A generated kernel's constexprs by name (ROW_MAJOR only where it takes one)."""
+    named: dict[str, Any] = {"BLOCK_M": bm, "BLOCK_N": bn, "USE_I64": use_i64}
+    if row_major is not None:
+        named["ROW_MAJOR"] = row_major
+    return named
+
+
+def launch_kernel(kernel: Any, grid: tuple[int, ...], args: tuple, bm: int, bn: int, use_i64: bool, warps: int,
+                  row_major: bool | None = None) -> None:
+    """`rt.launch`: runs a generated kernel with its constexprs BLOCK_M, BLOCK_N, USE_I64, and
+    ROW_MAJOR where the kernel takes it (`row_major` not None: `Emitter.offset`).
 
     A kernel with an `ArgLayout` (every generated one) on the GPU takes the direct path
     without a pass over all its arguments: the kernel's cache of compiled launchers is keyed
@@ -492,28 +502,29 @@ def launch_kernel(kernel: Any, grid: tuple[int, ...], args: tuple, bm: int, bn: 
     global _direct_ok
     reg = _KERNELS.get(id(kernel))  # the registered kernel is held: its id is not reused
     if reg is None or _HOOK.get() is not None or not _direct_ok or len(args) != reg.layout.count:
-        launch(kernel, grid, args, {"BLOCK_M": bm, "BLOCK_N": bn, "USE_I64": use_i64}, warps)
+        launch(kernel, grid, args, _constexprs(bm, bn, use_i64, row_major), warps)
         return
     layout = reg.layout
     if layout.loose:
-        key = (warps, bm, bn, use_i64, layout.ints(args),
+        key = (warps, bm, bn, use_i64, row_major, layout.ints(args),
                tuple(a if type(a) is int else type(a) for a in (args[k] for k in layout.loose)))
     else:
-        key = (warps, bm, bn, use_i64, layout.ints(args))
+        key = (warps, bm, bn, use_i64, row_major, layout.ints(args))
     entry = reg.direct.get(key)
-    kargs = [*args, bm, bn, use_i64]  # the kernel's arguments, each tensor's as its data_ptr int
+    # the kernel's arguments (each tensor's as its data_ptr int), then its constexprs
+    kargs = [*args, bm, bn, use_i64] if row_major is None else [*args, bm, bn, use_i64, row_major]
     misaligned = 0
     for k in layout.tensors:
         kargs[k] = p = args[k].data_ptr()
         misaligned |= p & 15
     if misaligned:  # Triton specializes on each pointer's 16-byte alignment: let it decide
-        launch(kernel, grid, args, {"BLOCK_M": bm, "BLOCK_N": bn, "USE_I64": use_i64}, warps)
+        launch(kernel, grid, args, _constexprs(bm, bn, use_i64, row_major), warps)
         return
     rec = _RECORDER.get()
     if entry is None:
         if rec is not None:
             rec.fail(FIRST_LAUNCH)
-        constexprs = {"BLOCK_M": bm, "BLOCK_N": bn, "USE_I64": use_i64}
+        constexprs = _constexprs(bm, bn, use_i64, row_major)
         if _interpreted(kernel):
             _jit_launch(kernel, grid, args, constexprs, warps)
         else:
@@ -529,4 +540,4 @@ def launch_kernel(kernel: Any, grid: tuple[int, ...], args: tuple, bm: int, bn: 
         _direct_ok = False
         if rec is not None:
             rec.fail("the direct launch failed")
-        _jit_launch(kernel, grid, args, {"BLOCK_M": bm, "BLOCK_N": bn, "USE_I64": use_i64}, warps)
+        _jit_launch(kernel, grid, args, _constexprs(bm, bn, use_i64, row_major), warps)

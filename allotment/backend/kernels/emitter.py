@@ -116,6 +116,21 @@ def contiguous_dim(t: Attribute, rank: int) -> int | None:
     return ones[-1] if ones else None
 
 
+@dataclass(frozen=True)
+class RowMajorRun:
+    """Consecutive dims of a kernel operand that some offset addresses from one linear index
+    (`Emitter.offset`): valid where the operand is row-major over them, which the launcher
+    checks (`host_codegen._row_major_condition`)."""
+
+    tensor: str
+    """The operand: `in0`, `out1`, ..."""
+    dims: tuple[int, ...]
+    """Its dims j..k."""
+    domain: tuple[int, ...]
+    """The domain dims indexing them (the extent of operand dim j + t is domain dim
+    `domain[t]`'s)."""
+
+
 @dataclass
 class GeneratedKernel:
     plan: KernelPlan
@@ -132,6 +147,15 @@ class GeneratedKernel:
     row_split: tuple[int, int] | None = None
     """(main, tail) where the persistent variant holds its row as two tiles
     (`host_runtime.row_tiles`): the launcher passes BLOCK_N = main."""
+    row_major: tuple[RowMajorRun, ...] = ()
+    """The operand runs its functions address from a linear index under ROW_MAJOR
+    (`Emitter.offset`): then the kernel takes that constexpr and the launcher passes it."""
+
+    @property
+    def launch_tail(self) -> str:
+        """The arguments of `rt.launch` after the grid and the arguments tuple: the block
+        sizes, use_i64, the warps, and `row_major` where the kernel takes ROW_MAJOR."""
+        return "bm, bn, use_i64, warps" + (", row_major" if self.row_major else "")
 
 
 ALL_AXES = {frozenset({"m", "n"}), frozenset({"m"}), frozenset({"n"}), frozenset()}
@@ -177,6 +201,13 @@ class Emitter(ElementwiseEmission, PadCatEmission):
         self.row_split: tuple[int, int] | None = None
         """(main, tail) where the persistent variant holds its row as two tiles
         (`host_runtime.row_tiles`): the launcher then passes BLOCK_N = main."""
+        self.linear: list[tuple[tuple[int, ...], str]] = []
+        """(domain dims, the linear index they were decomposed from, as a tile): every
+        `_decompose` of two or more dims (the flat pointwise kernel adds its whole domain
+        first), for `offset` to merge."""
+        self.row_major: dict[RowMajorRun, None] = {}
+        """The operand runs that some offset merged (`offset`), in first-use order: the
+        kernel then takes ROW_MAJOR, which the launcher sets where all of them are row-major."""
 
     @classmethod
     def build(cls, plan: KernelPlan, variant: str, target: str, derived: dict[str, str]) -> Emitter:
@@ -260,7 +291,11 @@ class Emitter(ElementwiseEmission, PadCatEmission):
 
     def _decompose(self, lin: str, dims: Sequence[int], expand: str) -> None:
         """Domain indices from a linear index; the outermost needs no modulo (a linear index
-        past the tile's extent is masked), which keeps a lone dim's indices visibly contiguous."""
+        past the tile's extent is masked), which keeps a lone dim's indices visibly contiguous.
+        Several dims are recorded (`linear`): an operand that is row-major over them is
+        addressed from the linear index itself (`offset`)."""
+        if len(dims) > 1:
+            self.add_linear(tuple(dims), f"{lin}{expand}")
         after = "1"
         for d in reversed(dims):
             wrap = "" if d == dims[0] else f" % {self.extent(d)}"
@@ -269,6 +304,42 @@ class Emitter(ElementwiseEmission, PadCatEmission):
             else:
                 self.line(f"i{d} = (({lin} // ({after})){wrap}){expand}")
             after = self.extent(d) if after == "1" else f"{after} * {self.extent(d)}"
+
+    def add_linear(self, dims: tuple[int, ...], lin: str) -> None:
+        """Records that domain dims `dims` (outermost first) were decomposed from the linear
+        index tile `lin`: the sum of i_d times the extents inside d is `lin` exactly."""
+        if all(known != dims for known, _ in self.linear):
+            self.linear.append((dims, lin))
+
+    def offset(self, tensor: str, m: Map) -> str:
+        """The element offset of operand `tensor` (`in0`, `out1`) at map m, from its strides.
+
+        Where consecutive operand dims j..k are indexed by domain dims that one linear index
+        was decomposed into (`linear`: rm over the rows' dims, rn over the columns', a flat
+        kernel's lane index), `i_j * s_j + ... + i_k * s_k` is `lin * s_k` when the operand
+        is row-major over j..k (each stride the next one's times its extent). Only the
+        linear form lets Triton see the offsets' contiguity across the decomposition's
+        modulo (rows of 1111 elements read with 16-byte vectors, not element by element), so
+        the kernel takes both forms under its ROW_MAJOR constexpr, which the launcher sets
+        where the strides of every merged run (`row_major`) are row-major."""
+        terms = [f"{index_expr(entry)} * {tensor}_s{j}" for j, entry in enumerate(m) if entry is not None]
+        merged: list[str] = []
+        covered: set[int] = set()
+        for dims, lin in self.linear:
+            n = len(dims)
+            for j in range(len(m) - n + 1):
+                if covered.isdisjoint(range(j, j + n)) and all(
+                        m[j + t] is not None and entry_dim(m[j + t]) == d and index_expr(m[j + t]) == f"i{d}"
+                        for t, d in enumerate(dims)):
+                    merged.append(f"{lin} * {tensor}_s{j + n - 1}")
+                    covered.update(range(j, j + n))
+                    self.row_major.setdefault(RowMajorRun(tensor, tuple(range(j, j + n)), dims))
+                    break
+        if not merged:
+            return " + ".join(terms) or "0"
+        merged += [f"{index_expr(entry)} * {tensor}_s{j}" for j, entry in enumerate(m)
+                   if entry is not None and j not in covered]
+        return f"(({' + '.join(merged)}) if ROW_MAJOR else ({' + '.join(terms)}))"
 
     def axes_of(self, m: Map) -> frozenset[str]:
         axes = set()
@@ -373,12 +444,11 @@ class Emitter(ElementwiseEmission, PadCatEmission):
     def load(self, v: SSAValue, m: Map, bounds: Sequence[str] = ()) -> tuple[str, frozenset[str]]:
         """Loads block argument v at map m; `bounds` are extra in-range conditions."""
         i = self.arg_index[v]
-        terms = [f"{index_expr(entry)} * in{i}_s{j}" for j, entry in enumerate(m) if entry is not None]
         axes = self.axes_of(m).union(*(a for _, a in self.guards))
         base = self.mask_for(axes)
         mask = " & ".join(([base] if base else []) + list(bounds) + [g for g, _ in self.guards]) or None
-        offset = " + ".join(terms) or "0"
-        if axes != self.axes_of(m) or not terms:  # a guard's mask is a tile: so is the pointer
+        offset = self.offset(f"in{i}", m)
+        if axes != self.axes_of(m) or offset == "0":  # a guard's mask is a tile: so is the pointer
             # (and a value loaded at one place, a 0-d input, is a (1, 1) tile as a Python
             # scalar made a tile is: Triton's CPU interpreter fails on a 0-d value in `&`)
             offset = f"{offset} + tl.zeros({self.tile_shape(axes)}, tl.int32)"
@@ -516,9 +586,8 @@ class Emitter(ElementwiseEmission, PadCatEmission):
         """The stores of values that `output_values` emitted, in the tile being emitted."""
         for k, v, m, full_axes, (x, axes) in computed:
             union = frozenset(axes | full_axes)
-            terms = [f"i{e[0]} * out{k}_s{j}" for j, e in enumerate(m) if e is not None]
-            offset = " + ".join(terms) or "0"
-            if union != full_axes or not terms:
+            offset = self.offset(f"out{k}", m)
+            if union != full_axes or offset == "0":
                 offset = f"{offset} + tl.zeros({self.tile_shape(union)}, tl.int32)"
             if axes != union:
                 x = f"tl.broadcast_to({x}, {self.tile_shape(union)})"

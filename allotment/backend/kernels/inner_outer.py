@@ -312,7 +312,7 @@ def launch_lines(gen: GeneratedKernel, args: str, in_size: InSize) -> list[str]:
         "    if N == 0:",
         "        return",
         *choose_row_kernel(gen, "inner_outer_blocks"),
-        f"    rt.launch(kernel, ({programs},), ({args}), bm, bn, use_i64, warps)",
+        f"    rt.launch(kernel, ({programs},), ({args}), {gen.launch_tail})",
         f"    bm, bn, warps = rt.inner_outer_final_blocks(N, {programs})",
-        f"    rt.launch({gen.functions['column_final']}, (-(-N // bn),), ({args}), bm, bn, use_i64, warps)",
+        f"    rt.launch({gen.functions['column_final']}, (-(-N // bn),), ({args}), {gen.launch_tail})",
     ]

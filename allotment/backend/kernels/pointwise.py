@@ -57,6 +57,9 @@ class PointwiseEmitter(Emitter):
         self.line(f"rn = lin % {n}")
         self.line("mask_m = (rm < M)[None, :]")
         self.line("mask_n = mask_m")
+        whole = (*self.plan.outer, *self.plan.inner)
+        if len(whole) > 1:  # lin itself, where an operand is row-major over the whole domain
+            self.add_linear(whole, "lin[None, :]")
         self._decompose("rm", self.plan.outer, "[None, :]")
         self._decompose("rn", self.plan.inner, "[None, :]")
 
@@ -105,15 +108,15 @@ def launch_lines(gen: GeneratedKernel, args: str, in_size: InSize) -> list[str]:
     lines = ["    if M * N == 0:", "        return"]
     if gen.flat:  # one program per BLOCK_N linear indices (`flat_pointwise`)
         lines.append("    bm, bn, warps = rt.flat_blocks(M, N)")
-        lines.append(f"    rt.launch({fn}, (-(-(M * N) // bn),), ({args}), bm, bn, use_i64, warps)")
+        lines.append(f"    rt.launch({fn}, (-(-(M * N) // bn),), ({args}), {gen.launch_tail})")
         return lines
     if "flat" in gen.functions:  # `flat_at_run_time`
         lines.append("    if rt.flat_rows(N):")
         lines.append("        bm, bn, warps = rt.flat_blocks(M, N)")
-        lines.append(f"        rt.launch({gen.functions['flat']}, (-(-(M * N) // bn),), ({args}), bm, bn, use_i64, warps)")
+        lines.append(f"        rt.launch({gen.functions['flat']}, (-(-(M * N) // bn),), ({args}), {gen.launch_tail})")
         lines.append("        return")
     lines.append(f"    bm, bn, warps = rt.{'transpose' if gen.transposed else 'pointwise'}_blocks(M, N)")
-    lines.append(f"    rt.launch({fn}, (-(-M // bm) * -(-N // bn),), ({args}), bm, bn, use_i64, warps)")
+    lines.append(f"    rt.launch({fn}, (-(-M // bm) * -(-N // bn),), ({args}), {gen.launch_tail})")
     return lines
 
 

@@ -64,7 +64,7 @@ def choose_row_kernel(gen: GeneratedKernel, persistent_blocks: str, indent: str 
 def launch_lines(gen: GeneratedKernel, args: str, in_size: InSize) -> list[str]:
     """The launcher's lines after M, N and use_i64: the chosen row variant, BLOCK_M rows a program."""
     return ["    if M == 0:", "        return", *choose_row_kernel(gen, "persistent_blocks"),
-            f"    rt.launch(kernel, (-(-M // bm),), ({args}), bm, bn, use_i64, warps)"]
+            f"    rt.launch(kernel, (-(-M // bm),), ({args}), {gen.launch_tail})"]
 
 
 def split_row(plan: KernelPlan) -> tuple[int, int] | None:

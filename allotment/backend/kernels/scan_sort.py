@@ -359,5 +359,5 @@ def launch_lines(gen: GeneratedKernel, args: str, in_size: InSize) -> list[str]:
         lines.append(f"    bm, bn, warps = rt.persistent_blocks(M, min(N, {SCAN_CHUNK}))")
     else:
         lines.append("    bm, bn, warps = rt.persistent_blocks(M, N)")
-    lines.append(f"    rt.launch({fn}, (-(-M // bm),), ({args}), bm, bn, use_i64, warps)")
+    lines.append(f"    rt.launch({fn}, (-(-M // bm),), ({args}), {gen.launch_tail})")
     return lines

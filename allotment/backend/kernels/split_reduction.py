@@ -60,23 +60,23 @@ def launch_lines(gen: GeneratedKernel, args: str, in_size: InSize) -> list[str]:
             "        return",
             f"    if {split} > 1:",
             "        bm, bn, warps = rt.inner_split_blocks(M, N)",
-            f"        rt.launch({fn['split_partial']}, (-(-M // bm) * {split},), ({args}), bm, bn, use_i64, warps)",
+            f"        rt.launch({fn['split_partial']}, (-(-M // bm) * {split},), ({args}), {gen.launch_tail})",
             f"        bm, bn, warps = rt.split_final_blocks(M, {split})",
-            f"        rt.launch({fn['split_final']}, (-(-M // bm),), ({args}), bm, bn, use_i64, warps)",
+            f"        rt.launch({fn['split_final']}, (-(-M // bm),), ({args}), {gen.launch_tail})",
             "        return",
             *choose_row_kernel(gen, "persistent_blocks"),
-            f"    rt.launch(kernel, (-(-M // bm),), ({args}), bm, bn, use_i64, warps)",
+            f"    rt.launch(kernel, (-(-M // bm),), ({args}), {gen.launch_tail})",
         ]
     return [
         "    if M == 0:",
         "        return",
         f"    bm, bn, warps = rt.outer_blocks(M, N, {split}, {_widest_input_bytes(plan)})",
         f"    if {split} <= 1:",
-        f"        rt.launch({fn['looped']}, (-(-M // bm),), ({args}), bm, bn, use_i64, warps)",
+        f"        rt.launch({fn['looped']}, (-(-M // bm),), ({args}), {gen.launch_tail})",
         "        return",
-        f"    rt.launch({fn['split_partial']}, (-(-M // bm) * {split},), ({args}), bm, bn, use_i64, warps)",
+        f"    rt.launch({fn['split_partial']}, (-(-M // bm) * {split},), ({args}), {gen.launch_tail})",
         f"    bm, bn, warps = rt.split_final_blocks(M, {split})",
-        f"    rt.launch({fn['split_final']}, (-(-M // bm),), ({args}), bm, bn, use_i64, warps)",
+        f"    rt.launch({fn['split_final']}, (-(-M // bm),), ({args}), {gen.launch_tail})",
     ]
 
 

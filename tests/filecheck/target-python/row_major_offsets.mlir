@@ -1,0 +1,33 @@
+// Dims that one linear index was decomposed into are addressed from that index where the
+// operand is row-major over them (`Emitter.offset`): the kernel takes both forms under
+// ROW_MAJOR, and the launcher sets it from the strides it is passed. A sum over dim 0 of
+// [7, 1999, 1111] keeps dims 1 and 2, which rm is decomposed into (rm % 1111 would hide
+// the rows' contiguity from Triton).
+// RUN: allot-opt %s -p fusion-segment,fusion-allocate,alloc-place -t python | filecheck %s
+// RUN: allot-opt %s -p fusion-segment,fusion-allocate,alloc-place -t python | filecheck %s --check-prefix=FLAT
+
+// CHECK-LABEL: def k0_looped_(
+// CHECK-SAME: USE_I64: tl.constexpr, ROW_MAJOR: tl.constexpr):
+// CHECK: tl.load(in0_ptr + (((rm[:, None] * in0_s2 + i0 * in0_s0) if ROW_MAJOR else (i0 * in0_s0 + i1 * in0_s1 + i2 * in0_s2)))
+// CHECK: tl.store(out0_ptr + (((rm[:, None] * out0_s1) if ROW_MAJOR else (i1 * out0_s0 + i2 * out0_s1)))
+// CHECK-LABEL: def launch_k0_(
+// the input's strides come at run time; the output's are literals, compared here
+// CHECK: row_major = in0_s[1] == 1111 * in0_s[2]
+// CHECK: rt.launch(k0_looped_, {{.*}}, bm, bn, use_i64, warps, row_major)
+func.func @sum_dim0(%x: tensor<7x1999x1111xf32>) -> tensor<1999x1111xf32> {
+  %s = fusion.sum %x dims [0] : tensor<7x1999x1111xf32> -> tensor<1999x1111xf32>
+  func.return %s : tensor<1999x1111xf32>
+}
+
+// A flat pointwise kernel (rows of 96) addresses a row-major operand by its lane index
+// across all its dims.
+// FLAT-LABEL: def k0_pointwise_(
+// FLAT: lin = pid * BLOCK_N + tl.arange(0, BLOCK_N)
+// FLAT: tl.load(in0_ptr + (((lin[None, :] * in0_s2) if ROW_MAJOR else (i0 * in0_s0 + i1 * in0_s1 + i2 * in0_s2)))
+// FLAT: tl.store(out0_ptr + (((lin[None, :] * out0_s2) if ROW_MAJOR else (i0 * out0_s0 + i1 * out0_s1 + i2 * out0_s2)))
+// FLAT-LABEL: def launch_k0_(
+// FLAT: row_major = in0_s[0] == 61 * in0_s[1] and in0_s[1] == 96 * in0_s[2]
+func.func @scale(%x: tensor<7x61x96xf32>) -> tensor<7x61x96xf32> {
+  %y = fusion.mul %x, %x : tensor<7x61x96xf32>, tensor<7x61x96xf32> -> tensor<7x61x96xf32>
+  func.return %y : tensor<7x61x96xf32>
+}
