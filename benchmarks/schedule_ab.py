@@ -31,6 +31,10 @@ builds apart. Rules now:
   time, so the old build's calls run with the old rule patched in (`Build.__call__`; the
   CUDA graph keeps the launches it captured). Its cases: LayerNorm and RMSNorm backward,
   bf16 static, odd and large.
+- `row_major`: `host_codegen._row_major_condition` (old: "False", so every kernel takes the
+  strided form of `Emitter.offset`, the addressing before 37dad1f; new: the launcher's
+  stride test). Its cases: the column sum over kept rows (sum_3d_dim0), the flat kernels
+  of full_sum and bias_gelu, and amax_3d_dim2, where the skeptic run at adc6193 moved.
 
 Per case: both builds' outputs are checked against the suite's torch function (and must
 match it, else the case says so and is not timed; a case whose two builds are the same
@@ -78,7 +82,7 @@ import kernel_timing as kt  # noqa: E402
 from suite_fusions import FUSIONS, check_outputs  # noqa: E402
 
 import allotment  # noqa: E402
-from allotment.backend import host_runtime, launch  # noqa: E402
+from allotment.backend import host_codegen, host_runtime, launch  # noqa: E402
 from allotment.backend.kernels import pointwise, row_reduction  # noqa: E402
 
 
@@ -112,6 +116,11 @@ RULES: dict[str, Rule] = {
     "final_spread": Rule(
         host_runtime, "inner_outer_final_blocks", functools.partial(host_runtime.inner_outer_final_blocks, spread=False),
         ("layernorm_bwd:odd", "rmsnorm_bwd:odd", "layernorm_bwd:large", "rmsnorm_bwd:large"),
+    ),
+    "row_major": Rule(
+        host_codegen, "_row_major_condition", lambda gen, strides: "False",
+        ("sum_3d_dim0:large", "sum_3d_dim0:odd", "full_sum:odd", "full_sum:large:?", "amax_3d_dim2:odd",
+         "sum_3d_dim0:large:?", "bias_gelu:odd"),
     ),
 }
 """Every rule this script compares, by name."""
@@ -272,7 +281,23 @@ def _resources(k: Any, kargs: tuple, consts: dict, warps: int) -> dict[str, int]
         usage = subprocess.run([str(tool), "--dump-resource-usage", fh.name], capture_output=True, text=True,
                                check=True).stdout
     found = {key: int(m.group(1)) for key in ("REG", "STACK") if (m := re.search(rf"{key}:(\d+)", usage))}
-    return {"regs": found.get("REG", 0), "stack": found.get("STACK", 0), "shared": int(c.metadata.shared)}
+    return {"regs": found.get("REG", 0), "stack": found.get("STACK", 0), "shared": int(c.metadata.shared),
+            "access": global_access(c.asm["ptx"])}
+
+
+def global_access(ptx: str) -> str:
+    """The global loads and stores of a kernel's PTX by vector width ("ld v4:2 v1:1 st v2:1"):
+    whether Triton saw an operand's lanes as contiguous (a narrower access than the tile's
+    contiguity allows reads the same bytes in more instructions)."""
+    parts = []
+    for op in ("ld", "st"):
+        widths: dict[str, int] = {}
+        for m in re.finditer(rf"\b{op}\.global(?:\.[A-Za-z0-9:_]+)*?(?:\.(v[248]))?\.[bfsu]\d+", ptx):
+            w = m.group(1) or "v1"
+            widths[w] = widths.get(w, 0) + 1
+        if widths:
+            parts.append(op + " " + " ".join(f"{w}:{n}" for w, n in sorted(widths.items(), reverse=True)))
+    return " ".join(parts) or "none"
 
 
 def programs_per_sm(regs: int, warps: int, shared: int) -> int:
@@ -287,15 +312,16 @@ def programs_per_sm(regs: int, warps: int, shared: int) -> int:
 def ptxas_case(rule_name: str, case: str, args: argparse.Namespace, tmp: Path) -> list[str]:
     """Lines of registers and occupancy of each kernel launch of the case, old and new."""
     rule = RULES[rule_name]
-    fusion, size = case.split(":")
+    fusion, size, *dyn = case.split(":")
+    dynamic = dyn == ["?"]
     f = FUSIONS[fusion]
     extents = case_extents(fusion, size, False)
     xs = f.make_inputs(extents, args.dtype, "cpu")
     lines = []
     for tag in ("old", "new"):
-        b = build(rule, fusion, args.dtype, extents, tag == "old", "cuda")
+        b = build(rule, fusion, args.dtype, extents, tag == "old", "cuda", dynamic)
         mod = _load_program(b.source, tmp, f"{fusion}_{tag}")
-        cpu = build(rule, fusion, args.dtype, extents, tag == "old", "cpu")
+        cpu = build(rule, fusion, args.dtype, extents, tag == "old", "cpu", dynamic)
         seen: list[tuple] = []
         with launch.intercepted(lambda k, g, a, c, w, seen=seen: seen.append((k, g, a, c, w))):
             cpu(*xs)
@@ -308,7 +334,7 @@ def ptxas_case(rule_name: str, case: str, args: argparse.Namespace, tmp: Path) -
             lanes = f"{bn}+{tail.group(1)}" if tail and "persistent" in name else str(bn)
             lines.append(f"{rule_name:14s} {fusion:20s} {size:5s} {tag:3s} {name:22s} grid {grid[0]:6d} "
                          f"{bm} x {lanes:9s} {warps:2d} warps  {r['regs']:3d} regs  spill {r['stack']:4d} B  "
-                         f"smem {r['shared']:6d} B  {per_sm:2d} programs/SM ({per_sm * bm} tile rows)")
+                         f"smem {r['shared']:6d} B  {per_sm:2d} programs/SM ({per_sm * bm} tile rows)  {r['access']}")
     return lines
 
 

@@ -1,5 +1,5 @@
 """Offsets from a linear index (`kernels.emitter.Emitter.offset`): an operand indexed by the
-dims that one linear index was decomposed into (a column sum's kept rows, a flat kernel's
+dims that one linear index was decomposed into (a row reduction's kept rows, a flat kernel's
 whole domain) is addressed from that index when its strides are row-major over them, and
 from its strides dim by dim otherwise; the launcher picks by the ROW_MAJOR constexpr.
 
@@ -19,6 +19,11 @@ from backend_check import check  # noqa: E402
 
 import allotment  # noqa: E402
 from allotment.backend import launch  # noqa: E402
+
+SUM_LAST = """func.func @f(%x: tensor<{s}xf32>) -> tensor<{k}xf32> {{
+  %y = fusion.sum %x dims [2] : tensor<{s}xf32> -> tensor<{k}xf32>
+  func.return %y : tensor<{k}xf32>
+}}"""
 
 SUM_DIM0 = """func.func @f(%x: tensor<{s}xf32>) -> tensor<{k}xf32> {{
   %y = fusion.sum %x dims [0] : tensor<{s}xf32> -> tensor<{k}xf32>
@@ -43,25 +48,39 @@ def row_major_flags(text: str, *inputs: torch.Tensor) -> list[object]:
     return seen
 
 
-def test_a_column_sum_over_kept_rows_of_odd_length() -> None:
-    text = SUM_DIM0.format(s="3x5x7", k="5x7")
+def test_a_row_sum_over_kept_rows() -> None:
+    text = SUM_LAST.format(s="3x5x7", k="3x5")
     x = randn(3, 5, 7)
     assert row_major_flags(text, x) == [True]
     check(text, x)
     (y,) = allotment.compile(text)(x)
-    torch.testing.assert_close(y, x.sum(0))
+    torch.testing.assert_close(y, x.sum(2))
 
 
 def test_strides_that_are_not_row_major_take_the_strided_form() -> None:
-    text = SUM_DIM0.format(s="3x5x7", k="5x7")
-    wide = randn(3, 5, 9, seed=1)
-    sliced = wide[:, :, 1:8]  # rows of 7 inside rows of 9: strides (45, 9, 1)
-    permuted = randn(3, 7, 5, seed=2).transpose(1, 2)  # strides (35, 1, 5)
-    for x in (sliced, permuted):
+    text = SUM_LAST.format(s="3x5x7", k="3x5")
+    inner_slice = randn(3, 5, 9, seed=1)[:, :, 1:8]  # strides (45, 9, 1): row-major over dims 0, 1
+    assert row_major_flags(text, inner_slice) == [True]
+    check(text, inner_slice)
+    torch.testing.assert_close(allotment.compile(text)(inner_slice)[0], inner_slice.sum(2))
+    rows_sliced = randn(3, 6, 7, seed=7)[:, :5, :]  # strides (42, 7, 1): not
+    permuted = randn(5, 3, 7, seed=2).transpose(0, 1)  # strides (7, 21, 1): not
+    for x in (rows_sliced, permuted):
         assert row_major_flags(text, x) == [False]
         check(text, x)
         (y,) = allotment.compile(text)(x)
-        torch.testing.assert_close(y, x.sum(0))
+        torch.testing.assert_close(y, x.sum(2))
+
+
+def test_a_column_sum_keeps_the_strided_form() -> None:
+    """A column reduction's kept rows run along memory; the linear form read them slower on
+    an H200 (sum_3d_dim0, `benchmarks/schedule_ab.py --rules row_major`), so it is not used."""
+    text = SUM_DIM0.format(s="3x5x7", k="5x7")
+    source = allotment.compile(text).generate("cpu")
+    assert "ROW_MAJOR" not in source
+    x = randn(3, 5, 7)
+    assert row_major_flags(text, x) == [None]
+    check(text, x)
 
 
 def test_a_flat_kernel_addresses_its_whole_domain_by_the_lane_index() -> None:
@@ -78,17 +97,17 @@ def test_a_flat_kernel_addresses_its_whole_domain_by_the_lane_index() -> None:
 
 
 def test_a_dynamic_shape_reads_its_extents_in_the_condition() -> None:
-    text = SUM_DIM0.format(s="?x?x?", k="?x?")
+    text = SUM_LAST.format(s="?x?x?", k="?x?")
     source = allotment.compile(text).generate("cpu")
-    assert "row_major = in0_s[1] == D2 * in0_s[2]" in source
+    assert "row_major = in0_s[0] == D1 * in0_s[1]" in source
     for shape in ((2, 3, 5), (4, 1, 3), (3, 6, 1)):
         x = randn(*shape, seed=sum(shape))
         assert row_major_flags(text, x) == [True]
         check(text, x)
-    strided = randn(2, 3, 8, seed=5)[:, :, ::2]  # strides (24, 8, 2): row-major over dims 1, 2
+    strided = randn(2, 3, 8, seed=5)[:, :, ::2]  # strides (24, 8, 2): row-major over dims 0, 1
     assert row_major_flags(text, strided) == [True]
     check(text, strided)
-    sliced = randn(2, 3, 8, seed=6)[:, :, :4]  # strides (24, 8, 1): not
+    sliced = randn(2, 4, 4, seed=6)[:, :3, :]  # strides (16, 4, 1): not
     assert row_major_flags(text, sliced) == [False]
     check(text, sliced)
 

@@ -14,7 +14,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 
 import schedule_ab  # noqa: E402
 
-from allotment.backend import host_runtime  # noqa: E402
+from allotment.backend import host_codegen, host_runtime  # noqa: E402
 from allotment.backend.kernels import row_reduction  # noqa: E402
 
 
@@ -58,3 +58,26 @@ def test_a_case_the_rule_does_not_change_is_not_timed(capsys: pytest.CaptureFixt
     out = capsys.readouterr().out
     (row,) = [line for line in out.splitlines() if line.startswith("two_tile_rows")]
     assert rc == 0 and " no " in row and "not timed" in row, row
+
+
+def test_the_row_major_rule_sets_the_flag_false_in_the_old_build_only() -> None:
+    """`row_major`'s old build is the strided addressing before the linear form: the same
+    kernel text, its launches with ROW_MAJOR False (the constexpr drops the linear form)."""
+    rule = schedule_ab.RULES["row_major"]
+    ext = schedule_ab.case_extents("amax_3d_dim2", "odd", True)
+    builds = {tag: schedule_ab.build(rule, "amax_3d_dim2", "bf16", ext, tag == "old", "cpu") for tag in ("old", "new")}
+    xs = schedule_ab.FUSIONS["amax_3d_dim2"].make_inputs(ext, "bf16", "cpu")
+    flags = {tag: [c.get("ROW_MAJOR") for _, _, c, _ in schedule_ab.launches(b, xs)] for tag, b in builds.items()}
+    assert flags == {"old": [False], "new": [True]}
+    assert host_codegen._row_major_condition is not rule.old
+
+
+def test_global_access_counts_loads_and_stores_by_vector_width() -> None:
+    ptx = """
+    ld.global.v4.b32 { %r1, %r2, %r3, %r4 }, [ %rd1 + 0 ];
+    @%p1 ld.global.L1::evict_last.v4.b32 { %r5, %r6, %r7, %r8 }, [ %rd2 + 0 ];
+    ld.global.b16 { %rs1 }, [ %rd3 + 0 ];
+    st.global.v2.b32 [ %rd4 + 0 ], { %r9, %r10 };
+    """
+    assert schedule_ab.global_access(ptx) == "ld v4:2 v1:1 st v2:1"
+    assert schedule_ab.global_access("mov.u32 %r1, 0;") == "none"

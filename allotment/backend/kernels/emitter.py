@@ -278,7 +278,15 @@ class Emitter(ElementwiseEmission, PadCatEmission):
         self.line("    mask_m = tl.full((1, 1), 1, tl.int1)")
         self.line("else:")
         self.line("    mask_m = (rm < M)[:, None]")
-        self._decompose("rm", self.plan.outer, "[:, None]")
+        # a column reduction's kept rows (the innermost dim kept) stay in the strided form:
+        # over them the linear form read sum_3d_dim0 8 to 18% slower on an H200 with the same
+        # vector widths (`benchmarks/schedule_ab.py --rules row_major`, 2026-12-04)
+        self._decompose("rm", self.plan.outer, "[:, None]", linear=not self.keeps_innermost())
+
+    def keeps_innermost(self) -> bool:
+        """A reduction kernel whose rows (kept dims) include the domain's innermost dim: a
+        column reduction, whose row tile runs along memory."""
+        return bool(self.plan.reductions) and len(self.plan.domain) - 1 in self.plan.outer
 
     def emit_inner_indices(self, start: str, full: bool = False) -> None:
         """The tile's reduced indices from `start`; `full`: a tile known to lie within N
@@ -289,12 +297,12 @@ class Emitter(ElementwiseEmission, PadCatEmission):
         self.line(f"mask_n = tl.full((1, {self.block_n}), 1, tl.int1)" if full else "mask_n = (rn < N)[None, :]")
         self._decompose("rn", self.plan.inner, "[None, :]")
 
-    def _decompose(self, lin: str, dims: Sequence[int], expand: str) -> None:
+    def _decompose(self, lin: str, dims: Sequence[int], expand: str, linear: bool = True) -> None:
         """Domain indices from a linear index; the outermost needs no modulo (a linear index
         past the tile's extent is masked), which keeps a lone dim's indices visibly contiguous.
-        Several dims are recorded (`linear`): an operand that is row-major over them is
-        addressed from the linear index itself (`offset`)."""
-        if len(dims) > 1:
+        Several dims are recorded (`self.linear`, unless `linear` is False): an operand that
+        is row-major over them is addressed from the linear index itself (`offset`)."""
+        if linear and len(dims) > 1:
             self.add_linear(tuple(dims), f"{lin}{expand}")
         after = "1"
         for d in reversed(dims):

@@ -1,19 +1,32 @@
 // Dims that one linear index was decomposed into are addressed from that index where the
 // operand is row-major over them (`Emitter.offset`): the kernel takes both forms under
-// ROW_MAJOR, and the launcher sets it from the strides it is passed. A sum over dim 0 of
-// [7, 1999, 1111] keeps dims 1 and 2, which rm is decomposed into (rm % 1111 would hide
-// the rows' contiguity from Triton).
+// ROW_MAJOR, and the launcher sets it from the strides it is passed. A sum over dim 2 of
+// [7, 1999, 1111] keeps dims 0 and 1, which rm is decomposed into.
 // RUN: allot-opt %s -p fusion-segment,fusion-allocate,alloc-place -t python | filecheck %s
 // RUN: allot-opt %s -p fusion-segment,fusion-allocate,alloc-place -t python | filecheck %s --check-prefix=FLAT
+// RUN: allot-opt %s -p fusion-segment,fusion-allocate,alloc-place -t python | filecheck %s --check-prefix=COLUMN
 
-// CHECK-LABEL: def k0_looped_(
+// CHECK-LABEL: def k0_persistent_(
 // CHECK-SAME: USE_I64: tl.constexpr, ROW_MAJOR: tl.constexpr):
-// CHECK: tl.load(in0_ptr + (((rm[:, None] * in0_s2 + i0 * in0_s0) if ROW_MAJOR else (i0 * in0_s0 + i1 * in0_s1 + i2 * in0_s2)))
-// CHECK: tl.store(out0_ptr + (((rm[:, None] * out0_s1) if ROW_MAJOR else (i1 * out0_s0 + i2 * out0_s1)))
+// CHECK: tl.load(in0_ptr + (((rm[:, None] * in0_s1 + i2 * in0_s2) if ROW_MAJOR else (i0 * in0_s0 + i1 * in0_s1 + i2 * in0_s2)))
+// CHECK: tl.store(out0_ptr + (((rm[:, None] * out0_s1) if ROW_MAJOR else (i0 * out0_s0 + i1 * out0_s1)))
 // CHECK-LABEL: def launch_k0_(
 // the input's strides come at run time; the output's are literals, compared here
-// CHECK: row_major = in0_s[1] == 1111 * in0_s[2]
-// CHECK: rt.launch(k0_looped_, {{.*}}, bm, bn, use_i64, warps, row_major)
+// CHECK: row_major = in0_s[0] == 1999 * in0_s[1]
+// CHECK: rt.launch(kernel, {{.*}}, bm, bn, use_i64, warps, row_major)
+func.func @sum_last(%x: tensor<7x1999x1111xf32>) -> tensor<7x1999xf32> {
+  %s = fusion.sum %x dims [2] : tensor<7x1999x1111xf32> -> tensor<7x1999xf32>
+  func.return %s : tensor<7x1999xf32>
+}
+
+// A column sum's kept rows (dims 1 and 2 of a sum over dim 0) stay in the strided form:
+// the linear form was slower there on an H200.
+// COLUMN-LABEL: def k0_looped_(
+// COLUMN-NOT: ROW_MAJOR
+// COLUMN: tl.load(in0_ptr + (i0 * in0_s0 + i1 * in0_s1 + i2 * in0_s2)
+// COLUMN: def launch_k0_(
+// COLUMN-NOT: row_major
+// COLUMN: def run(
 func.func @sum_dim0(%x: tensor<7x1999x1111xf32>) -> tensor<1999x1111xf32> {
   %s = fusion.sum %x dims [0] : tensor<7x1999x1111xf32> -> tensor<1999x1111xf32>
   func.return %s : tensor<1999x1111xf32>
