@@ -18,6 +18,7 @@ import argparse
 import collections
 import re
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +38,15 @@ KERNEL_COMMENT = re.compile(r"^# alloc\.kernel (\S+) (\S+): (.*)$", re.M)
 def kernels_of(source: str) -> list[tuple[str, str, str]]:
     """(name, kind, ops) of each kernel of a generated program, in program order."""
     return KERNEL_COMMENT.findall(source)
+
+
+def _recorder(seen: list[str]) -> Callable[[Any, Any, Any, Any, Any], None]:
+    """A launch interceptor that appends each generated kernel's name to `seen`."""
+
+    def record(k: Any, grid: Any, a: Any, cx: Any, w: Any) -> None:
+        seen.append(getattr(k, "__name__", "") or k.fn.__name__)
+
+    return record
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -72,9 +82,7 @@ def main(argv: list[str] | None = None) -> int:
             reset_census()
             fn = tcm.step_fn(torch.compile(model, backend="allotment"), ids, mode, autocast, params, False)
             seen: list[str] = []
-
-            def record(k: Any, grid: Any, a: Any, cx: Any, w: Any) -> None:
-                seen.append(getattr(k, "__name__", "") or k.fn.__name__)
+            record = _recorder(seen)
 
             if cuda:  # compiled and run for real once, then one step's launches recorded, not run
                 fn()
