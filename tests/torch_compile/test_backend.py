@@ -286,3 +286,71 @@ def test_a_bias_gradient_and_its_cast_are_one_kernel() -> None:
     sums = [k for k in kernels if "fusion.sum" in k]
     assert len(sums) == 1 and "fusion.squeeze" in sums[0] and "fusion.cast" in sums[0], kernels
     assert not any("fusion.reshape, 1 fusion.cast" in k for k in kernels), kernels
+
+
+def test_an_inference_graph_computes_a_repeated_value_once() -> None:
+    """Two attention calls with one boolean mask: each call's decomposition turns the mask
+    into an additive one; the inference graph's CSE (`prepare_inference`) keeps one. The
+    same ops computed twice on purpose (two `sin`) are one node too."""
+    torch._dynamo.reset()
+    reset_census()
+
+    def f(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        a = torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+        b = torch.nn.functional.scaled_dot_product_attention(a, k, v, attn_mask=mask)
+        return b + q.sin() * q.sin()
+
+    q, k, v = (torch.randn(1, 2, 8, 16) for _ in range(3))
+    mask = torch.rand(8, 8) > 0.3
+    mask.fill_diagonal_(True)
+    with torch.no_grad():
+        eager = f(q, k, v, mask)
+        got = torch.compile(f, backend="allotment")(q, k, v, mask)
+    torch.testing.assert_close(got, eager, atol=1e-5, rtol=1e-5)
+    (entry,) = census()
+    assert entry.eager is None
+    assert entry.fused["aten.sin.default"] == 1, entry.fused
+    assert entry.fused["aten.where.self"] + entry.fused["aten.where.ScalarSelf"] <= 1, entry.fused
+
+
+def test_two_dropouts_of_one_tensor_stay_two_draws() -> None:
+    """CSE keeps random ops: two dropouts of one input in an inference graph differ."""
+    torch._dynamo.reset()
+    reset_census()
+
+    def f(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        return (torch.nn.functional.dropout(x, 0.5, training=True),
+                torch.nn.functional.dropout(x, 0.5, training=True))
+
+    with torch.no_grad():
+        a, b = torch.compile(f, backend="allotment")(torch.ones(4, 64))
+    assert census()[0].eager is None
+    assert not torch.equal(a, b)
+    for d in (a, b):  # each a dropout: zeros and 2s, about half each
+        assert set(d.unique().tolist()) <= {0.0, 2.0} and 64 < int((d == 0).sum()) < 192
+
+
+def test_dropout_trains_with_its_mask_saved_and_seeded_by_torch() -> None:
+    """A training graph with dropout (Inductor's random-op pass: seeds drawn from torch's
+    generator, the draw an ATen call in the program): the backward uses the forward's mask,
+    and `torch.manual_seed` repeats a step."""
+    torch._dynamo.reset()
+    reset_census()
+
+    def f(x: torch.Tensor) -> torch.Tensor:
+        return torch.nn.functional.dropout(x * 3, 0.5, training=True)
+
+    c = torch.compile(f, backend="allotment")
+    runs = []
+    for _ in range(2):
+        torch.manual_seed(1)
+        x = torch.randn(8, 32, requires_grad=True)
+        y = c(x)
+        y.sum().backward()
+        runs.append((y.detach(), x.grad))
+    assert all(e.eager is None for e in census()) and len(census()) == 2
+    (y, g), (y2, g2) = runs
+    kept = y != 0
+    assert 64 < int(kept.sum()) < 192
+    torch.testing.assert_close(g, kept.float() * 6)  # d(dropout(3x))/dx = 3 * mask / (1 - p)
+    assert torch.equal(y, y2) and torch.equal(g, g2)

@@ -3,7 +3,8 @@
 The backend hands dynamo's graph to AOTAutograd (`aot_autograd`), which functionalizes it,
 applies `decompositions()` (Inductor's table), splits a training graph into forward and
 backward with the min-cut rematerialization partitioner, and calls `compile_graph` on each
-graph. Each graph becomes one fusion function (`translate`), compiled by
+graph (an inference graph first gets the same joint-graph passes and CSE,
+`prepare_inference`). Each graph becomes one fusion function (`translate`), compiled by
 `allotment.compile`; its arguments are donated (`alloc.donated`: AOTAutograd's boxed
 calling convention hands the program its only references), so saved activations are freed
 inside the backward program after their last use. Its indexing ops check their indices in
@@ -90,8 +91,40 @@ def partition(gm: torch.fx.GraphModule, joint_inputs: Any, **kwargs: Any) -> Any
         from functorch.compile import min_cut_rematerialization_partition
         from torch._inductor.fx_passes.joint_graph import joint_graph_passes
 
-        return min_cut_rematerialization_partition(joint_graph_passes(gm), joint_inputs, compiler="inductor", **kwargs)
-    return partition_fn(gm, joint_inputs, **kwargs)
+        with _fake_mode_of(gm):
+            return min_cut_rematerialization_partition(joint_graph_passes(gm), joint_inputs, compiler="inductor",
+                                                       **kwargs)
+    with _fake_mode_of(gm):
+        return partition_fn(gm, joint_inputs, **kwargs)
+
+
+def prepare_inference(gm: torch.fx.GraphModule) -> torch.fx.GraphModule:
+    """An inference graph given what a training graph gets from `partition`, which
+    AOTAutograd does not call for it: Inductor's joint-graph passes (as Inductor's
+    `compile_fx` applies them to its inference graphs: no-op casts and views removed,
+    uniform constants folded, attention patterns), then AOTAutograd's common-subexpression
+    elimination (`fx_graph_cse`, which the min-cut partitioner applies to the joint graph;
+    random ops and nodes aliasing outputs are kept). So a value that every layer recomputes
+    the same way, as a boolean attention mask turned into an additive one per attention
+    call, is computed once. A new GraphModule; `gm` is not changed by the CSE."""
+    from torch._functorch.compile_utils import fx_graph_cse
+    from torch._inductor.fx_passes.joint_graph import joint_graph_passes
+
+    with _fake_mode_of(gm):
+        gm = joint_graph_passes(gm)
+    return torch.fx.GraphModule(gm, fx_graph_cse(gm.graph))
+
+
+def _fake_mode_of(gm: torch.fx.GraphModule) -> Any:
+    """The context Inductor's graph passes run in (`torch._inductor.virtualized.V.fake_mode`,
+    which `compile_fx` sets and its random-op pass reads): the fake mode of the graph's
+    placeholders, or a new one where they carry none."""
+    from torch._guards import detect_fake_mode
+    from torch._inductor.virtualized import V
+
+    vals = [n.meta.get("val") for n in gm.graph.nodes if n.op == "placeholder"]
+    mode = detect_fake_mode(vals) or torch._subclasses.FakeTensorMode(allow_non_fake_inputs=True)
+    return V.set_fake_mode(mode)
 
 
 def allotment_backend(gm: torch.fx.GraphModule, example_inputs: list[Any], options: dict[str, Any] | None = None) -> Any:
@@ -121,6 +154,8 @@ def compile_graph(gm: torch.fx.GraphModule, kind: str, opts: Options) -> Any:
     """One AOTAutograd graph as a boxed callable: compiled, or eager with one warning."""
     import allotment
 
+    if kind == "inference":
+        gm = prepare_inference(gm)
     translator = Translator(gm, kind)
     try:
         program = translator.run()
