@@ -22,6 +22,15 @@ fixed point, remove them without changing any value:
   op or cast, every other tensor operand of `P`'s result shape): `reshape(P(y,
   reshape(w)...))`, so `P` joins `y`'s kernel. (The two rules never undo each other: one
   needs `y` elementwise, the other needs it not.)
+- **a narrowing cast of a copied view** (`cast(L1(...Lk(y)))`, the `L` broadcasts,
+  expands, reshapes, permutes or squeezes each used once, at least one of them repeating
+  elements, the cast to a type no wider, `y` computed by an elementwise op or cast):
+  `L1(...Lk(cast(y)))`. The cast joins `y`'s kernel, and the copy that materializes the
+  repeated elements (the `fusion.set` of a reshape that merges an expanded dim, as a
+  grouped-query attention's `repeat_kv` before its bf16 cast) moves the narrow type,
+  not the wide one, in one kernel fewer. Casting each element once before it is repeated
+  gives the same values as casting every copy. (It needs `y` elementwise, as the rule
+  before; `reshape of a cast` needs it not, so neither undoes the other.)
 
 Gathers and scatters are not this pass's: `fusion-sink-gather` (the gather of one element
 a row) and `fusion-scatter-select` (the one-hot of `nll_loss_backward`) run before
@@ -49,6 +58,8 @@ from xdsl.transforms.dead_code_elimination import is_trivially_dead
 from allotment.analysis.shapes import ShapeAnalysis, ShapeError, reify_shapes
 from allotment.diagnostics import walk_ops
 from allotment.dialects import fusion
+from allotment.dtypes import element_nbytes
+from allotment.errors import UnsupportedError
 from allotment.extents.symbolic import Const, Extent
 from allotment.limits import call_with_deep_stack
 from allotment.passes.size_builder import SizeBuilder
@@ -60,6 +71,23 @@ MAX_SWEEPS = 64
 def _elementwise(op: Operation | None) -> bool:
     """An op computed element by element (a copy, `fusion.set`, is a deliberate buffer)."""
     return isinstance(op, fusion.ElementwiseOp | fusion.CastOp) and not isinstance(op, fusion.SetOp)
+
+
+_LAYOUT = (fusion.BroadcastInDimOp, fusion.ExpandOp, fusion.ReshapeOp, fusion.PermuteOp, fusion.SqueezeOp)
+"""Ops that move or repeat elements without computing: a cast commutes with each."""
+
+
+def _repeats(op: Operation) -> bool:
+    """A broadcast or expand that repeats elements: an extent-1 dim made wider (or `?`),
+    or a new dim that is not of static extent 1."""
+    if not isinstance(op, fusion.BroadcastInDimOp | fusion.ExpandOp):
+        return False
+    src, out = op.input.type.get_shape(), op.result.type.get_shape()
+    if isinstance(op, fusion.ExpandOp):
+        return any(a == 1 and b != 1 for a, b in zip(src, out, strict=True))
+    dims = [int(d) for d in op.broadcast_dims.get_values()]
+    new = [out[d] for d in range(len(out)) if d not in dims]
+    return any(e != 1 for e in new) or any(src[i] == 1 and out[d] != 1 for i, d in enumerate(dims))
 
 
 def _plain(op: Operation) -> bool:
@@ -205,6 +233,32 @@ class _Rewriter:
         op.results[0].replace_all_uses_with(back.result)
         return True
 
+    def cast_of_copied_view(self, op: fusion.CastOp) -> bool:
+        chain: list[Operation] = []  # the layout ops from the cast up to y
+        v = op.input
+        while isinstance(v.owner, _LAYOUT) and v.has_one_use() and _plain(v.owner):
+            chain.append(v.owner)
+            v = v.owner.input
+        if not chain or not _elementwise(v.owner) or not any(_repeats(o) for o in chain):
+            return False
+        wide, narrow = op.input.type.element_type, op.result.type.element_type
+        try:
+            if element_nbytes(narrow) > element_nbytes(wide):
+                return False
+        except UnsupportedError:  # a type allotment.dtypes has no row for: left alone
+            return False
+        cast = fusion.CastOp(v, narrow)
+        self.block.insert_op_before(cast, op)
+        value: SSAValue = cast.result
+        for layout in reversed(chain):
+            new = layout.clone()
+            new.operands = [value, *layout.operands[1:]]
+            new.results[0]._type = TensorType(narrow, layout.results[0].type.get_shape())  # noqa: SLF001
+            self.block.insert_op_before(new, op)
+            value = new.results[0]
+        op.result.replace_all_uses_with(value)
+        return True
+
     def _abandon(self, ops: list[Operation]) -> bool:
         for o in ops:
             self.block.erase_op(o)
@@ -221,7 +275,8 @@ class _Rewriter:
                 changed = (self.reshape_of_reshape(op) or self.reshape_of_cast(op)
                            or self.reshape_dropping_units(op))
             elif _elementwise(op):
-                changed = self.elementwise_of_reshape(op)
+                changed = self.elementwise_of_reshape(op) or (
+                    isinstance(op, fusion.CastOp) and self.cast_of_copied_view(op))
             else:
                 changed = False
             if changed:
@@ -234,7 +289,7 @@ def expose_fusion(f: func.FuncOp) -> int:
     whose shapes cannot be reified is left as it is (`fusion-segment` reports it)."""
     if f.is_declaration or len(f.body.blocks) != 1 or any(op.regions for op in f.body.block.ops):
         return 0
-    if not any(isinstance(op, fusion.ReshapeOp) for op in f.body.block.ops):
+    if not any(isinstance(op, fusion.ReshapeOp | fusion.ExpandOp | fusion.BroadcastInDimOp) for op in f.body.block.ops):
         return 0
     total = 0
     for _ in range(MAX_SWEEPS):

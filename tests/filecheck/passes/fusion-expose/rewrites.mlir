@@ -98,3 +98,50 @@ func.func @reshape_merging_dims(%x: tensor<1x2x4x4xf32>) -> tensor<8xf32> {
   %r = fusion.reshape %m [8] : tensor<1x2x4x1xf32> -> tensor<8xf32>
   func.return %r : tensor<8xf32>
 }
+
+// -----
+
+// A narrowing cast of a repeated view (grouped-query attention's repeat_kv of a rotary
+// output, then its bf16 cast) casts before the repeat: the cast joins the rotary kernel,
+// and the copy that the merging reshape needs moves bf16, not f32.
+// CHECK-LABEL: func.func @cast_before_repeat
+// CHECK:         %k = fusion.add %a, %b : tensor<1x2x8x64xf32>
+// CHECK-NEXT:    [[C:%.*]] = fusion.cast %k : tensor<1x2x8x64xf32> to tensor<1x2x8x64xbf16>
+// CHECK-NEXT:    [[B:%.*]] = fusion.broadcast_in_dim [[C]] [1, 2, 1, 8, 64] dims [0, 1, 3, 4] : tensor<1x2x8x64xbf16> -> tensor<1x2x1x8x64xbf16>
+// CHECK-NEXT:    [[E:%.*]] = fusion.expand [[B]] [1, 2, 2, 8, 64] : tensor<1x2x1x8x64xbf16> -> tensor<1x2x2x8x64xbf16>
+// CHECK-NEXT:    [[R:%.*]] = fusion.reshape [[E]] [1, 4, 8, 64] : tensor<1x2x2x8x64xbf16> -> tensor<1x4x8x64xbf16>
+// CHECK-NEXT:    func.return [[R]], %k
+// CHECK-NOT:     x64xf32> to
+func.func @cast_before_repeat(%a: tensor<1x2x8x64xf32>, %b: tensor<1x2x8x64xf32>) -> (tensor<1x4x8x64xbf16>, tensor<1x2x8x64xf32>) {
+  %k = fusion.add %a, %b : tensor<1x2x8x64xf32>
+  %u = fusion.broadcast_in_dim %k [1, 2, 1, 8, 64] dims [0, 1, 3, 4] : tensor<1x2x8x64xf32> -> tensor<1x2x1x8x64xf32>
+  %e = fusion.expand %u [1, 2, 2, 8, 64] : tensor<1x2x1x8x64xf32> -> tensor<1x2x2x8x64xf32>
+  %r = fusion.reshape %e [1, 4, 8, 64] : tensor<1x2x2x8x64xf32> -> tensor<1x4x8x64xf32>
+  %c = fusion.cast %r : tensor<1x4x8x64xf32> to tensor<1x4x8x64xbf16>
+  func.return %c, %k : tensor<1x4x8x64xbf16>, tensor<1x2x8x64xf32>
+}
+
+// -----
+
+// Left alone: a widening cast (the repeat would move f32), a chain that only permutes
+// (nothing repeated), and a repeat of an argument (no kernel for the cast to join).
+// CHECK-LABEL: func.func @casts_kept_after_views
+// CHECK:         %e = fusion.expand %y
+// CHECK-NEXT:    %w = fusion.cast %e : tensor<2x3x8xbf16> to tensor<2x3x8xf32>
+// CHECK:         %p = fusion.permute %x
+// CHECK-NEXT:    %n = fusion.cast %p : tensor<8x2xf32> to tensor<8x2xbf16>
+// CHECK:         %ea = fusion.expand %g
+// CHECK-NEXT:    %na = fusion.cast %ea : tensor<2x3x8xf32> to tensor<2x3x8xbf16>
+func.func @casts_kept_after_views(%a: tensor<2x1x8xbf16>, %f: tensor<2x8xf32>, %g: tensor<2x1x8xf32>) -> (tensor<2x3x8xf32>, tensor<8x2xbf16>, tensor<2x3x8xbf16>) {
+  %y = fusion.neg %a : tensor<2x1x8xbf16>
+  %u = fusion.reshape %y [2, 1, 8] : tensor<2x1x8xbf16> -> tensor<2x1x8xbf16>
+  %e = fusion.expand %u [2, 3, 8] : tensor<2x1x8xbf16> -> tensor<2x3x8xbf16>
+  %w = fusion.cast %e : tensor<2x3x8xbf16> to tensor<2x3x8xf32>
+  %x = fusion.exp %f : tensor<2x8xf32>
+  %p = fusion.permute %x [1, 0] : tensor<2x8xf32> -> tensor<8x2xf32>
+  %n = fusion.cast %p : tensor<8x2xf32> to tensor<8x2xbf16>
+  %ua = fusion.reshape %g [2, 1, 8] : tensor<2x1x8xf32> -> tensor<2x1x8xf32>
+  %ea = fusion.expand %ua [2, 3, 8] : tensor<2x1x8xf32> -> tensor<2x3x8xf32>
+  %na = fusion.cast %ea : tensor<2x3x8xf32> to tensor<2x3x8xbf16>
+  func.return %w, %n, %na : tensor<2x3x8xf32>, tensor<8x2xbf16>, tensor<2x3x8xbf16>
+}
