@@ -313,6 +313,46 @@ def test_an_output_that_views_an_input_is_a_view_of_this_calls_input(gpu: None) 
     torch.testing.assert_close(y, _expected(x, w, 0.5))
 
 
+def _split_program(x: torch.Tensor, w: torch.Tensor, alpha: float) -> tuple[torch.Tensor, ...]:
+    """Returns two views of one buffer of the call (the q and k slices of one projection's
+    output), at offsets of their own in a byte buffer."""
+    _split_program.calls += 1  # type: ignore[attr-defined]
+    n, m = x.shape
+    tmp = torch.empty((n * m * 4 + 16,), dtype=torch.uint8, device=x.device)
+    t = tmp[16:]
+    rt.launch(SCALE, (n,), (x, w, t, n, m, alpha), 1, 32, False, 4)
+    f = t.view(torch.float32).view(n, m)
+    return (f[:, : m // 2], f[:, m // 2:].t())
+
+
+_split_program.calls = 0  # type: ignore[attr-defined]
+
+
+@needs_executor
+def test_outputs_that_view_a_buffer_of_the_call_are_replayed(gpu: None) -> None:
+    """Outputs that are slices of one buffer the call allocated are replayed as the same
+    views of the replay's own buffer, which they keep; each call gets a new buffer."""
+    r = replay.Replayer(_split_program, executor, get_device=lambda: 0, get_stream=lambda d: 99)
+    w = torch.randn(8)
+    for _ in range(2):
+        r((torch.randn(4, 8), w, 0.5))
+    assert r.recorded == 1 and r.signatures() == (1, 1) and r.refusals == []
+    before = _split_program.calls
+    seen = set()
+    for _ in range(3):
+        x = torch.randn(4, 8)
+        q, k = r((x, w, 0.5))
+        assert _split_program.calls == before  # replayed
+        want = x * w * 0.5
+        torch.testing.assert_close(q, want[:, :4])
+        torch.testing.assert_close(k, want[:, 4:].t())
+        assert q.untyped_storage().data_ptr() == k.untyped_storage().data_ptr()
+        assert (q.stride(), k.stride(), k.data_ptr() - q.data_ptr()) == ((8, 1), (1, 8), 16)
+        seen.add(q.untyped_storage().data_ptr())
+        held = q  # held: the next call's buffer is another
+    assert len(seen) >= 2 and held.shape == (4, 4)
+
+
 @needs_executor
 def test_new_signatures_are_recorded_apart(gpu: None) -> None:
     r = _replayer()

@@ -59,8 +59,11 @@ call until its launcher is known, an input not aligned as Triton's JIT expects u
 `ATTEMPTS` times; a call whose inputs share storage (whose pointers a recording cannot tell
 apart) is run without being recorded or counted, so that a signature first met with
 aliased inputs is still recorded by a later call; a
-reason of the signature (host work, an output that is a view of a new buffer) refuses
-the signature at once: its calls run the program. At most `MAX_SIGNATURES` signatures
+reason of the signature (host work, an output that views an input as another dtype)
+refuses the signature at once: its calls run the program. An output that is a view of a
+buffer the call allocated (a slice of a planned buffer: the q, k and v of one projection
+saved for the backward) is the same view of the replay's own allocation, which the outputs
+then keep, as the program's views keep its buffer. At most `MAX_SIGNATURES` signatures
 are kept per program (least recently matched first out), and at most `MAX_RECORDINGS`
 recordings are tried per program (a scalar that changes at every call, such as an RNG
 seed, makes every call a new signature).
@@ -425,9 +428,10 @@ class _Planner:
                 self.sources[d.storage] = (i, d.ptr)
         self.allocs: list[tuple] = []
         self.kinds: list[str] = []  # per allocation: "bytes", "output" (typed) or "result" (bound)
-        self.out_storage: dict[int, torch.Tensor] = {}  # storage identity -> an output over it
+        self.out_storage: dict[int, torch.Tensor] = {}  # storage identity -> an output that is all of it
         for o in outputs:
-            if isinstance(o, torch.Tensor) and not any(isinstance(x, tuple) and x[1]() is o for x in inputs):
+            if isinstance(o, torch.Tensor) and _whole_storage(o) and \
+                    not any(isinstance(x, tuple) and x[1]() is o for x in inputs):
                 self.out_storage.setdefault(o.untyped_storage()._cdata, o)
         self.uses: list[set[int]] = []  # per step: the sources it takes
         self.bound_at: dict[int, int] = {}  # allocation -> the step whose torch call returns it
@@ -525,14 +529,17 @@ class _Planner:
                 outs.append((2, src, tuple(o.shape), o.stride(), o.storage_offset() - x.offset))
                 continue
             j = -src - 1
-            if self.kinds[j] == "output":
-                if any(oj == j for oj in out_alloc.values()):
-                    raise _NotReplayable("two outputs share a buffer")
+            if self.kinds[j] == "output" and self.out_storage.get(st._cdata) is o:
                 out_alloc[id(o)] = j
                 outs.append((1, j))
                 continue
             if self.kinds[j] != "result":
-                raise _NotReplayable("an output is a view of a buffer of the call")
+                # a view of a buffer of the call (a typed output's, or bytes: a slice of a
+                # planned buffer, such as the q, k and v of one projection): the same view of
+                # this call's allocation, which the outputs keep (never freed), as the
+                # program's own view keeps its buffer
+                outs.append(self._view_output(o, j, base))
+                continue
             _, shape, stride, dtype, _, offset = self.allocs[j]
             if (o.dtype, tuple(o.shape), o.stride(), o.storage_offset()) == (dtype, shape, stride, offset):
                 outs.append((1, j))
@@ -543,8 +550,17 @@ class _Planner:
                 outs.append((3, j, tuple(o.shape), o.stride(), shift // o.dtype.itemsize, o.dtype))
         return outs, kept
 
+    def _view_output(self, o: torch.Tensor, j: int, base: int) -> tuple:
+        """Output kind 3: `o` as a view of allocation `j` (whose data pointer was `base`)."""
+        shift = o.data_ptr() - base
+        if shift % o.dtype.itemsize:
+            raise _NotReplayable("an output is not aligned to its dtype in its buffer")
+        if self.kinds[j] == "output" and self.allocs[j][2].itemsize != o.dtype.itemsize:
+            raise _NotReplayable("an output views another output as a dtype of another size")
+        return (3, j, tuple(o.shape), o.stride(), shift // o.dtype.itemsize, o.dtype)
+
     def _alloc_output(self, o: torch.Tensor) -> int:
-        if o.storage_offset() != 0 or o.untyped_storage().nbytes() != _dense_bytes(o):
+        if not _whole_storage(o):
             raise _NotReplayable("an output is a view of a buffer of the call")
         self.allocs.append((tuple(o.shape), o.stride(), o.dtype, o.device))
         self.kinds.append("output")
@@ -659,6 +675,11 @@ def _driver_entry(plan: Any, arguments: list[Any], pointers: list[tuple[int, int
 def _whole_words(nbytes: int) -> int:
     """A byte buffer's size rounded up to 16 bytes, so that it can be viewed as any dtype."""
     return -(-nbytes // 16) * 16
+
+
+def _whole_storage(t: torch.Tensor) -> bool:
+    """Whether `t` is all of its storage: at offset 0, spanning exactly the storage's bytes."""
+    return t.storage_offset() == 0 and t.untyped_storage().nbytes() == _dense_bytes(t)
 
 
 def _dense_bytes(t: torch.Tensor) -> int:
