@@ -150,3 +150,53 @@ def shard_divides(global_extent: int, shards: int, uneven: bool) -> bool:
 def local_extent(global_extent: int, shards: int, uneven: bool) -> int:
     """`local_extent_sym`'s concrete twin (the caller checks `shard_divides` first)."""
     return _int(local_extent_sym(Const(global_extent), shards, uneven), "shard extent")
+
+
+def reshape_splits(in_dims: Sequence[int | None], out_dims: Sequence[int | None]) -> list[tuple[int, ...]] | None:
+    """The output dims each input dim of a reshape becomes, when the reshape only splits
+    dims (and drops or inserts dims of extent 1); None when it merges dims or that cannot
+    be shown from the shapes (`None` or a negative extent, a type's `?`, is unknown).
+
+    Such a reshape is a view of any strided source (input dim `i` of stride `s` becomes
+    dims `j1..jk` of strides `s * e(j2) * ... * e(jk)`, ..., `s`), which torch's `view`
+    allows too; a merge needs the merged dims contiguous with each other. An input dim of
+    extent 1 may become no dim, an output dim of extent 1 may come from none (its stride is
+    never used). A `?` input dim must become exactly one `?` output dim, and at most one
+    dim may be `?`: with one, the static groups matching forces the `?` extents equal."""
+    in_shape = [None if e is None or e < 0 else e for e in in_dims]
+    out_shape = [None if e is None or e < 0 else e for e in out_dims]
+    if sum(e is None for e in in_shape) > 1 or sum(e is None for e in out_shape) > 1:
+        return None
+    groups: list[tuple[int, ...]] = []
+    j = 0
+    for e in in_shape:
+        while j < len(out_shape) and out_shape[j] == 1 and e != 1:
+            j += 1  # an inserted unit dim
+        if e == 1:
+            if j < len(out_shape) and out_shape[j] == 1:
+                groups.append((j,))
+                j += 1
+            else:
+                groups.append(())
+            continue
+        if e is None:
+            if j >= len(out_shape) or out_shape[j] is not None:
+                return None
+            groups.append((j,))
+            j += 1
+            continue
+        group: list[int] = []
+        acc = 1
+        while acc < e and j < len(out_shape):
+            o = out_shape[j]
+            if o is None:
+                return None
+            acc *= o
+            group.append(j)
+            j += 1
+        if acc != e:
+            return None
+        groups.append(tuple(group))
+    if any(out_shape[k] != 1 for k in range(j, len(out_shape))):
+        return None
+    return groups

@@ -79,10 +79,13 @@ class ViewRewrites:
             strides = tuple(s for d, s in enumerate(src.strides) if d not in dropped)
             return Layout(sizes, strides, src.offset, src.contiguous)
         if isinstance(view, fusion.ReshapeOp):
-            if not src.contiguous:
-                raise _fail(view, "reshape of a non-contiguous view (fusion-segment inserts a copy)")
-            layout = row_major(sizes)
-            return Layout(layout.sizes, layout.strides, src.offset, True)
+            if src.contiguous:
+                layout = row_major(sizes)
+                return Layout(layout.sizes, layout.strides, src.offset, True)
+            groups = view_extents.reshape_splits(in_shape, result.type.get_shape())
+            if groups is None:
+                raise _fail(view, "reshape that merges dims of a non-contiguous view (fusion-segment inserts a copy)")
+            return Layout(sizes, _split_strides(groups, src.strides, sizes), src.offset, False)
         raise _fail(view, f"{view.name} is not a view op")
 
     def _mixed(self, static: Sequence[int], dynamic: Sequence[SSAValue]) -> list[Extent]:
@@ -109,3 +112,21 @@ class ViewRewrites:
         op.result.name_hint = result.name_hint
         self.body_ops.append(op)
         return op.result
+
+
+def _split_strides(groups: Sequence[tuple[int, ...]], strides: Sequence[Extent],
+                   sizes: Sequence[Extent]) -> tuple[Extent, ...]:
+    """The strides of a reshape that splits each source dim `i` (stride `strides[i]`) into
+    the result dims `groups[i]` (of `sizes`): the last of a group keeps the source's stride,
+    each one before it that times the extents after it. A result dim of extent 1 in no
+    group gets torch's stride for it (the next dim's stride times its extent, 1 last)."""
+    out: list[Extent | None] = [None] * len(sizes)
+    for group, stride in zip(groups, strides, strict=True):
+        acc = stride
+        for j in reversed(group):
+            out[j] = acc
+            acc = sym.mul(acc, sizes[j])
+    for j in reversed(range(len(sizes))):
+        if out[j] is None:
+            out[j] = sym.mul(out[j + 1], sizes[j + 1]) if j + 1 < len(sizes) else Const(1)
+    return tuple(e for e in out if e is not None)

@@ -15,7 +15,8 @@ and deterministic, in program order:
 - Broadcast-like views (broadcast_in_dim, expand, squeeze) of a value computed
   in a group join that group; other views (reshape, permute, slice), and views
   of inputs, become `view` segments: no kernel, a strided view of a buffer. A
-  reshape of a value that may not be contiguous gets a `fusion.set` copy first.
+  reshape of a value that may not be contiguous gets a `fusion.set` copy first, unless
+  it only splits dims (`view_extents.reshape_splits`), which is a view of any strides.
 - pad, cat, full, iota start a group (their domain is their result's); matmul
   and linear are one `library` segment each.
 - Then a pointwise-only group whose values are used only by one other group,
@@ -56,7 +57,7 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import arith, func, tensor
-from xdsl.dialects.builtin import ModuleOp, TensorType
+from xdsl.dialects.builtin import ModuleOp, NoneAttr, TensorType
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.transforms.common_subexpression_elimination import cse
@@ -67,6 +68,7 @@ from allotment.analysis.capacity import Capacity, capacity
 from allotment.analysis.shapes import ShapeAnalysis, ShapeError, reify_shapes
 from allotment.diagnostics import located_message, message_at, walk_ops
 from allotment.dialects import fusion
+from allotment.extents import view_extents
 from allotment.limits import call_with_deep_stack
 from allotment.passes.fusion_expose import expose_fusion
 from allotment.passes.gc_pause import gc_paused
@@ -346,13 +348,23 @@ def _may_be_strided(v: SSAValue, memo: dict[SSAValue, bool]) -> bool:
     return result
 
 
+def _splits_only(op: fusion.ReshapeOp) -> bool:
+    """A reshape that only splits dims (`view_extents.reshape_splits`) of an unsharded
+    tensor: a view of its source whatever the source's strides, so it needs no copy (a
+    slice of a fused q/k/v projection split into heads, GPT-2's attention)."""
+    src, out = op.input.type, op.result.type
+    if not isinstance(src.encoding, NoneAttr) or not isinstance(out.encoding, NoneAttr):
+        return False
+    return view_extents.reshape_splits(src.get_shape(), out.get_shape()) is not None
+
+
 def _insert_reshape_copies(block: Block) -> None:
     """A reshape of a possibly strided value reads a contiguous copy instead: one copy per
     value, shared by every reshape of it (inserted before the first, which precedes the rest)."""
     memo: dict[SSAValue, bool] = {}
     copies: dict[SSAValue, SSAValue] = {}
     for op in list(block.ops):
-        if isinstance(op, fusion.ReshapeOp) and _may_be_strided(op.input, memo):
+        if isinstance(op, fusion.ReshapeOp) and _may_be_strided(op.input, memo) and not _splits_only(op):
             copied = copies.get(op.input)
             if copied is None:
                 copy = fusion.SetOp(op.input)

@@ -161,3 +161,36 @@ func.func @constant_negative_start(%x: tensor<10x4xf32>) -> tensor<?x4xf32> {
   %z = fusion.neg %y : tensor<?x4xf32>
   func.return %z : tensor<?x4xf32>
 }
+
+// -----
+
+// A reshape that only splits dims is a view of a strided source (a slice of a fused
+// q/k/v projection split into heads): no copy, the split dim's stride kept innermost
+// and multiplied outward.
+
+// CHECK-LABEL: func.func @split_reshape_of_slice(%x: memref<2x8x768xf32>) -> memref<2x4x8x64xf32, strided<[6144, 64, 768, 1], offset: 256>>
+// CHECK-NOT:     alloc.kernel
+// CHECK:         %k = memref.reinterpret_cast %x to offset: [256], sizes: [2, 8, 256], strides: [6144, 768, 1]
+// CHECK:         %h = memref.reinterpret_cast %k to offset: [256], sizes: [2, 8, 4, 64], strides: [6144, 768, 64, 1]
+// CHECK:         %p = memref.reinterpret_cast %h to offset: [256], sizes: [2, 4, 8, 64], strides: [6144, 64, 768, 1]
+// CHECK-NOT:     alloc.alloc
+func.func @split_reshape_of_slice(%x: tensor<2x8x768xf32>) -> tensor<2x4x8x64xf32> {
+  %k = fusion.slice %x [0, 0, 256] to [2, 8, 512] step [1, 1, 1] : tensor<2x8x768xf32> -> tensor<2x8x256xf32>
+  %h = fusion.reshape %k [2, 8, 4, 64] : tensor<2x8x256xf32> -> tensor<2x8x4x64xf32>
+  %p = fusion.permute %h [0, 2, 1, 3] : tensor<2x8x4x64xf32> -> tensor<2x4x8x64xf32>
+  func.return %p : tensor<2x4x8x64xf32>
+}
+
+// -----
+
+// A reshape that merges dims of the same slice still reads a contiguous copy.
+
+// CHECK-LABEL: func.func @merging_reshape_of_slice
+// CHECK:         %k_contiguous = alloc.alloc
+// CHECK:         alloc.kernel "k0" pointwise
+// CHECK:         memref.reinterpret_cast %k_contiguous
+func.func @merging_reshape_of_slice(%x: tensor<2x8x768xf32>) -> tensor<16x256xf32> {
+  %k = fusion.slice %x [0, 0, 256] to [2, 8, 512] step [1, 1, 1] : tensor<2x8x768xf32> -> tensor<2x8x256xf32>
+  %m = fusion.reshape %k [16, 256] : tensor<2x8x256xf32> -> tensor<16x256xf32>
+  func.return %m : tensor<16x256xf32>
+}
