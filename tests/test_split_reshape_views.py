@@ -59,3 +59,31 @@ def test_reshape_splits() -> None:
     assert reshape_splits([-1, 8], [-1, 4]) is None  # [?, 8] -> [2?, 4] merges
     assert reshape_splits([-1, -1], [-1, -1]) is None  # two `?`: not provable
     assert reshape_splits([4], [2, -1]) is None
+
+
+PARTLY_RETURNED = """
+func.func @heads(%x: tensor<2x8x64xf32>) -> (tensor<2x2x8x16xf32>, tensor<2x2x8x16xf32>) {
+  %y = fusion.exp %x : tensor<2x8x64xf32>
+  %q = fusion.slice %y [0, 0, 0] to [2, 8, 32] step [1, 1, 1] : tensor<2x8x64xf32> -> tensor<2x8x32xf32>
+  %k = fusion.slice %y [0, 0, 32] to [2, 8, 64] step [1, 1, 1] : tensor<2x8x64xf32> -> tensor<2x8x32xf32>
+  %qh = fusion.reshape %q [2, 8, 2, 16] : tensor<2x8x32xf32> -> tensor<2x8x2x16xf32>
+  %kh = fusion.reshape %k [2, 8, 2, 16] : tensor<2x8x32xf32> -> tensor<2x8x2x16xf32>
+  %qp = fusion.permute %qh [0, 2, 1, 3] : tensor<2x8x2x16xf32> -> tensor<2x2x8x16xf32>
+  %kp = fusion.permute %kh [0, 2, 1, 3] : tensor<2x8x2x16xf32> -> tensor<2x2x8x16xf32>
+  %s = fusion.mul %qp, %qp : tensor<2x2x8x16xf32>
+  func.return %s, %kp : tensor<2x2x8x16xf32>, tensor<2x2x8x16xf32>
+}
+"""
+
+
+def test_a_returned_head_of_a_partly_returned_buffer_is_a_copy() -> None:
+    """k is returned and q is not: k as a view would keep all of exp(x) alive after the
+    call, so it is copied (its own storage, no larger than itself); q stays a view."""
+    x = torch.randn(2, 8, 64, generator=torch.Generator().manual_seed(2))
+    s, kp = check(PARTLY_RETURNED, x, tol=1e-5)
+    y = x.exp()
+    heads = lambda t: t.reshape(2, 8, 2, 16).permute(0, 2, 1, 3)  # noqa: E731
+    torch.testing.assert_close(kp, heads(y[..., 32:]))
+    torch.testing.assert_close(s, heads(y[..., :32]) ** 2)
+    assert kp.untyped_storage().nbytes() == kp.numel() * 4
+    assert launches(PARTLY_RETURNED, x) == ["k0_pointwise", "k1_pointwise", "k2_pointwise"]

@@ -358,13 +358,53 @@ def _splits_only(op: fusion.ReshapeOp) -> bool:
     return view_extents.reshape_splits(src.get_shape(), out.get_shape()) is not None
 
 
+def _returned(v: SSAValue, memo: dict[SSAValue, bool]) -> bool:
+    """Whether `v` reaches the function's results through views alone (its buffer then
+    outlives the call)."""
+    if v not in memo:
+        memo[v] = False  # (no cycles in a block; set before recursing all the same)
+        memo[v] = any(isinstance(u.operation, func.ReturnOp)
+                      or (isinstance(u.operation, VIEWS) and u.index == 0 and _returned(u.operation.results[0], memo))
+                      for u in v.uses)
+    return memo[v]
+
+
+def _view_root(v: SSAValue) -> SSAValue:
+    """The value whose buffer `v` views (itself where it is no view)."""
+    while isinstance(v.owner, VIEWS):
+        v = v.owner.operands[0]
+    return v
+
+
+def _pins_more_than_returned(op: fusion.ReshapeOp, memo: dict[SSAValue, bool]) -> bool:
+    """Whether keeping this split a view would make a result of the function a view of a
+    buffer of the call that the results do not wholly cover: the reshape's result is
+    returned (through views), the buffer it views is not, and another use of that buffer is
+    not returned either. The result would then keep the whole buffer alive past the call
+    (GPT-2's inference returns the k and v of its fused q/k/v projection, not q: as views
+    they hold 3/2 of their bytes a layer), so it is copied, as torch's clone of k and v
+    does; where every use is returned (q, k and v saved for the backward) the views hold
+    nothing more than copies would. A view of an argument holds nothing of the call."""
+    if not _returned(op.result, memo):
+        return False
+    root = _view_root(op.input)
+    if not isinstance(root.owner, Operation) or any(isinstance(u.operation, func.ReturnOp) for u in root.uses):
+        return False
+    return not all(isinstance(u.operation, VIEWS) and u.index == 0 and _returned(u.operation.results[0], memo)
+                   for u in root.uses)
+
+
 def _insert_reshape_copies(block: Block) -> None:
     """A reshape of a possibly strided value reads a contiguous copy instead: one copy per
-    value, shared by every reshape of it (inserted before the first, which precedes the rest)."""
+    value, shared by every reshape of it (inserted before the first, which precedes the rest),
+    unless the reshape only splits dims and the view would keep no more of a buffer alive
+    than the function returns (`_pins_more_than_returned`)."""
     memo: dict[SSAValue, bool] = {}
+    returned: dict[SSAValue, bool] = {}
     copies: dict[SSAValue, SSAValue] = {}
     for op in list(block.ops):
-        if isinstance(op, fusion.ReshapeOp) and _may_be_strided(op.input, memo) and not _splits_only(op):
+        if isinstance(op, fusion.ReshapeOp) and _may_be_strided(op.input, memo) and (
+                not _splits_only(op) or _pins_more_than_returned(op, returned)):
             copied = copies.get(op.input)
             if copied is None:
                 copy = fusion.SetOp(op.input)

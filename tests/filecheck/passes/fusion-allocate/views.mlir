@@ -194,3 +194,53 @@ func.func @merging_reshape_of_slice(%x: tensor<2x8x768xf32>) -> tensor<16x256xf3
   %m = fusion.reshape %k [16, 256] : tensor<2x8x256xf32> -> tensor<16x256xf32>
   func.return %m : tensor<16x256xf32>
 }
+
+// -----
+
+// A split of a slice of a buffer of the call, returned while another slice of that
+// buffer is not (GPT-2's inference returns k, not q): as a view it would keep the whole
+// buffer alive past the call, so it reads a copy; the slice that is not returned stays a view.
+
+// CHECK-LABEL: func.func @returned_split_of_a_partly_returned_buffer
+// CHECK:         %y = alloc.alloc
+// CHECK:         %q = memref.reinterpret_cast %y
+// CHECK:         %k_contiguous = alloc.alloc
+// CHECK:         alloc.kernel "k1" pointwise ins(%y : {{.*}}) outs(%k_contiguous :
+// CHECK:           fusion.slice
+// CHECK-NEXT:      alloc.extents
+// CHECK-NEXT:      fusion.set
+// CHECK:         %qh = memref.reinterpret_cast %q
+// CHECK:         %kh = memref.reinterpret_cast %k_contiguous
+// CHECK-NOT:     _contiguous
+// CHECK:         func.return
+func.func @returned_split_of_a_partly_returned_buffer(%x: tensor<2x8x512xf32>) -> (tensor<2x4x8x64xf32>, tensor<2x4x8x64xf32>) {
+  %y = fusion.exp %x : tensor<2x8x512xf32>
+  %q = fusion.slice %y [0, 0, 0] to [2, 8, 256] step [1, 1, 1] : tensor<2x8x512xf32> -> tensor<2x8x256xf32>
+  %k = fusion.slice %y [0, 0, 256] to [2, 8, 512] step [1, 1, 1] : tensor<2x8x512xf32> -> tensor<2x8x256xf32>
+  %qh = fusion.reshape %q [2, 8, 4, 64] : tensor<2x8x256xf32> -> tensor<2x8x4x64xf32>
+  %kh = fusion.reshape %k [2, 8, 4, 64] : tensor<2x8x256xf32> -> tensor<2x8x4x64xf32>
+  %qp = fusion.permute %qh [0, 2, 1, 3] : tensor<2x8x4x64xf32> -> tensor<2x4x8x64xf32>
+  %kp = fusion.permute %kh [0, 2, 1, 3] : tensor<2x8x4x64xf32> -> tensor<2x4x8x64xf32>
+  %s = fusion.mul %qp, %qp : tensor<2x4x8x64xf32>
+  func.return %s, %kp : tensor<2x4x8x64xf32>, tensor<2x4x8x64xf32>
+}
+
+// -----
+
+// Where every slice of the buffer is returned (q and k saved for a backward), the views
+// keep no more alive than copies would: no copy.
+
+// CHECK-LABEL: func.func @returned_splits_of_a_wholly_returned_buffer
+// CHECK-NOT:     _contiguous
+// CHECK:         memref.reinterpret_cast %y
+// CHECK-NOT:     _contiguous
+func.func @returned_splits_of_a_wholly_returned_buffer(%x: tensor<2x8x512xf32>) -> (tensor<2x4x8x64xf32>, tensor<2x4x8x64xf32>) {
+  %y = fusion.exp %x : tensor<2x8x512xf32>
+  %q = fusion.slice %y [0, 0, 0] to [2, 8, 256] step [1, 1, 1] : tensor<2x8x512xf32> -> tensor<2x8x256xf32>
+  %k = fusion.slice %y [0, 0, 256] to [2, 8, 512] step [1, 1, 1] : tensor<2x8x512xf32> -> tensor<2x8x256xf32>
+  %qh = fusion.reshape %q [2, 8, 4, 64] : tensor<2x8x256xf32> -> tensor<2x8x4x64xf32>
+  %kh = fusion.reshape %k [2, 8, 4, 64] : tensor<2x8x256xf32> -> tensor<2x8x4x64xf32>
+  %qp = fusion.permute %qh [0, 2, 1, 3] : tensor<2x8x4x64xf32> -> tensor<2x4x8x64xf32>
+  %kp = fusion.permute %kh [0, 2, 1, 3] : tensor<2x8x4x64xf32> -> tensor<2x4x8x64xf32>
+  func.return %qp, %kp : tensor<2x4x8x64xf32>, tensor<2x4x8x64xf32>
+}
