@@ -388,10 +388,17 @@ def _pins_more_than_returned(op: fusion.ReshapeOp, memo: dict[SSAValue, bool]) -
     if not _returned(op.result, memo):
         return False
     root = _view_root(op.input)
-    if not isinstance(root.owner, Operation) or any(isinstance(u.operation, func.ReturnOp) for u in root.uses):
-        return False
-    return not all(isinstance(u.operation, VIEWS) and u.index == 0 and _returned(u.operation.results[0], memo)
-                   for u in root.uses)
+    return isinstance(root.owner, Operation) and not _wholly_returned(root, {})
+
+
+def _wholly_returned(v: SSAValue, memo: dict[SSAValue, bool]) -> bool:
+    """Whether every byte of `v` outlives the call as part of a result: `v` is returned
+    itself, or each of its uses is a view whose result is wholly returned."""
+    if v not in memo:
+        memo[v] = any(isinstance(u.operation, func.ReturnOp) for u in v.uses) or (
+            bool(v.uses) and all(isinstance(u.operation, VIEWS) and u.index == 0
+                                 and _wholly_returned(u.operation.results[0], memo) for u in v.uses))
+    return memo[v]
 
 
 def _insert_reshape_copies(block: Block) -> None:

@@ -244,3 +244,46 @@ func.func @returned_splits_of_a_wholly_returned_buffer(%x: tensor<2x8x512xf32>) 
   %kp = fusion.permute %kh [0, 2, 1, 3] : tensor<2x8x4x64xf32> -> tensor<2x4x8x64xf32>
   func.return %qp, %kp : tensor<2x4x8x64xf32>, tensor<2x4x8x64xf32>
 }
+
+// -----
+
+// The buffer reaches the slices through a view of its own (a projection's [B*S, 3H]
+// output reshaped to [B, S, 3H] before the split): what counts is whether every slice
+// is returned, not whether the reshape is.
+
+// CHECK-LABEL: func.func @returned_split_behind_a_view_of_the_buffer
+// CHECK:         %k_contiguous = alloc.alloc
+// CHECK-NOT:     %q_contiguous
+// CHECK:         func.return
+func.func @returned_split_behind_a_view_of_the_buffer(%x: tensor<16x512xf32>) -> (tensor<2x4x8x64xf32>, tensor<2x4x8x64xf32>) {
+  %e = fusion.exp %x : tensor<16x512xf32>
+  %y = fusion.reshape %e [2, 8, 512] : tensor<16x512xf32> -> tensor<2x8x512xf32>
+  %q = fusion.slice %y [0, 0, 0] to [2, 8, 256] step [1, 1, 1] : tensor<2x8x512xf32> -> tensor<2x8x256xf32>
+  %k = fusion.slice %y [0, 0, 256] to [2, 8, 512] step [1, 1, 1] : tensor<2x8x512xf32> -> tensor<2x8x256xf32>
+  %qh = fusion.reshape %q [2, 8, 4, 64] : tensor<2x8x256xf32> -> tensor<2x8x4x64xf32>
+  %kh = fusion.reshape %k [2, 8, 4, 64] : tensor<2x8x256xf32> -> tensor<2x8x4x64xf32>
+  %qp = fusion.permute %qh [0, 2, 1, 3] : tensor<2x8x4x64xf32> -> tensor<2x4x8x64xf32>
+  %kp = fusion.permute %kh [0, 2, 1, 3] : tensor<2x8x4x64xf32> -> tensor<2x4x8x64xf32>
+  %s = fusion.mul %qp, %qp : tensor<2x4x8x64xf32>
+  func.return %s, %kp : tensor<2x4x8x64xf32>, tensor<2x4x8x64xf32>
+}
+
+// -----
+
+// q is used by a kernel and also returned (saved for a backward), k is returned: all of
+// the buffer outlives the call anyway, so neither is copied.
+
+// CHECK-LABEL: func.func @returned_and_used_splits
+// CHECK-NOT:     _contiguous
+// CHECK:         func.return
+func.func @returned_and_used_splits(%x: tensor<2x8x512xf32>) -> (tensor<2x4x8x64xf32>, tensor<2x4x8x64xf32>, tensor<2x4x8x64xf32>) {
+  %y = fusion.exp %x : tensor<2x8x512xf32>
+  %q = fusion.slice %y [0, 0, 0] to [2, 8, 256] step [1, 1, 1] : tensor<2x8x512xf32> -> tensor<2x8x256xf32>
+  %k = fusion.slice %y [0, 0, 256] to [2, 8, 512] step [1, 1, 1] : tensor<2x8x512xf32> -> tensor<2x8x256xf32>
+  %qh = fusion.reshape %q [2, 8, 4, 64] : tensor<2x8x256xf32> -> tensor<2x8x4x64xf32>
+  %kh = fusion.reshape %k [2, 8, 4, 64] : tensor<2x8x256xf32> -> tensor<2x8x4x64xf32>
+  %qp = fusion.permute %qh [0, 2, 1, 3] : tensor<2x8x4x64xf32> -> tensor<2x4x8x64xf32>
+  %kp = fusion.permute %kh [0, 2, 1, 3] : tensor<2x8x4x64xf32> -> tensor<2x4x8x64xf32>
+  %s = fusion.mul %qp, %qp : tensor<2x4x8x64xf32>
+  func.return %s, %qp, %kp : tensor<2x4x8x64xf32>, tensor<2x4x8x64xf32>, tensor<2x4x8x64xf32>
+}
