@@ -683,6 +683,26 @@ def dense(t: torch.Tensor) -> torch.Tensor:
     return row_major_copy(t)
 
 
+def in_order(t: torch.Tensor, order: tuple[int, ...]) -> torch.Tensor:
+    """A call's result for a buffer planned in memory order `order` (dims outermost first,
+    `alloc.alloc`'s `order`): as it is where it comes back dense in that order, else a copy
+    in that order (a recorded `aten.clone`, as `row_major_copy`)."""
+    if _dense_in_order(t, order):
+        return t
+    inverse = tuple(order.index(d) for d in range(len(order)))
+    return row_major_copy(t.permute(order)).permute(inverse)
+
+
+def _dense_in_order(t: torch.Tensor, order: tuple[int, ...]) -> bool:
+    shape, strides = t.shape, t.stride()
+    inner = 1
+    for d in reversed(order):
+        if shape[d] != 1 and strides[d] != inner:
+            return False
+        inner *= shape[d]
+    return True
+
+
 def call_layout(t: torch.Tensor) -> torch.Tensor:
     """A call's result for an `any_layout` buffer: as it is where it is dense without
     overlaps (a permutation of row-major: its elements span exactly its element count, so

@@ -29,3 +29,20 @@ def row_major(sizes: Sequence[Extent]) -> Layout:
         strides.append(acc)
         acc = sym.mul(acc, e)
     return Layout(tuple(sizes), tuple(reversed(strides)), Const(0), True)
+
+
+def in_order(sizes: Sequence[Extent], order: Sequence[int]) -> Layout:
+    """A new buffer laid out densely in `order` (its dims outermost first): each dim's stride
+    the product of the sizes of the dims inner to it in that order."""
+    strides: list[Extent] = [Const(1)] * len(sizes)
+    acc: Extent = Const(1)
+    for d in reversed(order):
+        strides[d] = acc
+        acc = sym.mul(acc, sizes[d])
+    return Layout(tuple(sizes), tuple(strides), Const(0), list(order) == list(range(len(sizes))))
+
+
+def is_row_major(sizes: Sequence[Extent], strides: Sequence[Extent]) -> bool:
+    """Whether `strides` are the row-major strides of `sizes` (dims of size 1 take any)."""
+    expected = row_major(sizes).strides
+    return all(s == e or size == Const(1) for size, s, e in zip(sizes, strides, expected))

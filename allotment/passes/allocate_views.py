@@ -22,7 +22,7 @@ from allotment.extents import view_extents
 from allotment.extents.dims import dim_set, normalize_dim
 from allotment.extents.symbolic import Const, Extent
 from allotment.passes.allocate_errors import _fail
-from allotment.passes.allocate_layout import Layout, row_major
+from allotment.passes.allocate_layout import Layout, is_row_major, row_major
 
 
 class ViewRewrites:
@@ -49,7 +49,11 @@ class ViewRewrites:
         if isinstance(view, fusion.PermuteOp):
             rank = len(src.sizes)
             perm = [normalize_dim(d, rank) for d in view.dims.get_values()]
-            return Layout(sizes, tuple(src.strides[p] for p in perm), src.offset, perm == sorted(perm) and src.contiguous)
+            strides = tuple(src.strides[p] for p in perm)
+            # contiguous where it keeps a contiguous source's order, or puts a buffer laid out
+            # in another order (a library call's result: `in_order`) back in row-major order
+            contiguous = (perm == sorted(perm) and src.contiguous) or is_row_major(sizes, strides)
+            return Layout(sizes, strides, src.offset, contiguous)
         if isinstance(view, fusion.SliceOp):
             starts = self._mixed(view.static_start.get_values(), view.start)
             stops = self._mixed(view.static_stop.get_values(), view.stop)

@@ -86,7 +86,7 @@ from allotment.extents import view_extents
 from allotment.extents.symbolic import Const, Extent
 from allotment.passes.allocate_checks import EntryChecks
 from allotment.passes.allocate_errors import _fail
-from allotment.passes.allocate_layout import Layout, row_major
+from allotment.passes.allocate_layout import Layout, in_order, row_major
 from allotment.passes.allocate_reductions import ReductionBuffers
 from allotment.passes.allocate_shards import ShardRules, _sharding
 from allotment.passes.allocate_signature import Signature
@@ -189,8 +189,13 @@ class _Allocator(ShardRules, Signature, EntryChecks, ReductionBuffers, ViewRewri
         for r, b in zip(seg.outputs, outs):
             self.buffers[r] = b
         if seg.kind.data == "aten" and _allocates_results(seg):
-            for b in outs:
+            yielded = list(seg.body.block.last_op.operands)
+            for r, b, inner_r in zip(seg.outputs, outs, yielded):
                 b.owner.properties["by_call"] = UnitAttr()
+                order = _call_order(inner_r)
+                if order is not None:  # the call returns it in this order: planned so, views so
+                    b.owner.order = DenseArrayBase.from_list(i64, order)
+                    self.layouts[r] = in_order(self.layouts[r].sizes, order)
         inner = seg.body.block
         # A sharded kernel computes its local shard: its body's types are the local ones
         # (a collective keeps the global, sharded types: they say what it moves).
@@ -283,6 +288,15 @@ class _Allocator(ShardRules, Signature, EntryChecks, ReductionBuffers, ViewRewri
         ]
         static = [e.value if isinstance(e, Const) else DYNAMIC_INDEX for e in starts]
         return alloc.ExtentsOp(clone, static, [self.sizes.value(e) for e in starts if not isinstance(e, Const)], starts=True)
+
+
+def _call_order(v: SSAValue) -> list[int] | None:
+    """The memory order in which a library call returns `v` (`fusion.aten`'s `orders`),
+    None for row-major or for a value no call returns."""
+    owner = v.owner
+    if not isinstance(owner, fusion.AtenOp):
+        return None
+    return owner.result_order(list(owner.results).index(v))
 
 
 def _allocates_results(seg: fusion.SegmentOp) -> bool:

@@ -69,6 +69,7 @@ from allotment.analysis.shapes import ShapeAnalysis, ShapeError, reify_shapes
 from allotment.diagnostics import located_message, message_at, walk_ops
 from allotment.dialects import fusion
 from allotment.extents import view_extents
+from allotment.extents.dims import normalize_dim
 from allotment.limits import call_with_deep_stack
 from allotment.passes.fusion_expose import expose_fusion
 from allotment.passes.gc_pause import gc_paused
@@ -342,10 +343,24 @@ def _may_be_strided(v: SSAValue, memo: dict[SSAValue, bool]) -> bool:
     owner = v.owner
     if isinstance(owner, fusion.ReshapeOp | fusion.SqueezeOp):
         result = _may_be_strided(owner.operands[0], memo)
+    elif isinstance(owner, fusion.PermuteOp) and _undoes_call_order(owner):
+        result = False
     else:
         result = isinstance(owner, VIEWS)
     memo[v] = result
     return result
+
+
+def _undoes_call_order(op: fusion.PermuteOp) -> bool:
+    """Whether the permute makes a library call's result row-major: the call returns it in
+    a memory order (`fusion.aten`'s `orders`) that this permutation lists (attention's
+    [batch, heads, seq, dim] output in [batch, seq, heads, dim] order, transposed back)."""
+    src = op.input
+    if not isinstance(src.owner, fusion.AtenOp):
+        return False
+    order = src.owner.result_order(src.owner.results.index(src))
+    rank = len(src.type.get_shape())
+    return order is not None and [normalize_dim(d, rank) for d in op.dims.get_values()] == order
 
 
 def _splits_only(op: fusion.ReshapeOp) -> bool:

@@ -10,9 +10,11 @@ checking that torch has them. Nothing of the IR's text becomes code any other wa
 With an `out` overload the call writes the kernel's planned buffers (`out=` arguments
 named by `out_args`); without one the buffers are `by_call` (`alloc.AllocOp`) and take
 the call's results, made dense where the call returned another layout (the host
-program's views index buffers row-major), unless the buffer is `any_layout` (alloc-plan:
-only kernels that index through strides read it): then a result that is dense without
-overlaps is kept as it is (`host_runtime.call_layout`), with no copy.
+program's views index buffers row-major), or in the buffer's `order` where fusion-allocate
+planned it in the order the call returns it (`host_runtime.in_order`: kept as it is when it
+comes back so), unless the buffer is `any_layout` (alloc-plan: only kernels that index
+through strides read it): then a result that is dense without overlaps is kept as it is
+(`host_runtime.call_layout`), with no copy.
 """
 
 from __future__ import annotations
@@ -124,7 +126,13 @@ def emit(kernel: alloc.KernelOp, ins: list[str], outs: list[str], host_value: Ca
         carrier = f".view({tagged({'dtype': _CARRIER[views[k]]})})" if views[k] else ""
         buffer = kernel.outs[yielded.index(op.res[k])].owner
         keep = isinstance(buffer, alloc.AllocOp) and buffer.any_layout is not None  # alloc-plan's decision
-        lines.append(f"{out} = rt.{'call_layout' if keep else 'dense'}({got}){carrier}")
+        order = list(buffer.order.get_values()) if isinstance(buffer, alloc.AllocOp) and buffer.order else None
+        if keep:
+            lines.append(f"{out} = rt.call_layout({got}){carrier}")
+        elif order is not None and order != list(range(len(order))):  # fusion-allocate's plan
+            lines.append(f"{out} = rt.in_order({got}, {tuple(int(d) for d in order)!r}){carrier}")
+        else:
+            lines.append(f"{out} = rt.dense({got}){carrier}")
     lines.append(f"del {result}")
     return lines
 

@@ -41,8 +41,13 @@ class AtenOp(IRDLOperation):
     knows every result's shape and dtype when it builds the op (from fake tensors), so the
     allocation pass sizes its buffers as any other's. `out` names the overload with `out=`
     arguments (`out_args`, one per result) that writes into those buffers; without it the
-    call allocates its results itself. The op is a kernel of its own kind (`aten`): it
-    never fuses with its neighbours.
+    call allocates its results itself, and `orders` (optional, one entry per result) may
+    say in which memory order it does: a list of the result's dims from outermost to
+    innermost stride (dense, a permutation of row-major: attention's output comes back in
+    [batch, seq, heads, dim] order for [batch, heads, seq, dim]), or null for row-major.
+    The buffer is then planned in that order (`alloc.alloc`'s `order`), its views take the
+    strides of that order, and the host program copies a result that comes back otherwise.
+    The op is a kernel of its own kind (`aten`): it never fuses with its neighbours.
     """
 
     name = "fusion.aten"
@@ -86,6 +91,15 @@ class AtenOp(IRDLOperation):
         """The `call` property as Python data (verified to be a JSON object)."""
         return json.loads(self.call.data)
 
+    def result_order(self, i: int) -> list[int] | None:
+        """Result i's memory order (dims outermost first) where `orders` gives one that is not
+        row-major, else None."""
+        orders = self.decoded_call.get("orders")
+        order = orders[i] if isinstance(orders, list) and i < len(orders) else None
+        if order is None or order == list(range(len(order))):
+            return None
+        return [int(d) for d in order]
+
     def verify_(self) -> None:
         if not ATEN_NAME.fullmatch(self.target.data):
             raise VerifyException(f"target '{self.target.data}' is not namespace.op.overload of aten or prims")
@@ -111,6 +125,17 @@ class AtenOp(IRDLOperation):
             raise VerifyException(f"the results have {dynamic} dynamic extents but {len(self.sizes)} sizes")
         for i, r in enumerate(self.res):
             rules.verify_element_type(r.type.element_type, f"result #{i}")
+        orders = call.get("orders")
+        if orders is not None:
+            if not isinstance(orders, list) or len(orders) != len(self.res):
+                raise VerifyException(f"orders must list one entry per result ({len(self.res)})")
+            for i, (order, r) in enumerate(zip(orders, self.res)):
+                rank = len(r.type.get_shape())
+                if order is not None and (not isinstance(order, list) or sorted(order) != list(range(rank))
+                                          or not all(type(d) is int for d in order)):
+                    raise VerifyException(f"orders[{i}] must be null or a permutation of 0..{rank - 1}, got {order}")
+            if self.out is not None and any(o is not None for o in orders):
+                raise VerifyException("orders is for results the call allocates (no out= overload)")
         if (self.out is None) != (self.out_args is None):
             raise VerifyException("out and out_args come together")
         if self.out_args is not None and len(self.out_args) != len(self.res):

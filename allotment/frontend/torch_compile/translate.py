@@ -86,6 +86,25 @@ def opaque(t: torch.Tensor, device: torch.device | None) -> bool:
     return t.dtype in CARRIERS or (device is not None and t.device != device)
 
 
+def memory_order(t: torch.Tensor) -> list[int] | None:
+    """A library call's result's memory order from its fake tensor (`fusion.aten`'s
+    `orders`): its dims outermost first, where its static strides are a dense permutation
+    of row-major other than row-major itself (attention's output in [batch, seq, heads,
+    dim] order); None where it is row-major, not dense, or its strides are symbolic."""
+    shape, strides = list(t.shape), list(t.stride())
+    if not all(type(x) is int for x in (*shape, *strides)) or t.numel() == 0:
+        return None
+    order = sorted(range(len(shape)), key=lambda d: (-strides[d], d))
+    inner = 1
+    for d in reversed(order):
+        if shape[d] != 1 and strides[d] != inner:
+            return None  # not dense (a slice, an expanded dim)
+        inner *= shape[d]
+    if order == list(range(len(shape))) or t.is_contiguous():
+        return None
+    return order
+
+
 def graph_device(gm: torch.fx.GraphModule) -> torch.device | None:
     """Where the graph computes: the first CUDA device among its tensors, else the first
     device that is not meta."""
@@ -440,6 +459,10 @@ class Translator:
         sizes = [self.extent(s) for t in results for s in t.shape if not isinstance(s, int)]
         hidden = [opaque(t, self.device) for t in results]
         out = None if any(hidden) else out_variant(node.target, len(results), positions)
+        if out is None:
+            orders = [memory_order(t) for t in results]
+            if any(o is not None for o in orders):
+                call["orders"] = orders
         handles = self.fd.ops.aten(name, json.dumps(call), inputs, scalars, sizes, types, out)
         wrapped = [Carried(h, t.dtype) if o else h for h, t, o in zip(handles, results, hidden)]
         if positions is None:

@@ -37,3 +37,27 @@ func.func @f(%x: tensor<4xf32>) {
   %v, %i = fusion.aten "aten.sort.default" (%x) {call = "{\"args\": [{\"t\": 0}], \"results\": [0, 1]}", out = "values", out_args = ["values"]} : (tensor<4xf32>) -> (tensor<4xf32>, tensor<4xi64>)
   func.return
 }
+
+// -----
+
+// CHECK: error: fusion.aten: orders must list one entry per result (1)
+func.func @f(%x: tensor<2x4x8xf32>) {
+  %y = fusion.aten "aten.special_erfcx.default" (%x) {call = "{\"args\": [{\"t\": 0}], \"orders\": [null, null]}"} : (tensor<2x4x8xf32>) -> tensor<2x4x8xf32>
+  func.return
+}
+
+// -----
+
+// CHECK: error: fusion.aten: orders[0] must be null or a permutation of 0..2, got [0, 2, 2]
+func.func @f(%x: tensor<2x4x8xf32>) {
+  %y = fusion.aten "aten.special_erfcx.default" (%x) {call = "{\"args\": [{\"t\": 0}], \"orders\": [[0, 2, 2]]}"} : (tensor<2x4x8xf32>) -> tensor<2x4x8xf32>
+  func.return
+}
+
+// -----
+
+// CHECK: error: fusion.aten: orders is for results the call allocates (no out= overload)
+func.func @f(%x: tensor<2x4x8xf32>) {
+  %y = fusion.aten "aten.special_erfcx.default" (%x) {call = "{\"args\": [{\"t\": 0}], \"orders\": [[1, 0, 2]]}", out = "out", out_args = ["out"]} : (tensor<2x4x8xf32>) -> tensor<2x4x8xf32>
+  func.return
+}
