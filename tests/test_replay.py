@@ -470,37 +470,64 @@ def test_unaligned_inputs_are_retried_then_refused(gpu: None) -> None:
 
 
 @needs_executor
-def test_inputs_sharing_storage_are_not_recorded(gpu: None) -> None:
+def test_inputs_sharing_storage_are_recorded_and_replayed(gpu: None) -> None:
+    """Inputs that are views of one buffer (the q, k and v a forward saves for its backward)
+    are recorded, the later one named through the earlier one's pointer: calls whose inputs
+    share storage the same way are replayed, each right."""
     r = _replayer()
-    base = torch.randn(40)
-    for _ in range(2):
-        x, w = base[:32].view(4, 8), base[32:]
+    for _ in range(2):  # the JIT path, then the recording
+        base = torch.randn(48)
+        x, w = base[:32].view(4, 8), base[40:]
         (y, _) = r((x, w, 1.0))
+    assert r.recorded == 1 and r.signatures() == (1, 1)
+    before = _program.calls
+    for _ in range(3):
+        base = torch.randn(48)
+        x, w = base[:32].view(4, 8), base[40:]
+        (y, xo) = r((x, w, 1.0))
+        assert xo is x
         torch.testing.assert_close(y, _expected(x, w, 1.0))
-    assert r.recorded == 0
+    assert _program.calls == before  # replayed
 
 
 @needs_executor
-def test_a_signature_first_met_with_inputs_sharing_storage_is_recorded_later(gpu: None) -> None:
-    """Calls whose inputs share storage are run without being recorded, and are not counted
-    against their signature: however many come first, a later call with inputs of their own
-    is recorded and replayed (before, `ATTEMPTS` such calls refused the signature for good)."""
+def test_a_replay_needs_the_recorded_sharing(gpu: None) -> None:
+    """A plan recorded with shared inputs replays only calls where they share storage at the
+    same distance: inputs of their own are another plan (recorded in turn), which names each
+    input by its own pointer and so also serves the same buffer at another distance; every
+    call is right."""
     r = _replayer()
-    base = torch.randn(40)
-    for _ in range(replay.ATTEMPTS + 2):
-        x, w = base[:32].view(4, 8), base[32:]
-        (y, _) = r((x, w, 1.0))
-        torch.testing.assert_close(y, _expected(x, w, 1.0))
-    assert r.signatures() == (0, 0) and r.recordings == 0
+    base = torch.randn(48)
     for _ in range(2):
-        x, w = torch.randn(4, 8), torch.randn(8)
-        r((x, w, 1.0))
+        (y, _) = r((base[:32].view(4, 8), base[40:], 1.0))
     assert r.recorded == 1
+    for x, w in [(torch.randn(4, 8), torch.randn(8)),   # apart: a plan of their own
+                 (base[:32].view(4, 8), base[32:40])]:  # shared at another distance: that plan
+        for _ in range(3):
+            (y, _) = r((x, w, 1.0))
+            torch.testing.assert_close(y, _expected(x, w, 1.0))
+    assert r.signatures() == (2, 2)
     before = _program.calls
-    x, w = base[:32].view(4, 8), base[32:]  # the signature, shared storage again: a read-only plan replays
-    (y, _) = r((x, w, 1.0))
+    (y, _) = r((base[:32].view(4, 8), base[32:40], 1.0))
     assert _program.calls == before
-    torch.testing.assert_close(y, _expected(x, w, 1.0))
+
+
+@needs_executor
+def test_executor_checks_aliases() -> None:
+    """`add`'s aliases: a plan matches only calls where each aliased input shares its base's
+    storage at the recorded distance; malformed aliases are refused."""
+    t = _table()
+    base = torch.randn(16)
+    x, y = base[:8], base[8:]
+    executor.add(t, (x, y), 0, [], [], [(0, 0)], None, None, [(1, 0, 32)])
+    assert executor.call(t, (x, y))[0] is x
+    other = torch.randn(16)
+    assert executor.call(t, (other[:8], other[8:]))[0] is not None  # shared again at 32 bytes
+    assert executor.call(t, (torch.randn(8), torch.randn(8))) is None  # apart
+    assert executor.call(t, (base[:8], base[4:12])) is None  # another distance
+    for bad in ([(1, 1, 0)], [(2, 0, 0)], [(1, 0, 0), (0, 1, 0)]):
+        with pytest.raises(ValueError):
+            executor.add(_table(), (x, y), 0, [], [], [(0, 0)], None, None, bad)
 
 
 def _in_place_program(x: torch.Tensor, w: torch.Tensor, alpha: float) -> tuple[torch.Tensor, ...]:

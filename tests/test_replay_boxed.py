@@ -329,7 +329,7 @@ def test_a_plan_allocates_at_first_use_and_frees_after_last_use(kernels: None) -
         rec.begin(args)
         with L.recording(rec):
             outputs = _boxed_program(args)
-        allocs, steps, outs, _ = rec.plan(outputs, {}, donated)
+        allocs, steps, outs, _, _ = rec.plan(outputs, {}, donated)
         kinds = [s if s[0] in ("alloc", "free") else s[0] if isinstance(s[0], str) else "launch" for s in steps]
         assert kinds == [("alloc", 0), "launch", *x_freed, "torch", ("free", -1), ("alloc", 2), "launch", ("free", -2)]
         assert [a[0] if a[0] == "result" else a[2] for a in allocs] == [torch.uint8, "result", torch.float32]
@@ -361,9 +361,10 @@ def _reading_program(args: list[Any]) -> tuple[torch.Tensor, ...]:
 
 @needs_executor
 def test_boxed_calls_keep_the_refusals(kernels: None) -> None:
-    """Interception, inputs that share storage, a new signature and host work (a scalar
-    read from a tensor) all run the program, with right results and x freed; an ATen
-    result copied row-major replays."""
+    """Interception, a new signature and host work (a scalar read from a tensor) all run
+    the program, with right results and x freed; inputs that share storage are a signature
+    recorded and replayed with the sharing (the donated x freed, w named through it); an
+    ATen result copied row-major replays."""
     r = _boxed_replayer()
     n = 64
     w = torch.randn(n)
@@ -375,15 +376,17 @@ def test_boxed_calls_keep_the_refusals(kernels: None) -> None:
     with L.intercepted(lambda *a: seen.append(a[0])):
         out, x, _ = _call(r, w, 2.0, n)
     assert seen == [MUL, INC] and _boxed_program.calls == calls + 1
-    base = torch.randn(2 * 32)
-    before = r.recordings
-    out = r.call_boxed([base[:32], base[32:], 2.0])  # w shares x's storage: not recorded
-    assert r.recordings == before
-    torch.testing.assert_close(out[0], _expected(base[:32], base[32:], 2.0))
+    for k in range(3):  # w shares x's storage: the JIT path, recorded with the sharing, replayed
+        base = torch.randn(2 * 32)
+        want = _expected(base[:32], base[32:], 2.0)
+        calls = _boxed_program.calls
+        out = r.call_boxed([base[:32], base[32:], 2.0])
+        torch.testing.assert_close(out[0], want)
+    assert _boxed_program.calls == calls and r.signatures() == (2, 2)
     for _ in range(3):  # a new signature: recorded apart
         out, x, _ = _call(r, w, 3.0, n)
         torch.testing.assert_close(out, _expected(x, w, 3.0))
-    assert r.signatures() == (2, 2)
+    assert r.signatures() == (3, 3)
 
     for program, signatures in ((_copying_program, (1, 1)), (_reading_program, (1, 0))):
         c = replay.Replayer(lambda *a, p=program: p(list(a)), executor, get_device=lambda: 0,

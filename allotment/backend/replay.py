@@ -28,6 +28,11 @@ signature, allocates, launches and returns without running Python: about a micro
 of host time plus Triton's launch instead of the program's checks, arithmetic and launch
 layer.
 
+Tensor inputs that share one storage (views of one buffer passed apart: the q, k and v
+that a training forward saves for its backward) are named through one of them, the
+lowest in memory: the plan records each other one's distance from it, and the executor
+replays a call only where each such input has that storage at that distance again.
+
 A plan holds the program's memory, not more: the recorder keeps descriptions of the
 tensors it sees (a storage is told apart by its identity, held by a weak reference, so a
 buffer the allocator gives a freed one's address is another buffer), never the tensors,
@@ -56,9 +61,7 @@ is leaked); the list is already empty, as after the program's own exception.
 A recording that fails for a reason of this call only is retried on the next call with
 the signature: a kernel launched for the first time (through Triton's JIT) at every
 call until its launcher is known, an input not aligned as Triton's JIT expects up to
-`ATTEMPTS` times; a call whose inputs share storage (whose pointers a recording cannot tell
-apart) is run without being recorded or counted, so that a signature first met with
-aliased inputs is still recorded by a later call; a
+`ATTEMPTS` times; a
 reason of the signature (host work, an output that views an input as another dtype)
 refuses the signature at once: its calls run the program. An output that is a view of a
 buffer the call allocated (a slice of a planned buffer: the q, k and v of one projection
@@ -218,8 +221,6 @@ class Replayer:
         executor's `specs` take what they need of them first."""
         if self.recordings >= MAX_RECORDINGS or any(type(x) not in _PLAIN_TYPES for x in inputs):
             return run()
-        if shares_storage(inputs):  # a fact of this call's pointers, not of its signature: not
-            return run()  # recorded nor counted, so that a later call records it
         self.recordings += 1
         device = self.get_device()
         key = _signature(inputs, device)
@@ -236,9 +237,10 @@ class Replayer:
             return outputs
         with self._lock:
             if plan is not None:
-                allocs, launches, outs, passed = plan
+                allocs, launches, outs, passed, aliases = plan
                 try:
-                    self.executor.add(self.table, specs, device, allocs, launches, outs, passed, self.written)
+                    self.executor.add(self.table, specs, device, allocs, launches, outs, passed, self.written,
+                                      aliases)
                     self.recorded += 1
                 except ValueError as e:  # a plan the executor rejects (a bug): this call succeeded;
                     self.refusals.append(f"the executor rejects the plan: {e}")  # its signature runs the
@@ -255,20 +257,6 @@ class Replayer:
                         self._attempts.clear()
                     self._attempts[key] = tries
         return outputs
-
-
-def shares_storage(inputs: Sequence[Any]) -> bool:
-    """Whether two tensor inputs with bytes have one storage (a recording could not tell their
-    pointers apart)."""
-    seen: set[int] = set()
-    for x in inputs:
-        if isinstance(x, torch.Tensor):
-            st = x.untyped_storage()
-            if st.nbytes():
-                if st.data_ptr() in seen:
-                    return True
-                seen.add(st.data_ptr())
-    return False
 
 
 def _signature(inputs: Sequence[Any], device: int) -> tuple:
@@ -371,8 +359,8 @@ class Recorder:
         self.refusal = self.refusal or why
 
     def plan(self, outputs: Sequence[Any], passed: dict[int, tuple[str, int]] | None = None,
-             donated: Collection[int] = ()) -> tuple[list, list, list, list] | None:
-        """(allocations, steps, outputs, passed scalars) for the executor, or None (with
+             donated: Collection[int] = ()) -> tuple[list, list, list, list, list] | None:
+        """(allocations, steps, outputs, passed scalars, aliased inputs) for the executor, or None (with
         `failure` or `refusal` set) if this call cannot be replayed. `passed`: the scalar
         parameters that only feed kernels (`Replayer.passed`); `donated`: the inputs that the
         program frees after their last use (`Replayer.donated`)."""
@@ -418,14 +406,19 @@ class _Planner:
         self.passed = {i: bits for i, (kind, bits) in passed.items()
                        if type(inputs[i]) is {"int": int, "float": float}[kind]}
         self.sources: dict[int, tuple[int, int]] = {}  # storage identity -> (source, its base pointer)
+        self.aliases: list[tuple[int, int, int]] = []
+        """(input, base, bytes from base's data pointer to its own) of each tensor input that
+        shares its storage with an earlier-in-memory one (views of one buffer passed apart:
+        the q, k and v a forward saves for its backward): its memory is named through the
+        base's pointer, and the executor replays only calls where the same holds."""
+        shared: dict[int, list[int]] = {}
         for i, x in enumerate(inputs):
-            if isinstance(x, tuple):
-                d = x[0]
-                if d.nbytes == 0:
-                    continue
-                if d.storage in self.sources:
-                    raise _NotReplayable("two inputs share storage", transient=True)
-                self.sources[d.storage] = (i, d.ptr)
+            if isinstance(x, tuple) and x[0].nbytes:
+                shared.setdefault(x[0].storage, []).append(i)
+        for storage, group in shared.items():
+            base = min(group, key=lambda i: (inputs[i][0].ptr, i))
+            self.sources[storage] = (base, inputs[base][0].ptr)
+            self.aliases += [(i, base, inputs[i][0].ptr - inputs[base][0].ptr) for i in group if i != base]
         self.allocs: list[tuple] = []
         self.kinds: list[str] = []  # per allocation: "bytes", "output" (typed) or "result" (bound)
         self.out_storage: dict[int, torch.Tensor] = {}  # storage identity -> an output that is all of it
@@ -436,7 +429,7 @@ class _Planner:
         self.uses: list[set[int]] = []  # per step: the sources it takes
         self.bound_at: dict[int, int] = {}  # allocation -> the step whose torch call returns it
 
-    def plan(self, steps: list[tuple]) -> tuple[list, list, list, list]:
+    def plan(self, steps: list[tuple]) -> tuple[list, list, list, list, list]:
         launches: list[tuple] = []
         for step in steps:
             self.uses.append(set())
@@ -449,7 +442,7 @@ class _Planner:
         # a passed scalar that reached no kernel in this call (an empty domain: no launch) is
         # still passed: its value changes nothing here
         passed = [(i, self.passed[i]) for i in sorted(self.passed)]
-        return self.allocs, ordered, outs, passed
+        return self.allocs, ordered, outs, passed, self.aliases
 
     def _launch(self, plan: Any, arguments: list[Any], tensors: list[tuple[int, _Desc, int]],
                 params: list[tuple[int, Any, int]]) -> tuple:

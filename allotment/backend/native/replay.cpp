@@ -198,8 +198,18 @@ struct Output {
   c10::ScalarType dtype = c10::ScalarType::Undefined;  // kind 3: the view's dtype
 };
 
+// Input `input` shares its storage with input `base` (a view of one buffer passed twice:
+// the q, k and v saved for a backward), its data pointer `delta` bytes from base's: the
+// plan names its memory through base's pointer, so a call matches only where both hold.
+struct Alias {
+  int input;
+  int base;
+  int64_t delta;
+};
+
 struct Plan {
   std::vector<InputSpec> ins;
+  std::vector<Alias> aliases;
   long device_index = -1;
   bool replay = false;
   std::vector<Alloc> allocs;
@@ -975,13 +985,41 @@ bool overlapping(const Plan& plan, const std::vector<uintptr_t>& ptrs) {
   return false;
 }
 
-// add(table, inputs, device_index, allocs, launches, outs[, passed[, written]]): a replayable
-// signature; `written`: the tensor inputs that the program writes (in-place outputs).
+// The (input, base, delta) triples of `add`'s `aliases` (`Alias`): tensor inputs, each
+// input named once, no base itself an alias.
+bool parse_aliases(PyObject* aliases, Plan& plan) {
+  if (aliases == Py_None) return true;
+  PyObject* fa = PySequence_Fast(aliases, "aliases must be a sequence");
+  if (!fa) return false;
+  const int n = static_cast<int>(plan.ins.size());
+  std::vector<char> named(n, 0);
+  bool ok = true;
+  for (Py_ssize_t k = 0; ok && k < PySequence_Fast_GET_SIZE(fa); ++k) {
+    Alias a;
+    long long delta;
+    ok = PyArg_ParseTuple(PySequence_Fast_GET_ITEM(fa, k), "iiL", &a.input, &a.base, &delta) != 0;
+    a.delta = delta;
+    ok = ok && a.input >= 0 && a.input < n && a.base >= 0 && a.base < n && a.input != a.base &&
+         plan.ins[a.input].kind == Kind::Tensor && plan.ins[a.base].kind == Kind::Tensor && !named[a.input];
+    if (ok) {
+      named[a.input] = 1;
+      plan.aliases.push_back(a);
+    }
+  }
+  for (const Alias& a : plan.aliases) ok = ok && !named[a.base];
+  Py_DECREF(fa);
+  if (!ok && !PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "an alias names no tensor input, or a base that is an alias");
+  return ok;
+}
+
+// add(table, inputs, device_index, allocs, launches, outs[, passed[, written[, aliases]]]): a
+// replayable signature; `written`: the tensor inputs that the program writes (in-place
+// outputs); `aliases`: the inputs that share another's storage (`Alias`).
 PyObject* add(PyObject*, PyObject* args) {
-  PyObject *cap, *inputs, *allocs, *launches, *outs, *passed = Py_None, *written = Py_None;
+  PyObject *cap, *inputs, *allocs, *launches, *outs, *passed = Py_None, *written = Py_None, *aliases = Py_None;
   long device_index;
-  if (!PyArg_ParseTuple(args, "OOlOOO|OO", &cap, &inputs, &device_index, &allocs, &launches, &outs, &passed,
-                        &written))
+  if (!PyArg_ParseTuple(args, "OOlOOO|OOO", &cap, &inputs, &device_index, &allocs, &launches, &outs, &passed,
+                        &written, &aliases))
     return nullptr;
   Table* tab = table_of(cap);
   if (!tab) return nullptr;
@@ -989,7 +1027,7 @@ PyObject* add(PyObject*, PyObject* args) {
   plan->device_index = device_index;
   plan->replay = true;
   if (!parse_inputs(inputs, *plan) || !parse_passed(passed, *plan) || !parse_plan(allocs, launches, outs, *plan) ||
-      !parse_written(written, *plan))
+      !parse_written(written, *plan) || !parse_aliases(aliases, *plan))
     return nullptr;
   insert(tab, std::move(plan));
   Py_RETURN_NONE;
@@ -1246,6 +1284,18 @@ bool launch_driver(const DriverLaunch& d, PyObject* inputs, const std::vector<ui
   return true;
 }
 
+// Whether each input the plan names through another's pointer (`aliases`) shares that
+// input's storage at the recorded distance in this call too (`inputs` already matched).
+bool aliases_hold(const Plan& p, PyObject* inputs, const std::vector<uintptr_t>& ptrs) {
+  for (const Alias& a : p.aliases) {
+    if (static_cast<int64_t>(ptrs[a.input] - ptrs[a.base]) != a.delta) return false;
+    const at::Tensor& x = THPVariable_Unpack(PyTuple_GET_ITEM(inputs, a.input));
+    const at::Tensor& b = THPVariable_Unpack(PyTuple_GET_ITEM(inputs, a.base));
+    if (x.storage().unsafeGetStorageImpl() != b.storage().unsafeGetStorageImpl()) return false;
+  }
+  return true;
+}
+
 // The plan whose signature `inputs` has (each tensor's data pointer in `ptrs`), moved one
 // place toward the front; null if none.
 std::shared_ptr<Plan> find_plan(Table* tab, PyObject* inputs, long device, std::vector<uintptr_t>& ptrs) {
@@ -1256,6 +1306,7 @@ std::shared_ptr<Plan> find_plan(Table* tab, PyObject* inputs, long device, std::
       if (static_cast<Py_ssize_t>(p->ins.size()) != n || p->device_index != device) continue;
       bool ok = true;
       for (Py_ssize_t i = 0; ok && i < n; ++i) ok = matches(p->ins[i], PyTuple_GET_ITEM(inputs, i), &ptrs[i]);
+      if (ok) ok = aliases_hold(*p, inputs, ptrs);
       if (ok) {
         if (k > 0) std::swap(tab->plans[k], tab->plans[k - 1]);  // often matched moves to the front
         return p;
