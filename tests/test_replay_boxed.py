@@ -376,7 +376,7 @@ def test_boxed_calls_keep_the_refusals(kernels: None) -> None:
     with L.intercepted(lambda *a: seen.append(a[0])):
         out, x, _ = _call(r, w, 2.0, n)
     assert seen == [MUL, INC] and _boxed_program.calls == calls + 1
-    for k in range(3):  # w shares x's storage: the JIT path, recorded with the sharing, replayed
+    for _ in range(3):  # w shares x's storage: the JIT path, recorded with the sharing, replayed
         base = torch.randn(2 * 32)
         want = _expected(base[:32], base[32:], 2.0)
         calls = _boxed_program.calls
