@@ -210,6 +210,7 @@ def check_indices(index: torch.Tensor, extent: int, what: str, where: str) -> No
 # Integer arithmetic of the host program is `size_arith`'s, the one definition
 # (generated code calls `rt.size_arith.<op>(a, b)`; these are its `divsi`/`remsi`).
 from allotment.extents import size_arith  # noqa: E402
+from allotment.extents.dims import dense_in_order  # noqa: E402
 
 trunc_div = size_arith.divsi
 trunc_rem = size_arith.remsi
@@ -687,20 +688,10 @@ def in_order(t: torch.Tensor, order: tuple[int, ...]) -> torch.Tensor:
     """A call's result for a buffer planned in memory order `order` (dims outermost first,
     `alloc.alloc`'s `order`): as it is where it comes back dense in that order, else a copy
     in that order (a recorded `aten.clone`, as `row_major_copy`)."""
-    if _dense_in_order(t, order):
+    if dense_in_order(t.shape, t.stride(), order):
         return t
     inverse = tuple(order.index(d) for d in range(len(order)))
     return row_major_copy(t.permute(order)).permute(inverse)
-
-
-def _dense_in_order(t: torch.Tensor, order: tuple[int, ...]) -> bool:
-    shape, strides = t.shape, t.stride()
-    inner = 1
-    for d in reversed(order):
-        if shape[d] != 1 and strides[d] != inner:
-            return False
-        inner *= shape[d]
-    return True
 
 
 def call_layout(t: torch.Tensor) -> torch.Tensor:

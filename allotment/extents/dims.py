@@ -51,3 +51,15 @@ def dim_set(dims: Sequence[int], rank: int) -> list[int]:
     """The distinct indices of `dims` counted from the front, in increasing order (for the
     dims of a verified op: not range-checked)."""
     return sorted({normalize_dim(d, rank) for d in dims})
+
+
+def dense_in_order(shape: Sequence[int], strides: Sequence[int], order: Sequence[int]) -> bool:
+    """Whether a tensor of `shape` and `strides` (elements) lies densely in memory order
+    `order` (its dims outermost first): each dim's stride the product of the extents of the
+    dims inner to it in that order (a dim of extent 1 may have any stride)."""
+    inner = 1
+    for d in reversed(order):
+        if shape[d] != 1 and strides[d] != inner:
+            return False
+        inner *= shape[d]
+    return True

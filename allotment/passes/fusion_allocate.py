@@ -192,7 +192,7 @@ class _Allocator(ShardRules, Signature, EntryChecks, ReductionBuffers, ViewRewri
             yielded = list(seg.body.block.last_op.operands)
             for r, b, inner_r in zip(seg.outputs, outs, yielded):
                 b.owner.properties["by_call"] = UnitAttr()
-                order = _call_order(inner_r)
+                order = inner_r.owner.order_of(inner_r) if isinstance(inner_r.owner, fusion.AtenOp) else None
                 if order is not None:  # the call returns it in this order: planned so, views so
                     b.owner.order = DenseArrayBase.from_list(i64, order)
                     self.layouts[r] = in_order(self.layouts[r].sizes, order)
@@ -288,15 +288,6 @@ class _Allocator(ShardRules, Signature, EntryChecks, ReductionBuffers, ViewRewri
         ]
         static = [e.value if isinstance(e, Const) else DYNAMIC_INDEX for e in starts]
         return alloc.ExtentsOp(clone, static, [self.sizes.value(e) for e in starts if not isinstance(e, Const)], starts=True)
-
-
-def _call_order(v: SSAValue) -> list[int] | None:
-    """The memory order in which a library call returns `v` (`fusion.aten`'s `orders`),
-    None for row-major or for a value no call returns."""
-    owner = v.owner
-    if not isinstance(owner, fusion.AtenOp):
-        return None
-    return owner.result_order(list(owner.results).index(v))
 
 
 def _allocates_results(seg: fusion.SegmentOp) -> bool:

@@ -358,7 +358,7 @@ def _undoes_call_order(op: fusion.PermuteOp) -> bool:
     src = op.input
     if not isinstance(src.owner, fusion.AtenOp):
         return False
-    order = src.owner.result_order(src.owner.results.index(src))
+    order = src.owner.order_of(src)
     rank = len(src.type.get_shape())
     return order is not None and [normalize_dim(d, rank) for d in op.dims.get_values()] == order
 
@@ -377,7 +377,6 @@ def _returned(v: SSAValue, memo: dict[SSAValue, bool]) -> bool:
     """Whether `v` reaches the function's results through views alone (its buffer then
     outlives the call)."""
     if v not in memo:
-        memo[v] = False  # (no cycles in a block; set before recursing all the same)
         memo[v] = any(isinstance(u.operation, func.ReturnOp)
                       or (isinstance(u.operation, VIEWS) and u.index == 0 and _returned(u.operation.results[0], memo))
                       for u in v.uses)
@@ -394,8 +393,8 @@ def _view_root(v: SSAValue) -> SSAValue:
 def _pins_more_than_returned(op: fusion.ReshapeOp, memo: dict[SSAValue, bool]) -> bool:
     """Whether keeping this split a view would make a result of the function a view of a
     buffer of the call that the results do not wholly cover: the reshape's result is
-    returned (through views), the buffer it views is not, and another use of that buffer is
-    not returned either. The result would then keep the whole buffer alive past the call
+    returned (through views) and the buffer it views is not wholly returned
+    (`_wholly_returned`). The result would then keep the whole buffer alive past the call
     (GPT-2's inference returns the k and v of its fused q/k/v projection, not q: as views
     they hold 3/2 of their bytes a layer), so it is copied, as torch's clone of k and v
     does; where every use is returned (q, k and v saved for the backward) the views hold

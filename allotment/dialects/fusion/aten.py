@@ -91,10 +91,11 @@ class AtenOp(IRDLOperation):
         """The `call` property as Python data (verified to be a JSON object)."""
         return json.loads(self.call.data)
 
-    def result_order(self, i: int) -> list[int] | None:
-        """Result i's memory order (dims outermost first) where `orders` gives one that is not
-        row-major, else None."""
+    def order_of(self, result: SSAValue) -> list[int] | None:
+        """The memory order (dims outermost first) in which the call returns `result`, one of
+        its results, where `orders` gives one that is not row-major, else None."""
         orders = self.decoded_call.get("orders")
+        i = list(self.res).index(result)
         order = orders[i] if isinstance(orders, list) and i < len(orders) else None
         if order is None or order == list(range(len(order))):
             return None

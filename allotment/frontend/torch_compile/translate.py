@@ -38,6 +38,7 @@ import torch
 import torch.fx
 
 from allotment.errors import Error
+from allotment.extents.dims import dense_in_order
 from allotment.frontend.datatypes import DataType, from_torch
 from allotment.frontend.fusion_definition import FusionDefinition
 from allotment.frontend.handles import Scalar, Tensor
@@ -95,12 +96,7 @@ def memory_order(t: torch.Tensor) -> list[int] | None:
     if not all(type(x) is int for x in (*shape, *strides)) or t.numel() == 0:
         return None
     order = sorted(range(len(shape)), key=lambda d: (-strides[d], d))
-    inner = 1
-    for d in reversed(order):
-        if shape[d] != 1 and strides[d] != inner:
-            return None  # not dense (a slice, an expanded dim)
-        inner *= shape[d]
-    if order == list(range(len(shape))) or t.is_contiguous():
+    if not dense_in_order(shape, strides, order) or t.is_contiguous():  # not dense (a slice), or row-major
         return None
     return order
 
