@@ -252,15 +252,22 @@ def test_direct_launch_keys_on_ints_and_loose_scalar_types(gpu: None) -> None:
     assert _kinds(k.log)[-1] == "direct"
 
 
-def test_direct_launch_takes_the_jit_path_for_unaligned_pointers(gpu: None) -> None:
+def test_unaligned_pointers_have_a_specialization_of_their_own(gpu: None) -> None:
+    """A pointer not 16-byte aligned (Triton compiles another specialization for it) is a key
+    of its own, by which pointers are not aligned: its first launch takes the JIT path, later
+    ones the direct path, at any remainder; an aligned launch keeps its own launcher."""
     k = _FakeKernel()
-    L.kernel_args((k,), tensors=(0,), loose=(), count=3)
-    x = torch.zeros(64)
-    rt.launch(k, (1,), (x, 8, 64), 16, 64, False, 4)
-    rt.launch(k, (1,), (x[1:], 8, 64), 16, 64, False, 4)  # 4 bytes off: Triton decides
-    rt.launch(k, (1,), (x[1:], 8, 64), 16, 64, False, 4)
-    rt.launch(k, (1,), (x, 8, 64), 16, 64, False, 4)
-    assert _kinds(k.log) == ["jit", "jit", "jit", "direct"]
+    L.kernel_args((k,), tensors=(0, 1), loose=(), count=4)
+    x, y = torch.zeros(64), torch.zeros(64)
+    rt.launch(k, (1,), (x, y, 8, 64), 16, 64, False, 4)
+    rt.launch(k, (1,), (x[1:], y, 8, 64), 16, 64, False, 4)  # 4 bytes off: the JIT path compiles it
+    rt.launch(k, (1,), (x[1:], y, 8, 64), 16, 64, False, 4)
+    rt.launch(k, (1,), (x[2:], y, 8, 64), 16, 64, False, 4)  # 8 bytes off: the same specialization
+    rt.launch(k, (1,), (x, y[1:], 8, 64), 16, 64, False, 4)  # the other pointer: another one
+    rt.launch(k, (1,), (x, y, 8, 64), 16, 64, False, 4)
+    assert _kinds(k.log) == ["jit", "jit", "direct", "direct", "jit", "direct"]
+    assert k.log[3][1][9] == x[2:].data_ptr()  # the direct launch gets the pointer as it is
+    assert len(L._KERNELS[id(k)].direct) == 3  # aligned, x off, y off
 
 
 def test_direct_launch_falls_back_when_the_internal_api_fails(gpu: None) -> None:
@@ -282,12 +289,15 @@ def test_launch_without_layout_and_with_hook(gpu: None) -> None:
     rt.launch(k, (1,), (x, 8, 64), 16, 64, False, 4)
     rt.launch(k, (1,), (x, 8, 64), 16, 64, False, 4)
     assert _kinds(k.log) == ["jit", "direct"] and len(L._DIRECT) == 1 and id(k) not in L._KERNELS
+    rt.launch(k, (1,), (x[1:], 8, 64), 16, 64, False, 4)  # not aligned: a key of its own
+    rt.launch(k, (1,), (x[3:], 8, 64), 16, 64, False, 4)
+    assert _kinds(k.log) == ["jit", "direct", "jit", "direct"] and len(L._DIRECT) == 2
     seen = []
     L.kernel_args((k,), tensors=(0,), loose=(), count=3)
     with intercept_launches(lambda *a: seen.append(a)):
         rt.launch(k, (1,), (x, 8, 64), 16, 64, True, 4)
     assert seen == [(k, (1,), (x, 8, 64), {"BLOCK_M": 16, "BLOCK_N": 64, "USE_I64": True}, 4)]
-    assert len(k.log) == 2
+    assert len(k.log) == 4
 
 
 def test_generated_layouts_name_tensors_and_loose_scalars() -> None:

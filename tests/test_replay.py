@@ -457,16 +457,28 @@ def test_a_transposed_input_is_copied_in_the_replay(gpu: None) -> None:
 
 
 @needs_executor
-def test_unaligned_inputs_are_retried_then_refused(gpu: None) -> None:
-    """An input 4 bytes off 16 takes Triton's JIT path (which specializes on alignment): the
-    recording fails for that call, and after `ATTEMPTS` calls the signature is refused."""
+def test_unaligned_inputs_are_replayed_by_their_remainder(gpu: None) -> None:
+    """An input 4 bytes off 16 has launchers of its own (Triton specializes on alignment): the
+    call after their first launch is recorded and later calls replay it. The signature holds
+    the pointer's remainder modulo 16, so an input 8 bytes off (where a view at a fixed
+    offset into it could be aligned otherwise) is a signature of its own; every call is right."""
     r = _replayer()
     w = torch.randn(8)
-    for _ in range(replay.ATTEMPTS + 1):
+    for _ in range(2):  # the JIT path (the unaligned specialization), then the recording
+        x = torch.randn(33)[1:].view(4, 8)
+        (y, _) = r((x, w, 1.0))
+    assert r.recorded == 1 and r.signatures() == (1, 1)
+    before = _program.calls
+    for _ in range(3):
         x = torch.randn(33)[1:].view(4, 8)
         (y, _) = r((x, w, 1.0))
         torch.testing.assert_close(y, _expected(x, w, 1.0))
-    assert r.signatures() == (1, 0)
+    assert _program.calls == before  # replayed
+    for _ in range(2):
+        x = torch.randn(34)[2:].view(4, 8)
+        (y, _) = r((x, w, 2.0))
+        torch.testing.assert_close(y, _expected(x, w, 2.0))
+    assert r.signatures() == (2, 2)
 
 
 @needs_executor

@@ -28,8 +28,9 @@ would break CUDA kernels compiled later in the same process).
   JIT-path launches (which may compile, reading `triton.language`) take the
   same lock, so that they never see the interpreter's patched module.
 The key holds every integer argument itself (a superset of what Triton
-specializes on); launches with a pointer that is not 16-byte aligned always
-take the JIT path.
+specializes on) and which pointers are not 16-byte aligned (Triton compiles a
+specialization of its own for those: a slice at an odd element, such as a
+loss's labels shifted by one, is launched directly once that one is known).
 
 `launch_kernel` (a generated program's `rt.launch`) does the same for kernels
 whose argument layout the program registered (`kernel_args`, from its
@@ -342,19 +343,17 @@ def _gpu_launch(kernel: Any, grid: tuple[int, ...], args: tuple, constexprs: dic
     """The direct launch of a kernel without an `ArgLayout`: the key and the alignment
     check from one pass over all arguments."""
     cvals = tuple(constexprs.values())
-    aligned = True
+    misaligned = []  # Triton specializes on each pointer's 16-byte alignment: part of the key
     ints = []
-    for a in args:
+    for k, a in enumerate(args):
         if type(a) is int:
             ints.append(a)
         elif isinstance(a, torch.Tensor):
-            aligned = aligned and a.data_ptr() % 16 == 0
+            if a.data_ptr() & 15:
+                misaligned.append(k)
         else:
             ints.append(type(a))
-    if not aligned:  # Triton specializes on each pointer's alignment: let it decide
-        _jit_launch(kernel, grid, args, constexprs, num_warps)
-        return
-    key = (kernel, num_warps, cvals, *ints)
+    key = (kernel, num_warps, cvals, tuple(misaligned), *ints)
     entry = _DIRECT.get(key)
     if entry is None:
         _first_launch(_DIRECT, key, kernel, grid, args, constexprs, num_warps)
@@ -495,9 +494,11 @@ def launch_kernel(kernel: Any, grid: tuple[int, ...], args: tuple, bm: int, bn: 
     device (`rt.device_of`, which for a CUDA program also requires a CUDA tensor), before
     any launch. So every pointer is device memory of one CUDA device.
 
-    Everything else (a launch hook, an interpreted kernel, an unaligned pointer, the direct
-    path switched off, an argument count that does not match the layout) goes through
-    `launch` with the arguments as they are (tensors, never ints), as does the first launch
+    A launch with a pointer that is not 16-byte aligned is keyed also by which are not (the
+    JIT path compiles that specialization on its first launch).
+
+    Everything else (a launch hook, an interpreted kernel, the direct path switched off,
+    an argument count that does not match the layout) goes through `launch` with the arguments as they are (tensors, never ints), as does the first launch
     of each specialization (the JIT path compiles it; its launcher is then remembered)."""
     global _direct_ok
     reg = _KERNELS.get(id(kernel))  # the registered kernel is held: its id is not reused
@@ -510,16 +511,15 @@ def launch_kernel(kernel: Any, grid: tuple[int, ...], args: tuple, bm: int, bn: 
                tuple(a if type(a) is int else type(a) for a in (args[k] for k in layout.loose)))
     else:
         key = (warps, bm, bn, use_i64, row_major, layout.ints(args))
-    entry = reg.direct.get(key)
     # the kernel's arguments (each tensor's as its data_ptr int), then its constexprs
     kargs = [*args, bm, bn, use_i64] if row_major is None else [*args, bm, bn, use_i64, row_major]
     misaligned = 0
     for k in layout.tensors:
         kargs[k] = p = args[k].data_ptr()
         misaligned |= p & 15
-    if misaligned:  # Triton specializes on each pointer's 16-byte alignment: let it decide
-        launch(kernel, grid, args, _constexprs(bm, bn, use_i64, row_major), warps)
-        return
+    if misaligned:  # Triton specializes on each pointer's 16-byte alignment: a key of its own
+        key = (*key, tuple(k for k in layout.tensors if kargs[k] & 15))
+    entry = reg.direct.get(key)
     rec = _RECORDER.get()
     if entry is None:
         if rec is not None:

@@ -2,11 +2,14 @@
 
 A generated host program (`host_codegen`) is a function of its inputs' signature for
 everything but the data: per tensor input its Python type, dtype, device, sizes,
-strides and the 16-byte alignment of its data pointer, per scalar its type and value
+strides and its data pointer's remainder modulo 16, per scalar its type and value
 (and the current CUDA device). Given those, the checks pass or fail the same way, the
 extents, block sizes and grids are the same, the same buffers are allocated and the
 same compiled kernels are launched with the same arguments, except the device pointers
-(each an input's or a new buffer's, plus a fixed offset) and the stream. The program
+(each an input's or a new buffer's, plus a fixed offset) and the stream. (The remainder,
+not only whether it is 0: a view at a fixed offset into an input then has the same
+16-byte alignment at every call with the signature, and the specialization Triton
+compiled for each kernel pointer's alignment holds.) The program
 says when that is not so: `REPLAYABLE = False` in its module (`host_codegen`: an index
 check that reads data, poison mode, collectives), or, at run time, a runtime function
 that did device work or read data (`launch.note_host_work`: a scalar read from a tensor,
@@ -60,8 +63,8 @@ is leaked); the list is already empty, as after the program's own exception.
 
 A recording that fails for a reason of this call only is retried on the next call with
 the signature: a kernel launched for the first time (through Triton's JIT) at every
-call until its launcher is known, an input not aligned as Triton's JIT expects up to
-`ATTEMPTS` times; a
+call until its launcher is known (a pointer not 16-byte aligned has a launcher of its
+own: the first such launch too), up to `ATTEMPTS` times for other reasons; a
 reason of the signature (host work, an output that views an input as another dtype)
 refuses the signature at once: its calls run the program. An output that is a view of a
 buffer the call allocated (a slice of a planned buffer: the q, k and v of one projection
@@ -263,7 +266,7 @@ def _signature(inputs: Sequence[Any], device: int) -> tuple:
     key: list[Any] = [device]
     for x in inputs:
         if isinstance(x, torch.Tensor):
-            key.append((type(x), tuple(x.shape), x.stride(), x.dtype, x.device, x.data_ptr() % 16 == 0))
+            key.append((type(x), tuple(x.shape), x.stride(), x.dtype, x.device, x.data_ptr() % 16))
         else:
             key.append((type(x), x))
     return tuple(key)

@@ -75,7 +75,7 @@ struct InputSpec {
   c10::ScalarType dtype = c10::ScalarType::Undefined;
   c10::Device device{c10::kCPU};
   std::vector<int64_t> sizes, strides;
-  bool aligned = false;
+  int residue = 0;  // the data pointer modulo 16 (Triton specializes on its alignment)
   int64_t ivalue = 0;
   double fvalue = 0.0;
   int bits = 64;  // PassInt: the value's range
@@ -287,7 +287,7 @@ bool spec_of(PyObject* x, InputSpec& s) {
     s.device = t.device();
     s.sizes = t.sizes().vec();
     s.strides = t.strides().vec();
-    s.aligned = (reinterpret_cast<uintptr_t>(t.data_ptr()) & 15) == 0;
+    s.residue = static_cast<int>(reinterpret_cast<uintptr_t>(t.data_ptr()) & 15);
     return true;
   }
   if (PyBool_Check(x)) {
@@ -336,7 +336,7 @@ bool matches(const InputSpec& s, PyObject* x, uintptr_t* ptr) {
         return false;
       if (!same_ints(t.sizes(), s.sizes) || !same_ints(t.strides(), s.strides)) return false;
       uintptr_t p = reinterpret_cast<uintptr_t>(t.data_ptr());
-      if (((p & 15) == 0) != s.aligned) return false;
+      if (static_cast<int>(p & 15) != s.residue) return false;
       *ptr = p;
       return true;
     }
