@@ -93,3 +93,56 @@ def test_memory_order() -> None:
     order = memory_order(odd)
     assert order is not None and rt.in_order(odd, tuple(order)) is odd
     assert memory_order(torch.empty(0, 3).t()) is None
+
+
+SAVED = """
+func.func @saved(%o: tensor<2x4x8x16xf32> {fusion.stride_order = array<i64: 3, 1, 2, 0>}, %w: tensor<64x64xf32>) -> tensor<16x64xf32> {
+  %t = fusion.permute %o [0, 2, 1, 3] : tensor<2x4x8x16xf32> -> tensor<2x8x4x16xf32>
+  %m = fusion.reshape %t [16, 64] : tensor<2x8x4x16xf32> -> tensor<16x64xf32>
+  %e = fusion.exp %m : tensor<16x64xf32>
+  %y = fusion.matmul %e, %w : tensor<16x64xf32>, tensor<64x64xf32> -> tensor<16x64xf32>
+  func.return %y : tensor<16x64xf32>
+}
+"""
+
+
+def _saved_expected(o: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+    return o.transpose(1, 2).reshape(16, 64).exp() @ w
+
+
+@pytest.mark.parametrize("laid", ["in-order", "row-major", "other"])
+def test_an_argument_passed_in_its_stride_order_is_viewed_as_it_lies(laid: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An argument with `fusion.stride_order` (the backward's saved attention output, laid out
+    [batch, seq, heads, dim]): passed so, the merged heads are a view of it (no copy at entry,
+    no transpose kernel); passed in any other layout, the entry copies it into that order
+    (never row-major), and every result is right."""
+    copies: list[str] = []
+    real_copy, real_order = rt.row_major_copy, rt.in_order
+    monkeypatch.setattr(rt, "row_major_copy", lambda t: copies.append("row-major") or real_copy(t))
+    monkeypatch.setattr(rt, "in_order", lambda t, order: copies.append(f"in {order}") or real_order(t, order))
+    g = torch.Generator().manual_seed(2)
+    base = torch.randn(2, 8, 4, 16, generator=g)
+    o = {"in-order": base.permute(0, 2, 1, 3), "row-major": base.permute(0, 2, 1, 3).contiguous(),
+         "other": base.permute(0, 2, 1, 3).contiguous().transpose(2, 3).contiguous().transpose(2, 3)}[laid]
+    w = torch.randn(64, 64, generator=g)
+    before = o.clone()
+    (y,) = allotment.compile(SAVED)(o, w)
+    torch.testing.assert_close(y, _saved_expected(o, w), atol=1e-4, rtol=1e-4)
+    assert torch.equal(o, before)  # the caller's tensor is not changed
+    # one copy, made by `in_order` (through the recorded clone of its permuted view)
+    assert copies == ([] if laid == "in-order" else ["in (0, 2, 1, 3)", "row-major"])
+    assert launches(SAVED, o, w)[0] == "k0_pointwise"  # the exp reads the view: no transpose kernel first
+
+
+def test_the_translator_gives_arguments_their_stride_order() -> None:
+    """`translate.memory_order` of a placeholder's fake tensor becomes the argument's
+    `fusion.stride_order` in nvFuser's convention (each dim's place from the innermost)."""
+    from allotment.frontend.torch_compile.backend import _donate
+    from allotment.dialects.fusion import STRIDE_ORDER_ATTR, argument_order
+
+    module = allotment.parse_module(SAVED.replace(" {fusion.stride_order = array<i64: 3, 1, 2, 0>}", ""))
+    _donate(module, [], {0: [0, 2, 1, 3]})
+    f = next(iter(module.ops))
+    assert list(f.arg_attrs.data[0].data[STRIDE_ORDER_ATTR].get_values()) == [3, 1, 2, 0]
+    assert STRIDE_ORDER_ATTR not in f.arg_attrs.data[1].data
+    assert argument_order(f.body.block.args[0]) == [0, 2, 1, 3] and argument_order(f.body.block.args[1]) is None

@@ -52,6 +52,7 @@ from allotment.backend.kernels.emitter import GeneratedKernel, float_literal
 from allotment.backend.kernels.prelude import module_prelude
 from allotment.dialects import alloc
 from allotment.dialects.alloc import donated_arguments, unchecked_arguments
+from allotment.dialects.fusion import argument_order
 from allotment.dtypes import buffer_torch_dtype_name, ir_name, torch_dtype_source
 from allotment.extents import size_arith
 
@@ -167,14 +168,16 @@ class _HostEmitter:
             if isinstance(t, MemRefType):
                 shape = tuple(None if e == DYNAMIC_INDEX else e for e in t.get_shape())
                 contig = a in view_roots
+                order = argument_order(a) if contig else None  # views planned for this order
                 if contig and a in self._written_arguments():
                     # check_tensor may return a contiguous copy: keep the caller's tensor to write back
                     self.user_tensors[a] = self.ns.name(f"{a.name_hint or f'arg{i}'}.caller")
                     self.line(f"{self.user_tensors[a]} = {p}")
-                self.line(f"if not ({_fast_tensor_check(p, t, contig, a is first_tensor)}):")
+                self.line(f"if not ({_fast_tensor_check(p, t, contig, a is first_tensor, order)}):")
+                ordered = "" if order is None else f", {tuple(order)!r}"
                 self.line(
                     f"    {p} = rt.check_tensor({p}, {shown}, {torch_dtype_source(t.element_type)}, {shape!r}, "
-                    f"device, {contig})"
+                    f"device, {contig}{ordered})"
                 )
             else:
                 kind, bits = _scalar_kind(t)
@@ -525,10 +528,11 @@ def _small_by_type(a: SSAValue, view_roots: set[SSAValue]) -> bool:
     return a in view_roots and DYNAMIC_INDEX not in shape and math.prod(shape) < 2**31
 
 
-def _fast_tensor_check(p: str, t: MemRefType, contiguous: bool, first: bool) -> str:
+def _fast_tensor_check(p: str, t: MemRefType, contiguous: bool, first: bool, order: list[int] | None = None) -> str:
     """A Python condition that holds exactly when `rt.check_tensor` accepts tensor `p` as
-    it is (type, dtype, device, dense layout, rank, static extents, and contiguity when
-    the program views it). The first tensor argument has passed `rt.device_of` (a dense
+    it is (type, dtype, device, dense layout, rank, static extents, and, when the program
+    views it, contiguity or, for an argument with a `fusion.stride_order`, a dense layout
+    in that order). The first tensor argument has passed `rt.device_of` (a dense
     tensor, whose device is `device`): its device and layout are not compared again."""
     shape = t.get_shape()
     parts = [f"isinstance({p}, torch.Tensor)", f"{p}.dtype is {torch_dtype_source(t.element_type)}"]
@@ -540,7 +544,9 @@ def _fast_tensor_check(p: str, t: MemRefType, contiguous: bool, first: bool) -> 
     else:
         parts.append(f"{p}.dim() == {len(shape)}")
         parts += [f"{p}.shape[{d}] == {e}" for d, e in static]
-    if contiguous:
+    if contiguous and order is not None:
+        parts.append(f"rt.dense_in_order({p}.shape, {p}.stride(), {tuple(order)!r})")
+    elif contiguous:
         parts.append(f"{p}.is_contiguous()")
     return " and ".join(parts)
 

@@ -58,9 +58,12 @@ def device_of(x: Any, name: str, cuda: bool = False) -> torch.device:
 
 
 def check_tensor(
-    x: Any, name: str, dtype: torch.dtype, shape: Sequence[int | None], device: torch.device, contiguous: bool
+    x: Any, name: str, dtype: torch.dtype, shape: Sequence[int | None], device: torch.device, contiguous: bool,
+    order: tuple[int, ...] | None = None,
 ) -> torch.Tensor:
-    """Checks one input tensor against its argument type; returns it (or a contiguous copy)."""
+    """Checks one input tensor against its argument type; returns it, or where the program
+    views it (`contiguous`) and it does not lie as the views expect, a copy that does:
+    row-major, or dense in memory order `order` (the argument's `fusion.stride_order`)."""
     if (
         type(x) is not torch.Tensor and not isinstance(x, torch.Tensor)
         or x.dtype is not dtype
@@ -73,7 +76,10 @@ def check_tensor(
     for d, want in enumerate(shape):
         if want is not None and sizes[d] != want:
             raise AllotmentRuntimeError(f"input {name}: dimension {d} has extent {sizes[d]}, the fusion says {want}")
-    if contiguous and not x.is_contiguous():
+    if contiguous and order is not None:
+        if not dense_in_order(x.shape, x.stride(), order):
+            x = in_order(x, order)  # views of this input are computed for storage in that order
+    elif contiguous and not x.is_contiguous():
         x = row_major_copy(x)  # views of this input are computed for row-major storage
     return x
 

@@ -7,7 +7,8 @@ the LLVM dialect). The plan's decisions survive one for one:
 
 - `alloc.alloc` (global or host memory) is `memref.alloc` with the same dynamic size
   operands and `alignment`; `zero_init` adds a `linalg.fill` of 0; `name` becomes the
-  result's name. `order` other than row-major, `mesh` and `sharding` are refused
+  result's name. `order` other than row-major (or an argument's `fusion.stride_order`),
+  `mesh` and `sharding` are refused
   (a located error): the MLIR program is one device's, with row-major buffers.
 - `alloc.dealloc` is `memref.dealloc`.
 - `alloc.pack` is `arith` on `index`: each slot's offset is the lowest aligned offset
@@ -45,6 +46,7 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from allotment.dialects import alloc
+from allotment.dialects.fusion import argument_order
 from allotment.passes import mlir_scalar as sc
 from allotment.passes.mlir_errors import LoweringError, refuse
 from allotment.passes.mlir_kernel import KernelEmitter
@@ -80,6 +82,10 @@ def lower_function(f: func.FuncOp) -> None:
     """Lowers the alloc ops and kernels of `f` in place (see the module docstring)."""
     if f.body.blocks.first is None:
         return
+    for a in f.body.block.args:
+        order = argument_order(a)
+        if order is not None:  # the lowered function would read it as a row-major memref
+            raise refuse(f, f"argument {a.name_hint or a.index} is passed in memory order {order}, not row-major")
     for op in [o for o in f.body.walk() if _top_level(o, f)]:
         if isinstance(op, alloc.KernelOp):
             KernelEmitter(op).lower()

@@ -1,6 +1,7 @@
 """The rewritten function's signature in `fusion-allocate`: arguments and results.
 
-Tensor arguments become `memref`s of their local shard (contiguous row-major); the
+Tensor arguments become `memref`s of their local shard (contiguous row-major, or dense in
+the order of their `fusion.stride_order`: views of them take its strides); the
 global extent of a sharded argument's dynamic dimension is its local extent times
 its shard count (an uneven one cannot be recovered: an error); a result with
 `fusion.stride_order` gets its buffer allocated in that order. `Signature` is a part
@@ -14,9 +15,9 @@ from xdsl.dialects.builtin import DYNAMIC_INDEX, DenseArrayBase, MemRefType, Ten
 from xdsl.ir import Attribute, SSAValue
 
 from allotment.dialects import alloc
-from allotment.dialects.fusion import STRIDE_ORDER_ATTR
+from allotment.dialects.fusion import STRIDE_ORDER_ATTR, argument_order, outermost_first, stride_order_problem
 from allotment.passes.allocate_errors import _fail, value_name
-from allotment.passes.allocate_layout import row_major
+from allotment.passes.allocate_layout import in_order, row_major
 from allotment.passes.allocate_shards import _sharding
 
 
@@ -35,15 +36,11 @@ class Signature:
             if attr is None:
                 continue
             rank = len(v.type.get_shape()) if isinstance(v.type, MemRefType) else -1
-            values = list(attr.get_values()) if isinstance(attr, DenseArrayBase) else None
-            if values is None or sorted(values) != list(range(rank)):
-                raise _fail(
-                    self.f,
-                    f"result #{i}: {STRIDE_ORDER_ATTR} must be an array<i64> permutation of 0..{rank - 1} "
-                    f"(one entry per dimension), got {attr}",
-                )
+            problem = stride_order_problem(attr, rank)
+            if problem is not None:
+                raise _fail(self.f, f"result #{i}: {problem}")
             if isinstance(v.owner, alloc.AllocOp) and v.owner.sharding is None:
-                order = sorted(range(rank), key=lambda d: -values[d])  # outermost first
+                order = outermost_first(list(attr.get_values()))
                 if order != list(range(rank)):
                     v.owner.order = DenseArrayBase.from_list(i64, order)
 
@@ -60,7 +57,9 @@ class Signature:
             new_args.append(arg)
             if isinstance(t, TensorType):
                 self.buffers[old] = arg
-                self.layouts[old] = row_major(self.local_extents(old))
+                order = argument_order(old)  # the caller passes it dense in this order
+                extents = self.local_extents(old)
+                self.layouts[old] = row_major(extents) if order is None else in_order(extents, order)
             else:
                 self.buffers[old] = arg
         return new_args

@@ -58,7 +58,7 @@ from dataclasses import dataclass
 from xdsl.context import Context
 from xdsl.dialects import arith, func, tensor
 from xdsl.dialects.builtin import ModuleOp, NoneAttr, TensorType
-from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.transforms.common_subexpression_elimination import cse
 from xdsl.transforms.dead_code_elimination import is_trivially_dead
@@ -343,22 +343,24 @@ def _may_be_strided(v: SSAValue, memo: dict[SSAValue, bool]) -> bool:
     owner = v.owner
     if isinstance(owner, fusion.ReshapeOp | fusion.SqueezeOp):
         result = _may_be_strided(owner.operands[0], memo)
-    elif isinstance(owner, fusion.PermuteOp) and _undoes_call_order(owner):
+    elif isinstance(owner, fusion.PermuteOp) and _undoes_memory_order(owner):
         result = False
+    elif isinstance(v, BlockArgument):
+        result = fusion.argument_order(v) is not None  # passed dense in another order
     else:
         result = isinstance(owner, VIEWS)
     memo[v] = result
     return result
 
 
-def _undoes_call_order(op: fusion.PermuteOp) -> bool:
-    """Whether the permute makes a library call's result row-major: the call returns it in
-    a memory order (`fusion.aten`'s `orders`) that this permutation lists (attention's
-    [batch, heads, seq, dim] output in [batch, seq, heads, dim] order, transposed back)."""
+def _undoes_memory_order(op: fusion.PermuteOp) -> bool:
+    """Whether the permute makes a value that lies in another memory order row-major: its
+    source is an argument passed in an order (`fusion.stride_order`) or a library call's
+    result returned in one (`fusion.aten`'s `orders`), and this permutation lists that order
+    (attention's [batch, heads, seq, dim] output in [batch, seq, heads, dim] order, or the
+    backward's saved copy of it, transposed back)."""
     src = op.input
-    if not isinstance(src.owner, fusion.AtenOp):
-        return False
-    order = src.owner.order_of(src)
+    order = fusion.memory_order(src)
     rank = len(src.type.get_shape())
     return order is not None and [normalize_dim(d, rank) for d in op.dims.get_values()] == order
 

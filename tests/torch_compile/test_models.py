@@ -108,3 +108,25 @@ def test_llama_three_sequence_lengths_one_compile() -> None:
     assert [e.graph for e in census()] == ["forward", "backward"]
     for e in census():
         assert e.eager is None and all("scaled_dot_product" in op for op in e.aten), e.aten
+
+
+def test_saved_attention_output_is_read_as_it_lies(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The forward keeps attention's output in the call's [batch, seq, heads, dim] order and
+    saves it so; the backward's argument says that order (`fusion.stride_order`), so its
+    transpose back to [batch, seq, heads * dim] (for the projection's weight gradient) is a
+    view: no copy of it at the backward's entry, nor anywhere in the step."""
+    from allotment.backend import host_runtime as rt
+    from allotment.dialects.fusion import STRIDE_ORDER_ATTR
+    from allotment.frontend.torch_compile.backend import COMPILED
+
+    copies: list[tuple[int, ...]] = []
+    real = rt.row_major_copy
+    monkeypatch.setattr(rt, "row_major_copy", lambda t: copies.append(tuple(t.shape)) or real(t))
+    torch.manual_seed(2)
+    r = compare(Block, _plain, {"x": torch.randn(2, 5, 16)})
+    assert_close_as_eager(r)
+    assert copies == []
+    backward = [c for c, k in zip(COMPILED, r.census) if k.graph == "backward"]
+    f = next(iter(backward[0].executable._module.ops))
+    ordered = [a for a in f.arg_attrs.data if STRIDE_ORDER_ATTR in a.data]
+    assert [3, 1, 2, 0] in [list(a.data[STRIDE_ORDER_ATTR].get_values()) for a in ordered]  # [B, S, H, D]

@@ -40,6 +40,7 @@ from allotment.dialects.fusion.base import (
     int_list,
     register_sharding_check,
     retype_results,
+    stride_order_problem,
     verify_extents,
     verify_sharding,
     verify_signature,
@@ -68,6 +69,7 @@ from allotment.dialects.fusion.matmul import (
     MatmulOp,
     matmul_shape,
 )
+from allotment.dialects.fusion.orders import argument_order, memory_order, outermost_first
 from allotment.dialects.fusion.pointwise import (
     AbsOp,
     AcoshOp,
@@ -323,6 +325,10 @@ __all__ = [
     "SORT_MAX_EXTENT_64",
     "SORT_OPS",
     "STRIDE_ORDER_ATTR",
+    "argument_order",
+    "memory_order",
+    "outermost_first",
+    "stride_order_problem",
     "ScalarOrTensor",
     "ScanOp",
     "ScatterOp",

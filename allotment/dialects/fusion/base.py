@@ -14,6 +14,7 @@ from typing import ClassVar
 from xdsl.dialects.builtin import (
     ArrayAttr,
     DenseArrayBase,
+    DictionaryAttr,
     FlatSymbolRefAttr,
     IntAttr,
     MemRefType,
@@ -49,7 +50,10 @@ output, nvFuser's `add_output(out, alias_input)`), which alloc-alias honours."""
 
 STRIDE_ORDER_ATTR = "fusion.stride_order"
 """Result attribute: nvFuser's stride order of an output (`stride_order[d]` is dim d's place
-counted from the innermost), which fusion-allocate turns into the output alloc's `order`."""
+counted from the innermost), which fusion-allocate turns into the output alloc's `order`.
+Argument attribute: the order in which the caller passes the argument, dense
+(`orders.argument_order`): the program plans its views for that layout and copies an
+argument that comes otherwise into it."""
 
 _SHARDING_CHECKS: list[Callable[[Operation], str | None]] = []
 """What the verifier of an op with a sharded tensor runs: `sharding_rules.op_sharding_problem`,
@@ -267,6 +271,27 @@ def verify_signature(f: Operation) -> None:
         for i, t in enumerate(types.data if types is not None else ()):
             if isinstance(t, TensorType):
                 verify_extents(t, lambda kind=kind, i=i, t=t: f"{label} {kind} #{i} ({type_name(t)})")
+    arg_attrs = f.properties.get("arg_attrs") or f.attributes.get("arg_attrs")
+    for i, (attrs, t) in enumerate(zip(getattr(arg_attrs, "data", ()), inputs.data if inputs is not None else ())):
+        order = attrs.data.get(STRIDE_ORDER_ATTR) if isinstance(attrs, DictionaryAttr) else None
+        if order is None:
+            continue
+        if not isinstance(t, TensorType):
+            raise VerifyException(f"{label} argument #{i}: {STRIDE_ORDER_ATTR} is for a tensor argument")
+        if not isinstance(t.encoding, NoneAttr):
+            raise VerifyException(f"{label} argument #{i}: {STRIDE_ORDER_ATTR} on a sharded argument is not supported")
+        problem = stride_order_problem(order, len(t.get_shape()))
+        if problem is not None:
+            raise VerifyException(f"{label} argument #{i}: {problem}")
+
+
+def stride_order_problem(attr: Attribute, rank: int) -> str | None:
+    """What is wrong with a `fusion.stride_order` for a tensor of `rank` dims, or None."""
+    values = list(attr.get_values()) if isinstance(attr, DenseArrayBase) else None
+    if values is None or sorted(values) != list(range(rank)):
+        return (f"{STRIDE_ORDER_ATTR} must be an array<i64> permutation of 0..{rank - 1} "
+                f"(one entry per dimension), got {attr}")
+    return None
 
 
 def _describe(i: int, t: Attribute) -> str:

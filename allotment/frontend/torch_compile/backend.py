@@ -160,7 +160,7 @@ def compile_graph(gm: torch.fx.GraphModule, kind: str, opts: Options) -> Any:
     try:
         program = translator.run()
         program.fd.module  # noqa: B018 (finalizes and verifies the fusion)
-        module = _donate(program.fd.module, program.unchecked)
+        module = _donate(program.fd.module, program.unchecked, program.orders)
         set_index_checks(module, "device")  # no host read of indices: the kernels check them
         expose_module(module)  # the decomposed graph's reshapes moved out of the way of fusion
         executable = allotment.compile(module, cuda_graphs=opts.cuda_graphs, planning=opts.planning)
@@ -185,21 +185,32 @@ def _target(gm: torch.fx.GraphModule) -> str:
     return "cpu"
 
 
-def _donate(module: Any, unchecked: list[int]) -> Any:
+def _donate(module: Any, unchecked: list[int], orders: dict[int, list[int]]) -> Any:
     """The fusion function with every argument marked `alloc.donated` (module docstring),
-    and the opaque ones `alloc.unchecked` (`translate.Carried`)."""
+    the opaque ones `alloc.unchecked` (`translate.Carried`), and those whose example lies in
+    another memory order given it as `fusion.stride_order` (nvFuser's convention: each dim's
+    place counted from the innermost)."""
     from xdsl.dialects import func
-    from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, UnitAttr
+    from xdsl.dialects.builtin import ArrayAttr, DenseArrayBase, DictionaryAttr, UnitAttr, i64
 
     from allotment.dialects.alloc import DONATED, UNCHECKED
+    from allotment.dialects.fusion import STRIDE_ORDER_ATTR
+
+    def attrs(i: int, old: DictionaryAttr) -> DictionaryAttr:
+        new = {**old.data, DONATED: UnitAttr()}
+        if i in unchecked:
+            new[UNCHECKED] = UnitAttr()
+        if i in orders:
+            order = orders[i]
+            new[STRIDE_ORDER_ATTR] = DenseArrayBase.from_list(i64, [len(order) - 1 - order.index(d)
+                                                                    for d in range(len(order))])
+        return DictionaryAttr(new)
 
     for op in module.ops:
         if isinstance(op, func.FuncOp):
             n = len(op.body.block.args)
             old = op.arg_attrs.data if op.arg_attrs is not None else [DictionaryAttr({})] * n
-            op.arg_attrs = ArrayAttr([
-                DictionaryAttr({**a.data, DONATED: UnitAttr(), **({UNCHECKED: UnitAttr()} if i in unchecked else {})})
-                for i, a in enumerate(old)])
+            op.arg_attrs = ArrayAttr([attrs(i, a) for i, a in enumerate(old)])
     return module
 
 

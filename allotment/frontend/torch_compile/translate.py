@@ -88,8 +88,8 @@ def opaque(t: torch.Tensor, device: torch.device | None) -> bool:
 
 
 def memory_order(t: torch.Tensor) -> list[int] | None:
-    """A library call's result's memory order from its fake tensor (`fusion.aten`'s
-    `orders`): its dims outermost first, where its static strides are a dense permutation
+    """A library call's result's or a placeholder's memory order from its fake tensor
+    (`fusion.aten`'s `orders`, an argument's `fusion.stride_order`): its dims outermost first, where its static strides are a dense permutation
     of row-major other than row-major itself (attention's output in [batch, seq, heads,
     dim] order); None where it is row-major, not dense, or its strides are symbolic."""
     shape, strides = list(t.shape), list(t.stride())
@@ -175,6 +175,10 @@ class GraphProgram:
     census: Census
     unchecked: list[int] = field(default_factory=list)
     """Function arguments not checked at entry (opaque tensors: `Carried`)."""
+    orders: dict[int, list[int]] = field(default_factory=dict)
+    """Function arguments whose example lies densely in another order than row-major (a saved
+    attention output in [batch, seq, heads, dim] order): that order, dims outermost first
+    (`memory_order`), given to the function as the argument's `fusion.stride_order`."""
 
 
 class Translator:
@@ -193,6 +197,8 @@ class Translator:
         self.device = graph_device(gm)
         self.unchecked: list[int] = []
         """Function arguments that are opaque (`Carried`): not checked at entry."""
+        self.orders: dict[int, list[int]] = {}
+        """Function arguments passed in another memory order (`GraphProgram.orders`)."""
 
     # -- values ------------------------------------------------------------
 
@@ -265,7 +271,7 @@ class Translator:
                     raise Untranslatable(f"node {node.name}: get_attr of {node.target} (a constant of the graph)")
                 else:
                     raise Untranslatable(f"node {node.name}: {node.op} nodes are not translated")
-        return GraphProgram(self.fd, self.arguments, outputs, self.symbols, self.census, self.unchecked)
+        return GraphProgram(self.fd, self.arguments, outputs, self.symbols, self.census, self.unchecked, self.orders)
 
     def placeholder(self, node: torch.fx.Node) -> None:
         i = len(self.placeholders)
@@ -287,6 +293,9 @@ class Translator:
                 self.env[node] = Carried(t, val.dtype)
             else:
                 self.env[node] = t
+                order = memory_order(val)
+                if order is not None:
+                    self.orders[len(self.arguments) - 1] = order
             for d, s in enumerate(val.shape):
                 if isinstance(s, torch.SymInt) and not isinstance(self.env[node], Carried):
                     e = sympy.sympify(s.node.expr)
