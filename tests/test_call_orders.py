@@ -137,8 +137,8 @@ def test_an_argument_passed_in_its_stride_order_is_viewed_as_it_lies(laid: str, 
 def test_the_translator_gives_arguments_their_stride_order() -> None:
     """`translate.memory_order` of a placeholder's fake tensor becomes the argument's
     `fusion.stride_order` in nvFuser's convention (each dim's place from the innermost)."""
-    from allotment.frontend.torch_compile.backend import _donate
     from allotment.dialects.fusion import STRIDE_ORDER_ATTR, argument_order
+    from allotment.frontend.torch_compile.backend import _donate
 
     module = allotment.parse_module(SAVED.replace(" {fusion.stride_order = array<i64: 3, 1, 2, 0>}", ""))
     _donate(module, [], {0: [0, 2, 1, 3]})
