@@ -37,7 +37,7 @@ from allotment.dialects.fusion import ALIAS_ATTR as ALIAS_INPUT
 from allotment.dialects.fusion import STRIDE_ORDER_ATTR as STRIDE_ORDER
 from allotment.errors import ArgumentError
 from allotment.frontend.handles import Scalar, Tensor
-from allotment.frontend.inputs import Input, VectorInput, check_stride_order
+from allotment.frontend.inputs import Input, TensorInput, VectorInput, check_stride_order
 from allotment.frontend.multidevice import DeviceMesh
 from allotment.frontend.recording import DefinitionRecorder
 from allotment.passes.sharding_propagation import insert_explicit_reshardings
@@ -145,11 +145,18 @@ class DefinitionOutputs(DefinitionRecorder):
         res_attrs = None
         if any(o.alias_input is not None or o.stride_order is not None for o in self._outputs):
             res_attrs = ArrayAttr([DictionaryAttr(self._result_attrs(o)) for o in self._outputs])
+        ordered = self._ordered_arguments()
+        arg_attrs = None
+        if ordered:
+            arg_attrs = ArrayAttr([
+                DictionaryAttr({STRIDE_ORDER: DenseArrayBase.from_list(i64, ordered[i])} if i in ordered else {})
+                for i in range(len(self._block.args))])
         fn = func.FuncOp(
             self.FUNCTION_NAME,
             ([a.type for a in self._block.args], [v.type for v in values]),
             Region(self._block),
             res_attrs=res_attrs,
+            arg_attrs=arg_attrs,
         )
         module = ModuleOp([*mesh_ops, fn])
         if mesh_ops:  # multidevice: resharding where a tensor's mesh or split changes
@@ -175,6 +182,22 @@ class DefinitionOutputs(DefinitionRecorder):
         if o.stride_order is not None:
             attrs[STRIDE_ORDER] = DenseArrayBase.from_list(i64, o.stride_order)
         return attrs
+
+    def _ordered_arguments(self) -> dict[int, list[int]]:
+        """Function argument -> stride order, for each tensor input defined dense in a
+        stride order other than row-major (`define_tensor(stride_order=..., contiguity=True)`,
+        or sizes and strides that say so), unsharded and not expanded: execute has checked its
+        strides against that order, so the program plans its views for the layout as it lies
+        (`fusion.stride_order` on the argument) instead of copying it row-major."""
+        ordered: dict[int, list[int]] = {}
+        for position, spec in enumerate(self._inputs):
+            if not isinstance(spec, TensorInput) or spec.stride_order is None or spec.expanded:
+                continue
+            if spec.handle._sharding.mesh is not None or spec.contiguity is None:
+                continue
+            if all(c is not False for c in spec.contiguity) and any(c for c in spec.contiguity):
+                ordered[self._argument_of(position)] = list(spec.stride_order)
+        return ordered
 
     def _argument_of(self, position: int) -> int:
         """The function argument of input `position` (a vector input has one per entry)."""

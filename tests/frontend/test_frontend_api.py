@@ -26,6 +26,38 @@ def test_from_pytorch_transposed_input(run_fusion) -> None:
     check(out, x * 2.0)
 
 
+@pytest.mark.parametrize("how", ["stride_order", "from_pytorch", "strided"])
+def test_an_input_dense_in_a_stride_order_is_viewed_as_it_lies(how: str, run_fusion,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """An input defined dense in a stride order (nvFuser's define_tensor(stride_order=...,
+    contiguity=True), from_pytorch of a permuted tensor, or sizes and strides) is an argument
+    with `fusion.stride_order`: the transpose back and the merge are views of it as it lies,
+    with no row-major copy at entry. One with a non-contiguous dim gets no order."""
+    from allotment.backend import host_runtime as rt
+
+    copies: list[tuple[int, ...]] = []
+    real = rt.row_major_copy
+    monkeypatch.setattr(rt, "row_major_copy", lambda t: copies.append(tuple(t.shape)) or real(t))
+    x = randn(2, 4, 3, 5).permute(0, 2, 1, 3)  # [2, 3, 4, 5] laid out [0, 2, 1, 3]
+    with FusionDefinition() as fd:
+        if how == "stride_order":
+            t = fd.define_tensor(shape=[-1, -1, -1, -1], contiguity=True, stride_order=[3, 1, 2, 0])
+        elif how == "from_pytorch":
+            t = fd.from_pytorch(x)
+        else:
+            t = fd.define_tensor(list(x.shape), list(x.stride()))
+        v = fd.ops.reshape(fd.ops.permute(t, [0, 2, 1, 3]), [2, 4, 15])
+        fd.add_output(fd.ops.exp(v))
+    assert "fusion.stride_order = array<i64: 3, 1, 2, 0>" in fd.ir()
+    (out,) = run_fusion(fd, [x])
+    check(out, x.permute(0, 2, 1, 3).reshape(2, 4, 15).exp())
+    assert copies == []
+    with FusionDefinition() as gapped:  # dim 1 not contiguous: not dense in the order
+        t = gapped.define_tensor(shape=[-1, -1], contiguity=[True, False], stride_order=[0, 1])
+        gapped.add_output(gapped.ops.exp(t))
+    assert "fusion.stride_order" not in gapped.ir()
+
+
 @pytest.mark.parametrize("order", [[0, 1, 2], [2, 0, 1], [1, 2, 0]])
 def test_stride_order_op_sets_the_output_layout(run_fusion, order: list[int]) -> None:
     # nvFuser's test_output_stride_order: fd.ops.stride_order(t, order) before add_output
