@@ -498,8 +498,9 @@ def launch_kernel(kernel: Any, grid: tuple[int, ...], args: tuple, bm: int, bn: 
     JIT path compiles that specialization on its first launch).
 
     Everything else (a launch hook, an interpreted kernel, the direct path switched off,
-    an argument count that does not match the layout) goes through `launch` with the arguments as they are (tensors, never ints), as does the first launch
-    of each specialization (the JIT path compiles it; its launcher is then remembered)."""
+    an argument count that does not match the layout) goes through `launch` with the
+    arguments as they are (tensors, never ints), as does the first launch of each
+    specialization (the JIT path compiles it; its launcher is then remembered)."""
     global _direct_ok
     reg = _KERNELS.get(id(kernel))  # the registered kernel is held: its id is not reused
     if reg is None or _HOOK.get() is not None or not _direct_ok or len(args) != reg.layout.count:

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
+from allotment.dialects.fusion.orders import outermost_first
 from allotment.dialects.fusion_rules import type_name
 from allotment.errors import ArgumentError, InputTypeError, RunError
 from allotment.frontend.datatypes import DataType, to_torch
@@ -40,7 +41,7 @@ def allocation_order(stride_order: Sequence[int] | None, rank: int) -> list[int]
     """Logical dimensions from the outermost to the innermost in memory."""
     if not stride_order:
         return list(range(rank))
-    return sorted(range(rank), key=lambda d: -stride_order[d])
+    return outermost_first(stride_order)
 
 
 def check_extent(e: int, i: int, what: str) -> int:

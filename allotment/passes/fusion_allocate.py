@@ -192,7 +192,7 @@ class _Allocator(ShardRules, Signature, EntryChecks, ReductionBuffers, ViewRewri
             yielded = list(seg.body.block.last_op.operands)
             for r, b, inner_r in zip(seg.outputs, outs, yielded):
                 b.owner.properties["by_call"] = UnitAttr()
-                order = inner_r.owner.order_of(inner_r) if isinstance(inner_r.owner, fusion.AtenOp) else None
+                order = fusion.memory_order(inner_r)  # (a result of the segment's call)
                 if order is not None:  # the call returns it in this order: planned so, views so
                     b.owner.order = DenseArrayBase.from_list(i64, order)
                     self.layouts[r] = in_order(self.layouts[r].sizes, order)

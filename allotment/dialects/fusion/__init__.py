@@ -69,7 +69,7 @@ from allotment.dialects.fusion.matmul import (
     MatmulOp,
     matmul_shape,
 )
-from allotment.dialects.fusion.orders import argument_order, memory_order, outermost_first
+from allotment.dialects.fusion.orders import argument_order, memory_order, outermost_first, stride_order_of
 from allotment.dialects.fusion.pointwise import (
     AbsOp,
     AcoshOp,
@@ -328,6 +328,7 @@ __all__ = [
     "argument_order",
     "memory_order",
     "outermost_first",
+    "stride_order_of",
     "stride_order_problem",
     "ScalarOrTensor",
     "ScanOp",

@@ -11,6 +11,8 @@ Two things say so in the IR:
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from xdsl.dialects.builtin import DictionaryAttr, MemRefType, TensorType
 from xdsl.ir import Block, BlockArgument, SSAValue
 
@@ -18,9 +20,15 @@ from allotment.dialects.fusion.aten import AtenOp
 from allotment.dialects.fusion.base import STRIDE_ORDER_ATTR, stride_order_problem
 
 
-def outermost_first(stride_order: list[int]) -> list[int]:
+def outermost_first(stride_order: Sequence[int]) -> list[int]:
     """The dims of a stride order (nvFuser's convention) from the outermost in."""
     return sorted(range(len(stride_order)), key=lambda d: -stride_order[d])
+
+
+def stride_order_of(order: Sequence[int]) -> list[int]:
+    """The stride order (nvFuser's convention: each dim's place counted from the innermost)
+    of a memory order given outermost first; `outermost_first` inverts it."""
+    return [len(order) - 1 - list(order).index(d) for d in range(len(order))]
 
 
 def argument_order(arg: BlockArgument) -> list[int] | None:

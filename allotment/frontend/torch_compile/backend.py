@@ -194,16 +194,14 @@ def _donate(module: Any, unchecked: list[int], orders: dict[int, list[int]]) -> 
     from xdsl.dialects.builtin import ArrayAttr, DenseArrayBase, DictionaryAttr, UnitAttr, i64
 
     from allotment.dialects.alloc import DONATED, UNCHECKED
-    from allotment.dialects.fusion import STRIDE_ORDER_ATTR
+    from allotment.dialects.fusion import STRIDE_ORDER_ATTR, stride_order_of
 
     def attrs(i: int, old: DictionaryAttr) -> DictionaryAttr:
         new = {**old.data, DONATED: UnitAttr()}
         if i in unchecked:
             new[UNCHECKED] = UnitAttr()
         if i in orders:
-            order = orders[i]
-            new[STRIDE_ORDER_ATTR] = DenseArrayBase.from_list(i64, [len(order) - 1 - order.index(d)
-                                                                    for d in range(len(order))])
+            new[STRIDE_ORDER_ATTR] = DenseArrayBase.from_list(i64, stride_order_of(orders[i]))
         return DictionaryAttr(new)
 
     for op in module.ops:

@@ -89,8 +89,9 @@ def opaque(t: torch.Tensor, device: torch.device | None) -> bool:
 
 def memory_order(t: torch.Tensor) -> list[int] | None:
     """A library call's result's or a placeholder's memory order from its fake tensor
-    (`fusion.aten`'s `orders`, an argument's `fusion.stride_order`): its dims outermost first, where its static strides are a dense permutation
-    of row-major other than row-major itself (attention's output in [batch, seq, heads,
+    (`fusion.aten`'s `orders`, an argument's `fusion.stride_order`): its dims outermost
+    first, where its static strides are a dense permutation of row-major other than
+    row-major itself (attention's output in [batch, seq, heads,
     dim] order); None where it is row-major, not dense, or its strides are symbolic."""
     shape, strides = list(t.shape), list(t.stride())
     if not all(type(x) is int for x in (*shape, *strides)) or t.numel() == 0:
