@@ -35,6 +35,11 @@ builds apart. Rules now:
   strided form of `Emitter.offset`, the addressing before 37dad1f; new: the launcher's
   stride test). Its cases: the column sum over kept rows (sum_3d_dim0), the flat kernels
   of full_sum and bias_gelu, and amax_3d_dim2, where the skeptic run at adc6193 moved.
+- `unrolled_outer`: `host_runtime.unrolled_outer_blocks(m, n, unroll=False)` (old: a one-split
+  outer reduction over a short axis runs the looped [BLOCK_M, BLOCK_N] tile; new: its
+  `unrolled` variant, a [BLOCK_M, 1] tile and the n <= UNROLL_REDUCED reduced indices read
+  unrolled). The launcher calls it at run time, as `final_spread`. Its cases: the sums over
+  the 7 and 16 rows of sum_3d_dim0, static and `?`.
 
 Per case: both builds' outputs are checked against the suite's torch function (and must
 match it, else the case says so and is not timed; a case whose two builds are the same
@@ -121,6 +126,10 @@ RULES: dict[str, Rule] = {
         host_codegen, "_row_major_condition", lambda gen, strides: "False",
         ("sum_3d_dim0:large", "sum_3d_dim0:odd", "full_sum:odd", "full_sum:large:?", "amax_3d_dim2:odd",
          "sum_3d_dim0:large:?", "bias_gelu:odd"),
+    ),
+    "unrolled_outer": Rule(
+        host_runtime, "unrolled_outer_blocks", functools.partial(host_runtime.unrolled_outer_blocks, unroll=False),
+        ("sum_3d_dim0:odd", "sum_3d_dim0:odd:?", "sum_3d_dim0:large", "sum_3d_dim0:large:?"),
     ),
 }
 """Every rule this script compares, by name."""

@@ -16,7 +16,10 @@ torch):
 - `flat`: the same tile indexed `rm + rn * s0` (the kept dims of a dense input are one
   contiguous index);
 - `flat_t`: that tile transposed, [BN reduced, BM kept];
-- `unrolled`: Inductor's form: a 1-D block of kept indices, the R rows unrolled.
+- `unrolled`: Inductor's form: a 1-D block of kept indices, the R rows unrolled;
+- `unrolled_masked`: the same with R a run-time value, its next power of two unrolled, each
+  load masked by `r < R`;
+- `unrolled_2d`: that as a [BLOCK, 1] tile indexed `rm // B`, `rm % B` with the strides.
 
 Strides and extents are run-time arguments, as in generated kernels. Nothing here is a
 target figure: it decides what the code generator should emit for these reductions.
@@ -77,6 +80,33 @@ def _unrolled(x_ptr, out_ptr, M, s0, R: tl.constexpr, BLOCK: tl.constexpr):
     tl.store(out_ptr + rm, acc.to(tl.bfloat16), mask=mask)
 
 
+@triton.jit
+def _unrolled_masked(x_ptr, out_ptr, M, R, s0, RB: tl.constexpr, BLOCK: tl.constexpr):
+    """`unrolled` with the reduced extent R a run-time value: RB = next power of two of R
+    loads unrolled, each masked by `r < R` (the form that serves `?` extents)."""
+    rm = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = rm < M
+    acc = tl.zeros((BLOCK,), tl.float32)
+    for r in tl.static_range(RB):
+        acc += tl.load(x_ptr + (rm + r * s0), mask=mask & (tl.full((BLOCK,), r, tl.int32) < R), other=0).to(tl.float32)
+    tl.store(out_ptr + rm, acc.to(tl.bfloat16), mask=mask)
+
+
+@triton.jit
+def _unrolled_2d(x_ptr, out_ptr, M, R, B, s0, s1, s2, RB: tl.constexpr, BLOCK: tl.constexpr):
+    """`unrolled_masked` as a [BLOCK, 1] tile with the kept index split as `rm // B`,
+    `rm % B` and recombined with the strides (the code generator's strided form)."""
+    rm = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = (rm < M)[:, None]
+    i2 = (rm % B)[:, None]
+    i1 = (rm // B)[:, None]
+    acc = tl.full((BLOCK, 1), 0, tl.float32)
+    for r in tl.static_range(RB):
+        i0 = tl.full((1, 1), r, tl.int32)
+        acc = acc + tl.load(x_ptr + (i0 * s0 + i1 * s1 + i2 * s2), mask=mask & (i0 < R), other=0).to(tl.float32)
+    tl.store(out_ptr + (i1 * B + i2), acc.to(tl.bfloat16), mask=mask)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--shapes", default="7x1999x1111,16x1024x4096")
@@ -133,6 +163,10 @@ def _time_shape(r: int, ka: int, kb: int) -> None:
         grid = (triton.cdiv(m, block),)
         report(f"unrolled {block} w{warps}", lambda b=block, w=warps, g=grid: _unrolled[g](
             x, out, m, s0, R=r, BLOCK=b, num_warps=w), out)
+        report(f"unrolled_masked {block} w{warps}", lambda b=block, w=warps, g=grid: _unrolled_masked[g](
+            x, out, m, r, s0, RB=bn, BLOCK=b, num_warps=w), out)
+        report(f"unrolled_2d {block} w{warps}", lambda b=block, w=warps, g=grid: _unrolled_2d[g](
+            x, out, m, r, kb, s0, s1, s2, RB=bn, BLOCK=b, num_warps=w), out)
 
 
 _GENERATED_ARGS = ["in0_ptr", "in0_s0", "in0_s1", "in0_s2", "in0_n0", "in0_n1", "in0_n2", "in1_ptr", "in1_s0",

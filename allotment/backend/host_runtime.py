@@ -533,6 +533,42 @@ _OUTER = _env_blocks("OUTER")
 _SHORT = _env_blocks("SHORT_OUTER")
 
 
+UNROLL_REDUCED = 16
+"""An outer reduction of one split over at most this many reduced indices reads them
+unrolled (`unrolled_outer_blocks`); a longer axis keeps the looped [BLOCK_M, BLOCK_N] tile."""
+
+_UNROLLED = _env_blocks("UNROLLED_OUTER")
+
+
+@functools.lru_cache(maxsize=4096)
+def unrolled_outer_blocks(m: int, n: int, unroll: bool = True) -> tuple[int, int, int] | None:
+    """Blocks of the unrolled form of an outer reduction of one split
+    (`kernels/split_reduction.emit_unrolled`: a [BLOCK_M, 1] tile of kept indices, the
+    BLOCK_N = n reduced indices read one after another, unrolled), or None where it does not
+    apply: n above UNROLL_REDUCED or 0, or `unroll` False (the looped tile of
+    `short_outer_blocks`, the rule before it; `benchmarks/schedule_ab.py --rules
+    unrolled_outer`). 256 kept indices a program, 512 past 8 reduced ones, 4 warps
+    (ALLOT_UNROLLED_OUTER_BLOCKS=BMxBNxWARPS to tune; its BN is ignored: BLOCK_N is n).
+
+    Why: for a sum over the 7 rows of a bf16 [7, 1999, 1111], Nsight Compute on an H200
+    (`benchmarks/results/ncu_sum_3d_dim0_odd_h200_2026-12-04_1750.txt`) gave the looped
+    [256, 8] tile 14.2 us at 64 registers a thread (50% theoretical occupancy, 47% of DRAM
+    bandwidth) against 11.0 us for Inductor's 1-D kernel of 7 unrolled loads at 27
+    registers (100%, 61%); a warp of the 2-D tile spans 4 kept by 8 reduced indices, so
+    each load touches 8 rows. Hand-written, in one process (`short_outer_variants.py`,
+    `short_outer_variants_h200_2026-12-01_1113.txt` and `_1000.txt`), the unrolled 1-D form
+    took 17.1 us with 256 a program and 4 warps against 20.1 for the generated tile (do_bench,
+    host launches included), and over the 16 rows of [16, 1024, 4096] 42.9 us with 512
+    against 47.6 for the compiled fusion. The generated form (this tile indexed through the
+    kept dims' strides, `_unrolled_2d` there) has not been timed on a GPU yet."""
+    if not unroll or n < 1 or n > UNROLL_REDUCED:
+        return None
+    if _UNROLLED is not None:
+        bm, _, warps = _UNROLLED
+        return min(bm, _pow2(m)), n, warps
+    return min(_pow2(m), 512 if n > 8 else 256), n, 4
+
+
 @functools.lru_cache(maxsize=4096)
 def split_final_blocks(m: int, splits: int) -> tuple[int, int, int]:
     """Blocks of a split reduction's second stage: m kept indices by its `splits` partials."""

@@ -76,6 +76,12 @@ from allotment.dtypes import triton_dtype
 from allotment.extents.dims import dim_set
 
 
+def keeps_innermost(plan: KernelPlan) -> bool:
+    """A reduction kernel whose rows (kept dims) include the domain's innermost dim: a
+    column reduction, whose row tile runs along memory."""
+    return bool(plan.reductions) and len(plan.domain) - 1 in plan.outer
+
+
 def float_literal(v: float) -> str:
     """Python source for a float, infinities and NaN included."""
     if v != v or v in (float("inf"), float("-inf")):
@@ -284,9 +290,8 @@ class Emitter(ElementwiseEmission, PadCatEmission):
         self._decompose("rm", self.plan.outer, "[:, None]", linear=not self.keeps_innermost())
 
     def keeps_innermost(self) -> bool:
-        """A reduction kernel whose rows (kept dims) include the domain's innermost dim: a
-        column reduction, whose row tile runs along memory."""
-        return bool(self.plan.reductions) and len(self.plan.domain) - 1 in self.plan.outer
+        """`keeps_innermost` of this kernel's plan."""
+        return keeps_innermost(self.plan)
 
     def emit_inner_indices(self, start: str, full: bool = False) -> None:
         """The tile's reduced indices from `start`; `full`: a tile known to lie within N

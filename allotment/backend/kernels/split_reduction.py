@@ -7,8 +7,11 @@ split's whole BLOCK_N tiles of the reduced axis and stores one partial per kept 
 and the outputs of the whole domain that need no reduction (dx beside its bias gradient)
 from the tiles it reads; `split_final` combines the partials of BLOCK_M kept indices in
 split order (deterministic) and computes the reduced outputs. With one split the
-`looped` variant does it all. Kept indices are the tile's rows: where they are
-contiguous in memory, Triton's coalescing follows them.
+`looped` variant does it all, or, over a short axis (`host_runtime.UNROLL_REDUCED` reduced
+indices at most, at run time), the `unrolled` one where the kernel has it (`unrolls`): a
+[BLOCK_M, 1] tile of kept indices and the reduced indices read one after another. Kept
+indices are the tile's rows: where they are contiguous in memory, Triton's coalescing
+follows them.
 
 An inner split (few long rows: the reduced dims include the innermost) has its own
 first stage (`emit_inner_split_partial`: chunks of `INNER_SPLIT_ALIGN` multiples, read
@@ -22,20 +25,43 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from xdsl.dialects.builtin import MemRefType
-from xdsl.ir import Operation
+from xdsl.ir import Operation, SSAValue
 
 from allotment.analysis.split_reduction import unreduced_outputs
-from allotment.backend.kernel_plan import CodegenError, KernelPlan
-from allotment.backend.kernels.emitter import GeneratedKernel, InSize
+from allotment.backend.kernel_plan import CodegenError, KernelPlan, identity_map
+from allotment.backend.kernels.emitter import GeneratedKernel, InSize, keeps_innermost
 from allotment.backend.kernels.row_reduction import RowEmitter, choose_row_kernel, schedule_variants
+from allotment.dialects import fusion
 from allotment.dtypes import element_nbytes, triton_dtype
 
 
 def variants(plan: KernelPlan) -> list[str]:
     """The row kernel alloc-place chose (an inner split, when %split is 1) or the looped one
-    (an outer split: one kernel when %split is 1), then the two stages."""
-    row = schedule_variants(plan)
-    return [*(row if plan.inner_split else ["looped"]), "split_partial", "split_final"]
+    (an outer split: one kernel when %split is 1) and, where it `unrolls`, the unrolled one,
+    then the two stages."""
+    if plan.inner_split:
+        return [*schedule_variants(plan), "split_partial", "split_final"]
+    return ["looped", *(["unrolled"] if unrolls(plan) else []), "split_partial", "split_final"]
+
+
+def unrolls(plan: KernelPlan) -> bool:
+    """Whether an outer split kernel gets the unrolled variant for a short reduced axis: its
+    kept dims include the innermost (a column reduction, whose kept indices run along
+    memory), every reduction is a sum, mean, product, max or min (no var_mean or welford)
+    of values that no other reduction's result feeds, and it stores no output of the whole
+    domain (`unreduced_outputs`: those the first stage writes as it streams)."""
+    block = plan.kernel.body.block
+    if plan.inner_split or not keeps_innermost(plan) or unreduced_outputs(block):
+        return False
+    reduced: set[SSAValue] = set()
+    for op in block.ops:
+        if isinstance(op, fusion.VarMeanOp | fusion.WelfordOp):
+            return False
+        if isinstance(op, fusion.ReductionOp) and any(x in reduced for x in op.operands):
+            return False
+        if isinstance(op, fusion.ReductionOp) or any(x in reduced for x in op.operands):
+            reduced.update(op.results)
+    return True
 
 
 def _widest_input_bytes(plan: KernelPlan) -> int:
@@ -67,9 +93,18 @@ def launch_lines(gen: GeneratedKernel, args: str, in_size: InSize) -> list[str]:
             *choose_row_kernel(gen, "persistent_blocks"),
             f"    rt.launch(kernel, (-(-M // bm),), ({args}), {gen.launch_tail})",
         ]
+    unrolled = [
+        f"    if {split} <= 1:",
+        "        unrolled = rt.unrolled_outer_blocks(M, N)",
+        "        if unrolled is not None:",
+        "            bm, bn, warps = unrolled",
+        f"            rt.launch({fn['unrolled']}, (-(-M // bm),), ({args}), {gen.launch_tail})",
+        "            return",
+    ] if "unrolled" in fn else []
     return [
         "    if M == 0:",
         "        return",
+        *unrolled,
         f"    bm, bn, warps = rt.outer_blocks(M, N, {split}, {_widest_input_bytes(plan)})",
         f"    if {split} <= 1:",
         f"        rt.launch({fn['looped']}, (-(-M // bm),), ({args}), {gen.launch_tail})",
@@ -88,8 +123,41 @@ class SplitEmitter(RowEmitter):
             self.emit_split_partial()
         elif self.variant == "split_final":
             self.emit_split_final()
+        elif self.variant == "unrolled":
+            self.emit_unrolled()
         else:
             super().emit()
+
+    def emit_unrolled(self) -> None:
+        """One split of an outer reduction over a short axis (`unrolls`; launched where
+        `host_runtime.unrolled_outer_blocks` gives blocks): a program owns BLOCK_M kept
+        indices, a [BLOCK_M, 1] tile, and reads the BLOCK_N reduced indices (the launcher
+        passes BLOCK_N = N) one after another, unrolled (`tl.static_range`), each step one
+        load of the tile's kept indices, accumulated in registers: no mask on the reduced
+        index and no reduction across lanes. Values that do not vary along the reduced
+        axis are computed once, before the steps."""
+        self.block_n = "1"
+        self.line("pid = tl.program_id(0)")
+        self.emit_outer_indices("pid")
+        accs = []
+        for r in self.plan.reductions:
+            neutral, how, acc = self.reduce_spec(r)
+            a = self.fresh("acc")
+            self.line(f"{a} = tl.full((BLOCK_M, 1), {neutral}, {acc})")
+            accs.append((r, a, how, acc))
+        self.hoist_row_invariants([(r.operands[0], identity_map(r.operands[0].type.get_shape(), self.plan.domain))
+                                   for r, *_ in accs])
+        self.line("for start in tl.static_range(BLOCK_N):")
+        with self.indent():
+            self.scopes.append({})
+            self.emit_inner_indices("start", full=True)
+            for r, a, how, _ in accs:
+                tile, _, _ = self.reduction_input(r)
+                self.line(f"{a} = {self.combine(a, tile, how)}")
+            self.scopes.pop()
+        for r, a, how, acc in accs:
+            self.finish_reduction(r, a, how, acc, "N")
+        self.store_outputs({frozenset({"m"}), frozenset()})
 
     def partials_arg(self, r: Operation) -> tuple[int, str]:
         """The in-index of reduction r's partials buffer [split, kept] and its split count."""
