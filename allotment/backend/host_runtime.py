@@ -559,8 +559,13 @@ def unrolled_outer_blocks(m: int, n: int, unroll: bool = True) -> tuple[int, int
     `short_outer_variants_h200_2026-12-01_1113.txt` and `_1000.txt`), the unrolled 1-D form
     took 17.1 us with 256 a program and 4 warps against 20.1 for the generated tile (do_bench,
     host launches included), and over the 16 rows of [16, 1024, 4096] 42.9 us with 512
-    against 47.6 for the compiled fusion. The generated form (this tile indexed through the
-    kept dims' strides, `_unrolled_2d` there) has not been timed on a GPU yet."""
+    against 47.6 for the compiled fusion. Offline, with the GPU machine's Triton 3.6 for sm_90
+    (`schedule_ab.py --rules unrolled_outer --ptxas`,
+    `benchmarks/results/schedule_ab_unrolled_outer_ptxas_cpu_2026-12-04_2200.txt`), the
+    generated variant takes 30 registers a thread at [7, 1999, 1111] against the looped
+    tile's 64 (16 programs an SM against 8) and 32 against 56 over 16 rows. The generated
+    form (this tile indexed through the kept dims' strides, `_unrolled_2d` there) has not
+    been timed on a GPU yet."""
     if not unroll or n < 1 or n > UNROLL_REDUCED:
         return None
     if _UNROLLED is not None:
