@@ -253,9 +253,10 @@ def _load_program(source: str, tmp: Path, tag: str) -> ModuleType:
     return mod
 
 
-def _resources(k: Any, kargs: tuple, consts: dict, warps: int) -> dict[str, int]:
+def _resources(k: Any, kargs: tuple, consts: dict, warps: int, keep_cubin: bool = False) -> dict[str, Any]:
     """Registers a thread, spill stores and shared memory of Triton function `k` compiled for
-    sm_90 as the JIT would specialize `kargs` (ints of 1 constexpr, multiples of 16 divisible)."""
+    sm_90 as the JIT would specialize `kargs` (ints of 1 constexpr, multiples of 16 divisible),
+    and the cubin itself with `keep_cubin` (`offline_kernels.py` reads its SASS)."""
     import triton
     from triton.backends.compiler import GPUTarget
     from triton.compiler import ASTSource
@@ -290,8 +291,11 @@ def _resources(k: Any, kargs: tuple, consts: dict, warps: int) -> dict[str, int]
         usage = subprocess.run([str(tool), "--dump-resource-usage", fh.name], capture_output=True, text=True,
                                check=True).stdout
     found = {key: int(m.group(1)) for key in ("REG", "STACK") if (m := re.search(rf"{key}:(\d+)", usage))}
-    return {"regs": found.get("REG", 0), "stack": found.get("STACK", 0), "shared": int(c.metadata.shared),
-            "access": global_access(c.asm["ptx"])}
+    out: dict[str, Any] = {"regs": found.get("REG", 0), "stack": found.get("STACK", 0),
+                           "shared": int(c.metadata.shared), "access": global_access(c.asm["ptx"])}
+    if keep_cubin:
+        out["cubin"] = c.asm["cubin"]
+    return out
 
 
 def global_access(ptx: str) -> str:

@@ -81,3 +81,29 @@ def test_global_access_counts_loads_and_stores_by_vector_width() -> None:
     """
     assert schedule_ab.global_access(ptx) == "ld v4:2 v1:1 st v2:1"
     assert schedule_ab.global_access("mov.u32 %r1, 0;") == "none"
+
+
+def test_the_unrolled_outer_rule_launches_the_looped_tile_in_the_old_build_only() -> None:
+    """`unrolled_outer`: the old build's calls launch the looped kernel, the new build's the
+    unrolled one, from the same program text; the patch is undone after each call."""
+    import torch
+
+    rule = schedule_ab.RULES["unrolled_outer"]
+    ext = {"B": 7, "S": 3, "H": 16}
+    old = schedule_ab.build(rule, "sum_3d_dim0", "f32", ext, True, "cpu")
+    new = schedule_ab.build(rule, "sum_3d_dim0", "f32", ext, False, "cpu")
+    xs = [torch.randn(7, 3, 16)]
+    assert [k for k, *_ in schedule_ab.launches(old, xs)] == ["k0_looped_"]
+    assert [k for k, *_ in schedule_ab.launches(new, xs)] == ["k0_unrolled_"]
+    assert host_runtime.unrolled_outer_blocks(4096, 7) is not None
+
+
+def test_offline_kernels_reads_registers_and_accesses_without_a_gpu() -> None:
+    """benchmarks/offline_kernels.py: one line per launch with registers and global accesses
+    of the kernel compiled for sm_90 by Triton's own ptxas (no GPU)."""
+    import offline_kernels
+
+    lines = offline_kernels.case_lines("sum_3d_dim0 bf16 static small")
+    assert len(lines) == 1 and "k0_unrolled_" in lines[0], lines
+    regs = int(lines[0].split(" regs")[0].split()[-1])
+    assert 8 <= regs <= 255 and " ld v" in lines[0] and " st v" in lines[0], lines

@@ -1,0 +1,87 @@
+"""What each kernel launch of a suite case costs the GPU's resources, offline (no GPU):
+
+    python3 benchmarks/offline_kernels.py "residual_layernorm bf16 dynamic odd" "sum_3d_dim0 bf16 static odd"
+    PYTHONPATH=/tmp/t36 python3 benchmarks/offline_kernels.py ...   # with the GPU machine's Triton
+
+For each case (FUSION DTYPE {static,dynamic} SIZE), the fusion's program is generated for
+the GPU, one call is run with every launch intercepted (`launch.intercepted`: no kernel
+runs, the inputs are CPU tensors of the case's real size), and each launched function is
+compiled for sm_90 as the JIT would specialize those arguments (`schedule_ab._resources`:
+Triton's own ptxas). One line a launch: grid, blocks and warps, registers a thread, spill,
+programs an SM by registers and threads, SASS instructions, and the global loads and stores
+by vector width. The register counts of Triton 3.6 (the GPU machine's; install it beside
+with `pip install --no-deps --target /tmp/t36 triton==3.6.0`) matched Nsight Compute's on the
+H200 for the looped column sum (64). Nothing here is a time: it explains one, or tells two
+forms apart before a GPU is had.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import torch
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(ROOT), str(ROOT / "benchmarks")]
+
+import schedule_ab as sab  # noqa: E402
+from suite_fusions import FUSIONS  # noqa: E402
+
+import allotment  # noqa: E402
+from allotment.backend import launch  # noqa: E402
+
+
+def sass_instructions(cubin: bytes) -> int:
+    """Instructions in a cubin's SASS (cuobjdump of Triton's wheel)."""
+    import triton
+
+    tool = Path(triton.__file__).parent / "backends/nvidia/bin/cuobjdump"
+    with tempfile.NamedTemporaryFile(suffix=".cubin") as fh:
+        fh.write(cubin)
+        fh.flush()
+        sass = subprocess.run([str(tool), "-sass", fh.name], capture_output=True, text=True, check=True).stdout
+    return len(re.findall(r"/\*[0-9a-f]{4}\*/\s+\S", sass))
+
+
+def case_lines(case: str) -> list[str]:
+    """One line per kernel launch of one call of the case (see the module docstring)."""
+    fusion, dtype, extents, size = case.split()
+    f = FUSIONS[fusion]
+    exe = allotment.compile(f.text(dtype, extents == "dynamic", size))
+    module = sab._load_program(exe.source("cuda"), Path(tempfile.mkdtemp()), "offline")
+    seen: list[tuple[Any, tuple, tuple, dict, int]] = []
+    with launch.intercepted(lambda k, g, a, c, w: seen.append((k, g, a, c, w))):
+        exe(*f.make_inputs(size, dtype, "cpu"))
+    lines = []
+    for k, grid, kargs, consts, warps in seen:
+        name = k.fn.__name__ if hasattr(k, "fn") else k.__name__
+        r = sab._resources(getattr(module, name), kargs, consts, warps, keep_cubin=True)
+        blocks = f"{consts.get('BLOCK_M', 1)}x{consts.get('BLOCK_N', 0)}"
+        per_sm = sab.programs_per_sm(r["regs"], warps, r["shared"])
+        lines.append(f"{case:40s} {name:22s} grid {grid[0]:7d} {blocks:>9s} {warps:2d} warps {r['regs']:3d} regs "
+                     f"spill {r['stack']:3d} B {per_sm:2d} programs/SM  sass {sass_instructions(r['cubin']):5d}  "
+                     f"{r['access']}")
+    return lines
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("cases", nargs="+", help='"FUSION DTYPE {static,dynamic} SIZE"')
+    args = p.parse_args(argv)
+    import triton
+
+    print(f"# offline_kernels: sm_90, triton {triton.__version__}, torch {torch.__version__}")
+    for case in args.cases:
+        for line in case_lines(case):
+            print(line, flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
