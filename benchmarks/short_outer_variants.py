@@ -7,9 +7,9 @@ Times, with do_bench, in one process on the same bf16 input (each checked agains
 torch):
 
 - `allotment`: the compiled fusion (`suite_fusions`' sum_3d_dim0, static extents);
-- `generated`: its kernel, launched by hand into a fixed output (no host program, no
-  replay: the kernel alone; added after the runs in `benchmarks/results/`, not yet run on
-  a GPU);
+- `generated`: its looped kernel, launched by hand into a fixed output (no host program,
+  no replay: the kernel alone), and `generated unrolled`, its unrolled variant (what the
+  launcher runs for at most 16 rows) the same way (not yet run on a GPU);
 - `compile`: torch.compile of the torch function;
 - `divmod`: a [BM kept, BN reduced] tile whose kept index is split as `rm // B`,
   `rm % B` and recombined with the strides (the generated kernel's form);
@@ -140,13 +140,20 @@ def _time_shape(r: int, ka: int, kb: int) -> None:
     out = torch.empty(ka, kb, device="cuda", dtype=torch.bfloat16)
     generated = _generated_kernel(exe, "cuda")
     if generated is not None:  # the same kernel, launched by hand into a fixed output
-        from allotment.backend.host_runtime import short_outer_blocks
+        from allotment.backend import host_runtime as rt
 
-        bm, bn, warps = short_outer_blocks(m, r)
+        bm, bn, warps = rt.short_outer_blocks(m, r)
         part = torch.empty(1, device="cuda")
         report(f"generated {bm}x{bn} w{warps}, by hand", lambda: generated[(triton.cdiv(m, bm),)](
             x, *x.stride(), *x.shape, part, 1, 1, 1, 1, out, *out.stride(), m, r,
             BLOCK_M=bm, BLOCK_N=bn, USE_I64=False, num_warps=warps), out)
+        unrolled = getattr(exe.program("cuda").module, "k0_unrolled_", None)
+        blocks = rt.unrolled_outer_blocks(m, r)
+        if unrolled is not None and blocks is not None:  # the unrolled variant, by hand
+            ubm, ubn, uwarps = blocks
+            report(f"generated unrolled {ubm}x{ubn} w{uwarps}", lambda: unrolled[(triton.cdiv(m, ubm),)](
+                x, *x.stride(), *x.shape, part, 1, 1, 1, 1, out, *out.stride(), m, r,
+                BLOCK_M=ubm, BLOCK_N=ubn, USE_I64=False, num_warps=uwarps), out)
     comp = torch.compile(lambda t: t.float().sum(0).to(torch.bfloat16))
     report("compile", lambda: comp(x))
     bn = triton.next_power_of_2(r)
