@@ -113,3 +113,19 @@ def test_kernels_it_does_not_admit_have_no_unrolled_form(text: str) -> None:
     src = allotment.compile(text).program("cuda").source
     assert "_unrolled_" not in src
     check(text, torch.randn(4, 3, 8))
+
+
+def test_lanes_past_the_kept_extent_do_not_reach_the_outputs() -> None:
+    """The unrolled steps select no neutral element: a lane past M loads 0 (1 / 0 = inf there,
+    log(0) = -inf) but accumulates only its own kept index, which is never stored."""
+    text = """func.func @f(%x: tensor<6x5x7xf32>) -> (tensor<5x7xf32>, tensor<5x7xf32>) {
+  %r = fusion.reciprocal %x : tensor<6x5x7xf32> -> tensor<6x5x7xf32>
+  %l = fusion.log %x : tensor<6x5x7xf32> -> tensor<6x5x7xf32>
+  %s = fusion.sum %r dims [0] : tensor<6x5x7xf32> -> tensor<5x7xf32>
+  %m = fusion.max %l dims [0] : tensor<6x5x7xf32> -> tensor<5x7xf32>
+  func.return %s, %m : tensor<5x7xf32>, tensor<5x7xf32>
+}
+"""
+    x = torch.rand(6, 5, 7) + 0.5
+    assert launched(text, x) == ["k0_unrolled_"]
+    check(text, x)

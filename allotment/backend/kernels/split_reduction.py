@@ -134,7 +134,7 @@ class SplitEmitter(RowEmitter):
         indices, a [BLOCK_M, 1] tile, and reads the BLOCK_N reduced indices (the launcher
         passes BLOCK_N = N) one after another, unrolled (`tl.static_range`), each step one
         load of the tile's kept indices, accumulated in registers: no mask on the reduced
-        index and no reduction across lanes. Values that do not vary along the reduced
+        index, no select of the neutral element and no reduction across lanes. Values that do not vary along the reduced
         axis are computed once, before the steps."""
         self.block_n = "1"
         self.line("pid = tl.program_id(0)")
@@ -151,9 +151,12 @@ class SplitEmitter(RowEmitter):
         with self.indent():
             self.scopes.append({})
             self.emit_inner_indices("start", full=True)
-            for r, a, how, _ in accs:
-                tile, _, _ = self.reduction_input(r)
-                self.line(f"{a} = {self.combine(a, tile, how)}")
+            for r, a, how, acc in accs:
+                # no select of the neutral element: every reduced index is in range, and a
+                # lane past M accumulates only its own kept index, which is never stored
+                src = r.operands[0]
+                x, _ = self.value(src, identity_map(src.type.get_shape(), self.plan.domain))
+                self.line(f"{a} = {self.combine(a, f'{x}.to({acc})', how)}")
             self.scopes.pop()
         for r, a, how, acc in accs:
             self.finish_reduction(r, a, how, acc, "N")
