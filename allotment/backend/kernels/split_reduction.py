@@ -134,17 +134,12 @@ class SplitEmitter(RowEmitter):
         indices, a [BLOCK_M, 1] tile, and reads the BLOCK_N reduced indices (the launcher
         passes BLOCK_N = N) one after another, unrolled (`tl.static_range`), each step one
         load of the tile's kept indices, accumulated in registers: no mask on the reduced
-        index, no select of the neutral element and no reduction across lanes. Values that do not vary along the reduced
-        axis are computed once, before the steps."""
+        index, no select of the neutral element and no reduction across lanes. Values that do
+        not vary along the reduced axis are computed once, before the steps."""
         self.block_n = "1"
         self.line("pid = tl.program_id(0)")
         self.emit_outer_indices("pid")
-        accs = []
-        for r in self.plan.reductions:
-            neutral, how, acc = self.reduce_spec(r)
-            a = self.fresh("acc")
-            self.line(f"{a} = tl.full((BLOCK_M, 1), {neutral}, {acc})")
-            accs.append((r, a, how, acc))
+        accs = self.accumulators("(BLOCK_M, 1)")
         self.hoist_row_invariants([(r.operands[0], identity_map(r.operands[0].type.get_shape(), self.plan.domain))
                                    for r, *_ in accs])
         self.line("for start in tl.static_range(BLOCK_N):")
@@ -183,12 +178,7 @@ class SplitEmitter(RowEmitter):
             return
         self.line(f"chunk = ((N + {split} - 1) // {split} + BLOCK_N - 1) // BLOCK_N * BLOCK_N")
         self.line("lo = split_id * chunk")
-        accs = []
-        for r in self.plan.reductions:
-            neutral, how, acc = self.reduce_spec(r)
-            a = self.fresh("acc")
-            self.line(f"{a} = tl.full((BLOCK_M, BLOCK_N), {neutral}, {acc})")
-            accs.append((r, a, how))
+        accs = self.accumulators("(BLOCK_M, BLOCK_N)")
         # steps through [lo, lo + chunk): the loads are masked by `rn < N`, so the last chunk
         # may run past N (no tl.minimum of scalars in the loop bounds)
         self.line("for step in range(0, chunk, BLOCK_N):")
@@ -196,17 +186,28 @@ class SplitEmitter(RowEmitter):
             self.line("start = lo + step")
             self.scopes.append({})
             self.emit_inner_indices("start")
-            for r, a, how in accs:
+            for r, a, how, _ in accs:
                 tile, _, _ = self.reduction_input(r)
                 self.line(f"{a} = {self.combine(a, tile, how)}")
             # outputs on the whole domain (dx beside its bias gradient), written as the split's
             # share of the reduced axis streams by, from the values the reductions computed
             self.store_outputs({frozenset({"m", "n"}), frozenset({"n"})}, only=unreduced_outputs(self.block))
             self.scopes.pop()
-        for r, a, how in accs:
+        for r, a, how, _ in accs:
             total = self.fresh("part")
             self.line(f"{total} = {self.reduce_tile(a, how)}")
             self.store_partial(self.plan.partials[r], total)
+
+    def accumulators(self, shape: str) -> list[tuple[Operation, str, str, str]]:
+        """(reduction, accumulator, combine, accumulation dtype) of each of the kernel's
+        reductions, each accumulator a tile of `shape` holding its neutral element."""
+        accs = []
+        for r in self.plan.reductions:
+            neutral, how, acc = self.reduce_spec(r)
+            a = self.fresh("acc")
+            self.line(f"{a} = tl.full({shape}, {neutral}, {acc})")
+            accs.append((r, a, how, acc))
+        return accs
 
     def inner_chunk(self, split: str) -> str:
         """The line computing `chunk`, the reduced indices of one split of an inner split (a
