@@ -40,6 +40,11 @@ builds apart. Rules now:
   `unrolled` variant, a [BLOCK_M, 1] tile and the n <= UNROLL_REDUCED reduced indices read
   unrolled). The launcher calls it at run time, as `final_spread`. Its cases: the sums over
   the 7 and 16 rows of sum_3d_dim0, static and `?`.
+- `two_tile_rows_at_run_time`: `host_runtime.row_tiles(n, split=False)` as the launcher of
+  a `?` row calls it (old: the one power-of-two tile, rows of 1111 in 2048 lanes; new: the
+  kernel's `two_tiles` function where the rule splits the call's row, 1024 + 128). Both
+  builds have the same text; their launches differ (as `final_spread`). Its cases: the
+  `two_tile_rows` cases with `?` extents.
 
 Per case: both builds' outputs are checked against the suite's torch function (and must
 match it, else the case says so and is not timed; a case whose two builds are the same
@@ -130,6 +135,11 @@ RULES: dict[str, Rule] = {
     "unrolled_outer": Rule(
         host_runtime, "unrolled_outer_blocks", functools.partial(host_runtime.unrolled_outer_blocks, unroll=False),
         ("sum_3d_dim0:odd", "sum_3d_dim0:odd:?", "sum_3d_dim0:large", "sum_3d_dim0:large:?"),
+    ),
+    "two_tile_rows_at_run_time": Rule(
+        host_runtime, "row_tiles", functools.partial(host_runtime.row_tiles, split=False),
+        ("residual_layernorm:odd:?", "layernorm_fwd:odd:?", "rmsnorm_fwd:odd:?", "add_rmsnorm:odd:?",
+         "softmax_fwd:odd:?", "softmax_bwd:odd:?", "row_sum:odd:?", "amax_3d_dim2:odd:?"),
     ),
 }
 """Every rule this script compares, by name."""

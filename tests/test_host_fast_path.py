@@ -252,6 +252,26 @@ def test_direct_launch_keys_on_ints_and_loose_scalar_types(gpu: None) -> None:
     assert _kinds(k.log)[-1] == "direct"
 
 
+def test_direct_launch_passes_and_keys_row_major_and_block_t(gpu: None) -> None:
+    """ROW_MAJOR and BLOCK_T (a `?` row's second tile: `row_reduction.row_variants`) follow
+    USE_I64 in the kernel's parameter order: the JIT path gets them by name, the direct path
+    after the other constexprs, and each value is a specialization of its own."""
+    k = _FakeKernel()
+    L.kernel_args((k,), tensors=(0,), loose=(), count=3)
+    x = torch.zeros(64)
+    rt.launch(k, (1,), (x, 8, 1111), 1, 1024, False, 8, True, tail=128)
+    rt.launch(k, (1,), (x, 8, 1111), 1, 1024, False, 8, True, tail=128)
+    assert _kinds(k.log) == ["jit", "direct"]
+    assert k.log[0][2] == {"BLOCK_M": 1, "BLOCK_N": 1024, "USE_I64": False, "ROW_MAJOR": True, "BLOCK_T": 128}
+    assert k.log[1][1][9:] == (x.data_ptr(), 8, 1111, 1, 1024, False, True, 128)
+    rt.launch(k, (1,), (x, 8, 1111), 1, 1024, False, 8, True, tail=256)  # another tail: its own key
+    rt.launch(k, (1,), (x, 8, 1000), 1, 1024, False, 8, tail=0)  # no ROW_MAJOR: BLOCK_T follows USE_I64
+    rt.launch(k, (1,), (x, 8, 1000), 1, 1024, False, 8, tail=0)
+    assert _kinds(k.log) == ["jit", "direct", "jit", "jit", "direct"]
+    assert k.log[3][2] == {"BLOCK_M": 1, "BLOCK_N": 1024, "USE_I64": False, "BLOCK_T": 0}
+    assert k.log[4][1][9:] == (x.data_ptr(), 8, 1000, 1, 1024, False, 0)
+
+
 def test_unaligned_pointers_have_a_specialization_of_their_own(gpu: None) -> None:
     """A pointer not 16-byte aligned (Triton compiles another specialization for it) is a key
     of its own, by which pointers are not aligned: its first launch takes the JIT path, later

@@ -731,6 +731,8 @@ def _launcher(gen: GeneratedKernel, launch: str, n_in: int, n_out: int,
     ]))
     if gen.row_major:  # the kernel addresses some operand runs from a linear index (`Emitter.offset`)
         lines.append(f"    row_major = {_row_major_condition(gen, strides)}")
+    if "two_tiles" in gen.functions:  # BLOCK_T of every variant; `choose_row_kernel` may set it
+        lines.append("    tail = 0")
     args = "args"  # the launches below pass the one tuple
     lines += launch_lines(gen, args, in_size)  # by the kernel's kind (`kernel_kinds.KINDS`)
     return "\n".join(lines)

@@ -383,8 +383,9 @@ ROW_TAIL_MIN = 32
 """The narrowest second tile of a row held as two (a warp's width)."""
 
 
+@functools.lru_cache(maxsize=4096)
 def row_tiles(n: int, split: bool = True) -> tuple[int, int]:
-    """How a persistent row kernel holds a static row of n elements: (main, tail) tile widths,
+    """How a persistent row kernel holds a row of n elements: (main, tail) tile widths,
     the row's columns [0, main) in one tile and [main, n) in a second of `tail` lanes; tail
     0 means one tile of `main` >= n lanes (the power of two at or above n).
 
@@ -396,8 +397,11 @@ def row_tiles(n: int, split: bool = True) -> tuple[int, int]:
     Every lane is registers of each value the row holds, so the idle half of a 2048-wide tile
     costs occupancy: ptxas gives the residual LayerNorm's kernel at 2 x 2048, 8 warps, 75
     registers a thread (three programs an SM), at 2 x (1024 + 128) 62 (four). Rows of 1999
-    stay 2048 (1024 + 1024 saves nothing). `split=False` is the old rule (one tile), for
-    A/B runs (`benchmarks/schedule_ab.py`)."""
+    stay 2048 (1024 + 1024 saves nothing). A static row is split when the kernel is
+    generated (`row_reduction.split_row`); a row of `?` length when it is launched, by the
+    launcher of a kernel with the `two_tiles` variant (`row_reduction.row_variants`), which
+    passes `tail` as BLOCK_T. `split=False` is the old rule (one tile), for A/B runs
+    (`benchmarks/schedule_ab.py`)."""
     whole = _pow2(n)
     if not split or whole == n or whole // 2 < ROW_SPLIT_MIN or n > ROW_TILE_USE * whole:
         return whole, 0

@@ -77,7 +77,7 @@ KINDS: tuple[KernelKind, ...] = (
     KernelKind("split_reduction", lambda k: _reduces(k) and "partials" in k.attributes, plan_domain_kernel,
                split_reduction.variants, split_reduction.SplitEmitter, split_reduction.launch_lines),
     KernelKind("row_reduction", _reduces, plan_domain_kernel,
-               row_reduction.schedule_variants, row_reduction.RowEmitter, row_reduction.launch_lines),
+               row_reduction.row_variants, row_reduction.RowEmitter, row_reduction.launch_lines),
     KernelKind("pointwise", lambda k: True, plan_domain_kernel,
                pointwise.variants, pointwise.PointwiseEmitter, pointwise.launch_lines),
 )
@@ -156,6 +156,8 @@ def generate_kernel(plan: KernelPlan, target: str, functions: dict[str, str]) ->
     constexprs = "BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, USE_I64: tl.constexpr"
     if row_major:  # every variant takes it (one argument list), where any merged an offset
         constexprs += ", ROW_MAJOR: tl.constexpr"
+    if "two_tiles" in bodies:  # a `?` row's second tile width (`row_reduction.row_variants`)
+        constexprs += ", BLOCK_T: tl.constexpr"
     parts = []
     for variant, e in bodies.items():
         fname = functions[variant]

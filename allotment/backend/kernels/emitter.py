@@ -160,8 +160,10 @@ class GeneratedKernel:
     @property
     def launch_tail(self) -> str:
         """The arguments of `rt.launch` after the grid and the arguments tuple: the block
-        sizes, use_i64, the warps, and `row_major` where the kernel takes ROW_MAJOR."""
-        return "bm, bn, use_i64, warps" + (", row_major" if self.row_major else "")
+        sizes, use_i64, the warps, `row_major` where the kernel takes ROW_MAJOR, and `tail`
+        where it takes BLOCK_T (a `?` row with the `two_tiles` variant: `choose_row_kernel`)."""
+        return ("bm, bn, use_i64, warps" + (", row_major" if self.row_major else "")
+                + (", tail=tail" if "two_tiles" in self.functions else ""))
 
 
 ALL_AXES = {frozenset({"m", "n"}), frozenset({"m"}), frozenset({"n"}), frozenset()}

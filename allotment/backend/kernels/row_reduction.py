@@ -5,7 +5,8 @@ a program.
   reduction and every output is computed from registers in one pass over memory. A
   static row that its power-of-two tile would leave more than 15% idle is held as two
   tiles instead (`host_runtime.row_tiles`, `emit_two_tiles`: rows of 1111 in 1024 + 128
-  lanes), still one pass.
+  lanes), still one pass. A row of `?` length also gets that form as its `two_tiles`
+  variant (`row_variants`), which the launcher picks by the same rule at run time.
 - looped: one loop over the row per reduction level (a reduction that needs another's
   result is a level higher), then one more loop that computes and stores the
   full-domain outputs. A softmax's max and sum of exp(x - max) (in f32) share one loop
@@ -47,18 +48,44 @@ def schedule_variants(plan: KernelPlan) -> list[str]:
     return ["persistent", "looped"] if schedule == "persistent_if" else [schedule]
 
 
+def row_variants(plan: KernelPlan) -> list[str]:
+    """`schedule_variants`, and after a persistent variant whose row has a `?` length
+    (`tiles_at_run_time`) the `two_tiles` one: the same row held as two tiles whose second
+    width is the BLOCK_T constexpr, launched where `host_runtime.row_tiles` splits the
+    call's row (rows of 1111 in 1024 + 128 lanes, as a static row of 1111 is generated)."""
+    names = schedule_variants(plan)
+    if "persistent" in names and tiles_at_run_time(plan):
+        names.insert(names.index("persistent") + 1, "two_tiles")
+    return names
+
+
+def tiles_at_run_time(plan: KernelPlan) -> bool:
+    """Whether a row kernel's row length is only known when it is launched (some reduced dim
+    has a `?` extent): its two-tile choice (`host_runtime.row_tiles`) is then the launcher's."""
+    return any(plan.extents[d].static is None for d in plan.inner)
+
+
 def choose_row_kernel(gen: GeneratedKernel, persistent_blocks: str, indent: str = "    ") -> list[str]:
     """The launcher's lines that set `kernel, (bm, bn, warps)` to the row variant the schedule
     names, or (`persistent_if`) to the one that the host program's `fits` picks;
-    `persistent_blocks` is the host runtime's block choice of the persistent variant."""
+    `persistent_blocks` is the host runtime's block choice of the persistent variant. With
+    a `two_tiles` variant they also set `tail` (0 before them: `host_codegen`) to the
+    second tile's width where `host_runtime.row_tiles` splits the call's row."""
     fn = gen.functions
     main = f", {gen.row_split[0]}" if gen.row_split is not None else ""  # a row held as two tiles
     persistent = f"{fn['persistent']}, rt.{persistent_blocks}(M, N{main})" if "persistent" in fn else ""
     looped = f"{fn['looped']}, rt.looped_blocks(M, N)" if "looped" in fn else ""
+    chosen = [f"kernel, (bm, bn, warps) = {persistent}"]
+    if "two_tiles" in fn:  # a `?` row: two tiles where `row_tiles` splits this call's row
+        chosen = ["main, tail = rt.row_tiles(N)", "if tail:",
+                  f"    kernel, (bm, bn, warps) = {fn['two_tiles']}, rt.{persistent_blocks}(M, N, main)",
+                  "else:", f"    {chosen[0]}"]
     if gen.plan.kernel.schedule_name == "persistent_if":  # alloc-place's run-time condition
-        return [f"{indent}if fits:", f"{indent}    kernel, (bm, bn, warps) = {persistent}", f"{indent}else:",
+        return [f"{indent}if fits:", *(f"{indent}    {c}" for c in chosen), f"{indent}else:",
                 f"{indent}    kernel, (bm, bn, warps) = {looped}"]
-    return [f"{indent}kernel, (bm, bn, warps) = {persistent or looped}"]
+    if not persistent:
+        return [f"{indent}kernel, (bm, bn, warps) = {looped}"]
+    return [f"{indent}{c}" for c in chosen]
 
 
 def launch_lines(gen: GeneratedKernel, args: str, in_size: InSize) -> list[str]:
@@ -86,7 +113,8 @@ class RowEmitter(Emitter):
     on it."""
 
     def emit(self) -> None:
-        {"persistent": self.emit_persistent, "looped": self.emit_looped}[self.variant]()
+        {"persistent": self.emit_persistent, "two_tiles": self.emit_persistent_two_tiles,
+         "looped": self.emit_looped}[self.variant]()
 
     # -- the reductions' building blocks (row, split and inner-outer kernels) -------------
 
@@ -243,17 +271,27 @@ class RowEmitter(Emitter):
         self.persistent_reductions()
         self.store_outputs(ALL_AXES)
 
+    def emit_persistent_two_tiles(self) -> None:
+        """The `two_tiles` variant of a `?` row (`row_variants`): `emit_two_tiles` with the
+        tail width BLOCK_T a constexpr parameter that the launcher passes."""
+        self.line("pid = tl.program_id(0)")
+        self.emit_outer_indices("pid")
+        self.emit_two_tiles(None)
+
     # -- a row held as two tiles (`host_runtime.row_tiles`) ---------------------------
 
-    def emit_two_tiles(self, tail: int) -> None:
+    def emit_two_tiles(self, tail: int | None) -> None:
         """The persistent variant of a row held as two tiles: columns [0, BLOCK_N) (BLOCK_N =
         the main width, at most N: no mask on the column) and [BLOCK_N, BLOCK_N + BLOCK_T)
         (masked at N), each with the scope of values it computed (`row_part`). A reduction
         reduces each tile and combines the two partials; a var_mean's second pass takes the
         mean of both. Every output's values of both tiles are computed before the first
         store (as `store_outputs` does for one tile); the row's own outputs (mean, rstd) are
-        stored once, with the second tile (whose indices are live by then)."""
-        self.line(f"BLOCK_T: tl.constexpr = {tail}")
+        stored once, with the second tile (whose indices are live by then). `tail`: the
+        static row's BLOCK_T, defined here; None where it is the kernel's parameter (a `?`
+        row, whose launcher makes sure that BLOCK_N < N)."""
+        if tail is not None:
+            self.line(f"BLOCK_T: tl.constexpr = {tail}")
         self.part_scopes: tuple[dict, dict] = ({}, {})
         self.two_tile_reductions()
         values = []

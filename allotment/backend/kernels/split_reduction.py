@@ -30,7 +30,7 @@ from xdsl.ir import Operation, SSAValue
 from allotment.analysis.split_reduction import unreduced_outputs
 from allotment.backend.kernel_plan import CodegenError, KernelPlan, identity_map
 from allotment.backend.kernels.emitter import GeneratedKernel, InSize, keeps_innermost
-from allotment.backend.kernels.row_reduction import RowEmitter, choose_row_kernel, schedule_variants
+from allotment.backend.kernels.row_reduction import RowEmitter, choose_row_kernel, row_variants
 from allotment.dialects import fusion
 from allotment.dtypes import element_nbytes, triton_dtype
 
@@ -40,7 +40,7 @@ def variants(plan: KernelPlan) -> list[str]:
     (an outer split: one kernel when %split is 1) and, where it `unrolls`, the unrolled one,
     then the two stages."""
     if plan.inner_split:
-        return [*schedule_variants(plan), "split_partial", "split_final"]
+        return [*row_variants(plan), "split_partial", "split_final"]
     return ["looped", *(["unrolled"] if unrolls(plan) else []), "split_partial", "split_final"]
 
 
