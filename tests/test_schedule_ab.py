@@ -19,9 +19,9 @@ from allotment.backend.kernels import row_reduction  # noqa: E402
 
 
 def test_cpu_check_builds_both_rules_checks_and_times_them(capsys: pytest.CaptureFixture[str]) -> None:
-    rc = schedule_ab.main(["--cpu-check", "--cases", "layernorm_fwd:odd,row_sum:odd", "--repeats", "2"])
+    rc = schedule_ab.main(["--cpu-check", "--rules", "two_tile_rows", "--cases", "layernorm_fwd:odd,row_sum:odd", "--repeats", "2"])
     out = capsys.readouterr().out
-    rows = [line for line in out.splitlines() if line.startswith("two_tile_rows")]
+    rows = [line for line in out.splitlines() if line.split()[:1] == ["two_tile_rows"]]
     assert rc == 0 and len(rows) == 2, out
     for row in rows:
         assert " 2x1111 " in row and " yes " in row and " ok " in row, row
