@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# One GPU call for issue 30's weak cases, before a whole skeptic session: the A/Bs of the
+# schedule rules not yet timed on a GPU, the BatchNorm re-read experiment, and Nsight
+# Compute profiles of the cases that stood below 0.9x the fastest torch.compile column.
+# From the repository root, with .whl carried (session_common.sh):
+#
+#   ALLOT_COMMIT=<commit> bash benchmarks/weak_cases_session.sh OUT_DIR [WALL_S]
+#
+# Steps, each into OUT_DIR/<step>.log and each cut by its own timeout; the profiles run
+# while the wall budget (default 540 s) leaves 60 s or more:
+#   ab_unrolled     schedule_ab.py --rules unrolled_outer (sum_3d_dim0's short outer sums)
+#   ab_two_tile     schedule_ab.py --rules two_tile_rows_at_run_time (rows of ? length)
+#   reread          reread_order_variants.py (BatchNorm's normalization walking backwards)
+#   ncu_<case>      profile_misses.sh on CASES (default: the f354eb1 run's cases below 0.9x)
+# The .ncu-rep reports stay on the machine; their text summaries are packed into
+# OUT_DIR/ncu.tar.xz (the device tool returns at most 8 files).
+set -u
+out=${1:?usage: weak_cases_session.sh OUT_DIR [WALL_S]}
+wall=${2:-540}
+mkdir -p "$out"
+t0=$SECONDS
+exec > >(tee "$out/session.log") 2>&1
+. benchmarks/session_common.sh
+nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
+python3 -c "import torch, triton; print('torch', torch.__version__, 'triton', triton.__version__)"
+echo "commit ${ALLOT_COMMIT:-unknown}"
+step ab_unrolled timeout 150 python3 benchmarks/schedule_ab.py --rules unrolled_outer
+tail -n 12 "$out/ab_unrolled.log"
+step ab_two_tile timeout 150 python3 benchmarks/schedule_ab.py --rules two_tile_rows_at_run_time
+tail -n 12 "$out/ab_two_tile.log"
+step reread timeout 120 python3 benchmarks/reread_order_variants.py
+tail -n 20 "$out/reread.log"
+cases=${CASES:-"sum_3d_dim0 bf16 dynamic odd|attention_epilogue bf16 dynamic odd|full_sum f32 dynamic large|rotary f32 dynamic large|kv_cat bf16 dynamic odd|rmsnorm_bwd bf16 dynamic odd"}
+IFS='|' read -r -a case_list <<< "$cases"
+mkdir -p /tmp/ncu
+for c in "${case_list[@]}"; do
+  left=$((wall - (SECONDS - t0)))
+  if [ "$left" -lt 60 ]; then echo "ncu $c: not run (budget)"; continue; fi
+  timeout $((left - 20)) bash benchmarks/profile_misses.sh /tmp/ncu "$c" 2>&1 | tail -n 40
+done
+tar cJf "$out/ncu.tar.xz" --exclude='*.ncu-rep' -C /tmp/ncu . 2>/dev/null
+echo "session: $((SECONDS - t0)) s"
