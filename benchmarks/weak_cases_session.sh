@@ -6,8 +6,9 @@
 #
 #   ALLOT_COMMIT=<commit> bash benchmarks/weak_cases_session.sh OUT_DIR [WALL_S]
 #
-# Steps, each into OUT_DIR/<step>.log and each cut by its own timeout; the profiles run
-# while the wall budget (default 540 s) leaves 60 s or more:
+# Steps (STEPS, default all four: "ab_unrolled ab_two_tile reread ncu"), each into
+# OUT_DIR/<step>.log and each cut by its own timeout; the profiles run while the wall
+# budget (default 540 s) leaves 60 s or more:
 #   ab_unrolled     schedule_ab.py --rules unrolled_outer (sum_3d_dim0's short outer sums)
 #   ab_two_tile     schedule_ab.py --rules two_tile_rows_at_run_time (rows of ? length)
 #   reread          reread_order_variants.py (BatchNorm's normalization walking backwards)
@@ -24,12 +25,21 @@ exec > >(tee "$out/session.log") 2>&1
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
 python3 -c "import torch, triton; print('torch', torch.__version__, 'triton', triton.__version__)"
 echo "commit ${ALLOT_COMMIT:-unknown}"
-step ab_unrolled timeout 150 python3 benchmarks/schedule_ab.py --rules unrolled_outer
-tail -n 12 "$out/ab_unrolled.log"
-step ab_two_tile timeout 150 python3 benchmarks/schedule_ab.py --rules two_tile_rows_at_run_time
-tail -n 12 "$out/ab_two_tile.log"
-step reread timeout 120 python3 benchmarks/reread_order_variants.py
-tail -n 20 "$out/reread.log"
+steps=" ${STEPS:-ab_unrolled ab_two_tile reread ncu} "
+on() { [[ "$steps" == *" $1 "* ]]; }
+if on ab_unrolled; then
+  step ab_unrolled timeout 150 python3 benchmarks/schedule_ab.py --rules unrolled_outer
+  tail -n 12 "$out/ab_unrolled.log"
+fi
+if on ab_two_tile; then
+  step ab_two_tile timeout 150 python3 benchmarks/schedule_ab.py --rules two_tile_rows_at_run_time
+  tail -n 12 "$out/ab_two_tile.log"
+fi
+if on reread; then
+  step reread timeout 120 python3 benchmarks/reread_order_variants.py
+  tail -n 20 "$out/reread.log"
+fi
+on ncu || exit 0
 cases=${CASES:-"sum_3d_dim0 bf16 dynamic odd|attention_epilogue bf16 dynamic odd|full_sum f32 dynamic large|rotary f32 dynamic large|kv_cat bf16 dynamic odd|rmsnorm_bwd bf16 dynamic odd"}
 IFS='|' read -r -a case_list <<< "$cases"
 mkdir -p /tmp/ncu
