@@ -21,6 +21,11 @@ min/median/max in us, every output checked against the suite's torch function:
   backwards (`pid = tl.num_programs(0) - 1 - tl.program_id(0)`; a permutation of
   independent programs, so the same results). This is an experiment's edit of the
   generated text, loaded from a temporary file; no code generator does it;
+- `evicting`: the generated program with cache hints on x and y: the first kernel reads x
+  with `eviction_policy='evict_last'` (its lines stay in L2 before others), every later kernel
+  reads x with `evict_first` and stores its outputs with `cache_modifier='.cs'` (streaming),
+  so that the normalization's own traffic does not push out what the statistics left;
+- `both`: `reversed` and `evicting` together;
 - `stats`: the statistics alone (the suite's bn_stats fusion on the same x);
 - `copy`: a device copy of x into y (the bandwidth the % of copy is measured against);
 - `eager` and `compile`: torch and torch.compile (`dynamic=False`), for reference.
@@ -35,6 +40,7 @@ import importlib.util
 import re
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 
@@ -67,6 +73,34 @@ def reversed_grids(source: str) -> str:
     return "".join(out)
 
 
+def _each_kernel(source: str, edit: Callable[[int, str], str]) -> str:
+    """`source` with the text of each kernel k<i> (up to the next kernel) replaced by edit(i, text)."""
+    out, last = [], 0
+    defs = list(_KERNEL_DEF.finditer(source))
+    for i, m in enumerate(defs):
+        end = defs[i + 1].start() if i + 1 < len(defs) else len(source)
+        out.append(source[last:m.start()] + edit(int(m.group(2)), source[m.start():end]))
+        last = end
+    out.append(source[last:])
+    return "".join(out)
+
+
+def evicting(source: str) -> str:
+    """`source` with x (in0) read `evict_last` by k0, `evict_first` by later kernels, and the
+    later kernels' stores streaming (`.cs`)."""
+    def edit(k: int, body: str) -> str:
+        lines = []
+        for line in body.split("\n"):
+            if "tl.load(in0_ptr" in line and line.rstrip().endswith("other=0)"):
+                policy = "evict_last" if k == 0 else "evict_first"
+                line = line.rstrip()[:-1] + f", eviction_policy='{policy}')"
+            elif k > 0 and "tl.store(out" in line and line.rstrip().endswith(")"):
+                line = line.rstrip()[:-1] + ", cache_modifier='.cs')"
+            lines.append(line)
+        return "\n".join(lines)
+    return _each_kernel(source, edit)
+
+
 def load(source: str, name: str, tmp: Path) -> ModuleType:
     path = tmp / f"{name}.py"
     path.write_text(source)
@@ -91,18 +125,22 @@ def run_case(case: str, repeats: int, tmp: Path) -> None:
     changed = rev_src != src
     gen = load(src, f"gen_{fusion}_{size}", tmp)
     rev = load(rev_src, f"rev_{fusion}_{size}", tmp)
+    ev = load(evicting(src), f"ev_{fusion}_{size}", tmp)
+    both = load(evicting(rev_src), f"both_{fusion}_{size}", tmp)
     stats = allotment.compile(FUSIONS["bn_stats"].text("bf16", dynamic, ext)) if fusion == "batchnorm_fwd" else None
     compiled = torch.compile(f.torch, dynamic=False)
     x0 = sets[0][0]
     ys = [torch.empty_like(xs[0]) for xs in sets]
     want = f.torch(*sets[0])
-    for name, fn in (("allotment", exe), ("generated", gen.run), ("reversed", rev.run)):
+    for name, fn in (("allotment", exe), ("generated", gen.run), ("reversed", rev.run), ("evicting", ev.run),
+                     ("both", both.run)):
         err = check_outputs(fn(*sets[0]), want, "bf16")
         if err:
             print(f"{case} {name}: WRONG {err}")
             return
     sides = [kt.Side("eager", lambda xs: f.torch(*xs)), kt.Side("compile", lambda xs: compiled(*xs)),
-             kt.Side("allotment", lambda xs: exe(*xs)), kt.Side("reversed", lambda xs: rev.run(*xs))]
+             kt.Side("allotment", lambda xs: exe(*xs)), kt.Side("reversed", lambda xs: rev.run(*xs)),
+             kt.Side("evicting", lambda xs: ev.run(*xs)), kt.Side("both", lambda xs: both.run(*xs))]
     if stats is not None:
         sides.append(kt.Side("stats", lambda xs: stats(xs[0])))
     copy_of = {id(xs[0]): y for xs, y in zip(sets, ys)}
@@ -120,7 +158,7 @@ def run_case(case: str, repeats: int, tmp: Path) -> None:
             print(f"  {s.name:10s} -  {s.error}")
             continue
         pct = ""
-        if s.name in ("allotment", "reversed", "eager", "compile") and copy_med:
+        if s.name in ("allotment", "reversed", "evicting", "both", "eager", "compile") and copy_med:
             pct = f"  {100 * copy_med['median'] * io / (2 * x0.numel() * x0.element_size()) / sp['median']:5.1f}% of copy"
         print(f"  {s.name:10s} {sp['median']:8.1f} [{sp['min']:.1f}-{sp['max']:.1f}] us ({s.method}){pct}")
     kt.release(sides)
