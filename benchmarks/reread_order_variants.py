@@ -57,22 +57,6 @@ import allotment  # noqa: E402
 _KERNEL_DEF = re.compile(r"^def (k(\d+)_\w*)\(", re.M)
 
 
-def reversed_grids(source: str) -> str:
-    """`source` with `pid = tl.program_id(0)` of every kernel but k0 replaced by the
-    reversed program index."""
-    out, last = [], 0
-    defs = list(_KERNEL_DEF.finditer(source))
-    for i, m in enumerate(defs):
-        end = defs[i + 1].start() if i + 1 < len(defs) else len(source)
-        body = source[m.start():end]
-        if int(m.group(2)) > 0:
-            body = body.replace("pid = tl.program_id(0)", "pid = tl.num_programs(0) - 1 - tl.program_id(0)", 1)
-        out.append(source[last:m.start()] + body)
-        last = end
-    out.append(source[last:])
-    return "".join(out)
-
-
 def _each_kernel(source: str, edit: Callable[[int, str], str]) -> str:
     """`source` with the text of each kernel k<i> (up to the next kernel) replaced by edit(i, text)."""
     out, last = [], 0
@@ -98,6 +82,15 @@ def evicting(source: str) -> str:
                 line = line.rstrip()[:-1] + ", cache_modifier='.cs')"
             lines.append(line)
         return "\n".join(lines)
+    return _each_kernel(source, edit)
+
+
+def reversed_grids(source: str) -> str:
+    """`source` with `pid = tl.program_id(0)` of every kernel but k0 replaced by the
+    reversed program index."""
+    def edit(k: int, body: str) -> str:
+        return body if k == 0 else body.replace(
+            "pid = tl.program_id(0)", "pid = tl.num_programs(0) - 1 - tl.program_id(0)", 1)
     return _each_kernel(source, edit)
 
 
