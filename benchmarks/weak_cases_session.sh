@@ -13,6 +13,9 @@
 #   ab_two_tile     schedule_ab.py --rules two_tile_rows_at_run_time (rows of ? length)
 #   reread          reread_order_variants.py (BatchNorm's normalization walking backwards)
 #   ncu_<case>      profile_misses.sh on CASES (default: the f354eb1 run's cases below 0.9x)
+# CPU_CHECK=1: the script's path on a machine without a GPU: the A/Bs with --cpu-check
+# (Triton's interpreter, one case each, times that mean nothing); reread and ncu need a GPU
+# and say so.
 # The .ncu-rep reports stay on the machine; their text summaries are packed into
 # OUT_DIR/ncu.tar.xz (the device tool returns at most 8 files).
 set -u
@@ -22,31 +25,40 @@ mkdir -p "$out"
 t0=$SECONDS
 exec > >(tee "$out/session.log") 2>&1
 . benchmarks/session_common.sh
-nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
+nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader 2>/dev/null || echo "no nvidia-smi"
 python3 -c "import torch, triton; print('torch', torch.__version__, 'triton', triton.__version__)"
 echo "commit ${ALLOT_COMMIT:-unknown}"
 steps=" ${STEPS:-ab_unrolled ab_two_tile reread ncu} "
 on() { [[ "$steps" == *" $1 "* ]]; }
+cpu=()
+if [ "${CPU_CHECK:-0}" = 1 ]; then
+  cpu=(--cpu-check --repeats 2)
+  steps=${steps/ reread / }; steps=${steps/ ncu / }
+  echo "CPU_CHECK=1: reread and ncu not run (they need a GPU)"
+fi
 if on ab_unrolled; then
-  step ab_unrolled timeout 150 python3 benchmarks/schedule_ab.py --rules unrolled_outer
+  step ab_unrolled timeout 150 python3 benchmarks/schedule_ab.py --rules unrolled_outer \
+    ${cpu[@]+"${cpu[@]}" --cases sum_3d_dim0:odd:?}
   tail -n 12 "$out/ab_unrolled.log"
 fi
 if on ab_two_tile; then
-  step ab_two_tile timeout 150 python3 benchmarks/schedule_ab.py --rules two_tile_rows_at_run_time
+  step ab_two_tile timeout 150 python3 benchmarks/schedule_ab.py --rules two_tile_rows_at_run_time \
+    ${cpu[@]+"${cpu[@]}" --cases rmsnorm_fwd:odd:?}
   tail -n 12 "$out/ab_two_tile.log"
 fi
 if on reread; then
   step reread timeout 120 python3 benchmarks/reread_order_variants.py
   tail -n 20 "$out/reread.log"
 fi
-on ncu || exit 0
-cases=${CASES:-"sum_3d_dim0 bf16 dynamic odd|attention_epilogue bf16 dynamic odd|full_sum f32 dynamic large|rotary f32 dynamic large|kv_cat bf16 dynamic odd|rmsnorm_bwd bf16 dynamic odd"}
-IFS='|' read -r -a case_list <<< "$cases"
-mkdir -p /tmp/ncu
-for c in "${case_list[@]}"; do
-  left=$((wall - (SECONDS - t0)))
-  if [ "$left" -lt 60 ]; then echo "ncu $c: not run (budget)"; continue; fi
-  timeout $((left - 20)) bash benchmarks/profile_misses.sh /tmp/ncu "$c" 2>&1 | tail -n 40
-done
-tar cJf "$out/ncu.tar.xz" --exclude='*.ncu-rep' -C /tmp/ncu . 2>/dev/null
+if on ncu; then
+  cases=${CASES:-"sum_3d_dim0 bf16 dynamic odd|attention_epilogue bf16 dynamic odd|full_sum f32 dynamic large|rotary f32 dynamic large|kv_cat bf16 dynamic odd|rmsnorm_bwd bf16 dynamic odd"}
+  IFS='|' read -r -a case_list <<< "$cases"
+  mkdir -p /tmp/ncu
+  for c in "${case_list[@]}"; do
+    left=$((wall - (SECONDS - t0)))
+    if [ "$left" -lt 60 ]; then echo "ncu $c: not run (budget)"; continue; fi
+    timeout $((left - 20)) bash benchmarks/profile_misses.sh /tmp/ncu "$c" 2>&1 | tail -n 40
+  done
+  tar cJf "$out/ncu.tar.xz" --exclude='*.ncu-rep' -C /tmp/ncu . 2>/dev/null
+fi
 echo "session: $((SECONDS - t0)) s"
