@@ -45,6 +45,12 @@ builds apart. Rules now:
   kernel's `two_tiles` function where the rule splits the call's row, 1024 + 128). Both
   builds have the same text; their launches differ (as `final_spread`). Its cases: the
   `two_tile_rows` cases with `?` extents.
+- `magic_division`: `kernels/emitter.magic_division(allowed=False)` (old: a `?` kernel splits
+  its linear indices into domain indices with `//` and `%` by run-time extents; new: by a
+  multiply-high with the launcher's magic number and shift, `_fast_div`, where indices are
+  32-bit). Its cases: `?` kernels that divide per element (BatchNorm's statistics and
+  normalization over [N, C, H*W], the column sums, kv_cat's rows of 96), where the skeptic
+  run at f354eb1 read the `?` program 1.1 to 1.3x slower than the static one.
 
 Per case: both builds' outputs are checked against the suite's torch function (and must
 match it, else the case says so and is not timed; a case whose two builds are the same
@@ -93,7 +99,7 @@ from suite_fusions import FUSIONS, check_outputs  # noqa: E402
 
 import allotment  # noqa: E402
 from allotment.backend import host_codegen, host_runtime, launch  # noqa: E402
-from allotment.backend.kernels import pointwise, row_reduction  # noqa: E402
+from allotment.backend.kernels import emitter, pointwise, row_reduction  # noqa: E402
 
 
 @dataclass(frozen=True)
@@ -140,6 +146,11 @@ RULES: dict[str, Rule] = {
         host_runtime, "row_tiles", functools.partial(host_runtime.row_tiles, split=False),
         ("residual_layernorm:odd:?", "layernorm_fwd:odd:?", "rmsnorm_fwd:odd:?", "add_rmsnorm:odd:?",
          "softmax_fwd:odd:?", "softmax_bwd:odd:?", "row_sum:odd:?", "amax_3d_dim2:odd:?"),
+    ),
+    "magic_division": Rule(
+        emitter, "magic_division", functools.partial(emitter.magic_division, allowed=False),
+        ("bn_stats:odd:?", "batchnorm_fwd:odd:?", "sum_3d_dim0:odd:?", "amax_3d_dim2:odd:?", "kv_cat:odd:?",
+         "bn_stats:large:?", "full_sum:large:?", "rotary:large:?", "mean_3d_dim1:large:?", "attention_epilogue:odd:?"),
     ),
 }
 """Every rule this script compares, by name."""

@@ -6,11 +6,12 @@
 #
 #   ALLOT_COMMIT=<commit> bash benchmarks/weak_cases_session.sh OUT_DIR [WALL_S]
 #
-# Steps (STEPS, default all four: "ab_unrolled ab_two_tile reread ncu"), each into
+# Steps (STEPS, default all five: "ab_unrolled ab_two_tile ab_magic reread ncu"), each into
 # OUT_DIR/<step>.log and each cut by its own timeout; the profiles run while the wall
 # budget (default 540 s) leaves 60 s or more:
 #   ab_unrolled     schedule_ab.py --rules unrolled_outer (sum_3d_dim0's short outer sums)
 #   ab_two_tile     schedule_ab.py --rules two_tile_rows_at_run_time (rows of ? length)
+#   ab_magic        schedule_ab.py --rules magic_division (? indices divided by a multiply-high)
 #   reread          reread_order_variants.py (BatchNorm's normalization walking backwards)
 #   ncu_<case>      profile_misses.sh on CASES (default: the f354eb1 run's cases below 0.9x)
 # CPU_CHECK=1: the script's path on a machine without a GPU: the A/Bs with --cpu-check
@@ -28,7 +29,7 @@ exec > >(tee "$out/session.log") 2>&1
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader 2>/dev/null || echo "no nvidia-smi"
 python3 -c "import torch, triton; print('torch', torch.__version__, 'triton', triton.__version__)"
 echo "commit ${ALLOT_COMMIT:-unknown}"
-steps=" ${STEPS:-ab_unrolled ab_two_tile reread ncu} "
+steps=" ${STEPS:-ab_unrolled ab_two_tile ab_magic reread ncu} "
 on() { [[ "$steps" == *" $1 "* ]]; }
 cpu=()
 if [ "${CPU_CHECK:-0}" = 1 ]; then
@@ -45,6 +46,11 @@ if on ab_two_tile; then
   step ab_two_tile timeout 150 python3 benchmarks/schedule_ab.py --rules two_tile_rows_at_run_time \
     ${cpu[@]+"${cpu[@]}" --cases rmsnorm_fwd:odd:?}
   tail -n 12 "$out/ab_two_tile.log"
+fi
+if on ab_magic; then
+  step ab_magic timeout 150 python3 benchmarks/schedule_ab.py --rules magic_division \
+    ${cpu[@]+"${cpu[@]}" --cases bn_stats:odd:?}
+  tail -n 14 "$out/ab_magic.log"
 fi
 if on reread; then
   step reread timeout 120 python3 benchmarks/reread_order_variants.py

@@ -704,7 +704,9 @@ def _launcher(gen: GeneratedKernel, launch: str, n_in: int, n_out: int,
     ext = lambda d: str(plan.extents[d].static) if plan.extents[d].static is not None else f"D{d}"
     lines.append(f"    M = {' * '.join(ext(d) for d in plan.outer) or '1'}")
     lines.append(f"    N = {' * '.join(ext(d) for d in plan.inner) or '1'}")
-    lines.append("    use_i64 = huge or M * N >= 2**31")
+    # 64-bit indices where a linear index of the domain, or one a tile's masked lanes reach
+    # past its end (at most 2**16 past it: no tile is wider), may not fit in an int32
+    lines.append("    use_i64 = huge or M * N >= 2**31 - 2**16")
     block_args = list(plan.kernel.body.block.args)
 
     def in_size(i: int, d: int) -> str:
@@ -733,6 +735,8 @@ def _launcher(gen: GeneratedKernel, launch: str, n_in: int, n_out: int,
         lines.append(f"    row_major = {_row_major_condition(gen, strides)}")
     if "two_tiles" in gen.functions:  # BLOCK_T of every variant; `choose_row_kernel` may set it
         lines.append("    tail = 0")
+    if gen.divisors:  # indices divided by run-time extents (`emitter.magic_division`)
+        lines.append(f"    fast_div = not use_i64 and rt.divides_fast({', '.join(gen.divisors)})")
     args = "args"  # the launches below pass the one tuple
     lines += launch_lines(gen, args, in_size)  # by the kernel's kind (`kernel_kinds.KINDS`)
     return "\n".join(lines)

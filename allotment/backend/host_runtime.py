@@ -287,6 +287,38 @@ def _pow2(n: int) -> int:
     return 1 << max(0, (max(1, n) - 1).bit_length())
 
 
+
+@functools.lru_cache(maxsize=4096)
+def divides_fast(*divisors: int) -> bool:
+    """Whether a kernel whose indices are 32-bit divides them by these run-time extents with
+    its FAST_DIV branch (`kernels.emitter.magic_division`): where every one is in
+    [1, 2**31) and none is a multiple of 16. An extent that is a multiple of 16 keeps `//`
+    and `%`: Triton then sees runs of 16 contiguous indices through them and loads vectors,
+    which the multiply-high would hide from it."""
+    return all(1 <= d < 2**31 and d % 16 for d in divisors)
+
+
+@functools.lru_cache(maxsize=4096)
+def divisor_shift(d: int) -> int:
+    """The shift s of the division by d that a kernel does by a multiply-high
+    (`kernels.emitter.magic_division`): the least s with 2**s >= d (0 outside [1, 2**31))."""
+    return (d - 1).bit_length() if 1 <= d < 2**31 else 0
+
+
+@functools.lru_cache(maxsize=4096)
+def divisor_magic(d: int) -> int:
+    """The multiplier m of the division by d that a kernel does by a multiply-high, as the
+    int32 of its 32 bits: m = 2**32 * (2**s - d) // d + 1 with s = `divisor_shift(d)`, so
+    that n // d == (umulhi(n, m) + n) >> s for every 0 <= n < 2**31 and 1 <= d < 2**31
+    (Granlund and Montgomery's round-up method, as PyTorch's `IntDivider`: m < 2**32, and
+    umulhi(n, m) <= n keeps the sum within 32 bits). Passed as an int32 so that every
+    divisor gives the kernel argument the same type; outside [1, 2**31) (a kernel whose
+    indices are 64-bit, which divides with `//`) it is 0."""
+    if not 1 <= d < 2**31:
+        return 0
+    m = (1 << 32) * ((1 << divisor_shift(d)) - d) // d + 1
+    return m - (1 << 32) if m >= 1 << 31 else m
+
 TILE = 4096
 """Elements per program tile (rows x columns)."""
 

@@ -158,6 +158,9 @@ def generate_kernel(plan: KernelPlan, target: str, functions: dict[str, str]) ->
         constexprs += ", ROW_MAJOR: tl.constexpr"
     if "two_tiles" in bodies:  # a `?` row's second tile width (`row_reduction.row_variants`)
         constexprs += ", BLOCK_T: tl.constexpr"
+    divisors = tuple(dict.fromkeys(d for e in bodies.values() for d in e.divisors))
+    if divisors:  # some index divided by a run-time extent (`emitter.magic_division`)
+        constexprs += ", FAST_DIV: tl.constexpr"
     parts = []
     for variant, e in bodies.items():
         fname = functions[variant]
@@ -170,7 +173,7 @@ def generate_kernel(plan: KernelPlan, target: str, functions: dict[str, str]) ->
     flat = any(e.flat for v, e in bodies.items() if v != "flat")  # flat whatever the row (a static one)
     row_split = next((e.row_split for e in bodies.values() if e.row_split is not None), None)
     return GeneratedKernel(plan, functions, helpers + "\n\n".join(parts), args, transposed, flat, set(requested),
-                           row_split, row_major)
+                           row_split, row_major, divisors)
 
 
 def _decorator(e: Emitter) -> str:

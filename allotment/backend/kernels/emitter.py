@@ -82,6 +82,23 @@ def keeps_innermost(plan: KernelPlan) -> bool:
     return bool(plan.reductions) and len(plan.domain) - 1 in plan.outer
 
 
+def magic_division(allowed: bool = True) -> bool:
+    """Whether a kernel that splits a linear index into domain indices by run-time extents
+    (`?` dims) also gets a FAST_DIV branch, which divides by a multiply-high with a magic
+    number and a shift that the launcher computes once per extent (`host_runtime.divisor_magic`,
+    `divisor_shift`: the `_fast_div` helper). The launcher takes that branch where
+    `host_runtime.divides_fast` holds: indices are 32-bit and no such extent is a multiple
+    of 16. Integer division by a value that only the run knows is a long instruction
+    sequence per element (a static extent's is a multiply-high that the compiler derives
+    itself), paid by every element a `?` kernel addresses (a statistics kernel over
+    [N, C, H*W] divides each column index by H*W). Where every extent is a multiple of 16,
+    Triton knows that `//` and `%` keep runs of 16 contiguous indices and loads them as
+    vectors (the division is then paid once a vector), which the multiply-high would hide
+    from it. `allowed=False` is the old rule (`//` and `%` only), for
+    `benchmarks/schedule_ab.py`."""
+    return allowed
+
+
 def float_literal(v: float) -> str:
     """Python source for a float, infinities and NaN included."""
     if v != v or v in (float("inf"), float("-inf")):
@@ -156,14 +173,19 @@ class GeneratedKernel:
     row_major: tuple[RowMajorRun, ...] = ()
     """The operand runs its functions address from a linear index under ROW_MAJOR
     (`Emitter.offset`): then the kernel takes that constexpr and the launcher passes it."""
+    divisors: tuple[str, ...] = ()
+    """The run-time extents its FAST_DIV branches divide by (`Emitter.fast_divide`): then
+    the kernel takes that constexpr and the launcher passes it."""
 
     @property
     def launch_tail(self) -> str:
         """The arguments of `rt.launch` after the grid and the arguments tuple: the block
-        sizes, use_i64, the warps, `row_major` where the kernel takes ROW_MAJOR, and `tail`
-        where it takes BLOCK_T (a `?` row with the `two_tiles` variant: `choose_row_kernel`)."""
+        sizes, use_i64, the warps, `row_major` where the kernel takes ROW_MAJOR, `tail`
+        where it takes BLOCK_T (a `?` row with the `two_tiles` variant: `choose_row_kernel`)
+        and `fast_div` where it takes FAST_DIV (`magic_division`)."""
         return ("bm, bn, use_i64, warps" + (", row_major" if self.row_major else "")
-                + (", tail=tail" if "two_tiles" in self.functions else ""))
+                + (", tail=tail" if "two_tiles" in self.functions else "")
+                + (", fast_div=fast_div" if self.divisors else ""))
 
 
 ALL_AXES = {frozenset({"m", "n"}), frozenset({"m"}), frozenset({"n"}), frozenset()}
@@ -213,6 +235,10 @@ class Emitter(ElementwiseEmission, PadCatEmission):
         """(domain dims, the linear index they were decomposed from, as a tile): every
         `_decompose` of two or more dims (the flat pointwise kernel adds its whole domain
         first), for `offset` to merge."""
+        self.divisors: dict[str, None] = {}
+        """The run-time extents that its FAST_DIV branches divide by (`fast_divide`): the
+        kernel then takes FAST_DIV, which the launcher sets where `host_runtime.divides_fast`
+        holds for them."""
         self.row_major: dict[RowMajorRun, None] = {}
         """The operand runs that some offset merged (`offset`), in first-use order: the
         kernel then takes ROW_MAJOR, which the launcher sets where all of them are row-major."""
@@ -289,7 +315,8 @@ class Emitter(ElementwiseEmission, PadCatEmission):
         # a column reduction's kept rows (the innermost dim kept) stay in the strided form:
         # over them the linear form read sum_3d_dim0 8 to 18% slower on an H200 with the same
         # vector widths (`benchmarks/schedule_ab.py --rules row_major`, 2026-12-04)
-        self._decompose("rm", self.plan.outer, "[:, None]", linear=not self.keeps_innermost())
+        # a tile's rows are divided once a program, not once an element: no FAST_DIV branch
+        self._decompose("rm", self.plan.outer, "[:, None]", linear=not self.keeps_innermost(), fast=False)
 
     def keeps_innermost(self) -> bool:
         """`keeps_innermost` of this kernel's plan."""
@@ -304,13 +331,35 @@ class Emitter(ElementwiseEmission, PadCatEmission):
         self.line(f"mask_n = tl.full((1, {self.block_n}), 1, tl.int1)" if full else "mask_n = (rn < N)[None, :]")
         self._decompose("rn", self.plan.inner, "[None, :]")
 
-    def _decompose(self, lin: str, dims: Sequence[int], expand: str, linear: bool = True) -> None:
+    def _decompose(self, lin: str, dims: Sequence[int], expand: str, linear: bool = True, fast: bool = True) -> None:
         """Domain indices from a linear index; the outermost needs no modulo (a linear index
         past the tile's extent is masked), which keeps a lone dim's indices visibly contiguous.
         Several dims are recorded (`self.linear`, unless `linear` is False): an operand that
-        is row-major over them is addressed from the linear index itself (`offset`)."""
+        is row-major over them is addressed from the linear index itself (`offset`). With
+        `fast` (an index of every element, not of a tile's rows) and a run-time extent to
+        divide by, the indices come two ways under FAST_DIV (`magic_division`)."""
         if linear and len(dims) > 1:
             self.add_linear(tuple(dims), f"{lin}{expand}")
+        if fast and any(self.plan.extents[d].static is None for d in dims[1:]) and magic_division():
+            # a run-time divisor: under FAST_DIV one multiply-high a dim, each quotient
+            # divided on; else the division below
+            self.line("if FAST_DIV:")
+            with self.indent():
+                cur = lin
+                for d in reversed(dims[1:]):
+                    q = self.fresh("q")
+                    self.line(f"{q} = {self.fast_divide(cur, self.extent(d), self.plan.extents[d].static is not None)}")
+                    self.line(f"i{d} = ({cur} - {q} * {self.extent(d)}){expand}")
+                    cur = q
+                self.line(f"i{dims[0]} = ({cur}){expand}")
+            self.line("else:")
+            with self.indent():
+                self._divide_down(lin, dims, expand)
+            return
+        self._divide_down(lin, dims, expand)
+
+    def _divide_down(self, lin: str, dims: Sequence[int], expand: str) -> None:
+        """`_decompose`'s indices by `//` and `%` of `lin` by the extents inside each dim."""
         after = "1"
         for d in reversed(dims):
             wrap = "" if d == dims[0] else f" % {self.extent(d)}"
@@ -319,6 +368,19 @@ class Emitter(ElementwiseEmission, PadCatEmission):
             else:
                 self.line(f"i{d} = (({lin} // ({after})){wrap}){expand}")
             after = self.extent(d) if after == "1" else f"{after} * {self.extent(d)}"
+
+    def fast_divide(self, index: str, divisor: str, static: bool) -> str:
+        """`index // divisor` for a non-negative index tile as the FAST_DIV branch of a kernel
+        computes it: a static divisor's as it is (the compiler's own multiply-high), a
+        run-time one's by `_fast_div` with the launcher's multiplier and shift of it as
+        kernel arguments. `divisor` is spelled alike in the kernel and its launcher (an
+        extent `D0`, `N`); it is recorded (`divisors`) for the launcher's FAST_DIV."""
+        if static:
+            return f"({index} // {divisor})"
+        self.divisors.setdefault(divisor)
+        magic = self.launcher_value(f"rt.divisor_magic({divisor})")
+        shift = self.launcher_value(f"rt.divisor_shift({divisor})")
+        return f"{self.helper('_fast_div')}({index}, {magic}, {shift})"
 
     def add_linear(self, dims: tuple[int, ...], lin: str) -> None:
         """Records that domain dims `dims` (outermost first) were decomposed from the linear

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from allotment.backend.host_runtime import flat_rows
 from allotment.backend.kernel_plan import KernelPlan
-from allotment.backend.kernels import gather_scatter
+from allotment.backend.kernels import emitter, gather_scatter
 from allotment.backend.kernels.emitter import ALL_AXES, Emitter, GeneratedKernel, InSize
 
 
@@ -53,8 +53,16 @@ class PointwiseEmitter(Emitter):
         self.line("lin = pid * BLOCK_N + tl.arange(0, BLOCK_N)")
         self.line("if USE_I64:")
         self.line("    lin = lin.to(tl.int64)")
-        self.line(f"rm = lin // {n}")
-        self.line(f"rn = lin % {n}")
+        if static is None and emitter.magic_division():  # a run-time row length (`Emitter._decompose`)
+            self.line("if FAST_DIV:")
+            self.line(f"    rm = {self.fast_divide('lin', 'N', False)}")
+            self.line("    rn = lin - rm * N")
+            self.line("else:")
+            self.line("    rm = lin // N")
+            self.line("    rn = lin % N")
+        else:
+            self.line(f"rm = lin // {n}")
+            self.line(f"rn = lin % {n}")
         self.line("mask_m = (rm < M)[None, :]")
         self.line("mask_n = mask_m")
         whole = (*self.plan.outer, *self.plan.inner)

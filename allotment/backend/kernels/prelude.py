@@ -38,6 +38,16 @@ def _int_pow(a, b):
         e = e >> 1
     neg = tl.where(a == 1, 1, tl.where(a == -1, 1 - 2 * (b & 1), 0))
     return tl.where(b < 0, neg.to(r.dtype), r)
+
+
+@triton.jit
+def _fast_div(n, magic, shift):
+    # n // d for int32 indices 0 <= n < 2**31, by a multiply-high: magic and shift are the
+    # launcher's host_runtime.divisor_magic(d) (its 32 bits as an int32) and divisor_shift(d);
+    # tl.cast first, as either may be an int that Triton specialized as a constexpr (1)
+    u = n.to(tl.uint32, bitcast=True)
+    t = tl.umulhi(u, tl.cast(magic, tl.int32).to(tl.uint32, bitcast=True))
+    return ((t + u) >> tl.cast(shift, tl.uint32)).to(tl.int32, bitcast=True)
 '''
 
 PRELUDE_INTERPRETER = '''
