@@ -14,6 +14,7 @@
 #   ab_magic        schedule_ab.py --rules magic_division (? indices divided by a multiply-high)
 #   reread          reread_order_variants.py (BatchNorm's normalization walking backwards)
 #   ncu_<case>      profile_misses.sh on CASES (default: the f354eb1 run's cases below 0.9x)
+# AB_BUDGET_S (default 120): each A/B's --budget-s (cases not started by then are skipped).
 # CPU_CHECK=1: the script's path on a machine without a GPU: the A/Bs with --cpu-check
 # (Triton's interpreter, one case each, times that mean nothing); reread and ncu need a GPU
 # and say so.
@@ -38,17 +39,17 @@ if [ "${CPU_CHECK:-0}" = 1 ]; then
   echo "CPU_CHECK=1: reread and ncu not run (they need a GPU)"
 fi
 if on ab_unrolled; then
-  step ab_unrolled timeout 150 python3 benchmarks/schedule_ab.py --rules unrolled_outer \
+  step ab_unrolled timeout 150 python3 benchmarks/schedule_ab.py --rules unrolled_outer --budget-s "${AB_BUDGET_S:-120}" \
     ${cpu[@]+"${cpu[@]}" --cases sum_3d_dim0:odd:?}
   tail -n 12 "$out/ab_unrolled.log"
 fi
 if on ab_two_tile; then
-  step ab_two_tile timeout 150 python3 benchmarks/schedule_ab.py --rules two_tile_rows_at_run_time \
+  step ab_two_tile timeout 150 python3 benchmarks/schedule_ab.py --rules two_tile_rows_at_run_time --budget-s "${AB_BUDGET_S:-120}" \
     ${cpu[@]+"${cpu[@]}" --cases rmsnorm_fwd:odd:?}
   tail -n 12 "$out/ab_two_tile.log"
 fi
 if on ab_magic; then
-  step ab_magic timeout 150 python3 benchmarks/schedule_ab.py --rules magic_division \
+  step ab_magic timeout 150 python3 benchmarks/schedule_ab.py --rules magic_division --budget-s "${AB_BUDGET_S:-120}" \
     ${cpu[@]+"${cpu[@]}" --cases bn_stats:odd:?}
   tail -n 14 "$out/ab_magic.log"
 fi
