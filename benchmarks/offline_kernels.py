@@ -13,11 +13,16 @@ by vector width. The register counts of Triton 3.6 (the GPU machine's; install i
 with `pip install --no-deps --target /tmp/t36 triton==3.6.0`) matched Nsight Compute's on the
 H200 for the looped column sum (64). Nothing here is a time: it explains one, or tells two
 forms apart before a GPU is had.
+
+`--rule NAME` prints each case twice, built and called with a rule of `schedule_ab.RULES`
+in its old form ("old", the rule function patched as the A/B patches it) and as it is
+("new"): the A/B's two builds read offline.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import re
 import subprocess
 import sys
@@ -49,15 +54,22 @@ def sass_instructions(cubin: bytes) -> int:
     return len(re.findall(r"/\*[0-9a-f]{4}\*/\s+\S", sass))
 
 
-def case_lines(case: str) -> list[str]:
-    """One line per kernel launch of one call of the case (see the module docstring)."""
+def case_lines(case: str, rule: str | None = None, old: bool = False) -> list[str]:
+    """One line per kernel launch of one call of the case (see the module docstring); with
+    `rule` and `old`, built and called under that rule's old form."""
     fusion, dtype, extents, size = case.split()
     f = FUSIONS[fusion]
-    exe = allotment.compile(f.text(dtype, extents == "dynamic", size))
-    module = sab._load_program(exe.source("cuda"), Path(tempfile.mkdtemp()), "offline")
+    text = f.text(dtype, extents == "dynamic", size)
     seen: list[tuple[Any, tuple, tuple, dict, int]] = []
-    with launch.intercepted(lambda k, g, a, c, w: seen.append((k, g, a, c, w))):
-        exe(*f.make_inputs(size, dtype, "cpu"))
+    with sab.RULES[rule].applied_old() if rule and old else contextlib.nullcontext():
+        if old:  # its own function name: the program cache keys the two builds apart
+            text = text.replace(f"@{f.name}(", f"@{f.name}_old_rule(", 1)
+        exe = allotment.compile(text)
+        module = sab._load_program(exe.source("cuda"), Path(tempfile.mkdtemp()), "offline")
+        with launch.intercepted(lambda k, g, a, c, w: seen.append((k, g, a, c, w))):
+            exe(*f.make_inputs(size, dtype, "cpu"))
+    if rule:
+        case = f"{case} {'old' if old else 'new'}"
     lines = []
     for k, grid, kargs, consts, warps in seen:
         name = k.fn.__name__ if hasattr(k, "fn") else k.__name__
@@ -73,13 +85,16 @@ def case_lines(case: str) -> list[str]:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("cases", nargs="+", help='"FUSION DTYPE {static,dynamic} SIZE"')
+    p.add_argument("--rule", choices=sorted(sab.RULES), help="each case in the rule's old form and as it is")
     args = p.parse_args(argv)
     import triton
 
-    print(f"# offline_kernels: sm_90, triton {triton.__version__}, torch {torch.__version__}")
+    print(f"# offline_kernels: sm_90, triton {triton.__version__}, torch {torch.__version__}"
+          + (f", rule {args.rule} old and new" if args.rule else ""))
     for case in args.cases:
-        for line in case_lines(case):
-            print(line, flush=True)
+        for old in ((True, False) if args.rule else (False,)):
+            for line in case_lines(case, args.rule, old):
+                print(line, flush=True)
     return 0
 
 
