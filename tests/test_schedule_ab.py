@@ -107,3 +107,16 @@ def test_offline_kernels_reads_registers_and_accesses_without_a_gpu() -> None:
     assert len(lines) == 1 and "k0_unrolled_" in lines[0], lines
     regs = int(lines[0].split(" regs")[0].split()[-1])
     assert 8 <= regs <= 255 and " ld v" in lines[0] and " st v" in lines[0], lines
+
+
+def test_offline_kernels_reads_a_rules_old_and_new_builds() -> None:
+    """`offline_kernels.py --rule magic_division`: the old build of a BatchNorm statistics
+    kernel over `?` extents divides with `//` (no FAST_DIV constexpr reaches its launch), the
+    new one launches the multiply-high branch, with fewer SASS instructions."""
+    import offline_kernels
+
+    old = offline_kernels.case_lines("bn_stats bf16 dynamic tiny", "magic_division", old=True)
+    new = offline_kernels.case_lines("bn_stats bf16 dynamic tiny", "magic_division", old=False)
+    assert old and new and all(" old " in line for line in old) and all(" new " in line for line in new)
+    sass = [int(lines[0].split(" sass ")[1].split()[0]) for lines in (old, new)]
+    assert sass[1] < sass[0], (old, new)
