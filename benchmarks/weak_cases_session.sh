@@ -12,6 +12,11 @@
 #   ab_unrolled     schedule_ab.py --rules unrolled_outer (sum_3d_dim0's short outer sums)
 #   ab_two_tile     schedule_ab.py --rules two_tile_rows_at_run_time (rows of ? length)
 #   ab_magic        schedule_ab.py --rules magic_division (? indices divided by a multiply-high)
+#   cuda_tests      tests/test_fast_division.py with ALLOT_TEST_DEVICE=cuda (FAST_DIV compiled
+#                   by the GPU's Triton, specialized extents of 1 and 2 included)
+#   suite_weak      skeptic_suite.py on WEAK_FUSIONS (default: the fusions of the f354eb1
+#                   run's cases below 0.9x, the BatchNorm pair) in bf16, within what is
+#                   left of the wall budget less 30 s: weak_suite.json and weak_suite.md
 #   reread          reread_order_variants.py (BatchNorm's normalization walking backwards)
 #   ncu_<case>      profile_misses.sh on CASES (default: the f354eb1 run's cases below 0.9x)
 # AB_BUDGET_S (default 120): each A/B's --budget-s (cases not started by then are skipped).
@@ -35,8 +40,8 @@ on() { [[ "$steps" == *" $1 "* ]]; }
 cpu=()
 if [ "${CPU_CHECK:-0}" = 1 ]; then
   cpu=(--cpu-check --repeats 2)
-  steps=${steps/ reread / }; steps=${steps/ ncu / }
-  echo "CPU_CHECK=1: reread and ncu not run (they need a GPU)"
+  steps=${steps/ reread / }; steps=${steps/ ncu / }; steps=${steps/ cuda_tests / }
+  echo "CPU_CHECK=1: reread, ncu and cuda_tests not run (they need a GPU)"
 fi
 if on ab_unrolled; then
   step ab_unrolled timeout 150 python3 benchmarks/schedule_ab.py --rules unrolled_outer --budget-s "${AB_BUDGET_S:-120}" \
@@ -52,6 +57,24 @@ if on ab_magic; then
   step ab_magic timeout 150 python3 benchmarks/schedule_ab.py --rules magic_division --budget-s "${AB_BUDGET_S:-120}" \
     ${cpu[@]+"${cpu[@]}" --cases bn_stats:odd:?}
   tail -n 14 "$out/ab_magic.log"
+fi
+if on cuda_tests; then
+  step cuda_tests env ALLOT_TEST_DEVICE=cuda timeout 90 python3 -m pytest -q -p no:cacheprovider tests/test_fast_division.py
+  tail -n 3 "$out/cuda_tests.log"
+fi
+if on suite_weak; then
+  left=$((wall - (SECONDS - t0) - 30))
+  fusions=${WEAK_FUSIONS:-sum_3d_dim0,attention_epilogue,bn_stats,batchnorm_fwd,residual_layernorm,rmsnorm_bwd,kv_cat}
+  if [ "$left" -lt 40 ]; then
+    echo "suite_weak: not run (budget)"
+  else
+    . benchmarks/nvfuser_env.sh
+    step suite_weak timeout $((left + 20)) python3 benchmarks/skeptic_suite.py --fusions "$fusions" --dtypes bf16 \
+      --budget-s "$left" --nvfuser-extents dynamic ${cpu[@]+--cpu-check --repeats 2 --host-calls 2 --compile-backend aot_eager} \
+      --out "$out/weak_suite_raw.json"
+    python3 benchmarks/skeptic_suite.py --merge "$out/weak_suite_raw.json" --out "$out/weak_suite.json" \
+      --markdown "$out/weak_suite.md" > /dev/null && sed -n '/## Summary/,/## Cases/p' "$out/weak_suite.md"
+  fi
 fi
 if on reread; then
   step reread timeout 120 python3 benchmarks/reread_order_variants.py
