@@ -704,9 +704,10 @@ def _launcher(gen: GeneratedKernel, launch: str, n_in: int, n_out: int,
     ext = lambda d: str(plan.extents[d].static) if plan.extents[d].static is not None else f"D{d}"
     lines.append(f"    M = {' * '.join(ext(d) for d in plan.outer) or '1'}")
     lines.append(f"    N = {' * '.join(ext(d) for d in plan.inner) or '1'}")
-    # 64-bit indices where a linear index of the domain, or one a tile's masked lanes reach
-    # past its end (at most 2**16 past it: no tile is wider), may not fit in an int32
-    lines.append("    use_i64 = huge or M * N >= 2**31 - 2**16")
+    # 64-bit indices where a linear index of the domain, or one that masked lanes reach past
+    # its end, may not fit in an int32: a tile reaches at most its width past it, a split
+    # reduction's chunks at most splits x BLOCK_N (1056 x 4096 < 2**23 at the default split)
+    lines.append("    use_i64 = huge or M * N >= 2**31 - 2**24")
     block_args = list(plan.kernel.body.block.args)
 
     def in_size(i: int, d: int) -> str:

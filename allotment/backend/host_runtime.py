@@ -287,7 +287,6 @@ def _pow2(n: int) -> int:
     return 1 << max(0, (max(1, n) - 1).bit_length())
 
 
-
 @functools.lru_cache(maxsize=4096)
 def divides_fast(*divisors: int) -> bool:
     """Whether a kernel whose indices are 32-bit divides them by these run-time extents with
@@ -318,6 +317,7 @@ def divisor_magic(d: int) -> int:
         return 0
     m = (1 << 32) * ((1 << divisor_shift(d)) - d) // d + 1
     return m - (1 << 32) if m >= 1 << 31 else m
+
 
 TILE = 4096
 """Elements per program tile (rows x columns)."""

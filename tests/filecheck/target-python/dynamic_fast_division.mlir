@@ -21,7 +21,7 @@
 // CHECK-NEXT: i2 = (rn % D2)[None, :]
 // CHECK-NEXT: i0 = ((rn // (D2)))[None, :]
 // CHECK-LABEL: def launch_k0_(
-// CHECK: use_i64 = huge or M * N >= 2**31 - 2**16
+// CHECK: use_i64 = huge or M * N >= 2**31 - 2**24
 // CHECK: args = ({{.*}}, D0, D1, D2, (rt.divisor_magic(D2)), (rt.divisor_shift(D2)), M, N)
 // CHECK: fast_div = not use_i64 and rt.divides_fast(D2)
 // CHECK: rt.launch(kernel, (-(-M // bm),), (args), bm, bn, use_i64, warps, tail=tail, fast_div=fast_div)
