@@ -104,6 +104,16 @@ class InputTypeError(ArgumentError, AllotmentRuntimeError):
     Python type (a list where a tensor goes): an ArgumentError, and a RunError like every input check."""
 
 
+ALLOCATION_FAILURES = ("can't allocate memory", "Storage size calculation overflowed", "out of memory")
+"""What torch says when a buffer cannot be allocated (too large for memory or for its size type)."""
+
+
+def is_allocation_failure(e: BaseException) -> bool:
+    """Whether `e` (torch's, not an `allotment.Error`) says a buffer could not be allocated."""
+    return not isinstance(e, Error) and (
+        isinstance(e, MemoryError) or any(m in str(e) for m in ALLOCATION_FAILURES))
+
+
 def located(e: BaseException) -> Error:
     """`e` as an `allotment.Error`, keeping its message: xDSL's parse and verify errors
     become `ParseError` and `VerifyError`; Allotment's own errors are returned as they are."""

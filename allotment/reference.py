@@ -78,7 +78,7 @@ from allotment.dialects import fusion
 from allotment.dialects import fusion_rules as rules
 from allotment.dialects.comm import COMM_OPS
 from allotment.dialects.fusion_rules import DYNAMIC, type_name
-from allotment.errors import RunError, UnsupportedError
+from allotment.errors import ArgumentError, Error, RunError, UnsupportedError, is_allocation_failure
 from allotment.extents import size_arith, view_extents
 
 Scalar: TypeAlias = int | float | bool
@@ -1054,13 +1054,30 @@ def _aten(run: _Run, op: Operation) -> list[Value]:
         raise run.fail(op, f"unknown argument {sorted(x)}")
 
     call = op.decoded_call
-    result = aten_operator(op.target.data)(*decode(call.get("args", [])),
-                                           **{k: decode(v) for k, v in call.get("kwargs", {}).items()})
+    args, kwargs = decode(call.get("args", [])), {k: decode(v) for k, v in call.get("kwargs", {}).items()}
+    try:
+        result = aten_operator(op.target.data)(*args, **kwargs)
+    except Exception as e:  # the IR's arguments: torch's refusal names the call at fault
+        if isinstance(e, Error) or is_allocation_failure(e):
+            raise
+        raise run.fail(op, f"the call failed: {str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__}") from None
     positions = call.get("results")
+    if positions is not None and (not isinstance(result, tuple | list)
+                                  or not all(0 <= i < len(result) for i in positions)):
+        raise run.fail(op, f"results {positions} are not among what the call returned ({type(result).__name__})")
     results = [result] if positions is None else [result[i] for i in positions]
     carriers = {"uint64": torch.int64, "uint32": torch.int32, "uint8": torch.bool, "int8": torch.bool}
     views = call.get("views") or [None] * len(results)
-    return [r.view(carriers[v]) if v else r for r, v in zip(results, views)]
+    out = [r.view(carriers[v]) if v and isinstance(r, torch.Tensor) else r for r, v in zip(results, views)]
+    for i, (r, v) in enumerate(zip(out, op.results)):
+        t = v.type
+        if not isinstance(t, TensorType):
+            continue
+        if not (isinstance(r, torch.Tensor) and r.dtype == torch_dtype(t.element_type) and r.dim() == len(t.get_shape())
+                and all(e == DYNAMIC or e == a for e, a in zip(t.get_shape(), r.shape))):
+            got = f"a tensor of dtype {r.dtype} and shape {_fmt(r.shape)}" if isinstance(r, torch.Tensor) else f"a {type(r).__name__}"
+            raise run.fail(op, f"result #{i} is {got}, but the IR declares {type_name(t)}")
+    return out
 
 
 @_handles(fusion.LinearOp)
@@ -1319,6 +1336,8 @@ def _bind_scalar(fn: func.FuncOp, i: int, x: object) -> Scalar:
     what = _argument(fn, i)
     if isinstance(x, torch.Tensor):
         raise EvaluationError(f"{what} is a scalar, but the input is a tensor")
+    if t not in rules.SCALAR_TYPES:
+        raise EvaluationError(f"{what} has type {type_name(t)}, which no scalar argument may have")
     if t == i1:
         if not isinstance(x, bool):
             raise EvaluationError(f"{what} expects a bool, got {type(x).__name__} {x!r}")
@@ -1570,6 +1589,8 @@ def random_inputs(
                 f"@{fn.sym_name.data} has no {kind} argument named {', '.join(unknown)} "
                 f"({kind} arguments: {', '.join(valid) or 'none'})"
             )
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**64:
+        raise ArgumentError(f"seed must be an int from 0 to 2**64 - 1, not {seed!r}")
     gen = torch.Generator().manual_seed(seed)
     out: list[torch.Tensor | Scalar] = []
     for i, (name, ty) in enumerate(zip(names, types)):

@@ -28,6 +28,7 @@ from __future__ import annotations
 import ast
 import atexit
 import builtins
+import json
 import math
 import os
 import pickle
@@ -604,7 +605,62 @@ def _unsupported_cases() -> list[IrCase]:
     ]
 
 
-IR_CASES = _file_cases() + _generated_cases() + _unsupported_cases()
+_CONV = ('{"args": [{"t": 0}, {"t": 1}, null, [1, 1], [1, 1], [1, 1], false, [0, 0], 1]}')
+_MM = '{"args": [{"t": 0}, {"t": 1}]}'
+
+
+def _aten(call: str, result: str, sizes: str = "", pre: str = "") -> str:
+    """A function of one `fusion.aten` over x (4x4 f32, or ?x4 with `sizes`) and w (4x4)."""
+    x = "tensor<?x4xf32>" if sizes else "tensor<4x4xf32>"
+    return (f"func.func @f(%x: {x}, %w: tensor<4x4xf32>) -> {result} {{\n{pre}"
+            f"  %y = fusion.aten \"aten.mm.default\" (%x, %w){sizes} {{call = {json.dumps(call)}}} : ({x}, tensor<4x4xf32>) -> {result}\n"
+            f"  func.return %y : {result}\n}}\n")
+
+
+def _dim_case(index: int) -> str:
+    return ("func.func @f(%x: tensor<3x4xf32>) -> tensor<?xf32> {\n"
+            f"  %c = arith.constant {index} : index\n  %n = tensor.dim %x, %c : tensor<3x4xf32>\n"
+            "  %s = arith.constant 1.0 : f32\n  %y = fusion.full %s [%n] : f32 -> tensor<?xf32>\n"
+            "  func.return %y : tensor<?xf32>\n}\n")
+
+
+def _fuzzed_cases() -> list[IrCase]:
+    """What a mutation fuzzer of allot-opt and allot-run found (2026-12-07): each once reached
+    an internal error, or ran and answered wrongly."""
+    two = lambda: [torch.randn(4, 4), torch.randn(4, 4)]  # noqa: E731
+    n_plus_1 = "  %c0 = arith.constant 0 : index\n  %c1 = arith.constant 1 : index\n" \
+               "  %d = tensor.dim %x, %c0 : tensor<?x4xf32>\n  %n = arith.addi %d, %c1 : index\n"
+    return [
+        # tensor.dim's index is a dimension of its operand: -1 once meant the last one (Python's indexing)
+        IrCase("tensor_dim_index_minus_one", _dim_case(-1), None, E.CompileError, E.CompileError),
+        IrCase("tensor_dim_index_past_rank", _dim_case(2), None, E.CompileError, E.CompileError),
+        # a scalar argument of a type no host program can take
+        IrCase("scalar_argument_i0", "func.func @f(%x: tensor<4xf32>, %s: i0) -> tensor<4xf32> {\n"
+               "  %y = fusion.exp %x : tensor<4xf32>\n  func.return %y : tensor<4xf32>\n}\n", None, E.CompileError,
+               E.CompileError, lambda: [torch.randn(4), 0]),
+        # a declaration (named arguments, no body) has nothing to run
+        IrCase("declaration_with_named_arguments", "func.func @f(%n: index)\n", None, E.ArgumentError, E.ArgumentError),
+        # fusion.aten: torch refuses the IR's arguments; the call returns what the IR does not declare
+        IrCase("aten_arguments_torch_refuses", _aten('{"args": [-1]}', "tensor<4x4xf32>"), None, E.RunError, None, two),
+        IrCase("aten_result_of_another_shape", _aten(_MM, "tensor<5x4xf32>"), None, E.RunError, None, two),
+        IrCase("aten_result_of_another_dtype", _aten(_MM, "tensor<4x4xf64>"), None, E.RunError, None, two),
+        IrCase("aten_result_position_missing", _aten('{"args": [{"t": 0}, {"t": 1}], "results": [3]}', "tensor<4x4xf32>"),
+               None, E.RunError, None, two),
+        # dynamic: the sizes say n + 1 rows, the call returns n; kernels after it would read past its end
+        IrCase("aten_result_sizes_lie", _aten(_MM, "tensor<?x4xf32>", " sizes(%n)", n_plus_1), None, E.RunError, None,
+               lambda: [torch.randn(3, 4), torch.randn(4, 4)]),
+        IrCase("aten_out_overload_sizes_lie", _aten(_MM, "tensor<?x4xf32>", " sizes(%n)", n_plus_1).replace(
+            '"} : (', '", out = "out", out_args = ["out"]} : ('), None, E.RunError, None,
+            lambda: [torch.randn(3, 4), torch.randn(4, 4)]),
+        IrCase("aten_convolution_declared_batch_7", "func.func @conv(%x: tensor<2x3x5x5xf32>, %w: tensor<4x3x3x3xf32>) "
+               "-> tensor<7x4x5x5xf32> {\n  %y = fusion.aten \"aten.convolution.default\" (%x, %w) {call = "
+               f"{json.dumps(_CONV)}}} : (tensor<2x3x5x5xf32>, tensor<4x3x3x3xf32>) -> tensor<7x4x5x5xf32>\n"
+               "  func.return %y : tensor<7x4x5x5xf32>\n}\n", None, E.RunError, None,
+               lambda: [torch.randn(2, 3, 5, 5), torch.randn(4, 3, 3, 3)]),
+    ]
+
+
+IR_CASES = _file_cases() + _generated_cases() + _unsupported_cases() + _fuzzed_cases()
 
 
 def _valid_inputs_for(text: str) -> list[Any]:
@@ -1663,6 +1719,14 @@ def _cli_cases() -> list[CliCase]:
     rank6.write_text(_rank(6))
     punctuation = _CLI_TMP / "punctuation.mlir"
     punctuation.write_text(_named(**ALL_AT_ONCE[3]))
+    declaration = _CLI_TMP / "declaration.mlir"
+    declaration.write_text("func.func @f(%n: index)\n")
+    aten_bad = _CLI_TMP / "aten_bad.mlir"
+    aten_bad.write_text(_aten('{"args": [-1]}', "tensor<4x4xf32>"))
+    scalar_i0 = _CLI_TMP / "scalar_i0.mlir"
+    scalar_i0.write_text("func.func @f(%s: i0) {\n  func.return\n}\n")
+    dim_past_rank = _CLI_TMP / "dim_past_rank.mlir"
+    dim_past_rank.write_text(_dim_case(2))
     cases += [
         CliCase("opt-binary-garbage", (opt, str(garbage)), (1,)),
         CliCase("opt-invalid-utf8", (opt, str(invalid_utf8)), (1,)),
@@ -1693,6 +1757,15 @@ def _cli_cases() -> list[CliCase]:
         CliCase("opt-plan-rank-6", (opt, str(rank6), "-p", "fusion-segment,fusion-allocate,alloc-place,alloc-alias,"
                                     "alloc-plan,alloc-verify"), (0,)),
         CliCase("run-hostile-name-check", (run, str(hostile_name), "--device", "cpu", "--shapes", "if=2x4", "--check"), (0,)),
+        # found by fuzzing (2026-12-07)
+        *[CliCase(f"run-seed-{name}", (run, str(EXAMPLES / "rmsnorm.mlir"), "--device", "cpu", "--seed", seed), (2,))
+          for name, seed in (("2p70", str(2**70)), ("negative", "-1"))],
+        CliCase("run-declaration-only", (run, str(declaration), "--device", "cpu"), (1,)),
+        CliCase("run-reference-aten-torch-refuses", (run, str(aten_bad), "--device", "cpu", "--reference"), (1,)),
+        CliCase("run-aten-torch-refuses", (run, str(aten_bad), "--device", "cpu"), (1,)),
+        CliCase("run-reference-scalar-i0", (run, str(scalar_i0), "--device", "cpu", "--reference"), (1,)),
+        CliCase("opt-tensor-dim-past-rank", (opt, str(dim_past_rank), "-p", "fusion-segment"), (1,),
+                located="dim_past_rank.mlir"),
     ]
     return cases
 

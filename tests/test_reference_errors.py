@@ -418,3 +418,40 @@ def test_find_function_lists_the_available_names() -> None:
         find_function(module, "c")
     with pytest.raises(UserError, match="no func.func"):
         find_function(parse_module("fusion.mesh @tp shape 2 devices [0, 1]"))
+
+
+# --------------------------------------------------------------------------- fusion.aten (found by fuzzing)
+
+_MM_CALL = '"{\\"args\\": [{\\"t\\": 0}, {\\"t\\": 1}]}"'
+
+
+def test_an_aten_call_torch_refuses_names_the_call() -> None:
+    f = op1("%x: tensor<4x4xf32>", 'fusion.aten "aten.mm.default" (%x) {call = "{\\"args\\": [-1]}"} '
+            ": (tensor<4x4xf32>) -> tensor<4x4xf32>", "tensor<4x4xf32>")
+    fails(f, [torch.randn(4, 4)], "fusion.aten: the call failed", "aten::mm")
+
+
+@pytest.mark.parametrize("result, got", [("tensor<5x4xf32>", "shape 4x4"), ("tensor<4x4xf64>", "dtype torch.float32")])
+def test_an_aten_result_of_another_type_than_declared(result: str, got: str) -> None:
+    f = op1("%x: tensor<4x4xf32>, %w: tensor<4x4xf32>", f'fusion.aten "aten.mm.default" (%x, %w) {{call = {_MM_CALL}}} '
+            f": (tensor<4x4xf32>, tensor<4x4xf32>) -> {result}", result)
+    fails(f, [torch.randn(4, 4), torch.randn(4, 4)], "result #0 is a tensor of", got, f"declares {result}")
+
+
+def test_an_aten_result_position_the_call_does_not_return() -> None:
+    call = '"{\\"args\\": [{\\"t\\": 0}, {\\"t\\": 1}], \\"results\\": [2]}"'
+    f = op1("%x: tensor<4x4xf32>, %w: tensor<4x4xf32>", f'fusion.aten "aten.mm.default" (%x, %w) {{call = {call}}} '
+            ": (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>", "tensor<4x4xf32>")
+    fails(f, [torch.randn(4, 4), torch.randn(4, 4)], "results [2] are not among what the call returned")
+
+
+def test_a_scalar_argument_of_a_type_no_scalar_has() -> None:
+    f = fn_of("func.func @f(%s: i0) {\n  func.return\n}")
+    fails(f, [0], "%s: i0", "no scalar argument may have")
+
+
+@pytest.mark.parametrize("seed", [-1, 2**64, 1.5, True])
+def test_random_inputs_refuses_a_seed_a_generator_cannot_take(seed: object) -> None:
+    f = fn_of("func.func @f(%x: tensor<4xf32>) {\n  func.return\n}")
+    with pytest.raises(UserError, match="seed must be an int from 0 to 2\\*\\*64 - 1"):
+        random_inputs(f, {}, seed=seed)  # type: ignore[arg-type]

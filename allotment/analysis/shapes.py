@@ -459,7 +459,10 @@ def _index_scalar(analysis: ShapeAnalysis, op: Operation) -> None:
         index = analysis.scalars.get(op.index)
         if not isinstance(index, Const):
             raise ShapeError("tensor.dim: the dimension index must be a constant")
-        analysis.scalars[op.result] = analysis.extents[op.source][index.value]
+        extents = analysis.extents[op.source]
+        if not 0 <= index.value < len(extents):  # never Python's negative indexing: -1 is no dimension
+            raise ShapeError(f"tensor.dim: index {index.value} is out of range for a tensor of rank {len(extents)}")
+        analysis.scalars[op.result] = extents[index.value]
         return
     name = size_arith.arith_op_name(op.name)
     if name is not None and isinstance(op.results[0].type, IndexType):

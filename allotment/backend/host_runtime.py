@@ -18,7 +18,7 @@ import torch
 from allotment.analysis.packing import pack as _pack
 from allotment.aten import aten_operator
 from allotment.backend import launch as _launch
-from allotment.errors import AllotmentRuntimeError, InputTypeError
+from allotment.errors import AllotmentRuntimeError, Error, InputTypeError, RunError, is_allocation_failure
 
 
 def check_arity(function: str, names: Sequence[str], inputs: Sequence[Any]) -> None:
@@ -755,9 +755,34 @@ def aten_call(name: str, args: tuple, kwargs: dict[str, Any]) -> Any:
     the call and takes its returned tensors as the buffers they are."""
     op = aten_operator(name)
     _launch.note_torch_call(op, args, kwargs)
-    result = op(*args, **kwargs)
+    try:
+        result = op(*args, **kwargs)
+    except Exception as e:  # the IR's arguments: torch's refusal names the call at fault
+        if isinstance(e, Error) or is_allocation_failure(e):
+            raise  # an allocation failure: the driver's RunError says so
+        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        raise RunError(f"{name}: the call failed: {first}") from None
     _launch.note_torch_result(result)
     return result
+
+
+def call_result(result: Any, name: str, k: int, position: int | None, shape: tuple[int, ...],
+                dtype: torch.dtype) -> torch.Tensor:
+    """Result #k of ATen call `name` (its returned `result`, or item `position` of it) as the
+    IR declares it: a tensor of `dtype` and `shape`. Anything else is a RunError naming the
+    call: the buffers planned for the result, and every kernel reading them, take the IR's
+    shape, so a result of another shape must never get through."""
+    got = result
+    if position is not None:
+        if not isinstance(result, tuple | list) or not 0 <= position < len(result):
+            kind = f"{len(result)} results" if isinstance(result, tuple | list) else f"one {type(result).__name__}"
+            raise RunError(f"{name}: result #{k} is the call's result {position}, but the call returned {kind}")
+        got = result[position]
+    if isinstance(got, torch.Tensor) and got.dtype == dtype and got.shape == shape:
+        return got
+    what = (f"a tensor of dtype {got.dtype} and shape {tuple(got.shape)}" if isinstance(got, torch.Tensor)
+            else f"a {type(got).__name__}")
+    raise RunError(f"{name}: result #{k} is {what}, but the IR declares a tensor of dtype {dtype} and shape {shape}")
 
 
 def dense(t: torch.Tensor) -> torch.Tensor:

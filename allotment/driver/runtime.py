@@ -61,7 +61,7 @@ from allotment.backend.kernel_plan import CodegenError
 from allotment.backend.native import replay_module
 from allotment.backend.program_cache import CacheDirectoryWarning, cache_dir
 from allotment.backend.replay import replayer_for
-from allotment.errors import ArgumentError, CompileError, Error, InputTypeError, RunError
+from allotment.errors import ArgumentError, CompileError, InputTypeError, RunError, is_allocation_failure
 from allotment.ir import find_function
 from allotment.limits import call_with_deep_stack
 from allotment.passes import pipeline as passes
@@ -112,14 +112,10 @@ class Program:
             raise
 
 
-_ALLOCATION_FAILURES = ("can't allocate memory", "Storage size calculation overflowed", "out of memory")
-"""What torch says when a buffer cannot be allocated (too large for memory or for its size type)."""
-
-
 def raise_allocation_failure(e: RuntimeError, target: str) -> None:
     """Raises a RunError if `e` (torch's, not an `allotment.Error`, which are RuntimeErrors
     too) says a buffer could not be allocated (else returns)."""
-    if not isinstance(e, Error) and any(m in str(e) for m in _ALLOCATION_FAILURES):
+    if is_allocation_failure(e):
         raise RunError(f"cannot allocate a buffer of the fusion on {target}: {_first_line(e)}") from None
 
 

@@ -15,6 +15,7 @@ from xdsl.dialects.builtin import DYNAMIC_INDEX, DenseArrayBase, MemRefType, Ten
 from xdsl.ir import Attribute, SSAValue
 
 from allotment.dialects import alloc
+from allotment.dialects import fusion_rules as rules
 from allotment.dialects.fusion import STRIDE_ORDER_ATTR, argument_order, outermost_first, stride_order_problem
 from allotment.passes.allocate_errors import _fail, value_name
 from allotment.passes.allocate_layout import in_order, row_major
@@ -50,6 +51,10 @@ class Signature:
             t = old.type
             if isinstance(t, TensorType):
                 nt: Attribute = alloc.memref_type(t.element_type, tuple(self.local_static_shape(t)))
+            elif t not in rules.SCALAR_TYPES:  # a scalar the host program could not take
+                allowed = ", ".join(rules.type_name(e) for e in rules.SCALAR_TYPES)
+                raise _fail(self.f, f"argument {value_name(old)} has type {rules.type_name(t)}; "
+                                    f"a scalar argument must be one of {allowed}")
             else:
                 nt = t
             arg = self.block.insert_arg(nt, len(self.block.args))

@@ -152,7 +152,7 @@ def build_parser() -> argparse.ArgumentParser:
         "the lowered MLIR)",
     )
     p.add_argument("--func", metavar="NAME", help="the function to run (default: the first)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the random inputs (default 0)")
+    p.add_argument("--seed", type=_seed, default=0, help="seed of the random inputs, 0 to 2**64-1 (default 0)")
     p.add_argument(
         "--device",
         choices=["cpu", "cuda"],
@@ -174,6 +174,17 @@ def build_parser() -> argparse.ArgumentParser:
         help="with --nproc: fail if the ranks have not all finished by then (default 300)",
     )
     return p
+
+
+def _seed(text: str) -> int:
+    """`--seed`: an integer a torch generator takes (0 to 2**64 - 1), else a usage error."""
+    try:
+        seed = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if not 0 <= seed < 2**64:
+        raise argparse.ArgumentTypeError(f"{seed} is not between 0 and 2**64 - 1")
+    return seed
 
 
 DEFAULT_EXTENT = 8
@@ -543,6 +554,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         from allotment.reference import random_inputs
 
         fn = find_function(load_module(args.file), args.func)
+        if fn.is_declaration:
+            raise UsageError(f"@{fn.sym_name.data} is only declared (it has no body): nothing to run")
         shapes = default_shapes(fn, shapes)
         if args.nproc is not None:
             if set(modes) - {run_check, DEFAULT_MODE}:

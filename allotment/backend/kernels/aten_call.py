@@ -23,7 +23,7 @@ from collections.abc import Callable
 
 import torch
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import FloatAttr, IntegerAttr, TensorType
+from xdsl.dialects.builtin import DYNAMIC_INDEX, FloatAttr, IntegerAttr, TensorType
 from xdsl.ir import SSAValue
 
 from allotment.backend.identifiers import literal
@@ -113,7 +113,13 @@ def emit(kernel: alloc.KernelOp, ins: list[str], outs: list[str], host_value: Ca
         for name, out, r in zip(op.out_args, written, op.res):
             # an unused result goes to an empty tensor, which the call resizes
             kwargs[name.data] = out or f"torch.empty(0, dtype={tagged({'dtype': _torch_name(r.type)})}, device=device)"
-        lines.append(f"rt.aten_call({literal(packet + '.' + op.out.data)}, {_call_args(args, kwargs)})")
+        name = literal(packet + "." + op.out.data)
+        lines.append(f"rt.aten_call({name}, {_call_args(args, kwargs)})")
+        for k, (out, r) in enumerate(zip(written, op.res)):  # torch resizes an out= tensor it disagrees with
+            if out is not None:
+                buffer = kernel.outs[yielded.index(r)].owner
+                lines.append(f"rt.call_result({out}, {name}, {k}, None, {_shape_source(buffer, r.type, host_value)}, "
+                             f"{tagged({'dtype': _torch_name(r.type)})})")
         return lines
     result = "aten_result"
     lines.append(f"{result} = rt.aten_call({literal(target)}, {_call_args(args, kwargs)})")
@@ -122,9 +128,12 @@ def emit(kernel: alloc.KernelOp, ins: list[str], outs: list[str], host_value: Ca
     for k, out in enumerate(written):
         if out is None:
             continue
-        got = result if positions is None else f"{result}[{int(positions[k])}]"
-        carrier = f".view({tagged({'dtype': _CARRIER[views[k]]})})" if views[k] else ""
         buffer = kernel.outs[yielded.index(op.res[k])].owner
+        position = None if positions is None else int(positions[k])
+        dtype = tagged({"dtype": views[k] or _torch_name(op.res[k].type)})
+        got = (f"rt.call_result({result}, {literal(target)}, {k}, {position!r}, "
+               f"{_shape_source(buffer, op.res[k].type, host_value)}, {dtype})")
+        carrier = f".view({tagged({'dtype': _CARRIER[views[k]]})})" if views[k] else ""
         keep = isinstance(buffer, alloc.AllocOp) and buffer.any_layout is not None  # alloc-plan's decision
         order = list(buffer.order.get_values()) if isinstance(buffer, alloc.AllocOp) and buffer.order else None
         if keep:
@@ -135,6 +144,21 @@ def emit(kernel: alloc.KernelOp, ins: list[str], outs: list[str], host_value: Ca
             lines.append(f"{out} = rt.dense({got}){carrier}")
     lines.append(f"del {result}")
     return lines
+
+
+def _shape_source(buffer: object, t: TensorType, host_value: Callable[[SSAValue], str]) -> str:
+    """The result's shape as the host program knows it: the planned buffer's extents (its
+    dynamic ones by the host values of its `alloc.alloc` sizes), else the IR type's, which
+    then must be static."""
+    if isinstance(buffer, alloc.AllocOp):
+        sizes = iter(buffer.sizes)
+        shape = buffer.result.type.get_shape()  # type: ignore[attr-defined]
+        extents = [host_value(next(sizes)) if e == DYNAMIC_INDEX else repr(int(e)) for e in shape]
+    elif all(e != DYNAMIC_INDEX for e in t.get_shape()):
+        extents = [repr(int(e)) for e in t.get_shape()]
+    else:
+        raise CodegenError("an aten call's result of dynamic shape must go to a buffer of its own")
+    return "(" + ", ".join(extents) + ("," if len(extents) == 1 else "") + ")"
 
 
 def _torch_name(t: TensorType) -> str:
