@@ -14,10 +14,11 @@ func.func @f(%x: tensor<?x8xf32>, %w: tensor<8x8xf32>, %seed: tensor<2xi64>) -> 
 // CHECK:      # alloc.kernel k0 aten
 // CHECK-NEXT: # 'aten.mm.default'
 // CHECK-NEXT: rt.aten_call('aten.mm.out', (x_, w_), {'out': m_})
+// CHECK-NEXT: rt.call_result(m_, 'aten.mm.out', 0, None, (x_d0_, 8), torch.float32)
 // CHECK:      # alloc.alloc s: by the call that writes it
 // CHECK-NEXT: # alloc.kernel k1 aten
 // CHECK-NEXT: # 'aten.add.Tensor'
 // CHECK-NEXT: aten_result = rt.aten_call('aten.add.Tensor', (m_, seed_.view(torch.uint64)), {'alpha': 2})
-// CHECK-NEXT: s_ = rt.dense(aten_result)
+// CHECK-NEXT: s_ = rt.dense(rt.call_result(aten_result, 'aten.add.Tensor', 0, None, (x_d0_, 8), torch.float32))
 // CHECK-NEXT: del aten_result
 // CHECK:      rt.aten_call('aten.sort.values', (s_, -1), {'values': torch.empty(0, dtype=torch.float32, device=device), 'indices': i_})

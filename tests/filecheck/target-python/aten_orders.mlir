@@ -14,6 +14,6 @@ func.func @heads(%q: tensor<2x4x8x16xf32>) -> tensor<2x8x64xf32> {
 // CHECK:      def launch_k1_(in0, out0, huge):
 // CHECK:        args = (in0, 512, 64, 1, 2, 8, 64,
 // CHECK:      aten_result = rt.aten_call('aten.special_erfcx.default', (q_,), {})
-// CHECK-NEXT: o_ = rt.in_order(aten_result, (0, 2, 1, 3))
+// CHECK-NEXT: o_ = rt.in_order(rt.call_result(aten_result, 'aten.special_erfcx.default', 0, None, (2, 4, 8, 16), torch.float32), (0, 2, 1, 3))
 // CHECK-NOT:  rt.dense
 // CHECK:      launch_k1_(o_, y_, huge)

@@ -20,6 +20,6 @@ func.func @f(%x: tensor<4x8xf32>) -> (tensor<4xf32>, tensor<32xf32>, tensor<4x8x
 // CHECK-DAG:  %v = alloc.alloc() {memory = #alloc.memory<global>, name = "v", by_call}
 // CHECK-DAG:  %r = alloc.alloc() {memory = #alloc.memory<global>, name = "r", by_call}
 
-// HOST-DAG:   k_ = rt.call_layout(aten_result)
-// HOST-DAG:   v_ = rt.dense(aten_result)
-// HOST-DAG:   r_ = rt.dense(aten_result)
+// HOST-DAG:   k_ = rt.call_layout(rt.call_result(aten_result, 'aten.special_erfcx.default', 0, None, (4, 8), torch.float32))
+// HOST-DAG:   v_ = rt.dense(rt.call_result(aten_result, 'aten.special_erfcx.default', 0, None, (4, 8), torch.float32))
+// HOST-DAG:   r_ = rt.dense(rt.call_result(aten_result, 'aten.special_erfcx.default', 0, None, (4, 8), torch.float32))
