@@ -10,6 +10,14 @@ error as data (what `allot-opt --verify-diagnostics` compares with the
 
 The parser refuses regions nested deeper than `allotment.limits.MAX_REGION_DEPTH`
 with a located `ParseError`, before xDSL's recursive descent could exhaust the stack.
+It also refuses, where they are written, what xDSL would accept and then fail on
+internally: attribute values of an element type xDSL cannot store or print
+(`stored_element_problem`), and an operand that names a value defined only inside
+the operation's own regions.
+
+The verifier adds to xDSL's what xDSL does not check: MLIR's dominance rule
+(`first_undominated_use`) and the rules Allotment's dialects add to upstream ops
+(`register_op_check`: a `func.func` argument of a sharded tensor type).
 """
 
 from __future__ import annotations
@@ -17,16 +25,29 @@ from __future__ import annotations
 import dataclasses
 import gc
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import IO, TypeVar
 from weakref import WeakKeyDictionary
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import DYNAMIC_INDEX, MemRefType, ModuleOp, TensorType
+from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
+    ComplexType,
+    DenseArrayBase,
+    Float80Type,
+    Float128Type,
+    FloatAttr,
+    IntegerAttr,
+    IntegerType,
+    MemRefType,
+    ModuleOp,
+    TensorType,
+)
 from xdsl.frontend.mlir import MLIRFrontend
-from xdsl.ir import Attribute, Operation, Region, SSAValue, TypeAttribute
-from xdsl.parser import Parser
+from xdsl.ir import Attribute, Block, BlockArgument, Operation, OpResult, Region, SSAValue, TypeAttribute
+from xdsl.parser import Parser, UnresolvedOperand
+from xdsl.parser.core import ForwardDeclaredValue
 from xdsl.parser.generic_parser import ParserState
 from xdsl.utils.exceptions import DiagnosticException, VerifyException
 from xdsl.utils.exceptions import ParseError as XdslParseError
@@ -85,6 +106,22 @@ def span_diagnostic(span: Span, message: str) -> Diagnostic:
     return Diagnostic(loc.file, loc.line, loc.col, message, source_line, caret)
 
 
+def stored_element_problem(t: Attribute) -> str | None:
+    """Why xDSL cannot hold values of element type `t` in an attribute, or None.
+
+    xDSL packs the values of a dense array (`array<i32: 1, 2>`) or dense elements
+    (`dense<...> : tensor<...>`) with `struct`, which has no format for integers of 0 or
+    more than 64 bits, nor for f80 and f128; it prints a float attribute the same way, so
+    an f80 or f128 `FloatAttr` cannot be printed (even in an error message)."""
+    if isinstance(t, ComplexType):
+        return stored_element_problem(t.element_type)
+    if isinstance(t, IntegerType) and not 1 <= t.bitwidth <= 64:
+        return f"{t} values are not supported in attributes (integers of 1 to 64 bits are)"
+    if isinstance(t, Float80Type | Float128Type):
+        return f"{t} values are not supported in attributes (floats of at most 64 bits are)"
+    return None
+
+
 def parse_error_diagnostic(e: XdslParseError) -> Diagnostic:
     """xDSL's parse error as a `Diagnostic` (same location and message)."""
     return span_diagnostic(e.span, e.msg)
@@ -122,6 +159,10 @@ class LocatedParser(Parser):
 
     A type whose text matches `SIMPLE_SHAPED_TYPE` is parsed by xDSL the first time
     and looked up by its text after that (types are immutable values).
+
+    Attribute values of an element type xDSL cannot store (`stored_element_problem`) and
+    an operand whose value is defined only inside the op's own regions (xDSL would leave it
+    an unresolved placeholder) are located `ParseError`s.
     """
 
     line_offset: int = 0
@@ -130,6 +171,7 @@ class LocatedParser(Parser):
 
     def __init__(self, ctx: Context, input: str | bytes, name: str = "<unknown>") -> None:
         super().__init__(ctx, "", name)
+        self._forward_uses: dict[ForwardDeclaredValue, UnresolvedOperand] = {}
         # Allotment's lexer (xDSL's tokens and errors; faster; no exponential strings),
         # from the first token on: xDSL's Parser builds its own lexer over the input.
         text = input.decode("utf-8") if isinstance(input, bytes) else input
@@ -193,10 +235,31 @@ class LocatedParser(Parser):
             # no valid UTF-8) is found while the op is built: report it where the
             # op starts. (xDSL's ParseError is not a ValueError.)
             self.raise_error(f"invalid operation: {e}", span)
+        self._check_forward_uses(op)
         if self.line_offset:
             span = dataclasses.replace(span, line_offset=self.line_offset)
         SOURCE_SPANS[op] = span
         return op
+
+    def resolve_operand(self, operand: UnresolvedOperand, type: Attribute) -> SSAValue:
+        value = super().resolve_operand(operand, type)
+        if isinstance(value, ForwardDeclaredValue):
+            self._forward_uses[value] = operand
+        return value
+
+    def _check_forward_uses(self, op: Operation) -> None:
+        """Refuses an operand of `op` that is still a forward reference whose name has been
+        defined since: a value defined inside `op`'s own regions (xDSL resolved the reference
+        before `op` existed, so `op` would keep a placeholder with no definition)."""
+        for i, v in enumerate(op.operands):
+            if not isinstance(v, ForwardDeclaredValue):
+                continue
+            use = self._forward_uses.get(v)
+            if use is None or self.forward_ssa_references.get(use.operand_name, {}).get(use.index) is v:
+                continue  # still waiting for a definition later in the text
+            self.raise_error(
+                f"operand #{i} of {op.name} ({use.span.text}) is defined only inside the op's own "
+                "regions, where it does not dominate its use", use.span)
 
     def parse_optional_region(self, arguments: Sequence[Parser.Argument] | None = None) -> Region | None:
         if self.region_depth >= MAX_REGION_DEPTH and self._current_token.text == "{":
@@ -236,6 +299,38 @@ class LocatedParser(Parser):
             return super().parse_optional_attribute()
         finally:
             self.attribute_depth -= 1
+
+    # Attribute values xDSL cannot store: refused at their element type, before xDSL
+    # packs (or, for a float attribute, prints) them.
+
+    def parse_optional_builtin_int_or_float_attr(self) -> IntegerAttr | FloatAttr | None:
+        start = self._current_token.span.start
+        attr = super().parse_optional_builtin_int_or_float_attr()
+        if isinstance(attr, FloatAttr):
+            self._refuse_stored_element(attr.type, start)
+        return attr
+
+    def _parse_builtin_densearray_attr(self) -> DenseArrayBase | None:
+        start = self.pos  # at `<`: the element type is read first, then the whole array
+        self.parse_punctuation("<", " in dense array")
+        type_start = self.pos
+        self._refuse_stored_element(self.parse_attribute(), type_start)
+        self._resume_from(start)
+        return super()._parse_builtin_densearray_attr()
+
+    def _parse_dense_literal_type(self) -> TypeAttribute:
+        start = self.pos
+        t = super()._parse_dense_literal_type()
+        self._refuse_stored_element(t.element_type, start)
+        return t
+
+    def _refuse_stored_element(self, element_type: Attribute, start: int) -> None:
+        """A located `ParseError` (from `start` to here) if xDSL cannot store values of
+        `element_type` (`stored_element_problem`)."""
+        problem = stored_element_problem(element_type)
+        if problem is not None:
+            end = self._current_token.span.start
+            self.raise_error(problem, start, max(end, start + 1))
 
     def _enter_attribute(self) -> None:
         if self.attribute_depth >= MAX_ATTRIBUTE_DEPTH:
@@ -304,12 +399,35 @@ def walk_ops(root: Operation) -> Iterator[Operation]:
             stack.append(o for region in op.regions for block in region.blocks for o in block.ops)
 
 
+OpCheck = Callable[[Operation], None]
+"""A rule that a dialect of Allotment adds to an op it does not define; raises `VerifyException`."""
+
+OP_CHECKS: dict[type[Operation], list[OpCheck]] = {}
+"""The rules added to upstream ops, by op class (`register_op_check`): xDSL's `func.func`
+knows nothing of a sharded tensor type, so the fusion dialect checks its arguments'
+shardings here. `verify_located` and `op_failures` run them after the op's own verifier."""
+
+
+def register_op_check(op_type: type[Operation], check: OpCheck) -> None:
+    """Adds `check` to what verifies every op of class `op_type` (`OP_CHECKS`), once."""
+    checks = OP_CHECKS.setdefault(op_type, [])
+    if check not in checks:
+        checks.append(check)
+
+
+def verify_op(op: Operation) -> None:
+    """`op`'s own verifier (not its regions'), then the checks added to its class (`OP_CHECKS`)."""
+    op.verify_()
+    for check in OP_CHECKS.get(type(op), ()):
+        check(op)
+
+
 def op_failures(module: Operation) -> list[tuple[Operation, VerifyException]]:
-    """Every op under `module` (itself included) whose own verifier fails, in program order."""
+    """Every op under `module` (itself included) whose own verifier (`verify_op`) fails, in program order."""
     failures: list[tuple[Operation, VerifyException]] = []
     for op in walk_ops(module):
         try:
-            op.verify_()
+            verify_op(op)
         except VerifyException as e:
             failures.append((op, e))
     return failures
@@ -318,40 +436,133 @@ def op_failures(module: Operation) -> list[tuple[Operation, VerifyException]]:
 def verify_located(module: Operation) -> None:
     """Verifies `module`; the first op that fails raises a located `allotment.VerifyError`.
 
+    Guarantees, beyond xDSL's verifier: the checks of `OP_CHECKS` hold, and every operand's
+    definition dominates its use (`first_undominated_use`).
     Runs on a deep stack (`allotment.limits`): xDSL's verifier recurses per nested region."""
     call_with_deep_stack(lambda: _verify_located(module))
 
 
-def first_use_before_definition(module: Operation) -> tuple[Operation, int] | None:
-    """The first op (and operand index) that uses a value defined later in its own block,
-    which xDSL's parser accepts and its verifier does not check (MLIR's dominance rule)."""
+def first_undominated_use(module: Operation) -> tuple[Operation, str] | None:
+    """The first op under `module` with an operand whose definition does not dominate the
+    use, and what is wrong (naming the operand), or None: MLIR's dominance rule, which
+    xDSL's parser accepts and its verifier does not check.
+
+    A value may be used by an op in the block that defines it (after its defining op; a
+    block argument anywhere in its block), by ops nested in the ops of that block after
+    the definition, and in the blocks of the same region that the defining block dominates
+    (and ops nested in them). A value defined in a region that does not enclose the use
+    (inside another function, inside the using op's own regions) dominates nothing there."""
     position: dict[Operation, int] = {}
     for op in walk_ops(module):
         for region in op.regions:
             for block in region.blocks:
                 position.update((o, i) for i, o in enumerate(block.ops))
+    dominance: dict[Region, dict[Block, set[Block]]] = {}
     for op in walk_ops(module):
         for i, v in enumerate(op.operands):
-            owner = v.owner
-            if isinstance(owner, Operation) and owner.parent is op.parent and position[owner] >= position[op]:
-                return op, i
+            problem = _dominance_problem(v, op, position, dominance)
+            if problem is not None:
+                name = v.name_hint
+                return op, f"operand #{i}" + (f" (%{name})" if name else "") + f" {problem}"
     return None
+
+
+def _dominance_problem(
+    v: SSAValue, user: Operation, position: dict[Operation, int], dominance: dict[Region, dict[Block, set[Block]]]
+) -> str | None:
+    """Why the definition of `v` does not dominate its use by `user`, or None (`first_undominated_use`)."""
+    if isinstance(v, OpResult):
+        defining: Operation | None = v.op
+        block = v.op.parent_block()
+    elif isinstance(v, BlockArgument):
+        defining, block = None, v.block
+    else:
+        return None
+    if block is None:
+        return None  # a value of a detached op: xDSL's verifier reports an erased value
+    use: Operation | None = user  # the op of `block`'s region that holds the use
+    while use is not None:
+        use_block = use.parent_block()
+        if use_block is block:
+            break
+        if use_block is not None and use_block.parent is block.parent:  # another block of the region
+            return None if _dominates(block, use_block, dominance) else (
+                "is defined in a block that does not dominate this use")
+        use = use.parent_op()
+    if use is None:
+        return "is defined in a region that does not enclose this use (its definition does not dominate it)"
+    if defining is None or position.get(defining, -1) < position.get(use, -1):
+        return None
+    if use is defining and use is not user:
+        return "is a result of an op that encloses this use (its definition does not dominate it)"
+    return "is used before it is defined"
+
+
+def _dominates(a: Block, b: Block, dominance: dict[Region, dict[Block, set[Block]]]) -> bool:
+    """Whether block `a` dominates block `b` of the same region (the region's dominators cached)."""
+    region = a.parent
+    assert region is not None
+    dominators = dominance.get(region)
+    if dominators is None:
+        dominators = dominance[region] = _dominators(region)
+    return b not in dominators or a in dominators[b]
+
+
+def _dominators(region: Region) -> dict[Block, set[Block]]:
+    """The dominators of each block of `region` reachable from its entry block (MLIR's rule:
+    a block that cannot be reached is dominated by every block, and is left out here).
+
+    xDSL's `DominanceInfo` counts unreachable predecessors, which makes a reachable block
+    dominated by too few blocks."""
+    entry = region.first_block
+    if entry is None:
+        return {}
+    successors = {b: list(b.last_op.successors) if b.last_op is not None else [] for b in region.blocks}
+    reachable, stack = {entry}, [entry]
+    while stack:
+        for s in successors[stack.pop()]:
+            if s not in reachable:
+                reachable.add(s)
+                stack.append(s)
+    blocks = [b for b in region.blocks if b in reachable]
+    preds: dict[Block, list[Block]] = {b: [] for b in blocks}
+    for b in blocks:
+        for s in successors[b]:
+            preds[s].append(b)
+    dominators = {b: {entry} if b is entry else set(blocks) for b in blocks}
+    changed = True
+    while changed:
+        changed = False
+        for b in blocks[1:]:
+            new = {b} | set.intersection(*(dominators[p] for p in preds[b]))
+            if new != dominators[b]:
+                dominators[b], changed = new, True
+    return dominators
 
 
 def _verify_located(module: Operation) -> None:
     try:
         module.verify()
-        early_use = first_use_before_definition(module)
-        if early_use is not None:
-            op, i = early_use
-            name = op.operands[i].name_hint
-            value = f"operand #{i}" + (f" (%{name})" if name else "")
-            raise VerifyError(located_message(op, f"{value} is used before it is defined"))
-        return
     except VerifyError:
         raise
-    except DiagnosticException:
-        pass  # find the op at fault, in order, and locate it
+    except DiagnosticException as e:
+        _locate_failure(module)
+        raise VerifyError(str(e)) from None  # no op to blame: unlocated
+    if OP_CHECKS:
+        for op in walk_ops(module):
+            for check in OP_CHECKS.get(type(op), ()):
+                try:
+                    check(op)
+                except VerifyException as e:
+                    raise VerifyError(located_message(op, str(e))) from None
+    undominated = first_undominated_use(module)
+    if undominated is not None:
+        op, message = undominated
+        raise VerifyError(located_message(op, message))
+
+
+def _locate_failure(module: Operation) -> None:
+    """Raises the located `VerifyError` of the op at fault in `module`, which failed to verify."""
     for op, e in op_failures(module):
         raise VerifyError(located_message(_redefinition(op, str(e)) or op, str(e))) from None
     # A rule of a region (a missing terminator, a symbol defined twice): report it

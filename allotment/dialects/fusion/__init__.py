@@ -44,6 +44,7 @@ from allotment.dialects.fusion.base import (
     verify_extents,
     verify_sharding,
     verify_signature,
+    verify_signature_shardings,
 )
 from allotment.dialects.fusion.creation import (
     FullOp,
@@ -374,6 +375,7 @@ __all__ = [
     "verify_extents",
     "verify_sharding",
     "verify_signature",
+    "verify_signature_shardings",
 ]
 
 

@@ -11,6 +11,7 @@ from functools import lru_cache
 from math import prod
 from typing import ClassVar
 
+from xdsl.dialects import func
 from xdsl.dialects.builtin import (
     ArrayAttr,
     DenseArrayBase,
@@ -40,6 +41,7 @@ from xdsl.traits import SymbolOpInterface, SymbolTable
 from xdsl.utils.exceptions import VerifyException
 
 from allotment import dtypes
+from allotment.diagnostics import register_op_check
 from allotment.dialects import fusion_rules as rules
 from allotment.dialects.fusion_rules import DYNAMIC, element_type_of, type_name
 from allotment.extents import size_arith, view_extents
@@ -221,7 +223,7 @@ def verify_sharding(op: Operation, t: TensorType, what: str) -> None:
             f"{what}: sharding lists {len(enc.axes)} dimensions for a tensor of rank {rank}"
         )
     mesh_name = enc.mesh.root_reference.data
-    mesh = SymbolTable.lookup_symbol(op, enc.mesh)
+    mesh = _lookup_symbol(op, enc.mesh)
     if not isinstance(mesh, MeshOp):
         found = "not defined" if mesh is None else f"a {mesh.name}, not a fusion.mesh"
         raise VerifyException(f"{what}: sharding names mesh @{mesh_name}, which is {found}")
@@ -241,6 +243,15 @@ def verify_sharding(op: Operation, t: TensorType, what: str) -> None:
                     f"{what}: dimension {d} has extent {e}, which does not divide evenly over "
                     f"{shards} shards of mesh @{mesh_name}; mark the sharding `uneven` to allow it"
                 )
+
+
+def _lookup_symbol(op: Operation, ref: FlatSymbolRefAttr) -> Operation | None:
+    """The op that `ref` names in the symbol table around `op`, or None (also where there is
+    none: a function verified outside any module)."""
+    anchor: Operation | None = op
+    while anchor is not None and not anchor.has_trait(SymbolTable):
+        anchor = anchor.parent_op()
+    return SymbolTable.lookup_symbol(anchor, ref) if anchor is not None else None
 
 
 def verify_extents(t: TensorType | MemRefType, what: str | Callable[[], str]) -> None:
@@ -263,8 +274,7 @@ def verify_signature(f: Operation) -> None:
     """A function whose argument and result tensor types can exist (`verify_extents`):
     no op verifier sees the types of a function that only returns its argument."""
     function_type = f.properties.get("function_type") or f.attributes.get("function_type")
-    name = f.properties.get("sym_name") or f.attributes.get("sym_name")
-    label = f"@{name.data}" if isinstance(name, StringAttr) else "the function"
+    label = _function_label(f)
     inputs = getattr(function_type, "inputs", None)
     outputs = getattr(function_type, "outputs", None)
     for kind, types in (("argument", inputs), ("result", outputs)):
@@ -283,6 +293,25 @@ def verify_signature(f: Operation) -> None:
         problem = stride_order_problem(order, len(t.get_shape()))
         if problem is not None:
             raise VerifyException(f"{label} argument #{i}: {problem}")
+
+
+def verify_signature_shardings(f: Operation) -> None:
+    """Each sharded tensor type in a function's signature (its arguments and results) names
+    a `fusion.mesh`, with mesh axes that exist and extents that divide over them
+    (`verify_sharding`), as for the operands and results of fusion ops: no op verifier
+    sees the type of an argument that nothing uses, and `fusion-allocate` sizes its shards.
+    Added to xDSL's `func.func` verifier (`diagnostics.register_op_check`)."""
+    function_type = f.properties.get("function_type") or f.attributes.get("function_type")
+    for kind, types in (("argument", getattr(function_type, "inputs", None)),
+                        ("result", getattr(function_type, "outputs", None))):
+        for i, t in enumerate(types.data if isinstance(types, ArrayAttr) else ()):
+            if isinstance(t, TensorType) and isinstance(t.encoding, ShardingAttr):
+                verify_sharding(f, t, f"{_function_label(f)} {kind} #{i} ({type_name(t)})")
+
+
+def _function_label(f: Operation) -> str:
+    name = f.properties.get("sym_name") or f.attributes.get("sym_name")
+    return f"@{name.data}" if isinstance(name, StringAttr) else "the function"
 
 
 def stride_order_problem(attr: Attribute, rank: int) -> str | None:
@@ -323,7 +352,9 @@ def _verify_tensor_type(op: Operation, t: TensorType, element: Callable[[], str]
 
 
 class FusionOp(IRDLOperation, ABC):
-    """Base of fusion ops: types are checked, then the result type is inferred.
+    """Base of fusion ops: types are checked, then the result type is inferred and compared
+    with the declared one, then the shardings are checked to agree (`_SHARDING_CHECKS`, which
+    may so rely on result types of the rank and shape the operands imply).
 
     Subclasses implement `infer_result_types`, which returns the result types
     (without encoding) implied by the operands and properties, raising
@@ -362,13 +393,6 @@ class FusionOp(IRDLOperation, ABC):
             inferred_types = self.infer_result_types()
         except size_arith.SizeArithmeticError as e:  # a static extent past a 64-bit index
             raise VerifyException(str(e)) from None
-        # -- sharding agreement (allotment.dialects.sharding_rules) --
-        if any(isinstance(getattr(v.type, "encoding", None), ShardingAttr) for v in (*self.operands, *self.results)):
-            for check in _SHARDING_CHECKS:
-                problem = check(self)
-                if problem is not None:
-                    raise VerifyException(problem)
-        # -- end sharding agreement --
         for i, (res, inferred) in enumerate(zip(self.results, inferred_types)):
             declared = res.type
             if isinstance(declared, TensorType) and isinstance(inferred, TensorType):
@@ -383,6 +407,14 @@ class FusionOp(IRDLOperation, ABC):
                     f"result #{i} has type {type_name(declared)}, "
                     f"but the operands imply {type_name(inferred)}"
                 )
+        # -- sharding agreement (allotment.dialects.sharding_rules), once the types are
+        # known to agree: the rules index the result's dimensions by the operands' --
+        if any(isinstance(getattr(v.type, "encoding", None), ShardingAttr) for v in (*self.operands, *self.results)):
+            for check in _SHARDING_CHECKS:
+                problem = check(self)
+                if problem is not None:
+                    raise VerifyException(problem)
+        # -- end sharding agreement --
 
 
 def retype_results(op: FusionOp) -> None:
@@ -459,3 +491,6 @@ class MeshOp(IRDLOperation):
             raise VerifyException(f"mesh device ids {ids} are not distinct")
         if any(i < 0 for i in ids):
             raise VerifyException(f"mesh device ids {ids} must be non-negative")
+
+
+register_op_check(func.FuncOp, verify_signature_shardings)
