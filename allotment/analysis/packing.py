@@ -23,6 +23,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from functools import lru_cache
 
+from allotment.errors import ArgumentError
+
 
 def align_up(n: int, alignment: int) -> int:
     return -(-n // alignment) * alignment
@@ -45,18 +47,24 @@ def conflicts(lifetimes: Sequence[tuple[int, int]]) -> tuple[tuple[int, ...], ..
 
 
 def pack(sizes: Sequence[int], lifetimes: Sequence[tuple[int, int]], alignment: int) -> tuple[int, tuple[int, ...]]:
-    """(arena bytes, offset of each slot): see the module docstring."""
+    """(arena bytes, offset of each slot): see the module docstring.
+
+    Raises `allotment.ArgumentError` (also a ValueError) for sizes that no arena can hold
+    (a negative slot size: `alloc.pack`'s verifier refuses a negative constant, but a size
+    computed at run time reaches here), a size count that is not the lifetime count, or an
+    alignment that is not a positive power of two."""
     return _pack(tuple(sizes), tuple(lifetimes), alignment)
 
 
 @lru_cache(maxsize=256)
 def _pack(sizes: tuple[int, ...], lifetimes: tuple[tuple[int, int], ...], alignment: int) -> tuple[int, tuple[int, ...]]:
     if len(sizes) != len(lifetimes):
-        raise ValueError(f"{len(sizes)} sizes for {len(lifetimes)} lifetimes")
+        raise ArgumentError(f"alloc.pack: {len(sizes)} slot sizes for {len(lifetimes)} lifetimes")
     if alignment <= 0 or alignment & (alignment - 1):
-        raise ValueError(f"alignment {alignment} is not a positive power of two")
-    if any(s < 0 for s in sizes):
-        raise ValueError(f"a slot cannot have a negative size: {list(sizes)}")
+        raise ArgumentError(f"alloc.pack: alignment {alignment} is not a positive power of two")
+    for k, s in enumerate(sizes):
+        if s < 0:
+            raise ArgumentError(f"alloc.pack: slot #{k} has the size {s}: a slot cannot have a negative size")
     neighbours = _conflicts(lifetimes)
     offsets = [-1] * len(sizes)
     for i in sorted(range(len(sizes)), key=lambda i: (-sizes[i], lifetimes[i][0], i)):

@@ -285,7 +285,12 @@ class PackOp(IRDLOperation):
     arena's size and each slot's byte offset, multiples of `A`, computed when the
     sizes are known by `analysis.packing.pack`: two slots whose lifetimes
     intersect never share a byte. `alloc-verify` checks that the lifetimes cover
-    every use of each slot."""
+    every use of each slot.
+
+    The verifier guarantees one lifetime (an interval of steps, `0 <= s_i <= e_i`) and one
+    offset result per slot, a positive power-of-two alignment, and no slot size that is a
+    negative `arith.constant` (a size computed negative at run time is refused by
+    `analysis.packing.pack`)."""
 
     name = "alloc.pack"
 
@@ -323,6 +328,10 @@ class PackOp(IRDLOperation):
         for k, (start, end) in enumerate(self.lifetime_pairs()):
             if not 0 <= start <= end:
                 raise VerifyException(f"slot #{k}: lifetime [{start}, {end}] is not an interval of steps")
+        for k, v in enumerate(self.sizes):
+            value = constant_index(v)
+            if value is not None and value < 0:
+                raise VerifyException(f"slot #{k}: size operand is the constant {value}: a slot cannot have a negative size")
         a = self.alignment.value.data
         if a <= 0 or a & (a - 1):
             raise VerifyException(f"alignment {a} must be a positive power of two")
@@ -641,17 +650,9 @@ class KernelOp(IRDLOperation):
             if self.fits is not None:
                 raise VerifyException("a run-time placement condition needs schedule persistent_if or tiled_if")
             return
-        if schedule not in SCHEDULES + LIBRARY_SCHEDULES:
-            raise VerifyException(
-                f"schedule '{schedule}' is not one of {', '.join(SCHEDULES + LIBRARY_SCHEDULES)}"
-            )
-        if self.kind.data == "library":
-            if schedule not in LIBRARY_SCHEDULES:
-                raise VerifyException(f"a library kernel takes schedule tiled, vendor or tiled_if, not '{schedule}'")
-        elif schedule in LIBRARY_SCHEDULES:
-            raise VerifyException(f"schedule '{schedule}' is for library kernels, not a {self.kind.data} kernel")
-        elif self.kind.data in ("pointwise", "view"):
-            raise VerifyException(f"a {self.kind.data} kernel reduces nothing: it takes no schedule")
+        problem = schedule_problem(self.kind.data, schedule)
+        if problem is not None:
+            raise VerifyException(problem)
         if (schedule in ("persistent_if", "tiled_if")) != (self.fits is not None):
             raise VerifyException("schedules persistent_if and tiled_if, and only they, take the i1 condition %fits")
         if schedule == "looped":
@@ -681,7 +682,9 @@ class KernelOp(IRDLOperation):
         return op
 
     def print(self, printer: Printer) -> None:
-        printer.print_string(f' "{self.sym_name.data}" {self.kind.data}')
+        printer.print_string(" ")
+        printer.print_string_literal(self.sym_name.data)  # any string, escaped: it parses back as it was
+        printer.print_string(f" {self.kind.data}")
         for keyword, values in (("ins", self.ins), ("outs", self.outs)):
             printer.print_string(f" {keyword}(")
             printer.print_list(values, printer.print_operand)
@@ -710,6 +713,24 @@ SCHEDULES = ("persistent", "looped", "persistent_if")
 
 LIBRARY_SCHEDULES = ("tiled", "vendor", "tiled_if")
 """Who computes a library kernel's matmul or linear (see `KernelOp`)."""
+
+
+def schedule_problem(kind: str, schedule: str) -> str | None:
+    """Why a kernel of `kind` cannot take `schedule`, or None where it can: the rule that
+    `KernelOp`'s verifier checks, for a pass to ask before it places a kernel. A library
+    kernel takes `LIBRARY_SCHEDULES`; a pointwise or view kernel reduces nothing and takes
+    none; every other kind takes `SCHEDULES`."""
+    if schedule not in SCHEDULES + LIBRARY_SCHEDULES:
+        return f"schedule '{schedule}' is not one of {', '.join(SCHEDULES + LIBRARY_SCHEDULES)}"
+    if kind == "library":
+        if schedule not in LIBRARY_SCHEDULES:
+            return f"a library kernel takes schedule tiled, vendor or tiled_if, not '{schedule}'"
+    elif schedule in LIBRARY_SCHEDULES:
+        return f"schedule '{schedule}' is for library kernels, not a {kind} kernel"
+    elif kind in ("pointwise", "view"):
+        return f"a {kind} kernel reduces nothing: it takes no schedule"
+    return None
+
 
 _CONDITIONAL = {"persistent": ("looped", "persistent_if"), "tiled": ("vendor", "tiled_if")}
 """The schedule that may be conditional: (its alternative, the conditional schedule's name)."""

@@ -60,7 +60,9 @@ from allotment.analysis.liveness import view_root
 from allotment.diagnostics import located_message
 from allotment.dialects import alloc, fusion
 from allotment.dialects.fusion import ALIAS_ATTR
+from allotment.dialects.fusion_rules import type_name
 from allotment.errors import VerifyError
+from allotment.passes.alloc_stage import allocated_definitions
 from allotment.passes.concat_in_place import write_cats_in_place
 from allotment.passes.kernels import copy_kernel as _copy_kernel
 
@@ -71,7 +73,8 @@ def aliased_results(f: func.FuncOp) -> dict[int, int]:
     """{result index: argument index} from the results' `fusion.alias_input` attributes.
 
     Raises a located VerifyError for an index out of range, a non-integer, an
-    argument named twice, or a result whose type is not the argument's."""
+    argument named twice, a result or argument that is no tensor (or buffer), or a
+    result whose type is not the argument's."""
     out: dict[int, int] = {}
     if f.res_attrs is None:
         return out
@@ -89,6 +92,10 @@ def aliased_results(f: func.FuncOp) -> dict[int, int]:
         if k in out.values():
             raise VerifyError(located_message(f, f"result #{i}: argument #{k} is overwritten by two results"))
         a, r = inputs[k], outputs[i]
+        if _shape_and_element(a) is None or _shape_and_element(r) is None:
+            raise VerifyError(located_message(f, f"result #{i} ({type_name(r)}) cannot overwrite argument #{k} "
+                                                 f"({type_name(a)}): an in-place output is a tensor written into "
+                                                 "a tensor argument"))
         if _shape_and_element(a) != _shape_and_element(r):
             raise VerifyError(located_message(f, f"result #{i} ({r}) cannot overwrite argument #{k} ({a}): "
                                                  "an in-place output has its input's element type and shape"))
@@ -230,7 +237,10 @@ def _copy(f: func.FuncOp, value: SSAValue, arg: BlockArgument, ret: func.ReturnO
 
 @dataclass(frozen=True)
 class AllocAliasPass(ModulePass):
-    """Makes each in-place output (`fusion.alias_input`) write its input, hazards resolved."""
+    """Makes each in-place output (`fusion.alias_input`) write its input, hazards resolved.
+
+    Takes allocated functions only (`alloc_stage.require_allocated`): a function still in
+    tensor form is refused with a located error, before anything is rewritten."""
 
     name = "alloc-alias"
 
@@ -240,9 +250,7 @@ class AllocAliasPass(ModulePass):
     it exists only so a test can show the hazard the default resolves."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        for f in list(op.walk()):
-            if not isinstance(f, func.FuncOp) or f.is_declaration:
-                continue
+        for f in allocated_definitions(op, self.name):
             write_cats_in_place(f)
             aliases = aliased_results(f)
             if not aliases:

@@ -36,11 +36,15 @@ from allotment.analysis.size_eval import (
 )
 from allotment.diagnostics import SOURCE_SPANS, located_message
 from allotment.dialects import alloc
+from allotment.passes.alloc_stage import require_allocated
 
 
 @dataclass(frozen=True)
 class AllocEvaluatePass(ModulePass):
-    """Folds every size of allocated functions to a constant for given shapes."""
+    """Folds every size of allocated functions to a constant for given shapes.
+
+    Takes allocated functions only (`alloc_stage.require_allocated`): a function it would
+    evaluate that is still in tensor form is refused with a located error."""
 
     name = "alloc-evaluate"
 
@@ -60,14 +64,16 @@ class AllocEvaluatePass(ModulePass):
         if both:
             raise PassFailedException(f"alloc-evaluate: {', '.join(both)} given in both shapes and scalars")
         shapes.update(scalars)
-        funcs = [
+        named = [
             f for f in op.walk()
             if isinstance(f, func.FuncOp) and not f.is_declaration
-            and any(
-                isinstance(t, MemRefType)
-                for t in f.function_type.inputs.data + f.function_type.outputs.data
-            )
             and (not self.function or f.sym_name.data == self.function)
+        ]
+        for f in named:
+            require_allocated(f, self.name)
+        funcs = [
+            f for f in named
+            if any(isinstance(t, MemRefType) for t in f.function_type.inputs.data + f.function_type.outputs.data)
         ]
         if not funcs and self.function:
             raise PassFailedException(f"alloc-evaluate: no allocated function named @{self.function}")

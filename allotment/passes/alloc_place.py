@@ -40,6 +40,14 @@ its inputs.
 Guarantees: every kernel that reduces through row buffers gets a schedule,
 exactly once (placed kernels are left alone: the pass is idempotent); the
 decision for static rows is made here, never at run time.
+
+Refused, with a located error: a function still in tensor form
+(`alloc_stage.require_allocated`: run `fusion-allocate` first); an on-chip buffer
+that is not a one-dimensional row (the dialect allows any shape, but a row's
+extent is what this pass compares with the budget); an on-chip buffer in a kernel
+whose kind takes no schedule (pointwise, view: they reduce nothing). The names
+this pass gives new values (`%<kernel>_fits`) are valid SSA names whatever the
+kernel's name holds (`ssa_names.ssa_name`).
 """
 
 from __future__ import annotations
@@ -58,14 +66,44 @@ from allotment.analysis import library_matmul
 from allotment.analysis.capacity import Capacity, capacity
 from allotment.analysis.liveness import view_root
 from allotment.analysis.row_passes import REDUCTIONS, row_reading_loops, streamed_passes
+from allotment.diagnostics import located_message
 from allotment.dialects import alloc
+from allotment.dialects.fusion_rules import type_name
 from allotment.dtypes import element_nbytes
+from allotment.errors import UnsupportedError
+from allotment.passes.alloc_stage import allocated_definitions
 from allotment.passes.gc_pause import gc_paused
+from allotment.passes.ssa_names import ssa_name
 
 
 def row_buffers(kernel: alloc.KernelOp) -> list[alloc.AllocOp]:
     """The on-chip buffers a kernel's body declares."""
     return [op for op in kernel.body.block.ops if isinstance(op, alloc.AllocOp)]
+
+
+def _require_rows(kernel: alloc.KernelOp, rows: list[alloc.AllocOp]) -> None:
+    """Refuses on-chip buffers this pass cannot place, with a located `UnsupportedError`
+    naming the buffer: the alloc dialect lets a kernel declare any on-chip buffer, but
+    what this pass places is a reduced row (one dimension, its extent compared with the
+    budget), in a kernel whose kind takes a schedule (`alloc.schedule_problem`)."""
+    kernel_name = f'"{kernel.sym_name.data}"'
+    for row in rows:
+        t = row.result.type
+        assert isinstance(t, MemRefType)  # AllocOp's result constraint
+        rank = len(t.get_shape())
+        if rank != 1:
+            raise UnsupportedError(located_message(
+                row, f"alloc-place: {_buffer_name(row)} ({type_name(t)}) in kernel {kernel_name} is not a row "
+                     f"buffer: alloc-place places one-dimensional on-chip rows, not a rank-{rank} buffer"))
+    problem = alloc.schedule_problem(kernel.kind.data, "persistent")
+    if problem is not None:
+        raise UnsupportedError(located_message(
+            kernel, f"alloc-place: kernel {kernel_name} declares the on-chip buffer {_buffer_name(rows[0])}, which "
+                    f"alloc-place cannot place ({problem}; only a reducing kernel holds rows on chip)"))
+
+
+def _buffer_name(row: alloc.AllocOp) -> str:
+    return f"%{row.result.name_hint}" if row.result.name_hint else "an on-chip buffer"
 
 
 def _kernel_mesh(kernel: alloc.KernelOp) -> FlatSymbolRefAttr | None:
@@ -88,6 +126,7 @@ def place_kernel(kernel: alloc.KernelOp, cap: Capacity) -> str | None:
     rows = row_buffers(kernel)
     if not rows or kernel.schedule is not None:
         return None
+    _require_rows(kernel, rows)
     mesh = _kernel_mesh(kernel)
     if mesh is not None:
         for row in rows:
@@ -194,7 +233,7 @@ def _and_within(ops: list[Operation], condition: SSAValue | None, value: SSAValu
     """Appends `value <= cap` (the cap a constant named `cap_name`) to `ops`, and-ed with
     `condition` when there is one; returns the new condition."""
     limit = arith.ConstantOp(IntegerAttr(cap, IndexType()))
-    limit.result.name_hint = cap_name
+    limit.result.name_hint = ssa_name(cap_name)
     cmp = arith.CmpiOp(value, limit.result, "ule")
     ops += [limit, cmp]
     if condition is None:
@@ -208,7 +247,7 @@ def _insert_fits(kernel: alloc.KernelOp, ops: list[Operation], condition: SSAVal
     """Names `condition` `%<kernel>_fits` and inserts `ops` right before the kernel."""
     block = kernel.parent_block()
     assert block is not None and condition is not None
-    condition.name_hint = f"{kernel.sym_name.data}_fits"
+    condition.name_hint = ssa_name(f"{kernel.sym_name.data}_fits")  # a kernel's name is any string
     block.insert_ops_before(ops, kernel)
     return condition
 
@@ -298,10 +337,9 @@ class AllocPlacePass(ModulePass):
         except ValueError as e:
             raise PassFailedException(f"alloc-place: {e}") from None
         with gc_paused():  # many short-lived objects (`passes/gc_pause.py`)
-            for f in list(op.walk()):
-                if isinstance(f, func.FuncOp) and not f.is_declaration:
-                    for kernel in [k for k in f.body.block.ops if isinstance(k, alloc.KernelOp)]:
-                        if kernel.kind.data == "library":
-                            place_library(kernel, lim)
-                        else:
-                            place_kernel(kernel, cap)
+            for f in allocated_definitions(op, self.name):
+                for kernel in [k for k in f.body.block.ops if isinstance(k, alloc.KernelOp)]:
+                    if kernel.kind.data == "library":
+                        place_library(kernel, lim)
+                    else:
+                        place_kernel(kernel, cap)

@@ -78,6 +78,7 @@ from allotment.analysis.schedule import buffer_bytes, choose_schedule, hint_inde
 from allotment.dialects import alloc, comm, fusion
 from allotment.dtypes import element_nbytes
 from allotment.passes.alloc_alias import _reads_elementwise
+from allotment.passes.alloc_stage import allocated_definitions
 from allotment.passes.gc_pause import gc_paused
 
 
@@ -391,7 +392,10 @@ def _byte_size(b: alloc.AllocOp, out: list[Operation]) -> SSAValue:
 
 @dataclass(frozen=True)
 class AllocPlanPass(ModulePass):
-    """Orders kernels for a low peak, then frees each transient buffer after its last use."""
+    """Orders kernels for a low peak, then frees each transient buffer after its last use.
+
+    Takes allocated functions only (`alloc_stage.require_allocated`): a function still in
+    tensor form is refused with a located error instead of passing through unplanned."""
 
     name = "alloc-plan"
 
@@ -413,13 +417,12 @@ class AllocPlanPass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         with gc_paused():  # the analyses make many short-lived objects (`passes/gc_pause.py`)
-            for f in list(op.walk()):
-                if isinstance(f, func.FuncOp) and not f.is_declaration:
-                    if self.reorder:
-                        reorder(f, self.size_hint)
-                    if self.in_place:
-                        reuse_in_place(f)
-                    if self.arena:
-                        pack_arena(f, hint=None if self.arena_always else self.size_hint)
-                    free_after_last_use(f)
-                    keep_call_layouts(f)
+            for f in allocated_definitions(op, self.name):
+                if self.reorder:
+                    reorder(f, self.size_hint)
+                if self.in_place:
+                    reuse_in_place(f)
+                if self.arena:
+                    pack_arena(f, hint=None if self.arena_always else self.size_hint)
+                free_after_last_use(f)
+                keep_call_layouts(f)

@@ -6,9 +6,10 @@ and leaves `func`, `arith`, `math`, `memref`, `scf`, `cf` and `linalg`, which
 the LLVM dialect). The plan's decisions survive one for one:
 
 - `alloc.alloc` (global or host memory) is `memref.alloc` with the same dynamic size
-  operands and `alignment`; `zero_init` adds a `linalg.fill` of 0; `name` becomes the
-  result's name. `order` other than row-major (or an argument's `fusion.stride_order`),
-  `mesh` and `sharding` are refused
+  operands and `alignment`; `zero_init` adds a `linalg.fill` of 0; `name` is kept as the
+  `alloc.name` string and names the result, made a valid SSA name by `ssa_names.ssa_name`
+  (any string: `"s t"` gives `%s_t`), so the output parses again. `order` other than
+  row-major (or an argument's `fusion.stride_order`), `mesh` and `sharding` are refused
   (a located error): the MLIR program is one device's, with row-major buffers.
 - `alloc.dealloc` is `memref.dealloc`.
 - `alloc.pack` is `arith` on `index`: each slot's offset is the lowest aligned offset
@@ -48,8 +49,10 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from allotment.dialects import alloc
 from allotment.dialects.fusion import argument_order
 from allotment.passes import mlir_scalar as sc
+from allotment.passes.alloc_stage import require_allocated
 from allotment.passes.mlir_errors import LoweringError, refuse
 from allotment.passes.mlir_kernel import KernelEmitter
+from allotment.passes.ssa_names import ssa_name
 
 UPSTREAM = ("builtin", "func", "arith", "math", "memref", "scf", "cf", "linalg")
 """The dialects the lowered program may use."""
@@ -66,11 +69,15 @@ class AllocToMLIRPass(ModulePass):
     `i8` alloc with `memref.view` slots at offsets computed in the IR, checks as
     `cf.assert`. Kernels become `scf.for` nests over their iteration domain, inline.
     A program with anything else (meshes, shardings, collectives, ops without a scalar
-    lowering) is refused with a located error naming the op."""
+    lowering) is refused with a located error naming the op; a function still in tensor
+    form (`alloc_stage.require_allocated`), with one saying to allocate it first."""
 
     name = "alloc-to-mlir"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for top in op.body.block.ops:
+            if isinstance(top, func.FuncOp) and not top.is_declaration:
+                require_allocated(top, self.name)  # before anything is lowered
         for top in list(op.body.block.ops):
             if isinstance(top, func.FuncOp):
                 lower_function(top)
@@ -129,7 +136,7 @@ def _alloc(op: alloc.AllocOp) -> None:
         new.attributes["alloc.name"] = op.buffer_name
     Rewriter.replace_op(op, new)
     if op.buffer_name is not None:
-        new.memref.name_hint = op.buffer_name.data
+        new.memref.name_hint = ssa_name(op.buffer_name.data)  # the name is data: `alloc.name` keeps it as it is
     if op.zero_init is not None:
         zero = arith.ConstantOp(_zero_attr(t.element_type))
         Rewriter.insert_op([zero, linalg.FillOp((zero.result,), (new.memref,), ())], InsertPoint.after(new))

@@ -26,7 +26,8 @@ ranges overlap share a byte:
   never live together. The pack itself places slots with intersecting
   lifetimes apart (`analysis/packing.py`);
 - for concrete shapes, always: where every slot size is a constant, the
-  offsets are computed here and checked pairwise; `memory_plan` and
+  offsets are computed here and checked pairwise (a slot size that is a
+  negative constant, computed by `arith`, is an error at the pack); `memory_plan` and
   `plan_sizes` check the same for the shapes they are given
   (`arena_overlaps`).
 
@@ -52,6 +53,7 @@ from allotment.dtypes import element_nbytes
 from allotment.errors import VerifyError
 from allotment.extents import size_arith
 from allotment.extents import symbolic as sym
+from allotment.passes.alloc_stage import allocated_definitions
 
 
 def _name(op: alloc.AllocOp) -> str:
@@ -183,7 +185,10 @@ def pack_violations(f: func.FuncOp, pack: alloc.PackOp, index: dict[Operation, i
                     found.append((user, f"uses {_slot_name(view.result)} at kernel step {step}, outside the lifetime "
                                         f"[{start}, {end}] its arena was packed for: it may share bytes with a live slot"))
     sizes = [exprs.constant(v) for v in pack.sizes]
-    if all(v is not None for v in sizes):
+    negative = [(k, v) for k, v in enumerate(sizes) if v is not None and v < 0]
+    for k, v in negative:  # the verifier refuses a negative constant; this is one computed by arith
+        found.append((pack, f"slot #{k} is given the size {v}: a slot cannot have a negative size"))
+    if all(v is not None for v in sizes) and not negative:
         concrete = [v for v in sizes if v is not None]
         _, offsets = packing.pack(concrete, lifetimes, pack.alignment.value.data)
         for i, j in packing.overlapping_slots(concrete, offsets, lifetimes):
@@ -246,14 +251,16 @@ class _Symbolic:
 
 @dataclass(frozen=True)
 class AllocVerifyPass(ModulePass):
-    """Fails on a plan that frees memory still in use or overlaps two live arena slots (docs/memory-planning.md)."""
+    """Fails on a plan that frees memory still in use or overlaps two live arena slots (docs/memory-planning.md).
+
+    Takes allocated functions only (`alloc_stage.require_allocated`): a function still in
+    tensor form has no plan to verify and is refused with a located error."""
 
     name = "alloc-verify"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        for f in op.walk():
-            if isinstance(f, func.FuncOp) and not f.is_declaration:
-                problems = plan_violations(f)
-                if problems:
-                    at, message = problems[0]
-                    raise VerifyError(located_message(at, message))
+        for f in allocated_definitions(op, self.name):
+            problems = plan_violations(f)
+            if problems:
+                at, message = problems[0]
+                raise VerifyError(located_message(at, message))

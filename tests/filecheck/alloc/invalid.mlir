@@ -452,3 +452,13 @@ func.func @f(%a: index) {
   %t, %o = alloc.pack align 48 ([0, 1] = %a)
   func.return
 }
+
+// -----
+
+// A slot size that is a negative constant: no arena can hold it.
+// CHECK: error: alloc.pack: slot #1: size operand is the constant -1: a slot cannot have a negative size
+func.func @f(%a: index) {
+  %n = arith.constant -1 : index
+  %t, %o0, %o1 = alloc.pack align 256 ([0, 1] = %a, [1, 1] = %n)
+  func.return
+}

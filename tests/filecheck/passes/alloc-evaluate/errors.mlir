@@ -39,9 +39,9 @@
 // RUN: not allot-opt %s -p 'fusion-segment,fusion-allocate,alloc-evaluate{function=rowmax shapes="x=3x0"}' 2>&1 | filecheck %s --check-prefix=EMPTY
 // EMPTY: errors.mlir:[[# @LINE + 26]]:3: error: alloc.check: alloc-evaluate: @rowmax: fusion.max: dimension 1 of %x (x.shape[1]) must not be empty: max has no identity (got 0 and 1)
 //
-// Nothing allocated to evaluate; no function of that name.
+// A function not allocated yet (refused as by every alloc-* pass); no function of that name.
 // RUN: not allot-opt %s -p 'alloc-evaluate{shapes="x=8x4"}' 2>&1 | filecheck %s --check-prefix=NOALLOC
-// NOALLOC: alloc-evaluate: no allocated function to evaluate (run fusion-allocate first)
+// NOALLOC: errors.mlir:[[# @LINE + 4]]:1: error: func.func: alloc-evaluate: @add must be allocated first: argument #0 %x is a tensor<?x4xf32> (alloc-evaluate runs on allocated functions; run fusion-segment and fusion-allocate first)
 // RUN: not allot-opt %s -p 'fusion-segment,fusion-allocate,alloc-evaluate{function=nowhere shapes="x=8x4"}' 2>&1 | filecheck %s --check-prefix=NOFUNC
 // NOFUNC: alloc-evaluate: no allocated function named @nowhere
 
