@@ -19,6 +19,7 @@ from allotment.dialects.fusion_rules import compute_type
 from allotment.extents import symbolic as sym
 from allotment.extents.dims import dim_set
 from allotment.extents.symbolic import Const, Extent
+from allotment.passes.ssa_names import ssa_name
 
 
 class ReductionBuffers:
@@ -67,10 +68,10 @@ class ReductionBuffers:
             alloc.MemorySpace.GLOBAL,
             name=name,
         )
-        a.result.name_hint = name
+        a.result.name_hint = ssa_name(name)  # a segment's name is data
         self.body_ops.append(a)
         arg = block.insert_arg(TensorType(acc, static), len(block.args))
-        arg.name_hint = name
+        arg.name_hint = ssa_name(name)
         return a.result
 
     def _column_partials(self, seg: fusion.SegmentOp, block: Block, first: int) -> list[SSAValue]:
@@ -101,7 +102,7 @@ class ReductionBuffers:
             alloc.memref_type(op.accumulation_type(), (static,)), sizes,
             alloc.MemorySpace.LOCAL, name=name,
         )
-        a.result.name_hint = name
+        a.result.name_hint = ssa_name(name)  # a segment's name is data
         return a
 
     def _row_buffer(self, op: Operation, inner: Block, seg: fusion.SegmentOp) -> alloc.AllocOp:
@@ -118,7 +119,7 @@ class ReductionBuffers:
         a = alloc.AllocOp(
             alloc.memref_type(compute_type(src.type.element_type), (static_row,)), sizes, alloc.MemorySpace.LOCAL, name=name
         )
-        a.result.name_hint = name
+        a.result.name_hint = ssa_name(name)  # a segment's name is data
         return a
 
 

@@ -19,6 +19,7 @@ from xdsl.ir import Attribute, BlockArgument, SSAValue
 
 from allotment.dialects import alloc, fusion
 from allotment.passes import mlir_scalar as sc
+from allotment.passes.ssa_names import ssa_name
 
 
 class OutputLoops:
@@ -67,7 +68,7 @@ class OutputLoops:
         new = memref.AllocaOp.create(operands=list(op.sizes), result_types=[t],
                                      properties={"operandSegmentSizes": _segments(len(op.sizes), 0)})
         if op.buffer_name is not None:
-            new.memref.name_hint = op.buffer_name.data
+            new.memref.name_hint = ssa_name(op.buffer_name.data)  # a buffer's name is data
         new.attributes["alloc.memory"] = StringAttr(op.memory_space.value)
         self._insert(0, new)
 
