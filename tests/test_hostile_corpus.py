@@ -605,7 +605,6 @@ def _unsupported_cases() -> list[IrCase]:
     ]
 
 
-_CONV = ('{"args": [{"t": 0}, {"t": 1}, null, [1, 1], [1, 1], [1, 1], false, [0, 0], 1]}')
 _MM = '{"args": [{"t": 0}, {"t": 1}]}'
 
 
@@ -652,11 +651,6 @@ def _fuzzed_cases() -> list[IrCase]:
         IrCase("aten_out_overload_sizes_lie", _aten(_MM, "tensor<?x4xf32>", " sizes(%n)", n_plus_1).replace(
             '"} : (', '", out = "out", out_args = ["out"]} : ('), None, E.RunError, None,
             lambda: [torch.randn(3, 4), torch.randn(4, 4)]),
-        IrCase("aten_convolution_declared_batch_7", "func.func @conv(%x: tensor<2x3x5x5xf32>, %w: tensor<4x3x3x3xf32>) "
-               "-> tensor<7x4x5x5xf32> {\n  %y = fusion.aten \"aten.convolution.default\" (%x, %w) {call = "
-               f"{json.dumps(_CONV)}}} : (tensor<2x3x5x5xf32>, tensor<4x3x3x3xf32>) -> tensor<7x4x5x5xf32>\n"
-               "  func.return %y : tensor<7x4x5x5xf32>\n}\n", None, E.RunError, None,
-               lambda: [torch.randn(2, 3, 5, 5), torch.randn(4, 3, 3, 3)]),
     ]
 
 
