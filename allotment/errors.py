@@ -114,6 +114,13 @@ def is_allocation_failure(e: BaseException) -> bool:
         isinstance(e, MemoryError) or any(m in str(e) for m in ALLOCATION_FAILURES))
 
 
+def first_line(e: BaseException) -> str:
+    """The first line of `e`'s message (its class name where it has none): what an
+    `allotment.Error` quotes of a library's exception."""
+    text = str(e).strip()
+    return text.splitlines()[0] if text else type(e).__name__
+
+
 def located(e: BaseException) -> Error:
     """`e` as an `allotment.Error`, keeping its message: xDSL's parse and verify errors
     become `ParseError` and `VerifyError`; Allotment's own errors are returned as they are."""

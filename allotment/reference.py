@@ -78,7 +78,7 @@ from allotment.dialects import fusion
 from allotment.dialects import fusion_rules as rules
 from allotment.dialects.comm import COMM_OPS
 from allotment.dialects.fusion_rules import DYNAMIC, type_name
-from allotment.errors import ArgumentError, Error, RunError, UnsupportedError, is_allocation_failure
+from allotment.errors import ArgumentError, Error, RunError, UnsupportedError, first_line, is_allocation_failure
 from allotment.extents import size_arith, view_extents
 
 Scalar: TypeAlias = int | float | bool
@@ -177,6 +177,20 @@ def _location(op: Operation) -> str | None:
     return span.get_location() if span is not None else None
 
 
+def _mismatch(x: Value, t: Attribute) -> str | None:
+    """What `x` is, where it is not a value of IR type `t` (a tensor of its dtype, rank and
+    static extents; a scalar of its Python kind), else None."""
+    if isinstance(t, TensorType):
+        if not isinstance(x, torch.Tensor):
+            return repr(x)
+        if (x.dtype == torch_dtype(t.element_type) and x.dim() == len(t.get_shape())
+                and all(e == DYNAMIC or e == a for e, a in zip(t.get_shape(), x.shape))):
+            return None
+        return f"a tensor of dtype {x.dtype} and shape {_fmt(x.shape)}"
+    kind = bool if t == i1 else int if _is_int(t) else complex if rules.is_complex(t) else float
+    return None if type(x) is kind else repr(x)  # noqa: E721 - bool must not pass as int
+
+
 def _fmt(shape: Sequence[int]) -> str:
     return "x".join(str(e) for e in shape) if len(shape) else "scalar"
 
@@ -266,23 +280,8 @@ class _Run:
 
     def check_result(self, op: Operation, i: int, x: Value) -> None:
         t = op.results[i].type
-        if isinstance(t, TensorType):
-            ok = (
-                isinstance(x, torch.Tensor)
-                and x.dtype == torch_dtype(t.element_type)
-                and x.dim() == len(t.get_shape())
-                and all(e == DYNAMIC or e == a for e, a in zip(t.get_shape(), x.shape))
-            )
-            got = (
-                f"a tensor of dtype {x.dtype} and shape {_fmt(x.shape)}"
-                if isinstance(x, torch.Tensor)
-                else repr(x)
-            )
-        else:
-            kind = bool if t == i1 else int if _is_int(t) else complex if rules.is_complex(t) else float
-            ok = type(x) is kind  # noqa: E721 - bool must not pass as int
-            got = repr(x)
-        if not ok:
+        got = _mismatch(x, t)
+        if got is not None:
             raise ReferenceBug(
                 f"{op.name}: result #{i} is {got}, but its IR type is {type_name(t)}; "
                 "this is a bug in the reference evaluator or in the dialect's typing rules"
@@ -1060,7 +1059,7 @@ def _aten(run: _Run, op: Operation) -> list[Value]:
     except Exception as e:  # the IR's arguments: torch's refusal names the call at fault
         if isinstance(e, Error) or is_allocation_failure(e):
             raise
-        raise run.fail(op, f"the call failed: {str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__}") from None
+        raise run.fail(op, f"the call failed: {first_line(e)}") from None
     positions = call.get("results")
     if positions is not None and (not isinstance(result, tuple | list)
                                   or not all(0 <= i < len(result) for i in positions)):
@@ -1069,14 +1068,10 @@ def _aten(run: _Run, op: Operation) -> list[Value]:
     carriers = {"uint64": torch.int64, "uint32": torch.int32, "uint8": torch.bool, "int8": torch.bool}
     views = call.get("views") or [None] * len(results)
     out = [r.view(carriers[v]) if v and isinstance(r, torch.Tensor) else r for r, v in zip(results, views)]
-    for i, (r, v) in enumerate(zip(out, op.results)):
-        t = v.type
-        if not isinstance(t, TensorType):
-            continue
-        if not (isinstance(r, torch.Tensor) and r.dtype == torch_dtype(t.element_type) and r.dim() == len(t.get_shape())
-                and all(e == DYNAMIC or e == a for e, a in zip(t.get_shape(), r.shape))):
-            got = f"a tensor of dtype {r.dtype} and shape {_fmt(r.shape)}" if isinstance(r, torch.Tensor) else f"a {type(r).__name__}"
-            raise run.fail(op, f"result #{i} is {got}, but the IR declares {type_name(t)}")
+    for i, (r, v) in enumerate(zip(out, op.results)):  # what the operator returned is the IR's to declare
+        got = _mismatch(r, v.type)
+        if got is not None:
+            raise run.fail(op, f"result #{i} is {got}, but the IR declares {type_name(v.type)}")
     return out
 
 

@@ -102,27 +102,21 @@ def test_tensor_form_allocated_first_goes_through(tmp_path: Path) -> None:
     assert 'alloc.alias = "in_place"' in result.stdout
 
 
-def test_alloc_alias_refuses_a_scalar_in_place_output(tmp_path: Path) -> None:
-    result = _allot_opt(tmp_path, SCALAR_ALIAS, "-p", "fusion-segment,fusion-allocate,alloc-alias")
-    _assert_refused(result, "input.mlir:1:1: error: func.func: result #0 (f32) cannot overwrite argument #0 (f32)",
-                    "an in-place output is a tensor written into a tensor argument")
-
-
-def test_alloc_place_refuses_a_buffer_that_is_no_row(tmp_path: Path) -> None:
-    result = _allot_opt(tmp_path, STRIDED_ROW, "-p", "alloc-place")
-    _assert_refused(result, "input.mlir:7:5: error: alloc.alloc: alloc-place:", "%tile (memref<64x64xf32>)",
-                    "is not a row buffer", "rank-2")
-
-
-def test_negative_slot_constant_is_a_verify_error(tmp_path: Path) -> None:
-    result = _allot_opt(tmp_path, NEGATIVE_SLOT, "-p", "alloc-verify")
-    _assert_refused(result, "input.mlir:3:3: error: alloc.pack: slot #0: size operand is the constant -1",
-                    "a slot cannot have a negative size")
-
-
-def test_negative_slot_computed_is_refused_by_alloc_verify(tmp_path: Path) -> None:
-    result = _allot_opt(tmp_path, NEGATIVE_SLOT_COMPUTED, "-p", "alloc-verify")
-    _assert_refused(result, "input.mlir:5:3: error: alloc.pack: slot #0 is given the size -64")
+@pytest.mark.parametrize("text, pipeline, expected", [
+    pytest.param(SCALAR_ALIAS, "fusion-segment,fusion-allocate,alloc-alias",
+                 ("input.mlir:1:1: error: func.func: result #0 (f32) cannot overwrite argument #0 (f32)",
+                  "an in-place output is a tensor written into a tensor argument"), id="alias-a-scalar"),
+    pytest.param(STRIDED_ROW, "alloc-place",
+                 ("input.mlir:7:5: error: alloc.alloc: alloc-place:", "%tile (memref<64x64xf32>)",
+                  "is not a row buffer", "rank-2"), id="place-a-buffer-that-is-no-row"),
+    pytest.param(NEGATIVE_SLOT, "alloc-verify",
+                 ("input.mlir:3:3: error: alloc.pack: slot #0: size operand is the constant -1",
+                  "a slot cannot have a negative size"), id="negative-slot-constant"),
+    pytest.param(NEGATIVE_SLOT_COMPUTED, "alloc-verify",
+                 ("input.mlir:5:3: error: alloc.pack: slot #0 is given the size -64",), id="negative-slot-computed"),
+])
+def test_a_pass_refuses_what_it_cannot_take(tmp_path: Path, text: str, pipeline: str, expected: tuple[str, ...]) -> None:
+    _assert_refused(_allot_opt(tmp_path, text, "-p", pipeline), *expected)
 
 
 def test_negative_slot_at_run_time_is_an_allotment_error() -> None:

@@ -18,7 +18,7 @@ import torch
 from allotment.analysis.packing import pack as _pack
 from allotment.aten import aten_operator
 from allotment.backend import launch as _launch
-from allotment.errors import AllotmentRuntimeError, Error, InputTypeError, RunError, is_allocation_failure
+from allotment.errors import AllotmentRuntimeError, Error, InputTypeError, RunError, first_line, is_allocation_failure
 
 
 def check_arity(function: str, names: Sequence[str], inputs: Sequence[Any]) -> None:
@@ -760,8 +760,7 @@ def aten_call(name: str, args: tuple, kwargs: dict[str, Any]) -> Any:
     except Exception as e:  # the IR's arguments: torch's refusal names the call at fault
         if isinstance(e, Error) or is_allocation_failure(e):
             raise  # an allocation failure: the driver's RunError says so
-        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-        raise RunError(f"{name}: the call failed: {first}") from None
+        raise RunError(f"{name}: the call failed: {first_line(e)}") from None
     _launch.note_torch_result(result)
     return result
 

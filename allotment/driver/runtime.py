@@ -61,7 +61,7 @@ from allotment.backend.kernel_plan import CodegenError
 from allotment.backend.native import replay_module
 from allotment.backend.program_cache import CacheDirectoryWarning, cache_dir
 from allotment.backend.replay import replayer_for
-from allotment.errors import ArgumentError, CompileError, InputTypeError, RunError, is_allocation_failure
+from allotment.errors import ArgumentError, CompileError, InputTypeError, RunError, first_line, is_allocation_failure
 from allotment.ir import find_function
 from allotment.limits import call_with_deep_stack
 from allotment.passes import pipeline as passes
@@ -116,11 +116,7 @@ def raise_allocation_failure(e: RuntimeError, target: str) -> None:
     """Raises a RunError if `e` (torch's, not an `allotment.Error`, which are RuntimeErrors
     too) says a buffer could not be allocated (else returns)."""
     if is_allocation_failure(e):
-        raise RunError(f"cannot allocate a buffer of the fusion on {target}: {_first_line(e)}") from None
-
-
-def _first_line(e: BaseException) -> str:
-    return str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        raise RunError(f"cannot allocate a buffer of the fusion on {target}: {first_line(e)}") from None
 
 
 _PROGRAMS: dict[str, Program] = {}
