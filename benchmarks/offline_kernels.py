@@ -39,7 +39,7 @@ import schedule_ab as sab  # noqa: E402
 from suite_fusions import FUSIONS  # noqa: E402
 
 import allotment  # noqa: E402
-from allotment.backend import launch  # noqa: E402
+from allotment.backend import launch, register_cap  # noqa: E402
 
 
 def sass_instructions(cubin: bytes) -> int:
@@ -56,7 +56,10 @@ def sass_instructions(cubin: bytes) -> int:
 
 def case_lines(case: str, rule: str | None = None, old: bool = False) -> list[str]:
     """One line per kernel launch of one call of the case (see the module docstring); with
-    `rule` and `old`, built and called under that rule's old form."""
+    `rule` and `old`, built and called under that rule's old form. A launch that the
+    register cap (`register_cap.occupancy_cap`, H100/H200 limits) would recompile gets its
+    capped build after `cap N:`, whether or not it spills (the launcher keeps it only where
+    it does not)."""
     fusion, dtype, extents, size = case.split()
     f = FUSIONS[fusion]
     text = f.text(dtype, extents == "dynamic", size)
@@ -76,9 +79,17 @@ def case_lines(case: str, rule: str | None = None, old: bool = False) -> list[st
         r = sab._resources(getattr(module, name), kargs, consts, warps, keep_cubin=True)
         blocks = f"{consts.get('BLOCK_M', 1)}x{consts.get('BLOCK_N', 0)}"
         per_sm = sab.programs_per_sm(r["regs"], warps, r["shared"])
-        lines.append(f"{case:40s} {name:22s} grid {grid[0]:7d} {blocks:>9s} {warps:2d} warps {r['regs']:3d} regs "
-                     f"spill {r['stack']:3d} B {per_sm:2d} programs/SM  sass {sass_instructions(r['cubin']):5d}  "
-                     f"{r['access']}")
+        line = (f"{case:40s} {name:22s} grid {grid[0]:7d} {blocks:>9s} {warps:2d} warps {r['regs']:3d} regs "
+                f"spill {r['stack']:3d} B {per_sm:2d} programs/SM  sass {sass_instructions(r['cubin']):5d}  "
+                f"{r['access']}")
+        programs = grid[0] * (grid[1] if len(grid) > 1 else 1) * (grid[2] if len(grid) > 2 else 1)
+        cap = register_cap.occupancy_cap(r["regs"], warps, r["shared"], programs, register_cap.SMLimits())
+        if cap is not None:
+            c = sab._resources(getattr(module, name), kargs, consts, warps, keep_cubin=True, maxnreg=cap)
+            capped = register_cap.programs_per_sm(c["regs"], warps, c["shared"], register_cap.SMLimits())
+            line += (f"  | cap {cap}: {c['regs']} regs spill {c['stack']} B {capped} programs/SM "
+                     f"sass {sass_instructions(c['cubin'])}")
+        lines.append(line)
     return lines
 
 

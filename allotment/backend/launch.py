@@ -27,6 +27,11 @@ would break CUDA kernels compiled later in the same process).
   API: if the direct call fails once, every later launch uses the JIT path.
   JIT-path launches (which may compile, reading `triton.language`) take the
   same lock, so that they never see the interpreter's patched module.
+- Before that first launch, the specialization is compiled without running
+  and `register_cap.occupancy_cap` reads its registers: where a cap buys one
+  more program an SM and the capped build spills nothing, the capped build is
+  the one launched and remembered (a JIT-path launch after a failed direct
+  call runs the uncapped build: the same results).
 The key holds every integer argument itself (a superset of what Triton
 specializes on) and which pointers are not 16-byte aligned (Triton compiles a
 specialization of its own for those: a slice at an odd element, such as a
@@ -49,6 +54,8 @@ for why no tensor of another device can get there).
 from __future__ import annotations
 
 import dataclasses
+import functools
+import math
 import operator
 import os
 import sys
@@ -61,7 +68,7 @@ from typing import Any
 
 import torch
 
-from allotment.backend import driver_launch, raw_launcher
+from allotment.backend import driver_launch, raw_launcher, register_cap
 
 INTERPRETER_LOCK = threading.Lock()
 """Held while Triton's interpreter runs or prepares a kernel, and around JIT-path GPU launches."""
@@ -367,16 +374,55 @@ def _first_launch(
 ) -> None:
     """The first launch of a specialization: the JIT path (which compiles), then its
     compiled launcher is remembered under `key` (internal API: if that fails, every later
-    launch takes the JIT path)."""
+    launch takes the JIT path). Where the register cap applies (`_register_cap`), the
+    specialization compiled and launched is the capped one."""
     global _direct_ok
     with INTERPRETER_LOCK:
-        compiled = kernel[grid](*args, **constexprs, num_warps=num_warps, **_compile_options(kernel))
+        options = _compile_options(kernel)
+        cap = _register_cap(kernel, grid, args, constexprs, num_warps, options)
+        if cap is not None:
+            options = {**options, "maxnreg": cap}
+        compiled = kernel[grid](*args, **constexprs, num_warps=num_warps, **options)
         try:
             compiled._init_handles()
             entry = raw_launcher.plan(compiled.run, compiled.function, compiled.packed_metadata)
             table[key] = dataclasses.replace(entry, driver=driver_launch.layout(compiled))
         except Exception:  # an internal API that moved: keep the public path
             _direct_ok = False
+
+
+def _register_cap(kernel: Any, grid: tuple[int, ...], args: tuple, constexprs: dict[str, Any], num_warps: int,
+                  options: dict[str, Any]) -> int | None:
+    """The `maxnreg` this specialization is compiled with, or None: `register_cap.occupancy_cap`
+    of the build ptxas first gives it (compiled, not run: `warmup`), kept only where the build
+    under that cap spills nothing. A failure of either compile here leaves the kernel
+    uncapped (the launch that follows compiles it again and reports any error). Call with
+    INTERPRETER_LOCK held."""
+    try:
+        first = kernel.warmup(*args, grid=grid, **constexprs, num_warps=num_warps, **options)
+        first._init_handles()
+        cap = register_cap.occupancy_cap(first.n_regs, num_warps, first.metadata.shared, math.prod(grid),
+                                         _sm_limits(torch.cuda.current_device()))
+        if cap is None:
+            return None
+        capped = kernel.warmup(*args, grid=grid, **constexprs, num_warps=num_warps, maxnreg=cap, **options)
+        capped._init_handles()
+        return cap if capped.n_spills == 0 else None
+    except Exception:  # an internal API that moved, or a compile error the launch will report
+        return None
+
+
+@functools.lru_cache(maxsize=None)
+def _sm_limits(device: int) -> register_cap.SMLimits:
+    """What one SM of CUDA device `device` holds, from its properties (32 programs an SM:
+    every architecture since sm_80)."""
+    p = torch.cuda.get_device_properties(device)
+    return register_cap.SMLimits(
+        registers=int(getattr(p, "regs_per_multiprocessor", 65536)),
+        threads=int(p.max_threads_per_multi_processor),
+        shared=int(getattr(p, "shared_memory_per_block_optin", 227 * 1024)),
+        count=int(p.multi_processor_count),
+    )
 
 
 def _run_direct(entry: raw_launcher.CallPlan, grid: tuple[int, ...], args: tuple | list, cvals: tuple) -> bool:
