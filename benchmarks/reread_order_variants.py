@@ -121,17 +121,17 @@ def run_case(case: str, repeats: int, tmp: Path) -> None:
     ev = load(evicting(src), f"ev_{fusion}_{size}", tmp)
     both = load(evicting(rev_src), f"both_{fusion}_{size}", tmp)
     stats = allotment.compile(FUSIONS["bn_stats"].text("bf16", dynamic, ext)) if fusion == "batchnorm_fwd" else None
-    compiled = torch.compile(f.torch, dynamic=False)
+    compiled = torch.compile(f.torch_fn, dynamic=False)
     x0 = sets[0][0]
     ys = [torch.empty_like(xs[0]) for xs in sets]
-    want = f.torch(*sets[0])
+    want = f.torch_fn(*sets[0])
     for name, fn in (("allotment", exe), ("generated", gen.run), ("reversed", rev.run), ("evicting", ev.run),
                      ("both", both.run)):
         err = check_outputs(fn(*sets[0]), want, "bf16")
         if err:
             print(f"{case} {name}: WRONG {err}")
             return
-    sides = [kt.Side("eager", lambda xs: f.torch(*xs)), kt.Side("compile", lambda xs: compiled(*xs)),
+    sides = [kt.Side("eager", lambda xs: f.torch_fn(*xs)), kt.Side("compile", lambda xs: compiled(*xs)),
              kt.Side("allotment", lambda xs: exe(*xs)), kt.Side("reversed", lambda xs: rev.run(*xs)),
              kt.Side("evicting", lambda xs: ev.run(*xs)), kt.Side("both", lambda xs: both.run(*xs))]
     if stats is not None:

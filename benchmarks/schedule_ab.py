@@ -48,7 +48,8 @@ builds apart. Rules now:
 - `register_cap`: `register_cap.occupancy_cap(allowed=False)` as the launcher's first launch
   of a specialization calls it (old: every kernel as ptxas builds it; new: recompiled with
   `maxnreg` where that buys one more program an SM, cuts at most 20% of its registers and
-  spills nothing). Same text, same launches, other machine code: every case is timed. Its
+  spills nothing). An opt-in rule (`ALLOT_REGISTER_CAP`), which this script turns on for
+  its new builds. Same text, same launches, other machine code: every case is timed. Its
   cases: the bf16 suite programs where `benchmarks/offline_kernels.py` (sm_90, Triton 3.6)
   finds such a cap spill-free.
 - `magic_division`: `kernels/emitter.magic_division(allowed=False)` (old: a `?` kernel splits
@@ -85,6 +86,7 @@ import functools
 import importlib.util
 import itertools
 import math
+import os
 import re
 import subprocess
 import sys
@@ -123,6 +125,9 @@ class Rule:
     at_compile: bool = False
     """A rule of the launcher's compile (`register_cap`): the same text and launches, other
     machine code, so its cases are timed without the test of `changed`."""
+    switch: str = ""
+    """The environment variable that turns an opt-in rule on: set to 1 while it is compared
+    (its old form is the patched function, which ignores it)."""
 
     @contextlib.contextmanager
     def applied_old(self) -> Iterator[None]:
@@ -169,7 +174,7 @@ RULES: dict[str, Rule] = {
          "softmax_bwd:odd", "softmax_bwd:odd:?", "softmax_bwd:large", "add_rmsnorm:odd", "add_rmsnorm:odd:?",
          "batchnorm_fwd:odd", "transpose_add_2d:odd", "transpose_add_3d:odd:?", "qkv_split_bias:odd",
          "bias_gelu:odd", "bias_residual:odd", "broadcast_add_outer:odd"),
-        at_compile=True,
+        at_compile=True, switch="ALLOT_REGISTER_CAP",
     ),
 }
 """Every rule this script compares, by name."""
@@ -431,6 +436,8 @@ def main(argv: list[str] | None = None) -> int:
               f"{'new us med [min-max]':>22s} new/old")
     failed = 0
     for rule_name, case in work(args.rules.split(","), args.cases):
+        if RULES[rule_name].switch:  # an opt-in rule: on for its new builds (its old form ignores it)
+            os.environ[RULES[rule_name].switch] = "1"
         if time.monotonic() - t0 > args.budget_s:
             print(f"{rule_name:14s} {case}: skipped (past --budget-s {args.budget_s:.0f})")
             continue

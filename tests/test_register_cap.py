@@ -27,7 +27,7 @@ def test_programs_per_sm(regs: int, warps: int, shared: int, expected: int) -> N
 
 def test_cap_buys_one_more_program() -> None:
     # the `?` attention epilogue at 12x999x999: 59 registers, 8 warps, 2997 programs
-    cap = occupancy_cap(59, 8, 0, 2997, H100)
+    cap = occupancy_cap(59, 8, 0, 2997, H100, allowed=True)
     assert cap == 48
     assert programs_per_sm(cap, 8, 0, H100) == programs_per_sm(59, 8, 0, H100) + 1
 
@@ -42,13 +42,13 @@ def test_cap_buys_one_more_program() -> None:
     ],
 )
 def test_no_cap(regs: int, warps: int, shared: int, programs: int, why: str) -> None:
-    assert occupancy_cap(regs, warps, shared, programs, H100) is None, why
+    assert occupancy_cap(regs, warps, shared, programs, H100, allowed=True) is None, why
 
 
 def test_cut_never_past_max() -> None:
     for regs in range(16, 256):
         for warps in (1, 2, 4, 8, 16, 32):
-            cap = occupancy_cap(regs, warps, 0, 10**7, H100)
+            cap = occupancy_cap(regs, warps, 0, 10**7, H100, allowed=True)
             if cap is not None:
                 assert cap % 8 == 0 and (1 - MAX_CUT) * regs <= cap < regs
                 assert programs_per_sm(cap, warps, 0, H100) > programs_per_sm(regs, warps, 0, H100)
@@ -56,3 +56,10 @@ def test_cut_never_past_max() -> None:
 
 def test_old_rule_never_caps() -> None:
     assert occupancy_cap(59, 8, 0, 2997, H100, allowed=False) is None
+
+
+def test_off_unless_asked(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("ALLOT_REGISTER_CAP", raising=False)
+    assert occupancy_cap(59, 8, 0, 2997, H100) is None
+    monkeypatch.setenv("ALLOT_REGISTER_CAP", "1")
+    assert occupancy_cap(59, 8, 0, 2997, H100) == 48

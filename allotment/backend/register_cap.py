@@ -15,16 +15,25 @@ launch has more programs than the SMs hold at once. The launcher (`launch._first
 then compiles the kernel again with that cap and keeps the capped build only where it
 spills nothing; otherwise the kernel runs as ptxas first built it. Results do not change
 (the same instructions over fewer registers); only residency does.
+
+It is off unless `ALLOT_REGISTER_CAP=1`: timed on an H200 (`benchmarks/schedule_ab.py
+--rules register_cap`, 2026-12-07, 16 bf16 suite programs where the cap applies spill-free)
+it read 0.95x for the `?` attention epilogue above and 0.94 to 0.97x for the transposed
+adds and the odd add-RMSNorm, but 1.13x for the static attention epilogue (48 registers
+capped to 40, five programs an SM to six) and 1.005 to 1.025x for five others: more programs
+an SM is not always faster, and nothing the launcher knows before timing tells those apart.
 """
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 
 MAX_CUT = 0.2
-"""The largest share of a kernel's registers a cap may take away: a deeper cut makes ptxas
-trade registers for recomputation or serialized loads even where it does not spill (the
-row kernels of rotary and the residual LayerNorm spill under a cap 25% below theirs)."""
+"""The largest share of a kernel's registers a cap may take away: the deeper the cut, the
+more ptxas must spill or recompute (offline, sm_90: of the 40 launches of the bf16 suite
+this rule caps, 13 spill even within 20%, `benchmarks/offline_kernels.py`)."""
+
 
 REG_UNIT = 8
 """Registers a thread are allocated in units of 8 (256 a warp)."""
@@ -51,14 +60,19 @@ def programs_per_sm(regs: int, warps: int, shared: int, sm: SMLimits) -> int:
     return max(0, min(by_regs, sm.threads // (32 * warps), sm.programs, by_shared))
 
 
+def enabled() -> bool:
+    """Whether the rule is on (`ALLOT_REGISTER_CAP=1`; read at each specialization's first launch)."""
+    return os.environ.get("ALLOT_REGISTER_CAP", "0") not in ("", "0")
+
+
 def occupancy_cap(regs: int, warps: int, shared: int, programs: int, sm: SMLimits,
-                  allowed: bool = True) -> int | None:
+                  allowed: bool | None = None) -> int | None:
     """The `maxnreg` that gives a kernel (`regs` registers a thread from ptxas, `warps`,
     `shared` bytes, launched over `programs` programs) one more program an SM, or None:
     where registers are not what limits it, where the cap would cut more than `MAX_CUT` of
-    its registers, or where every program of the launch is resident already. `allowed=False`
-    is the old rule (no cap), for `benchmarks/schedule_ab.py`."""
-    if not allowed or warps < 1:
+    its registers, or where every program of the launch is resident already. `allowed`
+    (default: `enabled()`) False is the old rule (no cap), for `benchmarks/schedule_ab.py`."""
+    if not (enabled() if allowed is None else allowed) or warps < 1:
         return None
     now = programs_per_sm(regs, warps, shared, sm)
     if now < 1 or programs <= now * sm.count:
