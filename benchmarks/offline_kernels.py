@@ -66,7 +66,7 @@ def case_lines(case: str, rule: str | None = None, old: bool = False) -> list[st
     seen: list[tuple[Any, tuple, tuple, dict, int]] = []
     with sab.RULES[rule].applied_old() if rule and old else contextlib.nullcontext():
         if old:  # its own function name: the program cache keys the two builds apart
-            text = text.replace(f"@{f.name}(", f"@{f.name}_old_rule(", 1)
+            text = text.replace(f"@{f.name}(", f"@{f.name}{sab.old_suffix(sab.RULES[rule])}(", 1)
         exe = allotment.compile(text)
         module = sab._load_program(exe.source("cuda"), Path(tempfile.mkdtemp()), "offline")
         with launch.intercepted(lambda k, g, a, c, w: seen.append((k, g, a, c, w))):

@@ -210,11 +210,11 @@ def build(rule: Rule, fusion: str, dtype: str, extents: dict[str, int], old: boo
           dynamic: bool = False) -> Build:
     """The case compiled (static extents, or `?` ones with `dynamic`) and its program
     generated for `target`, with the old rule (`old`: under the function name
-    `<fusion>_old_rule`) or the new."""
+    `<fusion>` + `old_suffix(rule)`) or the new."""
     f = FUSIONS[fusion]
     text = f.text(dtype, dynamic, extents)
     if old:
-        text = text.replace(f"@{f.name}(", f"@{f.name}_old_rule(", 1)
+        text = text.replace(f"@{f.name}(", f"@{f.name}{old_suffix(rule)}(", 1)
     exe = allotment.compile(text)
     with rule.applied_old() if old else contextlib.nullcontext():
         source = exe.source(target)
@@ -223,9 +223,17 @@ def build(rule: Rule, fusion: str, dtype: str, extents: dict[str, int], old: boo
     return Build(exe, source, rule, old)
 
 
-def _body(source: str) -> str:
+def old_suffix(rule: Rule) -> str:
+    """The suffix of an old build's function name: one for each rule, since the program cache
+    keys programs by their text and not by the rules in force when they were generated (an
+    old build of one rule must never be found as another rule's old build: one A/B after
+    another in the same cache directory read two cases as unchanged on 2026-12-07)."""
+    return f"_old_{rule.module.__name__.rsplit('.', 1)[-1]}_{rule.attr}"
+
+
+def _body(source: str, rule: Rule) -> str:
     """A program's text without its function's name (old and new builds differ by it)."""
-    return re.sub(r"_old_rule\b", "", source)
+    return re.sub(re.escape(old_suffix(rule)) + r"\b", "", source)
 
 
 def launches(b: Build, xs: list[torch.Tensor]) -> list[tuple]:
@@ -243,7 +251,7 @@ def changed(builds: dict[str, Build], xs: list[torch.Tensor]) -> bool:
     old, new = builds["old"], builds["new"]
     if old.rule.at_compile:
         return True
-    return _body(old.source) != _body(new.source) or launches(old, xs) != launches(new, xs)
+    return _body(old.source, old.rule) != _body(new.source, new.rule) or launches(old, xs) != launches(new, xs)
 
 
 def _fmt(s: dict[str, float] | None) -> str:

@@ -120,3 +120,17 @@ def test_offline_kernels_reads_a_rules_old_and_new_builds() -> None:
     assert old and new and all(" old " in line for line in old) and all(" new " in line for line in new)
     sass = [int(lines[0].split(" sass ")[1].split()[0]) for lines in (old, new)]
     assert sass[1] < sass[0], (old, new)
+
+
+def test_an_old_build_of_one_rule_is_never_another_rules_old_build() -> None:
+    """The program cache keys programs by their text: were old builds of two rules named
+    alike, the second rule's old build of a case would be the first rule's (a two-tile row
+    where the old rule holds one tile), and its A/B would compare a program with itself."""
+    ext = schedule_ab.case_extents("add_rmsnorm", "odd", True)
+    cap = schedule_ab.RULES["register_cap"]
+    tiles = schedule_ab.RULES["two_tile_rows"]
+    first = schedule_ab.build(cap, "add_rmsnorm", "bf16", ext, True, "cpu")
+    second = schedule_ab.build(tiles, "add_rmsnorm", "bf16", ext, True, "cpu")
+    assert schedule_ab.old_suffix(cap) != schedule_ab.old_suffix(tiles)
+    assert "BLOCK_T: tl.constexpr = 128" in first.source  # the register cap leaves the text alone
+    assert "BLOCK_T" not in second.source  # two_tile_rows' own old form: one tile
