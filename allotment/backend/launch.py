@@ -397,7 +397,9 @@ def _register_cap(kernel: Any, grid: tuple[int, ...], args: tuple, constexprs: d
     of the build ptxas first gives it (compiled, not run: `warmup`), kept only where the build
     under that cap spills nothing. A failure of either compile here leaves the kernel
     uncapped (the launch that follows compiles it again and reports any error). Call with
-    INTERPRETER_LOCK held."""
+    INTERPRETER_LOCK held. Nothing is compiled here while the rule is off."""
+    if not register_cap.enabled():
+        return None
     try:
         first = kernel.warmup(*args, grid=grid, **constexprs, num_warps=num_warps, **options)
         first._init_handles()
