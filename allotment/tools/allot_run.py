@@ -475,6 +475,23 @@ def run_bench(args: argparse.Namespace, fn: FuncOp, inputs: list) -> int:
     return 0
 
 
+def _require_memory(args: argparse.Namespace, fn: FuncOp, modes: list[Mode]) -> None:
+    """Refuses (`memory_guard.require_fits`) a CPU run that needs more memory than the
+    machine has, before its inputs are drawn. Where the fusion cannot be planned at these
+    shapes, the run itself reports why; nothing is refused here."""
+    from allotment.errors import Error
+    from allotment.tools import memory_guard
+
+    try:
+        profile = _memory_profile(args, fn)
+    except Error:
+        return
+    compiled = bool(set(modes) - {run_reference, run_dump, run_memory_report, run_memory_plot})
+    reference = bool(set(modes) & {run_reference, run_check})
+    shown = ", ".join(f"{k}={'x'.join(map(str, v))}" for k, v in args.parsed_shapes.items()) or "the types' shapes"
+    memory_guard.require_fits(memory_guard.run_needs(profile, compiled, reference), shown)
+
+
 def _memory_profile(args: argparse.Namespace, fn: FuncOp) -> MemoryProfile:
     """The plan of `fn` for `--shapes` (static extents from the types) and integer `--scalars`."""
     from allotment.allocation import memory_plan
@@ -569,6 +586,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.device = device
         args.parsed_shapes, args.parsed_scalars = shapes, scalars
         planning_only = set(modes) <= {run_dump, run_memory_report, run_memory_plot}
+        if not planning_only and device.type == "cpu":
+            _require_memory(args, fn, modes)
         inputs = [] if planning_only else random_inputs(fn, shapes, scalars, seed=args.seed, device=device)
         if set(modes) - {run_reference, run_memory_report, run_memory_plot}:
             _warn_if_large(inputs, device)
