@@ -478,13 +478,13 @@ def run_bench(args: argparse.Namespace, fn: FuncOp, inputs: list) -> int:
 def _require_memory(args: argparse.Namespace, fn: FuncOp, modes: list[Mode]) -> None:
     """Refuses (`memory_guard.require_fits`) a CPU run that needs more memory than the
     machine has, before its inputs are drawn. Where the fusion cannot be planned at these
-    shapes, the run itself reports why; nothing is refused here."""
-    from allotment.errors import Error
+    shapes, the run itself reports why; nothing is refused here (the guard is a lower bound
+    of what the run needs, never a reason of its own to stop one)."""
     from allotment.tools import memory_guard
 
     try:
         profile = _memory_profile(args, fn)
-    except Error:
+    except Exception:  # noqa: BLE001 (bad shapes, or a fusion the planner does not take: the run says which)
         return
     compiled = bool(set(modes) - {run_reference, run_dump, run_memory_report, run_memory_plot})
     reference = bool(set(modes) & {run_reference, run_check})
