@@ -74,3 +74,21 @@ def test_planning_only_modes_are_never_refused(monkeypatch: pytest.MonkeyPatch,
     monkeypatch.setattr(memory_guard, "available_bytes", lambda: 1)
     rc = allot_run.main([RMSNORM, "--shapes", "x=4096x64", "--memory-report"])
     assert rc == 0, capsys.readouterr().err
+
+
+def test_a_gpu_run_needs_its_largest_input_on_the_cpu(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run on a GPU draws each input on the CPU before moving it: the guard then asks for
+    the largest input's bytes there, whatever the modes (the GPU reports its own OOM)."""
+    import argparse
+
+    import torch
+
+    fn = find_function(load_module(RMSNORM), None)
+    profile = memory_plan(fn, {"x": (4096, 64)})
+    assert memory_guard.staging_needs(profile) == max(a.nbytes for a in profile.arguments) == 4096 * 64 * 2
+    args = argparse.Namespace(device=torch.device("cuda"), parsed_shapes={"x": (4096, 64)}, parsed_scalars={})
+    monkeypatch.setattr(memory_guard, "available_bytes", lambda: 4096 * 64 * 2 - 1)
+    with pytest.raises(RunError, match=r"x=4096x64.*use smaller --shapes\)"):
+        allot_run._require_memory(args, fn, [allot_run.run_check])
+    monkeypatch.setattr(memory_guard, "available_bytes", lambda: 4096 * 64 * 2)
+    allot_run._require_memory(args, fn, [allot_run.run_check])  # the reference's need is not the cpu's here

@@ -476,8 +476,8 @@ def run_bench(args: argparse.Namespace, fn: FuncOp, inputs: list) -> int:
 
 
 def _require_memory(args: argparse.Namespace, fn: FuncOp, modes: list[Mode]) -> None:
-    """Refuses (`memory_guard.require_fits`) a CPU run that needs more memory than the
-    machine has, before its inputs are drawn. Where the fusion cannot be planned at these
+    """Refuses (`memory_guard.require_fits`) a run that needs more CPU memory than the
+    machine has, before its inputs are drawn (a GPU run: the inputs drawn on the CPU). Where the fusion cannot be planned at these
     shapes, the run itself reports why; nothing is refused here (the guard is a lower bound
     of what the run needs, never a reason of its own to stop one)."""
     from allotment.tools import memory_guard
@@ -486,9 +486,12 @@ def _require_memory(args: argparse.Namespace, fn: FuncOp, modes: list[Mode]) -> 
         profile = _memory_profile(args, fn)
     except Exception:  # noqa: BLE001 (bad shapes, or a fusion the planner does not take: the run says which)
         return
+    shown = ", ".join(f"{k}={'x'.join(map(str, v))}" for k, v in args.parsed_shapes.items()) or "the types' shapes"
+    if args.device.type != "cpu":  # only the inputs pass through the cpu, one at a time
+        memory_guard.require_fits(memory_guard.staging_needs(profile), shown, advice="use smaller --shapes")
+        return
     compiled = bool(set(modes) - {run_reference, run_dump, run_memory_report, run_memory_plot})
     reference = bool(set(modes) & {run_reference, run_check})
-    shown = ", ".join(f"{k}={'x'.join(map(str, v))}" for k, v in args.parsed_shapes.items()) or "the types' shapes"
     memory_guard.require_fits(memory_guard.run_needs(profile, compiled, reference), shown)
 
 
@@ -586,7 +589,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.device = device
         args.parsed_shapes, args.parsed_scalars = shapes, scalars
         planning_only = set(modes) <= {run_dump, run_memory_report, run_memory_plot}
-        if not planning_only and device.type == "cpu":
+        if not planning_only:
             _require_memory(args, fn, modes)
         inputs = [] if planning_only else random_inputs(fn, shapes, scalars, seed=args.seed, device=device)
         if set(modes) - {run_reference, run_memory_report, run_memory_plot}:

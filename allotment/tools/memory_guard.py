@@ -19,8 +19,9 @@ What a run needs at least (bytes, from the memory plan of the fusion at these sh
 
 What the machine has: `MemAvailable` of /proc/meminfo, lowered to what the cgroup's
 memory limit leaves (`memory.max - memory.current`, cgroup v2) where there is one. Where
-neither can be read, nothing is refused. On a GPU, the allocator reports its own
-out-of-memory error, which the tools already turn into a message.
+neither can be read, nothing is refused. A run on a GPU still draws its inputs on the
+CPU, one at a time (`staging_needs`); the GPU's allocator reports its own out-of-memory
+error, which the tools already turn into a message.
 """
 
 from __future__ import annotations
@@ -71,16 +72,23 @@ def run_needs(profile: MemoryProfile, compiled: bool, reference: bool) -> int:
     return need
 
 
+def staging_needs(profile: MemoryProfile) -> int:
+    """The least CPU bytes a run on a GPU needs: its inputs are drawn on the CPU one at a time
+    and then moved (`reference.random_inputs`), so the largest of them."""
+    return max((a.nbytes for a in profile.arguments), default=0)
+
+
 def _gib(n: int) -> str:
     return f"{n / 2**30:.1f} GiB"
 
 
-def require_fits(need: int, shapes: str, available: Callable[[], int | None] | None = None) -> None:
-    """A RunError where `need` bytes exceed what the machine has (`available`, by default
-    `available_bytes`)."""
+def require_fits(need: int, shapes: str, available: Callable[[], int | None] | None = None,
+                 advice: str = "use smaller --shapes, or --device cuda") -> None:
+    """A RunError where `need` bytes of CPU memory exceed what the machine has (`available`,
+    by default `available_bytes`)."""
     have = (available or available_bytes)()
     if have is not None and need > have:
         raise RunError(
             f"this run needs at least {_gib(need)} of memory on the cpu ({shapes}), and {_gib(have)} is "
-            "available: it would be killed by the operating system (use smaller --shapes, or --device cuda)"
+            f"available: it would be killed by the operating system ({advice})"
         )
