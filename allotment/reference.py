@@ -1523,6 +1523,9 @@ def _shape_for(fn: func.FuncOp, i: int, name: str, given: Sequence[int] | None) 
     for d, (e, g) in enumerate(zip(shape, given)):
         if g < 0:
             raise EvaluationError(f"the shape {_fmt(given)} given for {what} has a negative extent")
+        if g >= 2**63:
+            raise EvaluationError(f"the shape {_fmt(given)} given for {what} has extent {g} in dimension {d}, "
+                                  "which does not fit in a 64-bit index")
         if e != DYNAMIC and e != g:
             raise EvaluationError(
                 f"the shape {_fmt(given)} given for {what} has extent {g} in dimension {d}, "

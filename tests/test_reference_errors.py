@@ -398,6 +398,12 @@ def test_random_inputs_shape_contradicting_the_type() -> None:
         random_inputs(RMS, {"x": (8, 64), "w": (8, 64)}, None, 0)
 
 
+def test_random_inputs_extent_past_64_bits() -> None:
+    """torch would refuse it with a C++ stack trace in its message (`allot-run --shapes`)."""
+    with pytest.raises(EvaluationError, match=r"extent 9223372036854775808 in dimension 0, which does not fit in a 64-bit index"):
+        random_inputs(RMS, {"x": (2**63, 64)}, None, 0)
+
+
 def test_random_inputs_unknown_names() -> None:
     with pytest.raises(EvaluationError, match=r"@rmsnorm has no tensor argument named y \(tensor arguments: x, w\)"):
         random_inputs(RMS, {"x": (2, 64), "y": (3,)}, None, 0)

@@ -477,9 +477,10 @@ def run_bench(args: argparse.Namespace, fn: FuncOp, inputs: list) -> int:
 
 def _require_memory(args: argparse.Namespace, fn: FuncOp, modes: list[Mode]) -> None:
     """Refuses (`memory_guard.require_fits`) a run that needs more CPU memory than the
-    machine has, before its inputs are drawn (a GPU run: the inputs drawn on the CPU). Where the fusion cannot be planned at these
-    shapes, the run itself reports why; nothing is refused here (the guard is a lower bound
-    of what the run needs, never a reason of its own to stop one)."""
+    machine has, before its inputs are drawn (a GPU run: the inputs drawn on the CPU). Where
+    the fusion cannot be planned at these shapes, the run itself reports why; nothing is
+    refused here (the guard is a lower bound of what the run needs, never a reason of its
+    own to stop one)."""
     from allotment.tools import memory_guard
 
     try:
