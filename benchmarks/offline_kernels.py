@@ -83,10 +83,10 @@ def case_lines(case: str, rule: str | None = None, old: bool = False) -> list[st
                 f"spill {r['stack']:3d} B {per_sm:2d} programs/SM  sass {sass_instructions(r['cubin']):5d}  "
                 f"{r['access']}")
         programs = grid[0] * (grid[1] if len(grid) > 1 else 1) * (grid[2] if len(grid) > 2 else 1)
-        cap = register_cap.occupancy_cap(r["regs"], warps, r["shared"], programs, register_cap.SMLimits())
+        cap = register_cap.occupancy_cap(r["regs"], warps, r["shared"], programs, register_cap.SMLimits(), allowed=True)
         if cap is not None:
             c = sab._resources(getattr(module, name), kargs, consts, warps, keep_cubin=True, maxnreg=cap)
-            capped = register_cap.programs_per_sm(c["regs"], warps, c["shared"], register_cap.SMLimits())
+            capped = sab.programs_per_sm(c["regs"], warps, c["shared"])
             line += (f"  | cap {cap}: {c['regs']} regs spill {c['stack']} B {capped} programs/SM "
                      f"sass {sass_instructions(c['cubin'])}")
         lines.append(line)

@@ -85,7 +85,6 @@ import contextlib
 import functools
 import importlib.util
 import itertools
-import math
 import os
 import re
 import subprocess
@@ -375,11 +374,8 @@ def global_access(ptx: str) -> str:
 
 def programs_per_sm(regs: int, warps: int, shared: int) -> int:
     """Programs an H100/H200 SM holds by registers (allocated 256 a warp), threads (2048),
-    programs (32) and shared memory (227 KiB a program)."""
-    per_warp = math.ceil(regs * 32 / 256) * 256
-    by_regs = 65536 // max(1, per_warp * warps)
-    by_smem = (227 * 1024) // shared if shared else 32
-    return min(by_regs, 2048 // (32 * warps), 32, by_smem)
+    programs (32) and shared memory (227 KiB a program): `register_cap.programs_per_sm`."""
+    return register_cap.programs_per_sm(regs, warps, shared, register_cap.SMLimits())
 
 
 def ptxas_case(rule_name: str, case: str, args: argparse.Namespace, tmp: Path) -> list[str]:

@@ -44,17 +44,20 @@ def _read_int(path: Path) -> int | None:
     return int(text) if text.isdigit() else None
 
 
+def _mem_available(meminfo: Path) -> int | None:
+    """`MemAvailable` of a /proc/meminfo, in bytes, or None where it cannot be read."""
+    try:
+        lines = meminfo.read_text().splitlines()
+    except OSError:
+        return None
+    fields = next((line.split() for line in lines if line.startswith("MemAvailable:")), [])
+    return int(fields[1]) * 1024 if len(fields) > 1 and fields[1].isdigit() else None
+
+
 def available_bytes(meminfo: Path = MEMINFO, cgroup: Path = CGROUP) -> int | None:
     """Bytes this process can still allocate and touch without being killed, or None where
     that cannot be read (not Linux)."""
-    found: list[int] = []
-    try:
-        for line in meminfo.read_text().splitlines():
-            if line.startswith("MemAvailable:"):
-                found.append(int(line.split()[1]) * 1024)
-                break
-    except (OSError, ValueError, IndexError):
-        pass
+    found = [n for n in (_mem_available(meminfo),) if n is not None]
     limit, used = _read_int(cgroup / "memory.max"), _read_int(cgroup / "memory.current")
     if limit is not None and used is not None:  # "max" (no limit) reads as None
         found.append(max(0, limit - used))
