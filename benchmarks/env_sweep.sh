@@ -10,7 +10,7 @@
 #     FUSIONS=batchnorm_fwd,bn_stats bash benchmarks/env_sweep.sh OUT_DIR
 #
 # CONFIGS: space-separated NAME[:VAR=VALUE[,VAR=VALUE...]] ("default": none set). FUSIONS and
-# DTYPES (default bf16) pick the cases (all sizes). Prints one line per config and case:
+# DTYPES (default bf16) and SIZES (default: all) pick the cases. Prints one line per config and case:
 # config, fusion, extents, size, Allotment's median us [min-max], % of copy; writes
 # OUT_DIR/<config>.json (the suite's results file) and .log. CPU_CHECK=1 runs the same at the
 # tiny extents on the CPU (`skeptic_suite.py --cpu-check`: checks the script, times nothing).
@@ -30,7 +30,7 @@ for config in $configs; do
   settings=()
   if [ "$config" != "$name" ]; then IFS=',' read -r -a settings <<< "${config#*:}"; fi
   env "${settings[@]}" ALLOT_CACHE_DIR="/tmp/allot-env-sweep-$name" \
-    python3 benchmarks/skeptic_suite.py --no-compile --fusions "$fusions" --dtypes "${DTYPES:-bf16}" \
+    python3 benchmarks/skeptic_suite.py --no-compile --fusions "$fusions" --dtypes "${DTYPES:-bf16}" --sizes "${SIZES:-}" \
     "${check[@]}" --out "$out/$name.json" > "$out/$name.log" 2>&1 || { echo "$name: FAILED"; tail -n 5 "$out/$name.log"; continue; }
   python3 - "$out/$name.json" "$name" <<'PY'
 import json, sys

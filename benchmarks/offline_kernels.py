@@ -64,9 +64,10 @@ def case_lines(case: str, rule: str | None = None, old: bool = False) -> list[st
     f = FUSIONS[fusion]
     text = f.text(dtype, extents == "dynamic", size)
     seen: list[tuple[Any, tuple, tuple, dict, int]] = []
-    with sab.RULES[rule].applied_old() if rule and old else contextlib.nullcontext():
-        if old:  # its own function name: the program cache keys the two builds apart
-            text = text.replace(f"@{f.name}(", f"@{f.name}{sab.old_suffix(sab.RULES[rule])}(", 1)
+    with sab.RULES[rule].applied(old) if rule else contextlib.nullcontext():
+        if rule and (old or sab.RULES[rule].new):  # its own name: the program cache keys the builds apart
+            suffix = sab.old_suffix(sab.RULES[rule]) if old else sab.new_suffix(sab.RULES[rule])
+            text = text.replace(f"@{f.name}(", f"@{f.name}{suffix}(", 1)
         exe = allotment.compile(text)
         module = sab._load_program(exe.source("cuda"), Path(tempfile.mkdtemp()), "offline")
         with launch.intercepted(lambda k, g, a, c, w: seen.append((k, g, a, c, w))):

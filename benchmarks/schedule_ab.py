@@ -128,10 +128,33 @@ class Rule:
     """The environment variable that turns an opt-in rule on: set to 1 while it is compared
     (its old form is the patched function, which ignores it)."""
 
+    new: Callable[..., Any] | None = None
+    """A candidate rule, not yet the code's: the function its new builds run with patched in
+    (None: the code's own rule is the new form)."""
+
     @contextlib.contextmanager
-    def applied_old(self) -> Iterator[None]:
-        with mock.patch.object(self.module, self.attr, self.old):
+    def applied(self, old: bool) -> Iterator[None]:
+        """The rule's old form patched in (`old`), else its candidate where it has one."""
+        form = self.old if old else self.new
+        with mock.patch.object(self.module, self.attr, form) if form else contextlib.nullcontext():
             yield
+
+
+_PERSISTENT_BLOCKS = host_runtime.persistent_blocks
+"""The code's own persistent-row blocks, for candidates built on them."""
+
+
+def rows_within(elements: int) -> Callable[..., tuple[int, int, int]]:
+    """A candidate for `host_runtime.persistent_blocks`: a program of several rows held as
+    one tile keeps at most `elements` a thread (its rows halved until it does), warps as
+    before. On an H100 the `?` attention epilogue over rows of 999 read 24.8 us at 2 x 1024
+    lanes, 8 warps (8 a thread), against 30.1 at 4 x 1024 (16; env_sweep, 2026-12-07)."""
+    def blocks(m: int, n: int, main: int = 0) -> tuple[int, int, int]:
+        bm, bn, warps = _PERSISTENT_BLOCKS(m, n, main)
+        while not main and bm > 1 and bm * bn > elements * 32 * warps:
+            bm //= 2
+        return bm, bn, warps
+    return blocks
 
 
 RULES: dict[str, Rule] = {
@@ -167,6 +190,23 @@ RULES: dict[str, Rule] = {
         ("bn_stats:odd:?", "batchnorm_fwd:odd:?", "full_sum:odd:?", "swiglu:odd:?", "qkv_split_bias:odd:?",
          "bias_residual:odd:?", "broadcast_add_outer:odd:?", "bn_stats:large:?"),
     ),
+    "two_tile_warps": Rule(
+        host_runtime, "persistent_blocks", functools.partial(host_runtime.persistent_blocks, lanes_warps=False),
+        ("residual_layernorm:odd", "layernorm_fwd:odd", "rmsnorm_fwd:odd", "add_rmsnorm:odd", "softmax_fwd:odd",
+         "softmax_bwd:odd", "row_sum:odd", "amax_3d_dim2:odd", "residual_layernorm:odd:?", "layernorm_fwd:odd:?",
+         "add_rmsnorm:odd:?", "softmax_bwd:odd:?", "row_sum:odd:?", "amax_3d_dim2:odd:?",
+         "layernorm_fwd:M=32768/N=768", "softmax_fwd:M=65536/N=1500:?", "rmsnorm_fwd:M=16384/N=2560:?",
+         "layernorm_fwd:M=16384/N=1280:?"),
+    ),
+    "rows_within_8": Rule(
+        host_runtime, "persistent_blocks", _PERSISTENT_BLOCKS,
+        ("attention_epilogue:odd:?", "attention_epilogue:odd", "attention_epilogue:large:?", "attention_epilogue:large",
+         "softmax_fwd:M=65536/N=512:?", "softmax_fwd:M=65536/N=512", "softmax_fwd:M=131072/N=256:?",
+         "softmax_fwd:M=32768/N=1000:?", "layernorm_fwd:M=65536/N=512:?", "rmsnorm_fwd:M=32768/N=1024:?",
+         "layernorm_fwd:M=32768/N=2000:?", "softmax_bwd:M=65536/N=512:?", "attention_epilogue:B=48/S=512:?",
+         "attention_epilogue:B=12/S=1024:?"),
+        new=rows_within(8),
+    ),
     "register_cap": Rule(
         register_cap, "occupancy_cap", functools.partial(register_cap.occupancy_cap, allowed=False),
         ("attention_epilogue:odd:?", "attention_epilogue:odd", "residual_layernorm:large", "residual_layernorm:large:?",
@@ -191,14 +231,19 @@ class Build:
     old: bool
 
     def __call__(self, *xs: Any) -> Any:
-        with self.rule.applied_old() if self.old else contextlib.nullcontext():
+        with self.rule.applied(self.old):
             return self.exe(*xs)
 
 
 def case_extents(fusion: str, size: str, cpu: bool) -> dict[str, int]:
-    """The case's extents; on the CPU (`--cpu-check`) every extent but the last, the row
+    """The case's extents (a suite size, or NAME=VALUE pairs joined by "/"); on the CPU (`--cpu-check`) every extent but the last, the row
     being reduced, is 2, so that the interpreter runs quickly and the rule still applies."""
-    ext = dict(FUSIONS[fusion].sizes[size])
+    if "=" in size:  # extents of the case's own: "M=32768/N=768" (a shape from the field)
+        ext = {k: int(v) for k, v in (kv.split("=") for kv in size.split("/"))}
+        if set(ext) != set(FUSIONS[fusion].sizes["tiny"]):
+            raise ValueError(f"{fusion}: extents {sorted(ext)} are not {sorted(FUSIONS[fusion].sizes['tiny'])}")
+    else:
+        ext = dict(FUSIONS[fusion].sizes[size])
     if cpu:
         *outer, last = ext
         ext = {**{k: 2 for k in outer}, last: ext[last]}
@@ -212,10 +257,10 @@ def build(rule: Rule, fusion: str, dtype: str, extents: dict[str, int], old: boo
     `<fusion>` + `old_suffix(rule)`) or the new."""
     f = FUSIONS[fusion]
     text = f.text(dtype, dynamic, extents)
-    if old:
-        text = text.replace(f"@{f.name}(", f"@{f.name}{old_suffix(rule)}(", 1)
+    if old or rule.new:
+        text = text.replace(f"@{f.name}(", f"@{f.name}{old_suffix(rule) if old else new_suffix(rule)}(", 1)
     exe = allotment.compile(text)
-    with rule.applied_old() if old else contextlib.nullcontext():
+    with rule.applied(old):
         source = exe.source(target)
         if target == "cuda" and torch.cuda.is_available() or target == "cpu":
             exe.program(target)
@@ -230,9 +275,14 @@ def old_suffix(rule: Rule) -> str:
     return f"_old_{rule.module.__name__.rsplit('.', 1)[-1]}_{rule.attr}"
 
 
+def new_suffix(rule: Rule) -> str:
+    """The suffix of a candidate rule's new build (`Rule.new`): its own, for the same reason."""
+    return old_suffix(rule).replace("_old_", "_new_", 1)
+
+
 def _body(source: str, rule: Rule) -> str:
     """A program's text without its function's name (old and new builds differ by it)."""
-    return re.sub(re.escape(old_suffix(rule)) + r"\b", "", source)
+    return re.sub("(" + re.escape(old_suffix(rule)) + "|" + re.escape(new_suffix(rule)) + r")\b", "", source)
 
 
 def launches(b: Build, xs: list[torch.Tensor]) -> list[tuple]:

@@ -20,7 +20,8 @@
 # SMOKE=1: three fusions in bf16 and f32 and two memory cases (about 1 to 2 minutes), to
 # check the GPU-only paths (graph capture of every side, nvFuser) before the full session.
 # MAX_AUTOTUNE=1 adds torch.compile's max-autotune-no-cudagraphs column at the large size
-# while the run is under MAX_AUTOTUNE_S (default 120) seconds (slow: tens of seconds a compile).
+# while the run is under MAX_AUTOTUNE_S (default 120) seconds (slow: tens of seconds a compile,
+# so warmed first: step 0 below; its autotuning then runs beside other processes on the GPU).
 #
 # Files in OUT (at most 8 come back): skeptic_suite.json (every dtype and size, with the
 # commit), skeptic_suite.md (generated from it), memory.json, memory.log, host_cost.json,
@@ -48,6 +49,18 @@ elif [ "${SMOKE:-0}" = 1 ]; then  # a short GPU check of the whole path before t
   check=(--fusions rmsnorm_fwd,kv_cat,cross_entropy --dtypes bf16,f32)
   mem_check=(--only attention,adam)
 fi
+# 0. with MAX_AUTOTUNE=1: WARM_PROCS (default 3) processes compile every large group's
+# max-autotune build once beside the memory table, for at most WARM_S (default 200) seconds,
+# so that the suite's own compiles of them hit Inductor's caches (`--warm-max-autotune`)
+wpids=()
+if [ "${MAX_AUTOTUNE:-0}" = 1 ] && [ "${WARM_PROCS:-3}" -gt 0 ]; then
+  for k in $(seq 0 $((${WARM_PROCS:-3} - 1))); do
+    timeout $((${WARM_S:-200} + 30)) python3 benchmarks/skeptic_suite.py --warm-max-autotune --budget-s "${WARM_S:-200}" \
+      --shard "$k/${WARM_PROCS:-3}" "${check[@]}" > "/tmp/warm_$k.log" 2>&1 &
+    wpids+=($!)
+  done
+  export MAX_AUTOTUNE_WARMED=1
+fi
 # 1. the memory table (GPU 0) and, on a second GPU, the host-cost table, before the suite
 if [ "$gpus" -ge 2 ]; then
   CUDA_VISIBLE_DEVICES=1 timeout 150 python3 benchmarks/host_cost.py --out "$out/host_cost.json" > /tmp/host_cost.log 2>&1 &
@@ -58,6 +71,8 @@ CUDA_VISIBLE_DEVICES=0 timeout 150 python3 benchmarks/memory_suite.py "${mem_che
 echo "memory: exit $? at $((SECONDS - t0)) s"
 if [ "$gpus" -ge 2 ]; then wait "$hpid"; echo "host_cost: exit $? at $((SECONDS - t0)) s"; tail -n 16 /tmp/host_cost.log; fi
 tail -n 16 "$out/memory.log"
+for p in "${wpids[@]}"; do wait "$p"; done
+[ ${#wpids[@]} -gt 0 ] && { echo "max-autotune warmed at $((SECONDS - t0)) s: $(grep -h "^warm: .* s$" /tmp/warm_*.log | wc -l) builds"; grep -h "failed\|stopped" /tmp/warm_*.log; }
 # 2. the suite, sharded by fusion over every GPU, under what is left of the budget
 budget=$((wall - (SECONDS - t0) - reserve))
 echo "setup and memory $((SECONDS - t0)) s; suite budget $budget s over $gpus GPU(s)"

@@ -96,9 +96,11 @@ class Group:
     extents: tuple[str, ...]
 
 
-def plan(fusions: Sequence[str], dtypes: Sequence[str]) -> list[Group]:
+def plan(fusions: Sequence[str], dtypes: Sequence[str], only_sizes: Sequence[str] = ()) -> list[Group]:
+    """The groups of the run, in order: every phase's dtype in `dtypes`, each fusion at each
+    of its sizes (those in `only_sizes`, where given: a sweep's subset)."""
     return [Group(name, dtype, size, ext) for dtype, sizes in PHASES if dtype in dtypes
-            for name in fusions for size, ext in sizes]
+            for name in fusions for size, ext in sizes if not only_sizes or size in only_sizes]
 
 
 # --------------------------------------------------------------------------- #
@@ -343,6 +345,42 @@ def import_nvfuser() -> tuple[types.ModuleType | None, str]:
     return nvfuser_direct, f"nvfuser_direct {version}"
 
 
+def max_autotune_compile(f: SuiteFusion, size: str, backend: str) -> Callable[..., Any]:
+    """torch.compile's max-autotune-no-cudagraphs build of the fusion at one size (static):
+    one definition for the run's column and for `warm_max_autotune`, so that both compile the
+    same graph under the same options and Inductor's caches serve the one from the other."""
+    return torch.compile(fresh_function(f.torch_fn, f"mat_{size}"), dynamic=False, backend=backend,
+                         mode="max-autotune-no-cudagraphs")
+
+
+def warm_max_autotune(groups: Sequence[Group], a: argparse.Namespace) -> int:
+    """Compiles and calls each group's max-autotune build once (`--warm-max-autotune`), in
+    a process of its own beside others, before the run on the same machine: its autotuning
+    (tens of seconds a compile, most of it on the CPU) fills Inductor's on-disk caches, so the
+    run's own compile of the same graph is a cache hit and its column covers every large
+    case within the run's budget. The run's first-call seconds of that column are then a
+    warm cache's (`max_autotune_warmed` in its metadata). Stops past --budget-s."""
+    t0 = time.perf_counter()
+    device = "cpu" if a.cpu_check else "cuda"
+    for g in groups:
+        if a.budget_s and time.perf_counter() - t0 > a.budget_s:
+            print(f"warm: stopped at {time.perf_counter() - t0:.0f} s, before {g.fusion} {g.dtype}", flush=True)
+            break
+        f = FUSIONS[g.fusion]
+        t = time.perf_counter()
+        try:
+            xs = f.make_inputs(f.sizes["tiny" if a.cpu_check else g.size], g.dtype, device)
+            max_autotune_compile(f, g.size, a.compile_backend)(*xs)
+            if device == "cuda":
+                torch.cuda.synchronize()
+            print(f"warm: {g.fusion} {g.dtype} {time.perf_counter() - t:.1f} s", flush=True)
+        except Exception as e:  # noqa: BLE001 (the run records the error; warming goes on)
+            print(f"warm: {g.fusion} {g.dtype} failed: {_short(e)}", flush=True)
+        if device == "cuda":
+            torch.cuda.empty_cache()
+    return 0
+
+
 def fresh_function(fn: Callable[..., Any], tag: str) -> Callable[..., Any]:
     """`fn` with a code object of its own, so that each torch.compile variant starts from a
     cache of its own (dynamo keys compiled code on the code object)."""
@@ -477,7 +515,11 @@ class Runner:
                 cd = state["compile_dynamic"]
                 add("compile_dynamic", lambda: lambda s: cd(*s))
             if self.a.max_autotune and g.size == "large" and not self._past(self.a.max_autotune_budget_s):
-                add("compile_max_autotune", lambda: static_compile("max-autotune-no-cudagraphs", "mat"))
+                def max_autotune() -> Callable:
+                    cm = max_autotune_compile(f, g.size, backend)
+                    return lambda s: cm(*s)
+
+                add("compile_max_autotune", max_autotune)
         if "static" in g.extents:
             def allot_static() -> Callable:
                 exe = allotment.compile(self._allotment_text(f, g, False))
@@ -778,12 +820,16 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--fusions", default=",".join(FUSIONS))
     p.add_argument("--dtypes", default=",".join(DTYPES))
+    p.add_argument("--sizes", default="", help="only these sizes (comma-separated; default: every size)")
     p.add_argument("--repeats", type=int, default=5, help="interleaved samples per side (at least 5 on the GPU)")
     p.add_argument("--host-calls", type=int, default=1000)
     p.add_argument("--budget-s", type=float, default=0.0, help="stop before a group that would end past N s")
     p.add_argument("--max-autotune", action="store_true", help="add mode=max-autotune-no-cudagraphs at the large size")
     p.add_argument("--max-autotune-budget-s", type=float, default=0.0,
                    help="no max-autotune compile past N s into the run (0: no limit)")
+    p.add_argument("--warm-max-autotune", action="store_true",
+                   help="only compile and call max-autotune-no-cudagraphs once a large group, to fill Inductor's "
+                        "on-disk caches before a run (nothing is timed nor written)")
     p.add_argument("--shard", default="0/1", help="K/N: run the fusions whose index is K modulo N")
     p.add_argument("--nvfuser-extents", default="both", choices=("both", "dynamic"),
                    help="nvFuser definitions per group: static and `?` (both), or `?` only, timed for both rows")
@@ -812,15 +858,18 @@ def main(argv: list[str] | None = None) -> int:
         raise SystemExit("skeptic_suite: --repeats must be at least 5 on the GPU")
     import triton
 
+    if a.warm_max_autotune:
+        return warm_max_autotune(plan(fusions, [d for d in a.dtypes.split(",") if d], ["large"]), a)
     runner = Runner(a)
     meta: dict[str, Any] = {
         "device": torch.cuda.get_device_name() if not a.cpu_check else "cpu (--cpu-check: times mean nothing)",
         "torch": torch.__version__, "triton": triton.__version__, "nvfuser": runner.nvf_status,
         **git_state(), "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "repeats": a.repeats,
         "method": "kernel-only: CUDA-graph replay over rotating input sets (>= 3x L2), interleaved repeats, medians",
-        "shard": a.shard, "allotment_source": a.allotment_source, "argv": " ".join(sys.argv[1:] if argv is None else argv)}
+        "shard": a.shard, "allotment_source": a.allotment_source,
+        "max_autotune_warmed": os.environ.get("MAX_AUTOTUNE_WARMED") == "1", "argv": " ".join(sys.argv[1:] if argv is None else argv)}
     print(json.dumps(meta), flush=True)
-    groups = plan(fusions, [d for d in a.dtypes.split(",") if d])
+    groups = plan(fusions, [d for d in a.dtypes.split(",") if d], [z for z in a.sizes.split(",") if z])
 
     def write(partial: bool) -> None:
         meta.update(elapsed_s=round(time.perf_counter() - runner.start, 1), partial=partial)

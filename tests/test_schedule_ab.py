@@ -134,3 +134,27 @@ def test_an_old_build_of_one_rule_is_never_another_rules_old_build() -> None:
     assert schedule_ab.old_suffix(cap) != schedule_ab.old_suffix(tiles)
     assert "BLOCK_T: tl.constexpr = 128" in first.source  # the register cap leaves the text alone
     assert "BLOCK_T" not in second.source  # two_tile_rows' own old form: one tile
+
+
+def test_a_case_may_give_extents_of_its_own() -> None:
+    """"NAME=VALUE/..." in place of a suite size: a shape from the field, checked against the
+    fusion's extents."""
+    assert schedule_ab.case_extents("layernorm_fwd", "M=32768/N=768", False) == {"M": 32768, "N": 768}
+    assert schedule_ab.case_extents("layernorm_fwd", "M=32768/N=768", True) == {"M": 2, "N": 768}
+    with pytest.raises(ValueError, match="layernorm_fwd: extents"):
+        schedule_ab.case_extents("layernorm_fwd", "M=4/K=8", False)
+
+
+def test_a_candidate_rules_new_build_runs_the_candidate_under_a_name_of_its_own() -> None:
+    """A rule with `new` (a candidate, not the code's rule) builds and calls its new form with
+    the candidate patched in, named apart from the code's own build of the case."""
+    rule = schedule_ab.RULES["rows_within_8"]
+    ext = {"B": 2, "S": 999}
+    builds = {tag: schedule_ab.build(rule, "attention_epilogue", "bf16", ext, tag == "old", "cpu", True)
+              for tag in ("old", "new")}
+    xs = schedule_ab.FUSIONS["attention_epilogue"].make_inputs(ext, "bf16", "cpu")
+    rows = {tag: [c["BLOCK_M"] for _, _, c, _ in schedule_ab.launches(b, xs)] for tag, b in builds.items()}
+    assert rows == {"old": [4], "new": [2]}
+    assert schedule_ab.new_suffix(rule) in builds["new"].source
+    assert schedule_ab.old_suffix(rule) in builds["old"].source
+    assert host_runtime.persistent_blocks(1998, 999) == (4, 1024, 8)  # the patch is undone

@@ -444,13 +444,22 @@ def row_tiles(n: int, split: bool = True) -> tuple[int, int]:
     return main, tail
 
 
+ROW_ELEMENTS_A_THREAD = 16
+"""The fewest row elements a thread of a persistent row kernel holds where the warps rule
+can keep it so: a tile of TILE (4096) lanes over 8 warps is 16 a thread."""
+
+
 @functools.lru_cache(maxsize=4096)
-def persistent_blocks(m: int, n: int, main: int = 0) -> tuple[int, int, int]:
+def persistent_blocks(m: int, n: int, main: int = 0, lanes_warps: bool = True) -> tuple[int, int, int]:
     """Blocks of a persistent row kernel over m rows of n: the row's power of two of columns,
     TILE elements a program, 4 to 32 warps by the tile's size (ALLOT_PERSISTENT_BLOCKS to
     tune). `main` > 0: the kernel holds its row as two tiles (`row_tiles`), BLOCK_N is the
-    first one's width (`main`, whatever the override says); rows a program and warps are
-    those of the one power-of-two tile, so that only the lanes change."""
+    first one's width (`main`, whatever the override says) and the rows a program are those
+    of the one power-of-two tile; its warps are the one tile's, fewer where the two tiles'
+    lanes would leave a thread under ROW_ELEMENTS_A_THREAD elements (not under 4 warps):
+    rows of 1111 as 2 x (1024 + 128) lanes take 4 warps (18 elements a thread), not the
+    2 x 2048 tile's 8 (9 a thread), which read 5 to 13% slower on an H100 (BENCHMARKS.md).
+    `lanes_warps=False` is the old rule (the one tile's warps), for A/B runs."""
     if _PERSISTENT is not None:
         bm, bn, warps = _PERSISTENT
         return min(bm, _pow2(m)), main or max(bn, _pow2(n)), warps
@@ -458,6 +467,11 @@ def persistent_blocks(m: int, n: int, main: int = 0) -> tuple[int, int, int]:
     bm = min(_pow2(m), max(1, TILE // bn))
     elems = bm * bn
     warps = 4 if elems <= 2048 else (8 if elems <= 8192 else (16 if elems <= 16384 else 32))
+    if main and lanes_warps:
+        _, tail = row_tiles(n)
+        lanes = bm * (main + tail)
+        while warps > 4 and lanes < ROW_ELEMENTS_A_THREAD * 32 * warps:
+            warps //= 2
     return bm, main or bn, warps
 
 
