@@ -277,7 +277,9 @@ def markdown(rows: Sequence[dict[str, Any]], summary: dict[str, Any], meta: dict
                  + ", ".join(f"{k} {v:.3f}" for k, v in s["memory_peak_over_in_out_median"].items()))
     if s.get("first_call_s"):
         lines.append("- first call, s (compile and run; median / max): " + ", ".join(
-            f"{k} {v['median']:.2f} / {v['max']:.2f}" for k, v in s["first_call_s"].items()))
+            f"{k} {v['median']:.2f} / {v['max']:.2f}" for k, v in s["first_call_s"].items())
+            + ("; max-autotune's builds were warmed before the run (`--warm-max-autotune`): its first calls are a "
+               "warm cache's" if meta.get("max_autotune_warmed") else ""))
     lines += ["", "## Targets", ""] + [f"- {k}: {v}" for k, v in s["targets"].items()]
     for what in ("failures", "not_run"):
         if s[what]:

@@ -177,3 +177,23 @@ def test_the_runner_times_one_copy_per_size(monkeypatch: pytest.MonkeyPatch) -> 
     a, b = runner.copy_us(4096), runner.copy_us(4000)  # one power of two, two sizes
     assert sorted(runner._copy) == [1000, 1024] and a != b
     assert runner.copy_us(4096) == a  # cached by size
+
+
+def test_sizes_pick_a_subset_of_the_groups() -> None:
+    """`--sizes` (a sweep's subset): only the groups of those sizes, in the plan's order."""
+    groups = skeptic_suite.plan(["rmsnorm_fwd", "kv_cat"], ["bf16"], ["odd"])
+    assert groups and {g.size for g in groups} == {"odd"}
+    assert [g.fusion for g in groups] == ["rmsnorm_fwd", "kv_cat"]
+    assert len(skeptic_suite.plan(["rmsnorm_fwd"], ["bf16"])) > len(skeptic_suite.plan(["rmsnorm_fwd"], ["bf16"], ["odd"]))
+
+
+def test_warming_max_autotune_builds_each_large_group_once(capsys: pytest.CaptureFixture[str]) -> None:
+    """`--warm-max-autotune` compiles and calls each large group's max-autotune build (one
+    definition with the run's column, `max_autotune_compile`) and times nothing; on the CPU
+    (`--cpu-check`) at the tiny extents."""
+    status = skeptic_suite.main(["--warm-max-autotune", "--cpu-check", "--fusions", "rmsnorm_fwd,kv_cat",
+                                 "--dtypes", "bf16", "--compile-backend", "aot_eager"])
+    out = capsys.readouterr().out
+    lines = [line for line in out.splitlines() if line.startswith("warm: ")]
+    assert status == 0 and len(lines) == 2, out
+    assert all(line.endswith(" s") for line in lines), lines
