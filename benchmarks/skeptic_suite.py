@@ -347,6 +347,11 @@ def import_nvfuser() -> tuple[types.ModuleType | None, str]:
     return nvfuser_direct, f"nvfuser_direct {version}"
 
 
+def case_extents(f: SuiteFusion, size: str, cpu_check: bool) -> dict[str, int]:
+    """The extents a group runs at: its size's, or the tiny ones with `--cpu-check`."""
+    return f.sizes["tiny"] if cpu_check else f.sizes[size]
+
+
 def max_autotune_compile(f: SuiteFusion, size: str, backend: str) -> Callable[..., Any]:
     """torch.compile's max-autotune-no-cudagraphs build of the fusion at one size (static):
     one definition for the run's column and for `warm_max_autotune`, so that both compile the
@@ -371,7 +376,7 @@ def warm_max_autotune(groups: Sequence[Group], a: argparse.Namespace) -> int:
         f = FUSIONS[g.fusion]
         t = time.perf_counter()
         try:
-            xs = f.make_inputs(f.sizes["tiny" if a.cpu_check else g.size], g.dtype, device)
+            xs = f.make_inputs(case_extents(f, g.size, a.cpu_check), g.dtype, device)
             max_autotune_compile(f, g.size, a.compile_backend)(*xs)
             if device == "cuda":
                 torch.cuda.synchronize()
@@ -463,7 +468,7 @@ class Runner:
             torch.cuda.synchronize()
 
     def _extents(self, f: SuiteFusion, size: str) -> dict[str, int]:
-        return f.sizes["tiny"] if self.a.cpu_check else f.sizes[size]
+        return case_extents(f, size, self.a.cpu_check)
 
     def _first(self, call: Callable[[], Any]) -> tuple[Any, float]:
         t0 = time.perf_counter()
@@ -504,12 +509,11 @@ class Runner:
                 errors[name] = _short(e)
 
         if not self.a.no_compile:
-            def static_compile(mode: str | None, tag: str) -> Callable:
-                cf = torch.compile(fresh_function(f.torch_fn, f"{tag}_{g.size}"), dynamic=False, backend=backend,
-                                   **({"mode": mode} if mode else {}))
+            def static_compile() -> Callable:
+                cf = torch.compile(fresh_function(f.torch_fn, f"static_{g.size}"), dynamic=False, backend=backend)
                 return lambda s: cf(*s)
 
-            add("compile_static", lambda: static_compile(None, "static"))
+            add("compile_static", static_compile)
             if "dynamic" in g.extents:
                 if "compile_dynamic" not in state:
                     state["compile_dynamic"] = torch.compile(fresh_function(f.torch_fn, "dynamic"), dynamic=True,
