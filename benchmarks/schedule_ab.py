@@ -60,6 +60,17 @@ builds apart. Rules now:
   f354eb1 read the `?` program 1.17 to 1.33x slower than the static one, full_sum, the
   pointwise kernels over rows of 1111), and bn_stats at the large size, where the launcher
   keeps `//` (4096 is a multiple of 16): a control.
+- `resident_rows`: `resident_rows.halve(allowed=False)` as the launcher's first launch of a
+  persistent row kernel calls it (old: the rows a program `persistent_blocks` gives; new:
+  half of them, over twice the programs, where an SM holds at most half its threads of the
+  first build and the halved build spills nothing and is held more). A rule of the
+  launcher's compile, default on: every case is timed. Its cases: the `?` attention
+  epilogue at the odd size (59 registers, 32 warps an SM: the rule's reason) and over other
+  rows of its kind, residual_layernorm at the odd size (two tiles at 72 registers, 28 warps
+  an SM, where the sweep read 1 row a program 3% slower than 2), add_rmsnorm at the odd size
+  (halved in f32 only: 61 registers, 32 warps an SM), and the static attention epilogue, a
+  control (48 registers, 40 warps an SM: not halved). Offline (sm_90), these are the suite's
+  only launches the rule halves.
 
 Per case: both builds' outputs are checked against the suite's torch function (and must
 match it, else the case says so and is not timed; a case whose two builds are the same
@@ -107,7 +118,7 @@ import kernel_timing as kt  # noqa: E402
 from suite_fusions import FUSIONS, check_outputs  # noqa: E402
 
 import allotment  # noqa: E402
-from allotment.backend import host_codegen, host_runtime, launch, register_cap  # noqa: E402
+from allotment.backend import host_codegen, host_runtime, launch, register_cap, resident_rows  # noqa: E402
 from allotment.backend.kernels import emitter, pointwise, row_reduction  # noqa: E402
 
 
@@ -214,6 +225,13 @@ RULES: dict[str, Rule] = {
          "batchnorm_fwd:odd", "transpose_add_2d:odd", "transpose_add_3d:odd:?", "qkv_split_bias:odd",
          "bias_gelu:odd", "bias_residual:odd", "broadcast_add_outer:odd"),
         at_compile=True, switch="ALLOT_REGISTER_CAP",
+    ),
+    "resident_rows": Rule(
+        resident_rows, "halve", functools.partial(resident_rows.halve, allowed=False),
+        ("attention_epilogue:odd:?", "attention_epilogue:odd", "residual_layernorm:odd", "residual_layernorm:odd:?",
+         "add_rmsnorm:odd", "add_rmsnorm:odd:?", "attention_epilogue:B=16/S=1000:?", "attention_epilogue:B=32/S=777:?",
+         "attention_epilogue:B=8/S=1536:?"),
+        at_compile=True,
     ),
 }
 """Every rule this script compares, by name."""

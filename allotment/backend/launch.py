@@ -68,7 +68,7 @@ from typing import Any
 
 import torch
 
-from allotment.backend import driver_launch, raw_launcher, register_cap
+from allotment.backend import driver_launch, raw_launcher, register_cap, resident_rows
 
 INTERPRETER_LOCK = threading.Lock()
 """Held while Triton's interpreter runs or prepares a kernel, and around JIT-path GPU launches."""
@@ -370,15 +370,19 @@ def _gpu_launch(kernel: Any, grid: tuple[int, ...], args: tuple, constexprs: dic
 
 def _first_launch(
     table: dict[tuple, raw_launcher.CallPlan], key: tuple, kernel: Any, grid: tuple[int, ...], args: tuple,
-    constexprs: dict[str, Any], num_warps: int,
+    constexprs: dict[str, Any], num_warps: int, rows: int | None = None,
 ) -> None:
     """The first launch of a specialization: the JIT path (which compiles), then its
     compiled launcher is remembered under `key` (internal API: if that fails, every later
-    launch takes the JIT path). Where the register cap applies (`_register_cap`), the
-    specialization compiled and launched is the capped one."""
+    launch takes the JIT path). A persistent row kernel over `rows` rows (grid
+    (cdiv(rows, BLOCK_M),)) may be compiled and launched at half its rows a program
+    (`_resident_rows`: the entry then holds its `block_m`); where the register cap applies
+    (`_register_cap`), the specialization compiled and launched is the capped one."""
     global _direct_ok
     with INTERPRETER_LOCK:
         options = _compile_options(kernel)
+        if rows is not None:
+            grid, constexprs = _resident_rows(kernel, grid, args, constexprs, num_warps, options, rows)
         cap = _register_cap(kernel, grid, args, constexprs, num_warps, options)
         if cap is not None:
             options = {**options, "maxnreg": cap}
@@ -386,9 +390,39 @@ def _first_launch(
         try:
             compiled._init_handles()
             entry = raw_launcher.plan(compiled.run, compiled.function, compiled.packed_metadata)
-            table[key] = dataclasses.replace(entry, driver=driver_launch.layout(compiled))
+            table[key] = dataclasses.replace(entry, driver=driver_launch.layout(compiled),
+                                             block_m=constexprs["BLOCK_M"] if rows is not None else 0)
         except Exception:  # an internal API that moved: keep the public path
             _direct_ok = False
+
+
+def _resident_rows(kernel: Any, grid: tuple[int, ...], args: tuple, constexprs: dict[str, Any], num_warps: int,
+                   options: dict[str, Any], rows: int) -> tuple[tuple[int, ...], dict[str, Any]]:
+    """The grid and constexprs a persistent row kernel over `rows` rows is launched with:
+    its own, or half its rows a program over cdiv(rows, BLOCK_M / 2) programs where
+    `resident_rows.halve` says to try it on the build ptxas first gives (compiled, not run:
+    `warmup`) and `resident_rows.keep_halved` keeps the halved build. A failure of either
+    compile here keeps the launch's own (the launch that follows compiles it again and
+    reports any error). Call with INTERPRETER_LOCK held."""
+    bm = constexprs["BLOCK_M"]
+    if not resident_rows.enabled() or bm < 2:
+        return grid, constexprs
+    try:
+        sm = _sm_limits(torch.cuda.current_device())
+        first = kernel.warmup(*args, grid=grid, **constexprs, num_warps=num_warps, **options)
+        first._init_handles()
+        if not resident_rows.halve(first.n_regs, num_warps, first.metadata.shared, bm, math.prod(grid), sm):
+            return grid, constexprs
+        half = {**constexprs, "BLOCK_M": bm // 2}
+        half_grid = (-(-rows // (bm // 2)), *grid[1:])
+        halved = kernel.warmup(*args, grid=half_grid, **half, num_warps=num_warps, **options)
+        halved._init_handles()
+        if resident_rows.keep_halved((first.n_regs, num_warps, first.metadata.shared),
+                                     (halved.n_regs, num_warps, halved.metadata.shared), halved.n_spills, sm):
+            return half_grid, half
+    except Exception:  # an internal API that moved, or a compile error the launch will report
+        pass
+    return grid, constexprs
 
 
 def _register_cap(kernel: Any, grid: tuple[int, ...], args: tuple, constexprs: dict[str, Any], num_warps: int,
@@ -527,7 +561,8 @@ def _constexprs(bm: int, bn: int, use_i64: bool, row_major: bool | None, tail: i
 
 
 def launch_kernel(kernel: Any, grid: tuple[int, ...], args: tuple, bm: int, bn: int, use_i64: bool, warps: int,
-                  row_major: bool | None = None, tail: int | None = None, fast_div: bool | None = None) -> None:
+                  row_major: bool | None = None, tail: int | None = None, fast_div: bool | None = None,
+                  rows: int | None = None) -> None:
     """`rt.launch`: runs a generated kernel with its constexprs BLOCK_M, BLOCK_N, USE_I64,
     ROW_MAJOR where the kernel takes it (`row_major` not None: `Emitter.offset`), BLOCK_T
     where it takes it (`tail` not None: a `?` row's second tile, `row_reduction.row_variants`;
@@ -553,6 +588,12 @@ def launch_kernel(kernel: Any, grid: tuple[int, ...], args: tuple, bm: int, bn: 
 
     A launch with a pointer that is not 16-byte aligned is keyed also by which are not (the
     JIT path compiles that specialization on its first launch).
+
+    `rows` (a persistent row kernel's launch: `row_reduction.launch_lines`) says that the
+    grid is (cdiv(rows, bm),) over rows masked by `rows`: the first direct launch of a
+    specialization may then compile it at half its rows a program (`resident_rows`), and
+    every direct launch of that specialization passes the BLOCK_M it was compiled with and
+    the grid that gives. The JIT path launches the rows a program it was given.
 
     Everything else (a launch hook, an interpreted kernel, the direct path switched off,
     an argument count that does not match the layout) goes through `launch` with the
@@ -592,8 +633,11 @@ def launch_kernel(kernel: Any, grid: tuple[int, ...], args: tuple, bm: int, bn: 
         if _interpreted(kernel):
             _jit_launch(kernel, grid, args, constexprs, warps)
         else:
-            _first_launch(reg.direct, key, kernel, grid, args, constexprs, warps)
+            _first_launch(reg.direct, key, kernel, grid, args, constexprs, warps, rows)
         return
+    if entry.block_m and entry.block_m != bm and rows is not None:  # compiled at fewer rows a program
+        kargs[len(args)] = entry.block_m
+        grid = (-(-rows // entry.block_m),)
     stream = _C._cuda_getCurrentRawStream(_C._cuda_getDevice())
     if rec is not None:
         rec.launch(entry, entry.arguments(grid, stream, kargs), [(k, args[k], kargs[k]) for k in layout.tensors],

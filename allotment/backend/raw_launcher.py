@@ -54,6 +54,9 @@ class CallPlan:
     driver: Any = None
     """The kernel's `driver_launch.DriverLayout`, for replayed calls that launch it through
     the CUDA driver; None where that does not apply."""
+    block_m: int = 0
+    """The BLOCK_M the specialization was compiled with where its first launch chose it
+    (`resident_rows`: half the launch's own rows a program), else 0: the launch's own."""
 
     def call(self, grid: tuple[int, ...], stream: int, kernel_args: list[Any]) -> None:
         """Launches on `grid` (1 to 3 dims) and `stream` with `kernel_args` (the kernel's

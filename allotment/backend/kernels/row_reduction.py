@@ -88,10 +88,16 @@ def choose_row_kernel(gen: GeneratedKernel, persistent_blocks: str, indent: str 
     return [f"{indent}{c}" for c in chosen]
 
 
+def row_launch(gen: GeneratedKernel, args: str) -> str:
+    """The launch of the row variant `choose_row_kernel` chose: BLOCK_M rows a program over
+    cdiv(M, BLOCK_M) programs. `rows=M` lets the launcher halve the rows a program at the
+    specialization's first launch (`resident_rows`), which only such a grid allows."""
+    return f"    rt.launch(kernel, (-(-M // bm),), ({args}), {gen.launch_tail}, rows=M)"
+
+
 def launch_lines(gen: GeneratedKernel, args: str, in_size: InSize) -> list[str]:
-    """The launcher's lines after M, N and use_i64: the chosen row variant, BLOCK_M rows a program."""
-    return ["    if M == 0:", "        return", *choose_row_kernel(gen, "persistent_blocks"),
-            f"    rt.launch(kernel, (-(-M // bm),), ({args}), {gen.launch_tail})"]
+    """The launcher's lines after M, N and use_i64: the chosen row variant (`row_launch`)."""
+    return ["    if M == 0:", "        return", *choose_row_kernel(gen, "persistent_blocks"), row_launch(gen, args)]
 
 
 def split_row(plan: KernelPlan) -> tuple[int, int] | None:

@@ -30,7 +30,7 @@ from xdsl.ir import Operation, SSAValue
 from allotment.analysis.split_reduction import unreduced_outputs
 from allotment.backend.kernel_plan import CodegenError, KernelPlan, identity_map
 from allotment.backend.kernels.emitter import GeneratedKernel, InSize, keeps_innermost
-from allotment.backend.kernels.row_reduction import RowEmitter, choose_row_kernel, row_variants
+from allotment.backend.kernels.row_reduction import RowEmitter, choose_row_kernel, row_launch, row_variants
 from allotment.dialects import fusion
 from allotment.dtypes import element_nbytes, triton_dtype
 
@@ -91,7 +91,7 @@ def launch_lines(gen: GeneratedKernel, args: str, in_size: InSize) -> list[str]:
             f"        rt.launch({fn['split_final']}, (-(-M // bm),), ({args}), {gen.launch_tail})",
             "        return",
             *choose_row_kernel(gen, "persistent_blocks"),
-            f"    rt.launch(kernel, (-(-M // bm),), ({args}), {gen.launch_tail})",
+            row_launch(gen, args),
         ]
     unrolled = [
         f"    if {split} <= 1:",
