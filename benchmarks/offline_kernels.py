@@ -39,7 +39,7 @@ import schedule_ab as sab  # noqa: E402
 from suite_fusions import FUSIONS  # noqa: E402
 
 import allotment  # noqa: E402
-from allotment.backend import launch, register_cap  # noqa: E402
+from allotment.backend import launch, register_cap, resident_rows  # noqa: E402
 
 
 def sass_instructions(cubin: bytes) -> int:
@@ -59,7 +59,8 @@ def case_lines(case: str, rule: str | None = None, old: bool = False) -> list[st
     `rule` and `old`, built and called under that rule's old form. A launch that the
     register cap (`register_cap.occupancy_cap`, H100/H200 limits) would recompile gets its
     capped build after `cap N:`, whether or not it spills (the launcher keeps it only where
-    it does not)."""
+    it does not); a persistent row launch that `resident_rows.halve` would try at half its
+    rows gets that build after `rows N:`, and whether `resident_rows.keep_halved` keeps it."""
     fusion, dtype, extents, size = case.split()
     f = FUSIONS[fusion]
     text = f.text(dtype, extents == "dynamic", size)
@@ -69,12 +70,14 @@ def case_lines(case: str, rule: str | None = None, old: bool = False) -> list[st
             suffix = sab.old_suffix(sab.RULES[rule]) if old else sab.new_suffix(sab.RULES[rule])
             text = text.replace(f"@{f.name}(", f"@{f.name}{suffix}(", 1)
         exe = allotment.compile(text)
-        module = sab._load_program(exe.source("cuda"), Path(tempfile.mkdtemp()), "offline")
+        source = exe.source("cuda")
+        module = sab._load_program(source, Path(tempfile.mkdtemp()), "offline")
         with launch.intercepted(lambda k, g, a, c, w: seen.append((k, g, a, c, w))):
             exe(*f.make_inputs(size, dtype, "cpu"))
     if rule:
         case = f"{case} {'old' if old else 'new'}"
     lines = []
+    row_kernels = set(re.findall(r"kernel, \(bm, bn, warps\) = (\w+), rt\.persistent_blocks\(", source))
     for k, grid, kargs, consts, warps in seen:
         name = k.fn.__name__ if hasattr(k, "fn") else k.__name__
         r = sab._resources(getattr(module, name), kargs, consts, warps, keep_cubin=True)
@@ -90,6 +93,14 @@ def case_lines(case: str, rule: str | None = None, old: bool = False) -> list[st
             capped = sab.programs_per_sm(c["regs"], warps, c["shared"])
             line += (f"  | cap {cap}: {c['regs']} regs spill {c['stack']} B {capped} programs/SM "
                      f"sass {sass_instructions(c['cubin'])}")
+        bm = consts.get("BLOCK_M", 1)
+        if (name in row_kernels and
+                resident_rows.halve(r["regs"], warps, r["shared"], bm, programs, register_cap.SMLimits(), allowed=True)):
+            h = sab._resources(getattr(module, name), kargs, {**consts, "BLOCK_M": bm // 2}, warps, keep_cubin=True)
+            kept = resident_rows.keep_halved((r["regs"], warps, r["shared"]), (h["regs"], warps, h["shared"]),
+                                             h["stack"], register_cap.SMLimits())
+            line += (f"  | rows {bm // 2}: {h['regs']} regs spill {h['stack']} B "
+                     f"{sab.programs_per_sm(h['regs'], warps, h['shared'])} programs/SM, {'kept' if kept else 'not kept'}")
         lines.append(line)
     return lines
 
