@@ -41,6 +41,7 @@ RUN_TIME_ONLY = {
     "ALLOT_NATIVE": "whether the native executor is built",
     "ALLOT_NCCL_EAGER": "when NCCL communicators are made",
     "ALLOT_REGISTER_CAP": "the register cap of a kernel's compile at its first launch (register_cap.py), not its text",
+    "ALLOT_RESIDENT_ROWS": "the rows a program of a row kernel's first launch (resident_rows.py), not its text",
     "ALLOT_REPLAY": "whether calls are replayed",
     "ALLOT_REPLAY_DRIVER": "how replays launch",
     "ALLOT_REPLAY_SCALARS": "whether replays pass scalars through (decided per call)",
