@@ -775,6 +775,20 @@ def write_results(path: str | None, md: str | None, rows: list[dict[str, Any]], 
     return summary
 
 
+def merged_meta(metas: Sequence[dict[str, Any]], names: Sequence[str]) -> dict[str, Any]:
+    """The metadata of a merged run: the first file's, with what differs between its commands
+    taken from all of them: the max-autotune column warmed where any command warmed it (only
+    the large size's command measures that column), the elapsed time their sum, and each
+    command's date, arguments, time and warming under `parts`."""
+    meta = dict(metas[0])
+    meta["merged_from"] = ", ".join(names)
+    meta["max_autotune_warmed"] = any(m.get("max_autotune_warmed") for m in metas)
+    meta["elapsed_s"] = round(sum(m.get("elapsed_s", 0) for m in metas), 1)
+    meta["parts"] = [{"file": n, **{k: m.get(k) for k in ("date", "argv", "elapsed_s", "max_autotune_warmed")}}
+                     for n, m in zip(names, metas, strict=True)]
+    return meta
+
+
 def merge(files: Sequence[str], out: str | None, md: str | None, fill_plan: bool = False) -> int:
     """One results file (and its Markdown) from several runs' (shards of one run); with
     `fill_plan`, every case of the whole matrix that no file has is a "not run" row (a shard
@@ -804,10 +818,8 @@ def merge(files: Sequence[str], out: str | None, md: str | None, fill_plan: bool
                     rows.append({"fusion": g.fusion, "dtype": g.dtype, "size": g.size, "extents": ext,
                                  "memory_bound": FUSIONS[g.fusion].memory_bound, "status": "not run",
                                  "error": "missing from every result file (a shard stopped)"})
-    meta = dict(metas[0])
-    meta["merged_from"] = ", ".join(Path(p).name for p in files)
+    meta = merged_meta(metas, [Path(p).name for p in files])
     meta["partial"] = any(r["status"] == "not run" for r in rows)
-    meta["elapsed_s"] = max(m.get("elapsed_s", 0) for m in metas)
     order = {n: i for i, n in enumerate(FUSIONS)}
     dorder = {d: i for i, (d, _) in enumerate(PHASES)}
     rows.sort(key=lambda r: (dorder.get(r["dtype"], 9), order.get(r["fusion"], 99)))

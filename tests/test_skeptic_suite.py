@@ -141,6 +141,15 @@ def test_cpu_check_runs_the_whole_harness(tmp_path: Path) -> None:
     assert len(m["results"]) == 210 and m["summary"]["ok"] == 10
 
 
+def test_a_merged_run_keeps_each_commands_metadata() -> None:
+    small = {"commit": "c", "date": "d1", "argv": "--sizes small,odd", "elapsed_s": 174.4, "max_autotune_warmed": False}
+    large = {"commit": "c", "date": "d2", "argv": "--sizes large", "elapsed_s": 300.0, "max_autotune_warmed": True}
+    m = skeptic_suite.merged_meta([small, large], ["a.json", "b.json"])
+    assert m["max_autotune_warmed"] and m["elapsed_s"] == 474.4 and m["merged_from"] == "a.json, b.json"
+    assert [p["argv"] for p in m["parts"]] == ["--sizes small,odd", "--sizes large"]
+    assert not skeptic_suite.merged_meta([small], ["a.json"])["max_autotune_warmed"]
+
+
 def test_fresh_functions_compile_apart() -> None:
     def f(x: torch.Tensor) -> torch.Tensor:
         return x + 1
