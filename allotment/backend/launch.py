@@ -32,6 +32,9 @@ would break CUDA kernels compiled later in the same process).
   more program an SM and the capped build spills nothing, the capped build is
   the one launched and remembered (a JIT-path launch after a failed direct
   call runs the uncapped build: the same results).
+- A persistent row kernel's launch (`rows=M`) may, at that first launch, be
+  compiled and launched at half its rows a program over twice the programs
+  (`resident_rows`); its later direct launches keep that choice.
 The key holds every integer argument itself (a superset of what Triton
 specializes on) and which pointers are not 16-byte aligned (Triton compiles a
 specialization of its own for those: a slice at an odd element, such as a
@@ -589,7 +592,7 @@ def launch_kernel(kernel: Any, grid: tuple[int, ...], args: tuple, bm: int, bn: 
     A launch with a pointer that is not 16-byte aligned is keyed also by which are not (the
     JIT path compiles that specialization on its first launch).
 
-    `rows` (a persistent row kernel's launch: `row_reduction.launch_lines`) says that the
+    `rows` (a persistent row kernel's launch: `row_reduction.row_launch`) says that the
     grid is (cdiv(rows, bm),) over rows masked by `rows`: the first direct launch of a
     specialization may then compile it at half its rows a program (`resident_rows`), and
     every direct launch of that specialization passes the BLOCK_M it was compiled with and
