@@ -24,7 +24,7 @@
 // CHECK: use_i64 = huge or M * N >= 2**31 - 2**24
 // CHECK: args = ({{.*}}, D0, D1, D2, (rt.divisor_magic(D2)), (rt.divisor_shift(D2)), M, N)
 // CHECK: fast_div = not use_i64 and rt.divides_fast(D2)
-// CHECK: rt.launch(kernel, (-(-M // bm),), (args), bm, bn, use_i64, warps, tail=tail, fast_div=fast_div)
+// CHECK: rt.launch(kernel, (-(-M // bm),), (args), bm, bn, use_i64, warps, tail=tail, fast_div=fast_div, rows=M)
 func.func @stats(%x: tensor<?x?x?xf32>) -> tensor<?xf32> {
   %s = fusion.sum %x dims [0, 2] : tensor<?x?x?xf32> -> tensor<?xf32>
   func.return %s : tensor<?xf32>

@@ -34,7 +34,7 @@
 // CHECK-NEXT: kernel, (bm, bn, warps) = k0_persistent_, rt.persistent_blocks(M, N)
 // CHECK-NEXT: else:
 // CHECK-NEXT: kernel, (bm, bn, warps) = k0_looped_, rt.looped_blocks(M, N)
-// CHECK-NEXT: rt.launch(kernel, (-(-M // bm),), (args), bm, bn, use_i64, warps, tail=tail)
+// CHECK-NEXT: rt.launch(kernel, (-(-M // bm),), (args), bm, bn, use_i64, warps, tail=tail, rows=M)
 // CHECK: return (((k0_persistent_, k0_two_tiles_, k0_looped_),
 func.func @rms(%x: tensor<?x?xbf16>, %w: tensor<?xbf16>) -> tensor<?x?xbf16> {
   %c0 = arith.constant 0 : index
@@ -61,7 +61,7 @@ func.func @rms(%x: tensor<?x?xbf16>, %w: tensor<?xbf16>) -> tensor<?x?xbf16> {
 // STATIC: BLOCK_T: tl.constexpr = 128
 // STATIC-NOT: k0_two_tiles_
 // STATIC: kernel, (bm, bn, warps) = k0_persistent_, rt.persistent_blocks(M, N, 1024)
-// STATIC-NEXT: rt.launch(kernel, (-(-M // bm),), (args), bm, bn, use_i64, warps)
+// STATIC-NEXT: rt.launch(kernel, (-(-M // bm),), (args), bm, bn, use_i64, warps, rows=M)
 func.func @rms_static(%x: tensor<64x1111xbf16>, %w: tensor<1111xbf16>) -> tensor<64x1111xbf16> {
   %f = fusion.cast %x : tensor<64x1111xbf16> to tensor<64x1111xf32>
   %sq = fusion.mul %f, %f : tensor<64x1111xf32>, tensor<64x1111xf32> -> tensor<64x1111xf32>

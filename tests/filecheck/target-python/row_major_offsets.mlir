@@ -13,7 +13,7 @@
 // CHECK-LABEL: def launch_k0_(
 // the input's strides come at run time; the output's are literals, compared here
 // CHECK: row_major = in0_s[0] == 1999 * in0_s[1]
-// CHECK: rt.launch(kernel, {{.*}}, bm, bn, use_i64, warps, row_major)
+// CHECK: rt.launch(kernel, {{.*}}, bm, bn, use_i64, warps, row_major, rows=M)
 func.func @sum_last(%x: tensor<7x1999x1111xf32>) -> tensor<7x1999xf32> {
   %s = fusion.sum %x dims [2] : tensor<7x1999x1111xf32> -> tensor<7x1999xf32>
   func.return %s : tensor<7x1999xf32>
