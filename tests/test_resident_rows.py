@@ -16,6 +16,13 @@ from allotment.backend.resident_rows import halve, keep_halved
 H100 = SMLimits(count=132)
 
 
+@pytest.fixture(autouse=True)
+def _rule_on(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The rule as it is by default, whatever the environment of the test run says."""
+    monkeypatch.delenv("ALLOT_RESIDENT_ROWS", raising=False)
+    monkeypatch.delenv("ALLOT_PERSISTENT_BLOCKS", raising=False)
+
+
 def test_halves_the_question_mark_attention_kernel() -> None:
     # rows of 999 as 4 x 1024 lanes on 8 warps: 59 registers, 4 programs (32 warps) an SM, 2997 programs
     assert halve(59, 8, 0, 4, 2997, H100, allowed=True)
@@ -43,6 +50,8 @@ def test_old_rule_and_switch(monkeypatch: pytest.MonkeyPatch) -> None:
     assert not halve(59, 8, 0, 4, 2997, H100)
     monkeypatch.delenv("ALLOT_RESIDENT_ROWS")
     assert halve(59, 8, 0, 4, 2997, H100)
+    monkeypatch.setenv("ALLOT_PERSISTENT_BLOCKS", "4x0x8")  # blocks forced for a tuning run: as given
+    assert not halve(59, 8, 0, 4, 2997, H100)
 
 
 def test_keep_halved() -> None:

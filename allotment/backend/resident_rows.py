@@ -36,8 +36,11 @@ to 100% (BENCHMARKS.md, the occupancy table of 2026-12-07)."""
 
 
 def enabled() -> bool:
-    """Whether the rule is on (default; `ALLOT_RESIDENT_ROWS=0` turns it off, read at each
-    specialization's first launch)."""
+    """Whether the rule is on (default; read at each specialization's first launch):
+    `ALLOT_RESIDENT_ROWS=0` turns it off, and so does `ALLOT_PERSISTENT_BLOCKS`, whose blocks
+    a tuning run (`benchmarks/env_sweep.sh`) means to time as it gives them."""
+    if os.environ.get("ALLOT_PERSISTENT_BLOCKS"):
+        return False
     return os.environ.get("ALLOT_RESIDENT_ROWS", "1") not in ("", "0")
 
 
