@@ -9,7 +9,7 @@ BatchNorm's forward plan reads x twice: the statistics' split reduction (its pro
 split-major, so the last ones read the tail of x: x[51:64] of a [64, 256, 4096] x, 26 MiB,
 less than an H100's 50 MB of L2), then the pointwise normalization, whose programs read x
 from its head. The probe builds the case's program as the code generator writes it
-("forward") and a copy whose last pointwise function maps its program id p to
+("forward") and a copy whose last kernel (pointwise: its tiled and flat functions) maps its program id p to
 num_programs - 1 - p ("reversed": the same tiles, the same results, in reverse order), and
 times both, and a device copy of the case's bytes, kernel-only as the skeptic suite does
 (CUDA graphs of calls rotating over input sets that together are at least 3x L2, 5
@@ -44,14 +44,22 @@ CASES = ("batchnorm_fwd:bf16:large", "batchnorm_fwd:bf16:large:?", "batchnorm_fw
 PID = "pid = tl.program_id(0)"
 
 
-def reversed_last_pointwise(source: str) -> str:
-    """`source` with its last pointwise function's program id reversed."""
-    names = re.findall(r"^def (k\d+_pointwise_)\(", source, re.M)
-    if not names:
-        raise ValueError("the program has no pointwise kernel")
-    start = source.index(f"def {names[-1]}(")
-    at = source.index(PID, start)
-    return source[:at] + "pid = tl.num_programs(0) - 1 - tl.program_id(0)" + source[at + len(PID):]
+def reversed_last_kernel(source: str) -> str:
+    """`source` with the program id of every function of its last kernel reversed (a `?`
+    pointwise kernel has a tiled and a flat function, picked at run time); that kernel must
+    be pointwise (each program its own tiles, no order between programs)."""
+    kernels = [int(k) for k in re.findall(r"^def k(\d+)_\w+\(", source, re.M)]
+    if not kernels:
+        raise ValueError("the program has no kernel")
+    last = max(kernels)
+    names = re.findall(rf"^def (k{last}_\w+)\(", source, re.M)
+    if not all(n in (f"k{last}_pointwise_", f"k{last}_flat_") for n in names):
+        raise ValueError(f"the last kernel is not pointwise: {names}")
+    for name in names:
+        start = source.index(f"def {name}(")
+        at = source.index(PID, start)
+        source = source[:at] + "pid = tl.num_programs(0) - 1 - tl.program_id(0)" + source[at + len(PID):]
+    return source
 
 
 def load(source: str, tag: str) -> Any:
@@ -71,7 +79,7 @@ def probe(case: str, repeats: int, cpu: bool) -> str:
         extents = {**{k: 2 for k in outer}, last: min(extents[last], 64)}
     source = allotment.compile(f.text(dtype, dyn == ["?"], extents)).source("cuda" if not cpu else "cpu")
     tag = re.sub(r"\W", "_", case)
-    programs = {"forward": load(source, tag + "_f"), "reversed": load(reversed_last_pointwise(source), tag + "_r")}
+    programs = {"forward": load(source, tag + "_f"), "reversed": load(reversed_last_kernel(source), tag + "_r")}
     xs = f.make_inputs(extents, dtype, dev)
     want = f.torch_fn(*xs)
     for name, p in programs.items():
