@@ -66,7 +66,7 @@ class _Build:
         self.metadata = types.SimpleNamespace(shared=0)
 
     def _init_handles(self) -> None:
-        pass
+        """Nothing to load: no driver here."""
 
 
 class _Kernel:
