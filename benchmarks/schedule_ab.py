@@ -71,6 +71,17 @@ builds apart. Rules now:
   (halved in f32 only: 61 registers, 32 warps an SM), and the static attention epilogue, a
   control (48 registers, 40 warps an SM: not halved). Offline (sm_90), these are the suite's
   only launches the rule halves.
+- `align_hint`: `host_runtime.alignment_hint(allowed=False)` as the launcher calls it (old:
+  ALIGN 1, so a kernel knows of its ints only what Triton specializes, 1 or a multiple of
+  16; new: the power of two up to 8 dividing the row extent and the row strides, with which
+  rows of 1000 bf16 elements load as 16-byte vectors, not element by element: offline on
+  sm_90 the soft-capped softmax over rows of 1000 went from `ld v1:16` at 54 registers to
+  `ld v4:2` at 44). The same text, other launches (as `final_spread`). Its cases: rows of
+  1000 and 3000 (multiples of 8, not 16) through the suite's row kernels, pointwise,
+  inner-outer and cross-entropy kernels, static and `?`; rows of 1004 (4 in bf16: 8-byte
+  vectors); rows of 1024, a control the rule leaves alone (`not timed`); and the suite's
+  only cases it changes, all at the small size (an extent of 8 or 24 somewhere), where the
+  offline enumeration (every suite fusion, size, dtype, static and `?`) found ALIGN > 1.
 
 Per case: both builds' outputs are checked against the suite's torch function (and must
 match it, else the case says so and is not timed; a case whose two builds are the same
@@ -232,6 +243,15 @@ RULES: dict[str, Rule] = {
          "add_rmsnorm:odd", "add_rmsnorm:odd:?", "attention_epilogue:B=16/S=1000:?", "attention_epilogue:B=32/S=777:?",
          "attention_epilogue:B=8/S=1536:?"),
         at_compile=True,
+    ),
+    "align_hint": Rule(
+        host_runtime, "alignment_hint", functools.partial(host_runtime.alignment_hint, allowed=False),
+        ("softmax_fwd:M=32768/N=1000", "softmax_fwd:M=32768/N=1000:?", "attention_epilogue:B=12/S=1000",
+         "attention_epilogue:B=12/S=1000:?", "layernorm_fwd:M=32768/N=1000:?", "rmsnorm_fwd:M=16384/N=3000",
+         "add_rmsnorm:M=16384/N=1000", "swiglu:M=16384/N=1000", "swiglu:M=16384/N=1000:?",
+         "layernorm_bwd:M=16384/N=1000", "cross_entropy:M=8192/N=1000", "softmax_fwd:M=32768/N=1004",
+         "softmax_fwd:M=32768/N=1024", "gelu_bwd:small", "sum_3d_dim0:small", "transpose_add_2d:small",
+         "amax_3d_dim2:small"),
     ),
 }
 """Every rule this script compares, by name."""

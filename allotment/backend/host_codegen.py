@@ -724,20 +724,23 @@ def _launcher(gen: GeneratedKernel, launch: str, n_in: int, n_out: int,
     )
     if strided:  # one `stride()` per tensor (half the cost of one `stride(d)` per dim)
         lines.append(f"    {', '.join(f'{t}_s' for t in strided)} = {', '.join(f'{t}.stride()' for t in strided)}")
-    lines.append("    args = " + _tuple([
-        in_size(a.index, a.dim) if a.kind == "in_size"
+    spelled = {
+        a.name: in_size(a.index, a.dim) if a.kind == "in_size"
         else f"({a.expr})" if a.kind == "derived"
         else str(strides[f"{a.kind.split('_')[0]}{a.index}"][a.dim])
         if a.kind in ("in_stride", "out_stride") and f"{a.kind.split('_')[0]}{a.index}" in strides
         else spelling.get(a.kind, a.kind).format(i=a.index, d=a.dim, name=a.name)
         for a in gen.args
-    ]))
+    }
+    lines.append("    args = " + _tuple(list(spelled.values())))
     if gen.row_major:  # the kernel addresses some operand runs from a linear index (`Emitter.offset`)
         lines.append(f"    row_major = {_row_major_condition(gen, strides)}")
     if "two_tiles" in gen.functions:  # BLOCK_T of every variant; `choose_row_kernel` may set it
         lines.append("    tail = 0")
     if gen.divisors:  # indices divided by run-time extents (`emitter.magic_division`)
         lines.append(f"    fast_div = not use_i64 and rt.divides_fast({', '.join(gen.divisors)})")
+    if gen.aligned:  # ints whose divisibility decides vector loads (`Emitter.aligned`)
+        lines.append(f"    align = rt.alignment_hint({', '.join(spelled[name] for name in gen.aligned)})")
     args = "args"  # the launches below pass the one tuple
     lines += launch_lines(gen, args, in_size)  # by the kernel's kind (`kernel_kinds.KINDS`)
     return "\n".join(lines)

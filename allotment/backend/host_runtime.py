@@ -288,6 +288,24 @@ def _pow2(n: int) -> int:
 
 
 @functools.lru_cache(maxsize=4096)
+def alignment_hint(*values: int, allowed: bool = True) -> int:
+    """The ALIGN a kernel is launched with (`kernels.emitter.Emitter.aligned`): the largest
+    power of two up to 8 that divides every value (its column extent, the strides of its
+    rows' starts), or 1 where that is 1, where all of them are multiples of 16 (Triton
+    specializes such an int argument itself: the kernel needs no hint, and keeps one
+    compiled form for all of them) or where every one is 0. With ALIGN 8 a row of 1000
+    bf16 elements loads as 16-byte vectors, where Triton alone loads it one element at a
+    time; 4 gives f32 its 16-byte vectors. `allowed=False` is the old rule (always 1), for
+    `benchmarks/schedule_ab.py`."""
+    g = 0
+    for v in values:
+        g = math.gcd(g, v)
+    if not allowed or g == 0 or g % 16 == 0:
+        return 1
+    return g & -g
+
+
+@functools.lru_cache(maxsize=4096)
 def divides_fast(*divisors: int) -> bool:
     """Whether a kernel whose indices are 32-bit divides them by these run-time extents with
     its FAST_DIV branch (`kernels.emitter.magic_division`): where every one is in

@@ -29,7 +29,7 @@ from allotment.backend.kernels import (
     scan_sort,
     split_reduction,
 )
-from allotment.backend.kernels.emitter import Emitter, GeneratedKernel, InSize, KernelArg
+from allotment.backend.kernels.emitter import Emitter, GeneratedKernel, InSize, KernelArg, align_prologue
 from allotment.dialects import alloc
 
 HostCall = Callable[[library.Host, alloc.KernelOp, list[str], list[str]], None]
@@ -161,19 +161,23 @@ def generate_kernel(plan: KernelPlan, target: str, functions: dict[str, str]) ->
     divisors = tuple(dict.fromkeys(d for e in bodies.values() for d in e.divisors))
     if divisors:  # some index divided by a run-time extent (`emitter.magic_division`)
         constexprs += ", FAST_DIV: tl.constexpr"
+    aligned = tuple(dict.fromkeys(name for e in bodies.values() for name in e.aligned))
+    if aligned:  # ints whose divisibility decides vector loads (`Emitter.aligned`)
+        constexprs += ", ALIGN: tl.constexpr"
+    prologue = align_prologue(aligned)
     parts = []
     for variant, e in bodies.items():
         fname = functions[variant]
         parts.append(
             f"{_decorator(e)}\ndef {fname}({params}, {constexprs}):\n"
-            + "\n".join(e.lines)
+            + "\n".join(prologue + e.lines)
             + "\n"
         )
     transposed = plan.kind == "pointwise" and any(e.transposed for e in bodies.values())
     flat = any(e.flat for v, e in bodies.items() if v != "flat")  # flat whatever the row (a static one)
     row_split = next((e.row_split for e in bodies.values() if e.row_split is not None), None)
     return GeneratedKernel(plan, functions, helpers + "\n\n".join(parts), args, transposed, flat, set(requested),
-                           row_split, row_major, divisors)
+                           row_split, row_major, divisors, aligned)
 
 
 def _decorator(e: Emitter) -> str:

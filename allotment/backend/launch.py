@@ -504,7 +504,8 @@ class _Registered:
     layout: ArgLayout
     direct: dict[tuple, raw_launcher.CallPlan]
     """How to call each compiled specialization, by (warps, BLOCK_M, BLOCK_N, USE_I64,
-    ROW_MAJOR, BLOCK_T and FAST_DIV (None where the kernel has none), the ints[, the loose])."""
+    ROW_MAJOR, BLOCK_T, FAST_DIV and ALIGN (None where the kernel has none), the ints[, the
+    loose])."""
 
 
 _KERNELS: dict[int, _Registered] = {}
@@ -550,9 +551,9 @@ def kernel_args(functions: tuple[Any, ...], tensors: tuple[int, ...], loose: tup
 
 
 def _constexprs(bm: int, bn: int, use_i64: bool, row_major: bool | None, tail: int | None,
-                fast_div: bool | None = None) -> dict[str, Any]:
-    """A generated kernel's constexprs by name, in its parameter order (ROW_MAJOR, BLOCK_T
-    and FAST_DIV only where it takes them)."""
+                fast_div: bool | None = None, align: int | None = None) -> dict[str, Any]:
+    """A generated kernel's constexprs by name, in its parameter order (ROW_MAJOR, BLOCK_T,
+    FAST_DIV and ALIGN only where it takes them)."""
     named: dict[str, Any] = {"BLOCK_M": bm, "BLOCK_N": bn, "USE_I64": use_i64}
     if row_major is not None:
         named["ROW_MAJOR"] = row_major
@@ -560,17 +561,20 @@ def _constexprs(bm: int, bn: int, use_i64: bool, row_major: bool | None, tail: i
         named["BLOCK_T"] = tail
     if fast_div is not None:
         named["FAST_DIV"] = fast_div
+    if align is not None:
+        named["ALIGN"] = align
     return named
 
 
 def launch_kernel(kernel: Any, grid: tuple[int, ...], args: tuple, bm: int, bn: int, use_i64: bool, warps: int,
                   row_major: bool | None = None, tail: int | None = None, fast_div: bool | None = None,
-                  rows: int | None = None) -> None:
+                  rows: int | None = None, align: int | None = None) -> None:
     """`rt.launch`: runs a generated kernel with its constexprs BLOCK_M, BLOCK_N, USE_I64,
     ROW_MAJOR where the kernel takes it (`row_major` not None: `Emitter.offset`), BLOCK_T
     where it takes it (`tail` not None: a `?` row's second tile, `row_reduction.row_variants`;
-    0 for the variants that hold no second tile), and FAST_DIV where it takes it (`fast_div`
-    not None: `emitter.magic_division`).
+    0 for the variants that hold no second tile), FAST_DIV where it takes it (`fast_div`
+    not None: `emitter.magic_division`) and ALIGN where it takes it (`align` not None:
+    `Emitter.aligned`).
 
     A kernel with an `ArgLayout` (every generated one) on the GPU takes the direct path
     without a pass over all its arguments: the kernel's cache of compiled launchers is keyed
@@ -605,14 +609,14 @@ def launch_kernel(kernel: Any, grid: tuple[int, ...], args: tuple, bm: int, bn: 
     global _direct_ok
     reg = _KERNELS.get(id(kernel))  # the registered kernel is held: its id is not reused
     if reg is None or _HOOK.get() is not None or not _direct_ok or len(args) != reg.layout.count:
-        launch(kernel, grid, args, _constexprs(bm, bn, use_i64, row_major, tail, fast_div), warps)
+        launch(kernel, grid, args, _constexprs(bm, bn, use_i64, row_major, tail, fast_div, align), warps)
         return
     layout = reg.layout
     if layout.loose:
-        key = (warps, bm, bn, use_i64, row_major, tail, fast_div, layout.ints(args),
+        key = (warps, bm, bn, use_i64, row_major, tail, fast_div, align, layout.ints(args),
                tuple(a if type(a) is int else type(a) for a in (args[k] for k in layout.loose)))
     else:
-        key = (warps, bm, bn, use_i64, row_major, tail, fast_div, layout.ints(args))
+        key = (warps, bm, bn, use_i64, row_major, tail, fast_div, align, layout.ints(args))
     # the kernel's arguments (each tensor's as its data_ptr int), then its constexprs
     kargs = [*args, bm, bn, use_i64]
     if row_major is not None:
@@ -621,6 +625,8 @@ def launch_kernel(kernel: Any, grid: tuple[int, ...], args: tuple, bm: int, bn: 
         kargs.append(tail)
     if fast_div is not None:
         kargs.append(fast_div)
+    if align is not None:
+        kargs.append(align)
     misaligned = 0
     for k in layout.tensors:
         kargs[k] = p = args[k].data_ptr()
@@ -632,7 +638,7 @@ def launch_kernel(kernel: Any, grid: tuple[int, ...], args: tuple, bm: int, bn: 
     if entry is None:
         if rec is not None:
             rec.fail(FIRST_LAUNCH)
-        constexprs = _constexprs(bm, bn, use_i64, row_major, tail, fast_div)
+        constexprs = _constexprs(bm, bn, use_i64, row_major, tail, fast_div, align)
         if _interpreted(kernel):
             _jit_launch(kernel, grid, args, constexprs, warps)
         else:
@@ -651,4 +657,4 @@ def launch_kernel(kernel: Any, grid: tuple[int, ...], args: tuple, bm: int, bn: 
         _direct_ok = False
         if rec is not None:
             rec.fail("the direct launch failed")
-        _jit_launch(kernel, grid, args, _constexprs(bm, bn, use_i64, row_major, tail, fast_div), warps)
+        _jit_launch(kernel, grid, args, _constexprs(bm, bn, use_i64, row_major, tail, fast_div, align), warps)

@@ -99,6 +99,19 @@ def magic_division(allowed: bool = True) -> bool:
     return allowed
 
 
+def align_prologue(aligned: Sequence[str]) -> list[str]:
+    """The opening lines of every function of a kernel that takes ALIGN (`Emitter.aligned`):
+    each of those int arguments written as a multiple of ALIGN, `x // ALIGN * ALIGN`, which
+    is x itself, since the launcher passes an ALIGN that divides every one of them
+    (`host_runtime.alignment_hint`). Triton's analysis then knows their divisibility: a row
+    that starts at a multiple of 8 elements, masked by `rn < N` with N a multiple of 8, loads
+    as 16-byte vectors of bf16. With ALIGN 1 (the launcher's answer where Triton's own
+    specialization already knows, or nothing divides) the lines fold away."""
+    if not aligned:
+        return []
+    return ["    if ALIGN > 1:"] + [f"        {name} = {name} // ALIGN * ALIGN" for name in aligned]
+
+
 def float_literal(v: float) -> str:
     """Python source for a float, infinities and NaN included."""
     if v != v or v in (float("inf"), float("-inf")):
@@ -176,16 +189,21 @@ class GeneratedKernel:
     divisors: tuple[str, ...] = ()
     """The run-time extents its FAST_DIV branches divide by (`Emitter.fast_divide`): then
     the kernel takes that constexpr and the launcher passes it."""
+    aligned: tuple[str, ...] = ()
+    """The int arguments whose divisibility decides whether its tiles' rows load as vectors
+    (`Emitter.aligned`): then the kernel takes ALIGN and the launcher passes it."""
 
     @property
     def launch_tail(self) -> str:
         """The arguments of `rt.launch` after the grid and the arguments tuple: the block
         sizes, use_i64, the warps, `row_major` where the kernel takes ROW_MAJOR, `tail`
-        where it takes BLOCK_T (a `?` row with the `two_tiles` variant: `choose_row_kernel`)
-        and `fast_div` where it takes FAST_DIV (`magic_division`)."""
+        where it takes BLOCK_T (a `?` row with the `two_tiles` variant: `choose_row_kernel`),
+        `fast_div` where it takes FAST_DIV (`magic_division`) and `align` where it takes
+        ALIGN (`aligned`)."""
         return ("bm, bn, use_i64, warps" + (", row_major" if self.row_major else "")
                 + (", tail=tail" if "two_tiles" in self.functions else "")
-                + (", fast_div=fast_div" if self.divisors else ""))
+                + (", fast_div=fast_div" if self.divisors else "")
+                + (", align=align" if self.aligned else ""))
 
 
 ALL_AXES = {frozenset({"m", "n"}), frozenset({"m"}), frozenset({"n"}), frozenset()}
@@ -242,6 +260,15 @@ class Emitter(ElementwiseEmission, PadCatEmission):
         self.row_major: dict[RowMajorRun, None] = {}
         """The operand runs that some offset merged (`offset`), in first-use order: the
         kernel then takes ROW_MAJOR, which the launcher sets where all of them are row-major."""
+        self.aligned: dict[str, None] = {}
+        """The int arguments whose divisibility decides whether a tile's row loads and stores
+        as vectors: the column extent N of a masked tile (`emit_inner_indices`: the mask
+        `rn < N` is constant over runs of N's divisor) and every stride that multiplies an
+        index other than an operand's last (`offset`: a row's start is a multiple of them).
+        Triton knows only that an int argument is 1 or a multiple of 16, so rows of 1000
+        bf16 elements load one element at a time. The kernel then takes ALIGN, a power of
+        two that the launcher finds dividing all of them (`host_runtime.alignment_hint`),
+        and each function opens by writing them as multiples of it (`align_prologue`)."""
 
     @classmethod
     def build(cls, plan: KernelPlan, variant: str, target: str, derived: dict[str, str]) -> Emitter:
@@ -328,7 +355,11 @@ class Emitter(ElementwiseEmission, PadCatEmission):
         self.line(f"rn = {start} + tl.arange(0, {self.block_n})")
         self.line("if USE_I64:")
         self.line("    rn = rn.to(tl.int64)")
-        self.line(f"mask_n = tl.full((1, {self.block_n}), 1, tl.int1)" if full else "mask_n = (rn < N)[None, :]")
+        if full:
+            self.line(f"mask_n = tl.full((1, {self.block_n}), 1, tl.int1)")
+        else:
+            self.aligned.setdefault("N")
+            self.line("mask_n = (rn < N)[None, :]")
         self._decompose("rn", self.plan.inner, "[None, :]")
 
     def _decompose(self, lin: str, dims: Sequence[int], expand: str, linear: bool = True, fast: bool = True) -> None:
@@ -400,6 +431,9 @@ class Emitter(ElementwiseEmission, PadCatEmission):
         the kernel takes both forms under its ROW_MAJOR constexpr, which the launcher sets
         where the strides of every merged run (`row_major`) are row-major."""
         terms = [f"{index_expr(entry)} * {tensor}_s{j}" for j, entry in enumerate(m) if entry is not None]
+        present = [j for j, entry in enumerate(m) if entry is not None]
+        for j in present[:-1]:  # the strides of a row's start (`aligned`)
+            self.aligned.setdefault(f"{tensor}_s{j}")
         merged: list[str] = []
         covered: set[int] = set()
         for dims, lin in self.linear:

@@ -59,6 +59,7 @@ func.func @"f\"\"\"\nimport os; os.system('touch /tmp/allot_pwned')\n\"\"\""(%wh
 // LAUNCH:      def launch_k0_2_(
 // LAUNCH:          in0_s, in1_s, in2_s, out0_s, out1_s, out2_s = in0.stride(), in1.stride(), in2.stride(), out0.stride(), out1.stride(), out2.stride()
 // LAUNCH-NEXT:     args = (in0, in0_s[0], in0_s[1], n0_0, 4, in1, in1_s[0], in1_s[1], n1_0, 4, in2, in2_s[0], in2_s[1], 1, 4, out0, out0_s[0], out0_s[1], out1, {{.*}}, D0, M, N)
-// LAUNCH:          rt.launch(kernel, (-(-M // bm),), (args), bm, bn, use_i64, warps, rows=M)
+// LAUNCH:          align = rt.alignment_hint(N, in0_s[0], in1_s[0], out0_s[0], out1_s[0])
+// LAUNCH:          rt.launch(kernel, (-(-M // bm),), (args), bm, bn, use_i64, warps, align=align, rows=M)
 // LAUNCH:      def kernel_layouts():
 // LAUNCH:          return (((k0_persistent_,), (0, 5, 10, 15, 18, 21), (), 27, ()),)

@@ -7,13 +7,13 @@
 // RUN: allot-opt %s -p fusion-segment,fusion-allocate,alloc-place -t python | filecheck %s --check-prefix=COLUMN
 
 // CHECK-LABEL: def k0_persistent_(
-// CHECK-SAME: USE_I64: tl.constexpr, ROW_MAJOR: tl.constexpr):
+// CHECK-SAME: USE_I64: tl.constexpr, ROW_MAJOR: tl.constexpr, ALIGN: tl.constexpr):
 // CHECK: tl.load(in0_ptr + (((rm[:, None] * in0_s1 + i2 * in0_s2) if ROW_MAJOR else (i0 * in0_s0 + i1 * in0_s1 + i2 * in0_s2)))
 // CHECK: tl.store(out0_ptr + (((rm[:, None] * out0_s1) if ROW_MAJOR else (i0 * out0_s0 + i1 * out0_s1)))
 // CHECK-LABEL: def launch_k0_(
 // the input's strides come at run time; the output's are literals, compared here
 // CHECK: row_major = in0_s[0] == 1999 * in0_s[1]
-// CHECK: rt.launch(kernel, {{.*}}, bm, bn, use_i64, warps, row_major, rows=M)
+// CHECK: rt.launch(kernel, {{.*}}, bm, bn, use_i64, warps, row_major, align=align, rows=M)
 func.func @sum_last(%x: tensor<7x1999x1111xf32>) -> tensor<7x1999xf32> {
   %s = fusion.sum %x dims [2] : tensor<7x1999x1111xf32> -> tensor<7x1999xf32>
   func.return %s : tensor<7x1999xf32>

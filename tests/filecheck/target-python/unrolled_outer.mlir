@@ -22,7 +22,7 @@
 // CHECK-NEXT: unrolled = rt.unrolled_outer_blocks(M, N)
 // CHECK-NEXT: if unrolled is not None:
 // CHECK-NEXT: bm, bn, warps = unrolled
-// CHECK-NEXT: rt.launch(k0_unrolled_, (-(-M // bm),), (args), bm, bn, use_i64, warps)
+// CHECK-NEXT: rt.launch(k0_unrolled_, (-(-M // bm),), (args), bm, bn, use_i64, warps, align=align)
 // CHECK-NEXT: return
 // CHECK-NEXT: bm, bn, warps = rt.outer_blocks(M, N, 1, 2)
 // CHECK: rt.launch(k0_looped_,
