@@ -145,8 +145,8 @@ def _dynamic_norm() -> str:
 def test_a_dynamic_row_has_both_functions_and_takes_block_t() -> None:
     src = allotment.compile(_dynamic_norm()).source("cpu")
     assert "def k0_two_tiles_(" in src and "def k0_persistent_(" in src, src
-    assert "BLOCK_T: tl.constexpr)" in src and "BLOCK_T: tl.constexpr =" not in src
-    assert "main, tail = rt.row_tiles(N)" in src and "tail=tail, rows=M)" in src
+    assert "BLOCK_T: tl.constexpr, ALIGN: tl.constexpr)" in src and "BLOCK_T: tl.constexpr =" not in src
+    assert "main, tail = rt.row_tiles(N)" in src and "tail=tail, align=align, rows=M)" in src
 
 
 @pytest.mark.parametrize("n", [600, 700, 1111, 1000, 1024, 300, 3000])

@@ -231,8 +231,8 @@ def test_inner_split_partials_are_sum_and_m2(split: pytest.MonkeyPatch) -> None:
     stored: dict[str, torch.Tensor] = {}
     real = host_runtime.launch
 
-    def keep(kernel, grid, args, *blocks) -> None:  # noqa: ANN001 (`rt.launch`'s arguments)
-        real(kernel, grid, args, *blocks)
+    def keep(kernel, grid, args, *blocks, **named) -> None:  # noqa: ANN001 (`rt.launch`'s arguments)
+        real(kernel, grid, args, *blocks, **named)
         if kernel.fn.__name__ == "k0_split_partial_":  # its 2-D tensors: the two partials buffers
             parts = [a for a in args if isinstance(a, torch.Tensor) and a.dim() == 2]
             stored["sum"], stored["m2"] = (p.clone() for p in parts)
