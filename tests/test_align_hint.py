@@ -1,7 +1,7 @@
 """ALIGN, the divisibility hint of a kernel's row extent and row strides
 (`Emitter.aligned`, `host_runtime.alignment_hint`): the launcher's choice for each call,
 the kernels' results under every choice (Triton's interpreter runs the functions' prologue
-as it is), and the vector loads it buys on sm_90 (offline, where Triton's compiler is)."""
+as it is; on the GPU with ALLOT_TEST_DEVICE=cuda), and the vector loads it buys on sm_90 (offline, where Triton's compiler is)."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import torch
 import allotment
 from allotment.backend import host_runtime as rt
 from allotment.backend import launch
+from backend_check import TEST_DEVICE
 
 SOFTMAX = """func.func @f(%x: tensor<?x?xf32>) -> tensor<?x?xf32> {
   %m = fusion.max %x dims [1] keepdim : tensor<?x?xf32> -> tensor<?x1xf32>
@@ -52,7 +53,7 @@ def test_a_softmax_over_rows_is_right_under_the_align_of_its_call(rows: int, col
                                                                     align: int) -> None:
     """Rows of `cols` elements `stride` apart (a view of a wider buffer where stride > cols):
     ALIGN follows the call's extent and strides, and the result is torch's."""
-    base = torch.randn(rows, stride, generator=torch.Generator().manual_seed(rows * cols))
+    base = torch.randn(rows, stride, generator=torch.Generator().manual_seed(rows * cols)).to(TEST_DEVICE)
     x = base[:, :cols]
     assert aligns(SOFTMAX, x) == [align]
     (y,) = allotment.compile(SOFTMAX)(x)
@@ -62,8 +63,8 @@ def test_a_softmax_over_rows_is_right_under_the_align_of_its_call(rows: int, col
 def test_a_pointwise_kernel_under_a_hint_from_a_misaligned_operand() -> None:
     """One operand's rows 12 apart, the other's 8: ALIGN is their common 4, and each tile's
     row starts and masks stay right."""
-    a = torch.randn(6, 12, generator=torch.Generator().manual_seed(1))[:, :8]
-    b = torch.randn(6, 8, generator=torch.Generator().manual_seed(2))
+    a = torch.randn(6, 12, generator=torch.Generator().manual_seed(1)).to(TEST_DEVICE)[:, :8]
+    b = torch.randn(6, 8, generator=torch.Generator().manual_seed(2)).to(TEST_DEVICE)
     assert set(aligns(ADD, a, b)) == {4}
     (c,) = allotment.compile(ADD)(a, b)
     torch.testing.assert_close(c, a + b)

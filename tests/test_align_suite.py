@@ -1,7 +1,8 @@
 """Every suite fusion under ALIGN > 1 (`Emitter.aligned`): at extents 6 and 24 (the last),
 in f32 with `?` extents, the launcher passes ALIGN 2 or 8 to the row, looped, split,
 inner-outer, pointwise and flat kernels alike, and each result is torch's (Triton's
-interpreter runs every function's prologue as it is)."""
+interpreter runs every function's prologue as it is; ALLOT_TEST_DEVICE=cuda runs them on
+the GPU, where a wrong hint would mean misaligned vector accesses)."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from suite_fusions import FUSIONS, check_outputs  # noqa: E402
 
 import allotment  # noqa: E402
 from allotment.backend import launch  # noqa: E402
+from backend_check import TEST_DEVICE  # noqa: E402
 
 
 @pytest.mark.parametrize("name", list(FUSIONS))
@@ -24,7 +26,7 @@ def test_the_fusion_is_right_under_the_align_of_its_call(name: str) -> None:
     dims = list(f.sizes["tiny"])
     extents = {k: 24 if k == dims[-1] else 6 for k in dims}
     exe = allotment.compile(f.text("f32", True, extents))
-    xs = f.make_inputs(extents, "f32", "cpu")
+    xs = f.make_inputs(extents, "f32", TEST_DEVICE)
     seen: list[object] = []
     with launch.intercepted(lambda k, grid, a, cx, w: seen.append(cx.get("ALIGN"))):
         exe(*xs)
