@@ -81,6 +81,12 @@ def _alloc_verify() -> type[ModulePass]:
     return AllocVerifyPass
 
 
+def _kernel_index_ranges() -> type[ModulePass]:
+    from allotment.passes.kernel_index_ranges import KernelIndexRangesPass
+
+    return KernelIndexRangesPass
+
+
 def _index_checks() -> type[ModulePass]:
     from allotment.passes.index_checks import IndexChecksPass
 
@@ -106,6 +112,7 @@ ALL_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "fusion-scatter-select": _fusion_scatter_select,
     "fusion-allocate": _fusion_allocate,
     "fusion-index-checks": _index_checks,
+    "kernel-index-ranges": _kernel_index_ranges,
     "fusion-propagate-sharding": _propagate_sharding,
     "fusion-insert-resharding": _insert_resharding,
 }

@@ -82,6 +82,13 @@ builds apart. Rules now:
   vectors); rows of 1024, a control the rule leaves alone (`not timed`); and the suite's
   only cases it changes, all at the small size (an extent of 8 or 24 somewhere), where the
   offline enumeration (every suite fusion, size, dtype, static and `?`) found ALIGN > 1.
+- `index_ranges`: `emitter.is_narrow` (old: no op is computed in the kernel's index type, so
+  the 64-bit `iota` arithmetic of a causal mask or an ALiBi bias runs in int64 as its IR
+  type says; new: the ops `kernel-index-ranges` marked run in int32 under 32-bit indexing:
+  offline on sm_90 the ALiBi epilogue over rows of 777 went from 872 SASS instructions to
+  784). The same text and launches, other kernel code. Its cases: the suite's attention
+  epilogue (a causal mask from two iotas); `benchmarks/unseen_fusions.py ab --rules
+  index_ranges` runs the ALiBi epilogue.
 
 Per case: both builds' outputs are checked against the suite's torch function (and must
 match it, else the case says so and is not timed; a case whose two builds are the same
@@ -252,6 +259,11 @@ RULES: dict[str, Rule] = {
          "layernorm_bwd:M=16384/N=1000", "cross_entropy:M=8192/N=1000", "softmax_fwd:M=32768/N=1004",
          "softmax_fwd:M=32768/N=1024", "gelu_bwd:small", "sum_3d_dim0:small", "transpose_add_2d:small",
          "amax_3d_dim2:small"),
+    ),
+    "index_ranges": Rule(
+        emitter, "is_narrow", lambda op: False,
+        ("attention_epilogue:odd", "attention_epilogue:odd:?", "attention_epilogue:large",
+         "attention_epilogue:B=12/S=1000"),
     ),
 }
 """Every rule this script compares, by name."""

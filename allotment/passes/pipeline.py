@@ -6,7 +6,7 @@ ones the generated program allocates:
 
     fusion-propagate-sharding, fusion-insert-resharding, fusion-scatter-select,
     fusion-sink-gather, fusion-segment, fusion-allocate, alloc-place, alloc-alias, alloc-plan,
-    alloc-verify
+    kernel-index-ranges, alloc-verify
 
 (the first two leave fusions without shardings alone: `docs/distributed.md`;
 `fusion-scatter-select` and `fusion-sink-gather` leave sharded and dynamic ones alone).
@@ -39,6 +39,7 @@ from allotment.passes.fusion_scatter_select import FusionScatterSelectPass
 from allotment.passes.fusion_segment import FusionSegmentPass
 from allotment.passes.fusion_sink_gather import FusionSinkGatherPass
 from allotment.passes.insert_resharding import InsertReshardingPass
+from allotment.passes.kernel_index_ranges import KernelIndexRangesPass
 from allotment.passes.sharding_propagation import PropagateShardingPass
 
 
@@ -52,7 +53,7 @@ def compile_passes(target: str = "cuda", planning: bool = True) -> list[ModulePa
     segment = FusionSegmentPass(inner_outer=os.environ.get("ALLOT_INNER_OUTER", "1") != "0", target=place.target)
     plan = AllocPlanPass() if planning else AllocPlanPass(reorder=False, in_place=False, arena=False)
     return [*sharding, FusionScatterSelectPass(), FusionSinkGatherPass(), segment, FusionAllocatePass(), place, AllocAliasPass(), plan,
-            AllocVerifyPass()]
+            KernelIndexRangesPass(), AllocVerifyPass()]
 
 
 PIPELINE = ",".join(p.name for p in compile_passes())

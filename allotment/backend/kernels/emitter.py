@@ -68,6 +68,7 @@ from allotment.backend.kernel_plan import (
 )
 from allotment.backend.kernels import gather_scatter
 from allotment.backend.kernels.elementwise_emission import ElementwiseEmission, compute_dtype
+from allotment.backend.kernels.narrow_emission import NarrowEmission, is_narrow
 from allotment.backend.kernels.pad_cat_emission import PadCatEmission
 from allotment.backend.kernels.prelude import to_dtype
 from allotment.dialects import fusion
@@ -213,7 +214,7 @@ InSize = Callable[[int, int], str]
 """A launcher's spelling of extent j of kernel input i (`launch_lines` of each kind)."""
 
 
-class Emitter(ElementwiseEmission, PadCatEmission):
+class Emitter(ElementwiseEmission, PadCatEmission, NarrowEmission):
     """Emits one Triton function for a kernel plan (one variant); each kind's subclass
     emits its variants (`emit`)."""
 
@@ -260,6 +261,8 @@ class Emitter(ElementwiseEmission, PadCatEmission):
         self.row_major: dict[RowMajorRun, None] = {}
         """The operand runs that some offset merged (`offset`), in first-use order: the
         kernel then takes ROW_MAJOR, which the launcher sets where all of them are row-major."""
+        self.narrow_names: dict[str, str] = {}
+        """Wide name -> narrow name of each index-typed op's result (`NarrowEmission.narrow`)."""
         self.aligned: dict[str, None] = {}
         """The int arguments whose divisibility decides whether a tile's row loads and stores
         as vectors: the column extent N of a masked tile (`emit_inner_indices`: the mask
@@ -637,6 +640,8 @@ class Emitter(ElementwiseEmission, PadCatEmission):
             return self.cat(op, m)
         if isinstance(op, fusion.INDEXING_GATHERS):  # a load at a computed address
             return gather_scatter.gather(self, op, m)
+        if is_narrow(op):  # 64-bit integer arithmetic that fits in the index type (kernel-index-ranges)
+            return self.narrow(op, m)
         if isinstance(op, fusion.FullOp):
             name = self.fresh()
             rt = op.result.type.element_type
