@@ -52,7 +52,7 @@ INT64: Range = (-(2**63), 2**63 - 1)
 INDEX_RANGE = "index_range"
 """The attribute `kernel-index-ranges` records `narrow_ops` in: `array<i64: lo, hi>`."""
 INDEX_LIMIT = 2**31 - 1
-"""The largest index a 32-bit indexed kernel computes: a dynamic iota's index stays below it."""
+"""The largest index a 32-bit indexed kernel computes (an int32): a dynamic iota's index is at most it."""
 
 VIEWS = (fusion.BroadcastInDimOp, fusion.ExpandOp, fusion.SqueezeOp, fusion.SliceOp, fusion.PermuteOp,
          fusion.ReshapeOp)
