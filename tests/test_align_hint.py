@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import pytest
 import torch
+from backend_check import TEST_DEVICE
 
 import allotment
 from allotment.backend import host_runtime as rt
 from allotment.backend import launch
-from backend_check import TEST_DEVICE
 
 SOFTMAX = """func.func @f(%x: tensor<?x?xf32>) -> tensor<?x?xf32> {
   %m = fusion.max %x dims [1] keepdim : tensor<?x?xf32> -> tensor<?x1xf32>

@@ -13,11 +13,11 @@ import pytest
 
 sys.path[:0] = [str(Path(__file__).resolve().parents[1] / "benchmarks")]
 
+from backend_check import TEST_DEVICE  # noqa: E402
 from suite_fusions import FUSIONS, check_outputs  # noqa: E402
 
 import allotment  # noqa: E402
 from allotment.backend import launch  # noqa: E402
-from backend_check import TEST_DEVICE  # noqa: E402
 
 
 @pytest.mark.parametrize("name", list(FUSIONS))
