@@ -34,6 +34,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "benchmarks")]
 
 import kernel_timing as kt  # noqa: E402
+import skeptic_suite  # noqa: E402
 from suite_fusions import FUSIONS, check_outputs  # noqa: E402
 
 import allotment  # noqa: E402
@@ -91,7 +92,7 @@ def probe(case: str, repeats: int, cpu: bool) -> str:
     sets = [xs] + [f.make_inputs(extents, dtype, dev, seed=i) for i in range(1, n_sets)]
     sides = [kt.Side(name, lambda s, p=p: p(*s)) for name, p in programs.items()]
     copy_sets = []
-    n = max(1, nbytes // 4)
+    n = skeptic_suite.copy_elements(nbytes)  # the suite's reference: whole 4096-element blocks
     for _ in range(kt.input_sets_needed(4 * n, kt.l2_bytes()) if not cpu else 1):
         copy_sets.append([torch.randn(n, device=dev, dtype=torch.bfloat16), torch.empty(n, device=dev, dtype=torch.bfloat16)])
     copy = kt.Side("copy", lambda s: s[1].copy_(s[0]))

@@ -402,19 +402,38 @@ copies of 256 and 512 MiB ran at 4.1 to 4.2 (skeptic_suite_h200_2026-12-01_2115)
 of that one copy kernel, not of the memory, which Allotment's add_rmsnorm moved at 4.15."""
 
 
+COPY_BLOCK_ELEMENTS = 4096
+"""torch's device copy of bf16 runs at its full speed only over a whole number of 4096-element
+blocks: on an H100 (`copy_reference_probe.py`, 2026-12-07) 2**26 elements copied at 2.98 TB/s,
+2**26 + 4096 at 2.97, but 2**26 + 1 and 2**26 +- 1024 at 2.40, and 2**25 + 1024 at 2.37. A
+reference timed at any other count was the slow kernel's: it made cases whose bytes are not
+such a count (most odd sizes, and BatchNorm's 2**26 + 1,000 elements in `l2_order_probe.py`)
+look up to 24% closer to copy than they are."""
+COPY_BLOCKED_FROM = 16 * COPY_BLOCK_ELEMENTS
+"""Copies of at least this many elements are timed at the next whole number of blocks."""
+
+
 def copy_reference_us(nbytes: int, time_elements: Callable[[int], float]) -> float | None:
     """The copy time that `% of copy` divides by, for a case that reads and writes `nbytes`
     in all: `time_elements(n)` (µs to copy n bf16 elements into n others, 4n bytes moved)
-    for n = nbytes / 4, scaled by nbytes / 4n; above COPY_REFERENCE_MAX_BYTES, that copy's
-    time scaled linearly. Each case gets the time of its own byte count: the suite once
+    for n = nbytes / 4 (rounded up to whole COPY_BLOCK_ELEMENTS blocks from COPY_BLOCKED_FROM
+    elements, where torch's copy is at its fastest: the reference is the copy at its best),
+    scaled by nbytes / 4n; above COPY_REFERENCE_MAX_BYTES, that copy's time scaled linearly. Each case gets the time of its own byte count: the suite once
     cached the copy of the next power of two already scaled to the first case that asked for
     it, so that every later case of the same power of two was compared with the first one's
     bytes (row_sum's 134 MB against softmax's 268 MB: 206% of copy, add_rmsnorm 151%)."""
     if nbytes <= 0:
         return None
-    moved = min(nbytes, COPY_REFERENCE_MAX_BYTES)
-    n = max(1, moved // 4)
+    n = copy_elements(nbytes)
     return time_elements(n) * nbytes / (4 * n)
+
+
+def copy_elements(nbytes: int) -> int:
+    """The bf16 elements the copy reference of `nbytes` (read + written) times (`copy_reference_us`)."""
+    n = max(1, min(nbytes, COPY_REFERENCE_MAX_BYTES) // 4)
+    if n >= COPY_BLOCKED_FROM:
+        n = -(-n // COPY_BLOCK_ELEMENTS) * COPY_BLOCK_ELEMENTS
+    return n
 
 
 def lower_bound(in_bytes: int, out_bytes: int) -> int:

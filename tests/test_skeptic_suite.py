@@ -176,6 +176,13 @@ def test_each_case_is_compared_with_a_copy_of_its_own_bytes() -> None:
     assert timed[-1] == skeptic_suite.COPY_REFERENCE_MAX_BYTES // 4
     assert skeptic_suite.copy_reference_us(3, copy_4_bytes_a_ns) == pytest.approx(3 / 4000)
     assert skeptic_suite.copy_reference_us(0, copy_4_bytes_a_ns) is None
+    # a count that is not whole 4096-element blocks is timed at the next whole one (torch's
+    # copy at its fastest), and scaled back to the case's bytes
+    odd = 4 * (2**20 + 1000)
+    assert skeptic_suite.copy_reference_us(odd, copy_4_bytes_a_ns) == pytest.approx(odd / 4000)
+    assert timed[-1] == 2**20 + 4096
+    assert skeptic_suite.copy_reference_us(4 * 5000, copy_4_bytes_a_ns) == pytest.approx(5000 / 1000)
+    assert timed[-1] == 5000  # a small copy is timed as it is
 
 
 def test_the_runner_times_one_copy_per_size(monkeypatch: pytest.MonkeyPatch) -> None:
