@@ -213,3 +213,25 @@ def test_warming_max_autotune_builds_each_large_group_once(capsys: pytest.Captur
     lines = [line for line in out.splitlines() if line.startswith("warm: ")]
     assert status == 0 and len(lines) == 2, out
     assert all(line.endswith(" s") for line in lines), lines
+
+
+def test_the_copy_reference_estimate_scales_only_references_that_are_not_whole_blocks(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`copy_reference_estimate.py` on a results file: a case whose copy reference was timed
+    at whole 4096-element blocks keeps its % of copy; one timed at another count is scaled by
+    its reference's bandwidth over the fast copy's."""
+    import copy_reference_estimate
+
+    whole, other = 4 * 2**20, 4 * (2**20 + 1000)
+    rows = [  # references at 2.0 TB/s; the fast copy given as 4.0
+        {"fusion": "a", "dtype": "bf16", "extents": "static", "size": "odd", "memory_bound": True,
+         "bytes": whole, "copy_us": whole / 2e6, "pct_copy": 90.0},
+        {"fusion": "b", "dtype": "bf16", "extents": "static", "size": "odd", "memory_bound": True,
+         "bytes": other, "copy_us": other / 2e6, "pct_copy": 80.0},
+    ]
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps({"results": rows}))
+    assert copy_reference_estimate.main([str(path), "--fast-odd", "4.0"]) == 0
+    out = capsys.readouterr().out
+    assert "1 references not whole blocks" in out
+    assert "lowest five (estimated): b bf16 static 40%, a bf16 static 90%" in out
