@@ -76,6 +76,16 @@ CASES: dict[str, tuple[str, str, str]] = {
   %d32 = fusion.cast %t : tensor<{s}xi64> to tensor<{s}xi32>
   %b = fusion.cast %t : tensor<{s}xi64> to tensor<{s}xi1>
 """, "%s1, %t, %d32, %b|i64,i64,i32,i1"),
+    # divisions by positive constants: a head index, a position, signed differences
+    "divisions": ("", """  %d = fusion.sub %c, %r : tensor<{s}xi64>
+  %three = arith.constant 3 : i64
+  %five = arith.constant 5 : i64
+  %q = fusion.floor_divide %d, %three : tensor<{s}xi64>, i64 -> tensor<{s}xi64>
+  %rm = fusion.remainder %d, %five : tensor<{s}xi64>, i64 -> tensor<{s}xi64>
+  %t = fusion.div %d, %three : tensor<{s}xi64>, i64 -> tensor<{s}xi64>
+  %f = fusion.fmod %d, %five : tensor<{s}xi64>, i64 -> tensor<{s}xi64>
+  %z = fusion.mul %q, %c : tensor<{s}xi64>
+""", "%q, %rm, %t, %f, %z|i64,i64,i64,i64,i64"),
 }
 
 
@@ -88,6 +98,10 @@ def torch_case(name: str, n: int, m: int, *xs: torch.Tensor) -> list[torch.Tenso
     if name == "wide_readers":
         d = c - r
         return [d, d * 4294967296, d << 40]
+    if name == "divisions":
+        d = c - r
+        q = torch.div(d, 3, rounding_mode="floor")
+        return [q, torch.remainder(d, 5), torch.div(d, 3, rounding_mode="trunc"), torch.fmod(d, 5), q * c]
     if name == "wide_input":
         (lab,) = xs
         return [c == lab, c + lab, torch.where(c == lab, r, lab)]
@@ -137,6 +151,18 @@ def test_the_pass_marks_what_fits_and_only_that() -> None:
     # s1 reaches -2**31 - 11: not marked; its maximum with the row index is >= 0 and fits again
     assert set(mixed) == {"ri", "ci", "w", "fill", "mx", "mn", "ng", "t", "d32", "b"}
     assert mixed["t"] == (-77, 0)
+
+
+def test_divisions_by_positive_constants_are_bounded() -> None:
+    static = marked(text("divisions", False))
+    assert static["q"] == (-2, 3) and static["rm"] == (0, 4) and static["t"] == (-1, 3) and static["f"] == (-4, 4)
+    assert static["z"] == (-22, 33)
+    dyn = marked(text("divisions", True))  # |d| < 2**31: a quotient by 3 fits, its product with c does not
+    assert dyn["q"] == (-(INDEX_LIMIT // 3) - 1, INDEX_LIMIT // 3) and dyn["rm"] == (0, 4) and "z" not in dyn
+    by_zero = fusion("", """  %zero = arith.constant 0 : i64
+  %q = fusion.floor_divide %c, %zero : tensor<{s}xi64>, i64 -> tensor<{s}xi64>
+""", "%q|i64", False)
+    assert "q" not in marked(by_zero)  # a zero divisor is left to the 64-bit form
 
 
 def test_a_dynamic_product_of_two_indices_is_not_marked() -> None:

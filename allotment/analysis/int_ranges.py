@@ -19,10 +19,13 @@ body that it can bound, by interval arithmetic over:
 - `fusion.full` of a constant, integer `fusion.cast` and `fusion.set`;
 - the views (broadcast, expand, squeeze, slice, permute, reshape): their input's range;
 - `add`, `sub`, `mul`, `neg`, `abs`, `maximum`, `minimum` and `where`, with constant or
-  integer scalar operands.
+  integer scalar operands;
+- integer `floor_divide`, `div` (truncating), `remainder` and `fmod` by a positive constant
+  (a head index `i // d`, a position `i % n`).
 
-Anything else (a 64-bit load, a reduction, a division, a bitwise op, a runtime scalar of
-64 bits) is unbounded, and so is everything computed from it.
+Anything else (a 64-bit load, a reduction, a division by anything but a positive constant,
+a bitwise op, a runtime scalar of 64 bits) is unbounded, and so is everything computed
+from it.
 
 `narrow_ops(block)` is the decision the `kernel-index-ranges` pass records: the ops with a
 64-bit integer result whose range fits in int32, the conversions of such values to other
@@ -57,7 +60,8 @@ INDEX_LIMIT = 2**31 - 1
 VIEWS = (fusion.BroadcastInDimOp, fusion.ExpandOp, fusion.SqueezeOp, fusion.SliceOp, fusion.PermuteOp,
          fusion.ReshapeOp)
 ARITHMETIC = (fusion.AddOp, fusion.SubOp, fusion.MulOp, fusion.NegOp, fusion.AbsOp, fusion.MaximumOp,
-              fusion.MinimumOp, fusion.WhereOp)
+              fusion.MinimumOp, fusion.WhereOp, fusion.FloorDivideOp, fusion.DivOp, fusion.RemainderOp,
+              fusion.FmodOp)
 """The integer ops a kernel may compute in its index type (`narrow_ops`), with the casts and
 the constant fills, and the comparisons of their results."""
 
@@ -116,6 +120,32 @@ BINARY: dict[type[Operation], Callable[[Range, Range], Range]] = {
     fusion.MaximumOp: lambda a, b: (max(a[0], b[0]), max(a[1], b[1])),
     fusion.MinimumOp: lambda a, b: (min(a[0], b[0]), min(a[1], b[1])),
 }
+
+
+def _divided(op: Operation, a: Range, c: int) -> Range | None:
+    """The range of `op` (an integer division or remainder) of values in `a` by the positive
+    constant c (None for any other divisor: a zero or negative one is left unbounded)."""
+    if c <= 0:
+        return None
+    if isinstance(op, fusion.FloorDivideOp):
+        return a[0] // c, a[1] // c
+    if isinstance(op, fusion.DivOp):  # truncates toward zero
+        return _trunc(a[0], c), _trunc(a[1], c)
+    if isinstance(op, fusion.RemainderOp):  # the divisor's sign: [0, c)
+        return (a[0], a[1]) if 0 <= a[0] and a[1] < c else (0, c - 1)
+    if isinstance(op, fusion.FmodOp):  # the dividend's sign
+        if 0 <= a[0] and a[1] < c:
+            return a
+        return (0 if a[0] >= 0 else -(c - 1)), (0 if a[1] <= 0 else c - 1)
+    return None
+
+
+def _trunc(x: int, c: int) -> int:
+    return x // c if x >= 0 else -(-x // c)
+
+
+DIVISIONS = (fusion.FloorDivideOp, fusion.DivOp, fusion.RemainderOp, fusion.FmodOp)
+"""Integer divisions and remainders, bounded where the divisor is a positive constant."""
 
 
 def _abs(a: Range) -> Range:
@@ -179,6 +209,9 @@ class _Ranges:
             if a is None:
                 return None
             return (-a[1], -a[0]) if isinstance(op, fusion.NegOp) else _abs(a)
+        if isinstance(op, DIVISIONS):
+            a, c = self.of(op.operands[0]), _constant(op.operands[1])
+            return _divided(op, a, c) if a is not None and c is not None else None
         rule = BINARY.get(type(op))
         if rule is not None:
             a, b = self.of(op.operands[0]), self.of(op.operands[1])

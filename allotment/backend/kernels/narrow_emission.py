@@ -33,6 +33,11 @@ BINARY: dict[type[Operation], str] = {
     fusion.MaximumOp: "tl.maximum({0}, {1})", fusion.MinimumOp: "tl.minimum({0}, {1})",
 }
 UNARY: dict[type[Operation], str] = {fusion.NegOp: "-{0}", fusion.AbsOp: "tl.abs({0})"}
+DIVISIONS: dict[type[Operation], str] = {
+    fusion.FloorDivideOp: "_int_floor_div", fusion.DivOp: "_trunc_div", fusion.RemainderOp: "_int_remainder",
+    fusion.FmodOp: "_int_fmod",
+}
+"""The integer divisions by a constant, through the helpers their 64-bit forms call (`triton_math`)."""
 
 
 def is_narrow(op: Operation) -> bool:
@@ -80,7 +85,8 @@ class NarrowEmission:
                     name = self.scalar(x)
                 xs.append(name if isinstance(op, fusion.WhereOp) and x is op.operands[0] else self.narrow_operand(x, name))
             axes = frozenset(seen)
-            expr = _expression(op, xs)
+            divide = DIVISIONS.get(type(op))
+            expr = f"{self.helper(divide)}({xs[0]}, {xs[1]})" if divide else _expression(op, xs)
         if isinstance(op, fusion.CastOp) and not is_wide(rt):  # to a float, i1 or i32: as from 32 bits
             return self.cast(expr, i32, element_type_of(rt)), axes
         name = self.fresh()

@@ -67,3 +67,26 @@ func.func @dynamic(%n: index, %lab: memref<?xi64>, %p: memref<?xi32>, %o1: memre
 // CHECK-NEXT: %m = fusion.add %l, %c1 : tensor<?xi64>, i64 -> tensor<?xi64>
 // CHECK-NEXT: %w = fusion.cast %q {index_range = array<i64: -2147483648, 2147483647>} : tensor<?xi32> to tensor<?xi64>
 // CHECK-NEXT: %w1 = fusion.sub %w, %c1 : tensor<?xi64>, i64 -> tensor<?xi64>
+
+// Divisions by a positive constant are bounded (a head index, a position); a division by
+// zero is not (left to the 64-bit form, which defines it).
+func.func @divisions(%out: memref<8xi64>, %o2: memref<8xi64>, %o3: memref<8xi64>) {
+  alloc.kernel "k2" pointwise ins() outs(%out, %o2, %o3 : memref<8xi64>, memref<8xi64>, memref<8xi64>) domain [8] {
+  ^bb0:
+    %c0 = arith.constant 0 : i64
+    %c1 = arith.constant 1 : i64
+    %c3 = arith.constant 3 : i64
+    %c5 = arith.constant -5 : i64
+    %i = fusion.iota [8] start %c5 step %c1 : i64, i64 -> tensor<8xi64>
+    %q = fusion.floor_divide %i, %c3 : tensor<8xi64>, i64 -> tensor<8xi64>
+    %r = fusion.remainder %i, %c3 : tensor<8xi64>, i64 -> tensor<8xi64>
+    %z = fusion.floor_divide %i, %c0 : tensor<8xi64>, i64 -> tensor<8xi64>
+    alloc.yield %q, %r, %z : tensor<8xi64>, tensor<8xi64>, tensor<8xi64>
+  }
+  func.return
+}
+// CHECK-LABEL: func.func @divisions
+// CHECK:      %i = fusion.iota [8] start %c5 step %c1 {index_range = array<i64: -5, 2>}
+// CHECK-NEXT: %q = fusion.floor_divide %i, %c3 {index_range = array<i64: -2, 0>}
+// CHECK-NEXT: %r = fusion.remainder %i, %c3 {index_range = array<i64: 0, 2>}
+// CHECK-NEXT: %z = fusion.floor_divide %i, %c0 : tensor<8xi64>, i64 -> tensor<8xi64>
