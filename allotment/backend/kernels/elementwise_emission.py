@@ -47,8 +47,28 @@ def pow_by_constant(op: fusion.PowOp, x: str) -> str | None:
     return form.format(x=x if x.isidentifier() else f"({x})")
 
 
+COMPARISONS: dict[type[Operation], str] = {
+    fusion.EqOp: "==", fusion.NeOp: "!=", fusion.LtOp: "<", fusion.LeOp: "<=", fusion.GtOp: ">", fusion.GeOp: ">=",
+}
+"""The Python operator of each comparison."""
+
+
 class ElementwiseEmission:
     """The elementwise ops, casts and sets of `Emitter.compute`."""
+
+    def operand_names(self, op: Operation, m: Map) -> tuple[list[str], frozenset[str]]:
+        """The expressions of op's operands at index map m (tensors emitted first, scalars as
+        literals or arguments), and the tile axes they span together."""
+        names: list[str] = []
+        axes: set[str] = set()
+        for x in op.operands:
+            if isinstance(x.type, TensorType):
+                name, a = self.value(x, self.operand_map(x, m))
+                axes |= a
+            else:
+                name = self.scalar(x)
+            names.append(name)
+        return names, frozenset(axes)
 
     def cast(self, x: str, src: Attribute, dst: Attribute) -> str:
         if src == dst:
@@ -66,15 +86,8 @@ class ElementwiseEmission:
 
     def elementwise(self, op: Operation, m: Map) -> tuple[str, frozenset[str]]:
         rt = op.results[0].type.element_type
-        operands = []
-        axes: set[str] = set()
-        for x in op.operands:
-            if isinstance(x.type, TensorType):
-                name, a = self.value(x, self.operand_map(x, m))
-                axes |= a
-            else:
-                name = self.scalar(x)
-            operands.append(name)
+        operands, found = self.operand_names(op, m)
+        axes = set(found)
         types = [x.type for x in op.operands]
         name = self.fresh()
         if isinstance(op, fusion.TriangularOp):  # elementwise with a condition on its last two indices
@@ -104,9 +117,7 @@ class ElementwiseEmission:
         if isinstance(op, fusion.PredicateOp):
             ct = compute_dtype(promote(types))
             a, b = (self.as_type(x, t, ct) for x, t in zip(xs, types))
-            sym = {fusion.EqOp: "==", fusion.NeOp: "!=", fusion.LtOp: "<", fusion.LeOp: "<=",
-                   fusion.GtOp: ">", fusion.GeOp: ">="}[type(op)]
-            return f"({a} {sym} {b})"
+            return f"({a} {COMPARISONS[type(op)]} {b})"
         ct = compute_dtype(rt)
         args = [self.as_type(x, t, ct) for x, t in zip(xs, types)]
         if isinstance(op, fusion.BinaryOp):

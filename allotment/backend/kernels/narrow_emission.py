@@ -11,7 +11,7 @@ rounds the same integer), and the same value converted to its IR type, which is
 what `value` hands every other reader (a float cast, a reduction, a store, a gather, a cat,
 a shift). So no op that was not marked ever sees a narrow value, and a conversion no one
 reads costs nothing (Triton's compiler drops it). Uses the emitter's `value`, `scalar`,
-`fresh`, `line`, `axes_of` and `operand_map`.
+`fresh`, `line`, `helper`, `cast`, `axes_of` and `operand_names`.
 """
 
 from __future__ import annotations
@@ -21,13 +21,11 @@ from xdsl.ir import Operation, SSAValue
 
 from allotment.analysis.int_ranges import INDEX_RANGE, is_wide
 from allotment.backend.kernel_plan import CodegenError, Map, index_expr
+from allotment.backend.kernels.elementwise_emission import COMPARISONS
 from allotment.dialects import fusion
 from allotment.dialects.fusion_rules import element_type_of
 from allotment.dtypes import triton_dtype
 
-COMPARISONS: dict[type[Operation], str] = {
-    fusion.EqOp: "==", fusion.NeOp: "!=", fusion.LtOp: "<", fusion.LeOp: "<=", fusion.GtOp: ">", fusion.GeOp: ">=",
-}
 BINARY: dict[type[Operation], str] = {
     fusion.AddOp: "{0} + {1}", fusion.SubOp: "{0} - {1}", fusion.MulOp: "{0} * {1}",
     fusion.MaximumOp: "tl.maximum({0}, {1})", fusion.MinimumOp: "tl.minimum({0}, {1})",
@@ -75,16 +73,9 @@ class NarrowEmission:
         elif isinstance(op, fusion.FullOp):
             expr = f"tl.full([1, 1], {self.scalar(op.value)}, tl.int32)"
         else:
-            xs: list[str] = []
-            seen: set[str] = set()
-            for x in op.operands:
-                if isinstance(x.type, TensorType):
-                    name, a = self.value(x, self.operand_map(x, m))
-                    seen |= a
-                else:
-                    name = self.scalar(x)
-                xs.append(name if isinstance(op, fusion.WhereOp) and x is op.operands[0] else self.narrow_operand(x, name))
-            axes = frozenset(seen)
+            names, axes = self.operand_names(op, m)
+            xs = [name if isinstance(op, fusion.WhereOp) and i == 0 else self.narrow_operand(x, name)
+                  for i, (x, name) in enumerate(zip(op.operands, names, strict=True))]
             divide = DIVISIONS.get(type(op))
             expr = f"{self.helper(divide)}({xs[0]}, {xs[1]})" if divide else _expression(op, xs)
         if isinstance(op, fusion.CastOp) and not is_wide(rt):  # to a float, i1 or i32: as from 32 bits
