@@ -4,12 +4,15 @@ dw and db as column sums) on the GPU, at the suite's sizes and at the models' (r
 process (nvFuser is not: `skeptic_suite.py` times it at the suite's sizes).
 
     python3 benchmarks/inner_outer_sweep.py [--shapes 8192x1024,12345x1111] [--programs 132,264,528]
-        [--blocks default,1x1x4,2x1x8] [--configs 264:default,528:1x1x4] [--fusions ...] [--dtype bf16]
+        [--blocks default,1x1x4,2x1x8] [--configs 264:default,528:1x1x4:one] [--fusions ...] [--dtype bf16]
 
 The knobs: the number of row programs (`analysis/inner_outer.INNER_OUTER_PROGRAMS` and `SHORT_PROGRAMS`,
 baked into the IR as `%programs`, so each value is its own compile; `auto` is the rule's) and the row kernel's blocks
 (`host_runtime.inner_outer_blocks`, read at launch: `BMxBNxWARPS`, where BN 1 means the
-row's power of two; `default` is the heuristic). Every configuration's outputs are checked
+row's power of two, or where the row is held as two tiles the first tile's width; `default` is
+the heuristic), and, as a third field of `--configs`, `one`: a static row that
+`host_runtime.row_tiles` would hold as two tiles (rows of 1111 in 1024 + 128 lanes) held as one
+power-of-two tile instead (the form before the inner-outer kernel had two tiles). Every configuration's outputs are checked
 against the suite's torch function before it is timed. Timing is `kernel_timing`'s
 (CUDA-graph replay over input sets at least 3x the L2), `--repeats` interleaved samples of
 every configuration and of torch.compile; one line per configuration: min, median and max
@@ -21,6 +24,8 @@ from __future__ import annotations
 
 import argparse
 import os
+from contextlib import nullcontext
+from unittest import mock
 import subprocess
 import sys
 from pathlib import Path
@@ -37,6 +42,7 @@ from suite_fusions import FUSIONS, check_outputs  # noqa: E402
 import allotment  # noqa: E402
 from allotment.analysis import inner_outer  # noqa: E402
 from allotment.backend import host_runtime  # noqa: E402
+from allotment.backend.kernels import inner_outer as io_kernels  # noqa: E402
 
 
 def blocks(spec: str) -> tuple[int, int, int] | None:
@@ -47,17 +53,20 @@ def blocks(spec: str) -> tuple[int, int, int] | None:
 class Config:
     """One (programs, blocks) configuration of one fusion and shape, compiled."""
 
-    def __init__(self, fusion: str, dtype: str, extents: dict[str, int], programs: str, spec: str, dev: str) -> None:
-        self.name = f"P{programs} {spec}"
+    def __init__(self, fusion: str, dtype: str, extents: dict[str, int], programs: str, spec: str, dev: str,
+                 tiles: str = "") -> None:
+        self.name = f"P{programs} {spec}" + (f" {tiles}" if tiles else "")
         self.blocks = blocks(spec)
         old = inner_outer.INNER_OUTER_PROGRAMS, inner_outer.SHORT_PROGRAMS
         if programs != "auto":  # `auto`: the rule's own count (`inner_outer.most_programs`)
             inner_outer.INNER_OUTER_PROGRAMS = inner_outer.SHORT_PROGRAMS = int(programs)
+        one = mock.patch.object(io_kernels, "split_row", lambda plan: None) if tiles == "one" else nullcontext()
         try:
-            text = FUSIONS[fusion].text(dtype, False, extents)
-            tag = f"_p{programs}_" + spec.replace("x", "_")  # a program of its own: replays are per program
-            self.exe = allotment.compile(text.replace(f"@{fusion}(", f"@{fusion}{tag}(", 1))
-            self.exe.program(dev)
+            with one:
+                text = FUSIONS[fusion].text(dtype, False, extents)
+                tag = f"_p{programs}_" + spec.replace("x", "_") + tiles  # its own program: replays are per program
+                self.exe = allotment.compile(text.replace(f"@{fusion}(", f"@{fusion}{tag}(", 1))
+                self.exe.program(dev)
         finally:
             inner_outer.INNER_OUTER_PROGRAMS, inner_outer.SHORT_PROGRAMS = old
 
@@ -87,8 +96,8 @@ def sweep_case(fusion: str, shape: str, args: argparse.Namespace) -> list[str]:
     lines, sides = [], []
     pairs = ([tuple(c.split(":")) for c in args.configs.split(",")] if args.configs else
              [(p, spec) for p in args.programs.split(",") for spec in args.blocks.split(",")])
-    for p, spec in pairs:
-        cfg = Config(fusion, args.dtype, extents, p, spec, dev)
+    for p, spec, *tiles in pairs:
+        cfg = Config(fusion, args.dtype, extents, p, spec, dev, *tiles)
         why = check_outputs(cfg(*xs), want, args.dtype)
         if why is not None:
             lines.append(f"{fusion:14s} {shape:11s} {cfg.name:14s} WRONG: {why}")

@@ -50,9 +50,14 @@ dy and x at 8 warps, more for the values computed from them) plus one [BLOCK_N] 
 accumulator per column reduction; two such CTAs fit an SM's 64K registers at up to 128
 registers per thread, which the H200 runs at full bandwidth."""
 
-SHORT_ROW = 1024
-"""Rows of at most this many elements (static) get SHORT_PROGRAMS_PER_SM programs an SM,
-each a tile of 2048 elements on 4 warps (`host_runtime.inner_outer_blocks`)."""
+SHORT_ROW = 2048
+"""Rows of at most this many elements get SHORT_PROGRAMS_PER_SM programs an SM, each a tile
+of at most SHORT_ROW lanes on 4 warps (`host_runtime.inner_outer_blocks`: 2 rows of 1024, 1
+of 2048, or a row of 1111 held as 1024 + 128 lanes, `host_runtime.row_tiles`): at most 16
+elements a thread of each row-sized value. Longer rows get one row a program on 16 warps and
+PROGRAMS_PER_SM programs an SM. The bound was 1024 until rows of 1025 to 2048 were measured
+on 4 warps (`benchmarks/inner_outer_sweep.py`, BENCHMARKS.md): at 12345x1111 the old 16-warp
+program of one 2048-lane row held 2 rows in flight an SM."""
 
 SHORT_PROGRAMS_PER_SM = 4
 """Programs an SM for short rows. Measured on an H200 (`benchmarks/inner_outer_sweep.py`,
@@ -79,18 +84,24 @@ COLUMN_REDUCTIONS = (fusion.SumOp, fusion.MeanOp)
 _FLOATS = (Float16Type, BFloat16Type, Float32Type, Float64Type)
 
 
-def most_programs(row: Extent | None = None) -> int:
-    """The cap on `%programs` for rows of extent `row`: SHORT_PROGRAMS for a static row of at
-    most SHORT_ROW elements, else INNER_OUTER_PROGRAMS."""
-    if isinstance(row, Const) and row.value <= SHORT_ROW:
-        return SHORT_PROGRAMS
-    return INNER_OUTER_PROGRAMS
+def most_programs(row: Extent | None = None) -> Extent:
+    """The cap on `%programs` for rows of extent `row`: SHORT_PROGRAMS for a row of at most
+    SHORT_ROW elements, else INNER_OUTER_PROGRAMS (None: a row of unknown length). A row of
+    `?` length gets the same rule as an expression evaluated at entry:
+    SHORT_PROGRAMS - (SHORT_PROGRAMS - INNER_OUTER_PROGRAMS) * min(1, row // (SHORT_ROW + 1))
+    (rows are at least 1 long where the kernel runs; an empty row launches nothing)."""
+    if row is None:
+        return Const(INNER_OUTER_PROGRAMS)
+    if isinstance(row, Const):
+        return Const(SHORT_PROGRAMS if row.value <= SHORT_ROW else INNER_OUTER_PROGRAMS)
+    longer = sym.minimum(sym.floordiv(row, Const(SHORT_ROW + 1)), Const(1))  # 1 past SHORT_ROW, else 0
+    return sym.sub(Const(SHORT_PROGRAMS), sym.mul(Const(SHORT_PROGRAMS - INNER_OUTER_PROGRAMS), longer))
 
 
 def program_count(rows: Extent, row: Extent | None = None) -> Extent:
     """`%programs`: max(1, min(ceildiv(rows, ROWS_PER_PROGRAM_MIN), most_programs(row)))."""
     by_rows = sym.ceildiv(rows, Const(ROWS_PER_PROGRAM_MIN))
-    return sym.maximum(sym.minimum(by_rows, Const(most_programs(row))), Const(1))
+    return sym.maximum(sym.minimum(by_rows, most_programs(row)), Const(1))
 
 
 def accumulation_bytes(t: Attribute) -> int:

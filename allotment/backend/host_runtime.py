@@ -15,6 +15,7 @@ from typing import Any
 
 import torch
 
+from allotment.analysis import inner_outer as _inner_outer
 from allotment.analysis.packing import pack as _pack
 from allotment.aten import aten_operator
 from allotment.backend import launch as _launch
@@ -694,11 +695,15 @@ _IO_FINAL = _env_blocks("INNER_OUTER_FINAL")
 
 
 @functools.lru_cache(maxsize=4096)
-def inner_outer_blocks(m: int, n: int) -> tuple[int, int, int]:
+def inner_outer_blocks(m: int, n: int, main: int = 0) -> tuple[int, int, int]:
     """Blocks of an inner-outer kernel's row programs (`backend/kernels/inner_outer.py`): the whole
-    row in a tile; rows of 2048 and more one at a time with 16 warps; shorter ones
-    SHORT_ROW_TILE elements a tile (2 rows of 1024, 8 of 256) on 4 warps, ALLOT_INNER_OUTER_BLOCKS
-    to tune. Measured on an H200, bf16 static (`block_sweep.sh`, KNOB=INNER_OUTER, 23:5x UTC
+    row in a tile; rows longer than SHORT_ROW_TILE one at a time with 16 warps; shorter ones
+    SHORT_ROW_TILE lanes a tile (2 rows of 1024, 8 of 256, 1 of 2048) on 4 warps, with the
+    program count of `analysis/inner_outer.most_programs` (the same bound: four an SM, two
+    for the longer rows), ALLOT_INNER_OUTER_BLOCKS to tune. `main` > 0: the kernel holds its
+    row as two tiles (`row_tiles`, rows of 1111 in 1024 + 128 lanes); BLOCK_N is the first
+    one's width (whatever the override says) and the rows a program those of the one
+    power-of-two tile. Measured on an H200, bf16 static (`block_sweep.sh`, KNOB=INNER_OUTER, 23:5x UTC
     2026-11-30): at 12345x1111 LayerNorm backward 113 us and RMSNorm backward 84 with 1 x 2048
     and 16 warps, against 135 and 123 with the persistent normalization's 2 x 2048 and 8
     warps (207 registers a thread: one program an SM); at 16384x4096 the same (175 and 140
@@ -709,16 +714,17 @@ def inner_outer_blocks(m: int, n: int) -> tuple[int, int, int]:
     1024 on 4."""
     if _IO is not None:
         bm, bn, warps = _IO
-        return min(bm, _pow2(m)), max(bn, _pow2(n)), warps
+        return min(bm, _pow2(m)), main or max(bn, _pow2(n)), warps
     bn = _pow2(n)
-    if bn >= 2048:  # one row a block, 16 warps: half the registers a thread of 8 warps
-        return 1, bn, 16
-    return min(_pow2(m), max(1, SHORT_ROW_TILE // bn)), bn, 4
+    if bn > SHORT_ROW_TILE:  # one row a block, 16 warps: half the registers a thread of 8 warps
+        return 1, main or bn, 16
+    return min(_pow2(m), max(1, SHORT_ROW_TILE // bn)), main or bn, 4
 
 
-SHORT_ROW_TILE = 2048
-"""Elements a tile of an inner-outer row program over rows shorter than 2048 (4 warps: 16 a
-thread for each row-sized value)."""
+SHORT_ROW_TILE = _inner_outer.SHORT_ROW
+"""Lanes a tile of an inner-outer row program over rows of at most that many elements (4
+warps: at most 16 a thread for each row-sized value); the bound of the program count
+(`analysis/inner_outer.most_programs`), so the two agree."""
 
 
 FINAL_PROGRAMS = 132

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from contextlib import nullcontext
+from contextlib import AbstractContextManager, nullcontext
 
 from xdsl.dialects.builtin import DenseArrayBase, TensorType
 from xdsl.ir import Operation, SSAValue
@@ -50,7 +50,7 @@ from allotment.backend.kernel_plan import (
     identity_map,
 )
 from allotment.backend.kernels.emitter import ALL_AXES, GeneratedKernel, InSize
-from allotment.backend.kernels.row_reduction import RowEmitter, choose_row_kernel, schedule_variants
+from allotment.backend.kernels.row_reduction import RowEmitter, choose_row_kernel, row_variants, split_row
 from allotment.dialects import alloc, fusion
 from allotment.dtypes import element_nbytes, triton_dtype
 
@@ -104,8 +104,9 @@ def column_values(plan: KernelPlan) -> set[SSAValue]:
 
 
 def variants(plan: KernelPlan) -> list[str]:
-    """The row variant (or both) the schedule names, then the columns' final kernel."""
-    return [*schedule_variants(plan), "column_final"]
+    """The row variants (`row_reduction.row_variants`: the schedule's, and `two_tiles` for a
+    `?` row), then the columns' final kernel."""
+    return [*row_variants(plan), "column_final"]
 
 
 class InnerOuterEmitter(RowEmitter):
@@ -118,8 +119,8 @@ class InnerOuterEmitter(RowEmitter):
         self.storing: Callable[[SSAValue], bool] = lambda v: True
 
     def emit(self) -> None:
-        {"persistent": self.emit_rows_persistent, "looped": self.emit_rows_looped,
-         "column_final": self.emit_column_final}[self.variant]()
+        {"persistent": self.emit_rows_persistent, "two_tiles": self.emit_rows_two_tiles,
+         "looped": self.emit_rows_looped, "column_final": self.emit_column_final}[self.variant]()
 
     def _known(self, v: SSAValue, m: tuple) -> tuple[str, frozenset[str]] | None:
         if v in self.column_reduced:  # a (1, BLOCK_N) tile of the final kernel
@@ -141,53 +142,115 @@ class InnerOuterEmitter(RowEmitter):
         return f"in{i}_ptr + ({row} * in{i}_s0 + rn[None, :] * in{i}_s1)"
 
     def _accumulate_in_registers(self) -> list[tuple[Operation, str, str]]:
+        """One [1, width] accumulator per column reduction, the width of the tile being emitted."""
         accs = []
         for c in self.plan.columns:
             _, _, acc = self.reduce_spec(c)
             a = self.fresh("col")
-            self.line(f"{a} = tl.zeros((1, BLOCK_N), {acc})")
+            self.line(f"{a} = tl.zeros((1, {self.block_n}), {acc})")
             accs.append((c, a, acc))
         return accs
 
+    def _in_tile(self, k: int | None) -> AbstractContextManager[None]:
+        """Tile k of a row held as two (`row_part`), or the one tile (k None)."""
+        return nullcontext() if k is None else self.row_part(k)
+
+    def _first_tile_live(self) -> None:
+        """Makes the first tile's indices the live ones (`row_part`): before the row loop and at
+        the end of its body, so that `rn`, `mask_n` and the dims' indices have the same shape
+        on every iteration (Triton requires it of a name reassigned in a loop)."""
+        if self._live_part != 0:
+            self._live_part = 0
+            self.emit_inner_indices("0", full=True)
+
     def emit_rows_persistent(self) -> None:
+        """The persistent row loop (module docstring); a static row that `row_tiles` splits
+        is held as two tiles (`emit_rows_two_tiles`)."""
+        self.row_split = split_row(self.plan)
+        if self.row_split is not None:
+            self.emit_rows_two_tiles(self.row_split[1])
+            return
+        self._rows_persistent((None,))
+
+    def emit_rows_two_tiles(self, tail: int | None = None) -> None:
+        """The persistent row loop over a row held as two tiles, columns [0, BLOCK_N) and
+        [BLOCK_N, BLOCK_N + BLOCK_T) (`RowEmitter.emit_two_tiles`): each tile has its own
+        column accumulators, hoisted weights and partials store. `tail`: a static row's
+        BLOCK_T, defined here; None for the `two_tiles` variant of a `?` row, whose launcher
+        passes it (`row_reduction.choose_row_kernel`)."""
+        if tail is not None:
+            self.line(f"BLOCK_T: tl.constexpr = {tail}")
+        self.part_scopes = ({}, {})
+        self._rows_persistent((0, 1))
+
+    def _rows_persistent(self, parts: tuple[int | None, ...]) -> None:
+        """The persistent row loop over the row's tiles `parts` ((None,): one tile)."""
         self.storing = lambda v: v not in self.columns
+        stored = {k for k, v in enumerate(self.block.last_op.operands) if self.storing(v)}
         self._grid_stride()
-        self.emit_inner_indices("0")
-        accs = self._accumulate_in_registers()
-        # a weight read by the column only is loaded once a program, not once a row block
-        # (LayerNorm backward 16384x4096 bf16 147 -> 139 us on an H200, with 3 stages 110:
-        # `benchmarks/split_loop_variants.py`)
-        self.hoist_row_invariants(
-            [(r.operands[0], identity_map(r.operands[0].type.get_shape(), self.plan.domain))
-             for r in self.plan.reductions]
-            + [(v, self.plan.natural[v]) for v in self.block.last_op.operands
-               if self.storing(v) and v in self.plan.natural],
-            axis="m",
-        )
+        if parts == (None,):
+            self.emit_inner_indices("0")
+        accs: dict[int | None, list[tuple[Operation, str, str]]] = {}
+        for k in parts:
+            with self._in_tile(k):
+                accs[k] = self._accumulate_in_registers()
+                # a weight read by the column only is loaded once a program, not once a row
+                # block (LayerNorm backward 16384x4096 bf16 147 -> 139 us on an H200, with 3
+                # stages 110: `benchmarks/split_loop_variants.py`)
+                self.hoist_row_invariants(
+                    [(r.operands[0], identity_map(r.operands[0].type.get_shape(), self.plan.domain))
+                     for r in self.plan.reductions]
+                    + [(v, self.plan.natural[v]) for v in self.block.last_op.operands
+                       if self.storing(v) and v in self.plan.natural],
+                    axis="m",
+                )
+        two = parts != (None,)
+        if two:
+            self._first_tile_live()
+            hoisted = self.part_scopes
         choices = self.row_stage_choices()
         branched = len(choices) > 1  # constexpr conditions: Triton compiles the branch taken
         before = dict(self.reduced)
-        for k, (condition, stages) in enumerate(choices):
+        for b, (condition, stages) in enumerate(choices):
             if branched:
-                self.line("else:" if k == len(choices) - 1 else f"{'if' if k == 0 else 'elif'} {condition}:")
+                self.line("else:" if b == len(choices) - 1 else f"{'if' if b == 0 else 'elif'} {condition}:")
             with self.indent() if branched else nullcontext():  # constexpr branches
                 self.reduced = dict(before)  # each branch computes the row's reductions itself
+                if two:  # and its own values of each tile, over the hoisted ones
+                    self.part_scopes = (dict(hoisted[0]), dict(hoisted[1]))
                 loop = (f"tl.range(pid, tiles_m, programs, num_stages={stages})" if stages > 1
                         else "range(pid, tiles_m, programs)")
                 self.line(f"for tile in {loop}:")
                 with self.indent():
                     self.scopes.append({})
                     self.emit_outer_indices("tile")
-                    self.persistent_reductions()
-                    for c, a, _ in accs:  # every load of the block before its first store
-                        tile, _, _ = self.reduction_input(c)
-                        self.line(f"{a} = {a} + tl.sum({tile}, 0)[None, :]")
-                    self.store_outputs(ALL_AXES)
+                    if two:
+                        self.two_tile_reductions()
+                    else:
+                        self.persistent_reductions()
+                    for k in parts:  # every load of the block before its first store
+                        with self._in_tile(k):
+                            for c, a, _ in accs[k]:
+                                tile, _, _ = self.reduction_input(c)
+                                self.line(f"{a} = {a} + tl.sum({tile}, 0)[None, :]")
+                    if two:  # both tiles' values before the first store; the row's own once
+                        values = []
+                        for k, axes in ((0, {frozenset({"m", "n"}), frozenset({"n"})}), (1, ALL_AXES)):
+                            with self.row_part(k):
+                                values.append(self.output_values(axes, stored))
+                        for k in (0, 1):
+                            with self.row_part(k):
+                                self.store_values(values[k])
+                        self._first_tile_live()
+                    else:
+                        self.store_outputs(ALL_AXES)
                     self.scopes.pop()
-        for c, a, _ in accs:
-            i = self.plan.columns[c]
-            pt = triton_dtype(self.block.args[i].type.element_type)
-            self.line(f"tl.store({self._partials_ptr(c, 'pid')}, {self.to(a, pt)}, mask=mask_n)")
+        for k in parts:
+            with self._in_tile(k):
+                for c, a, _ in accs[k]:
+                    i = self.plan.columns[c]
+                    pt = triton_dtype(self.block.args[i].type.element_type)
+                    self.line(f"tl.store({self._partials_ptr(c, 'pid')}, {self.to(a, pt)}, mask=mask_n)")
 
     def row_stage_choices(self) -> list[tuple[str, int]]:
         """Software-pipelining stages of the persistent row loop (`tl.range(...,
