@@ -24,12 +24,12 @@ from __future__ import annotations
 
 import argparse
 import os
-from contextlib import nullcontext
-from unittest import mock
 import subprocess
 import sys
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 import torch
 

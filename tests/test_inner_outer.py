@@ -65,9 +65,9 @@ def many_tiles(monkeypatch: pytest.MonkeyPatch, fresh_programs: None) -> list[tu
     monkeypatch.setattr(inner_outer, "SHORT_PROGRAMS", 3)
     calls: list[tuple[int, int]] = []
 
-    def blocks(m: int, n: int) -> tuple[int, int, int]:
+    def blocks(m: int, n: int, main: int = 0) -> tuple[int, int, int]:
         calls.append((m, n))
-        return 2, max(1, 1 << (n - 1).bit_length()), 4
+        return 2, main or max(1, 1 << (n - 1).bit_length()), 4
 
     monkeypatch.setattr(host_runtime, "inner_outer_blocks", blocks)
     return calls
@@ -231,7 +231,8 @@ def test_row_loops_pipeline_by_their_blocks(ty: str, hidden: str) -> None:
     ROW_STAGE_BYTES (the [programs, N] partials are not counted), else none: constexpr
     branches."""
     source = allotment.compile(rmsnorm_backward(ty, hidden)).source("cpu")
-    kernel = source[source.index("def k0_persistent"):source.index("def k0_looped" if hidden == "?" else "def k0_column_final")]
+    start = source.index("def k0_persistent")
+    kernel = source[start:source.index("\ndef ", start)]  # up to the next function
     b = inner_outer_backend
     per_element = 2 * (2 if ty == "bf16" else 4)  # dy and x
     assert re.findall(r"\n    (if .*|elif .*|else):\n        for tile in (.*):", kernel) == [
@@ -262,14 +263,18 @@ def test_every_stage_branch_computes_the_same(ty: str, hidden: int, rows: int) -
 
 @pytest.mark.parametrize("hidden", ["7", "?"])
 def test_the_weight_is_loaded_once_a_program(hidden: str) -> None:
-    """w, read at the column only, is loaded (and cast) before the loop over row blocks; the
-    loop loads dy, x and the row's statistics (results: `test_layernorm_backward`)."""
+    """w, read at the column only, is loaded (and cast) before the loop over row blocks, once
+    a tile where a `?` row is held as two (`two_tiles`); the loop loads dy, x and the row's
+    statistics (results: `test_layernorm_backward`, `test_a_row_of_two_tiles`)."""
     source = allotment.compile(layernorm_backward("bf16", hidden)).source("cpu")
-    kernel = source[source.index("def k0_persistent"):source.index("def k0_looped" if hidden == "?" else "def k0_column_final")]
-    head, loop = kernel.split("for tile in", 1)
-    assert re.search(r"ld\d+ = tl\.load\(in2_ptr \+ \(i1 \* in2_s0\), mask=mask_n, other=0\)", head)
-    assert "in2_ptr" not in loop
-    assert len(set(re.findall(r"tl\.load\((in\d)_ptr", loop))) == 4  # dy, x, mean, rstd
+    for name, tiles in (("persistent", 1), ("two_tiles", 2)) if hidden == "?" else (("persistent", 1),):
+        start = source.index(f"def k0_{name}")
+        kernel = source[start:source.index("\ndef ", start)]  # up to the next function
+        head, loop = kernel.split("for tile in", 1)
+        loads = re.findall(r"ld\d+ = tl\.load\(in2_ptr \+ \(i1 \* in2_s0\), mask=mask_n, other=0\)", head)
+        assert len(loads) == tiles, name
+        assert "in2_ptr" not in loop
+        assert len(set(re.findall(r"tl\.load\((in\d)_ptr", loop))) == 4  # dy, x, mean, rstd
 
 
 def test_program_count() -> None:
@@ -290,17 +295,36 @@ def test_program_count() -> None:
 
 
 def test_program_cap_follows_the_row_length() -> None:
-    """Static rows of at most SHORT_ROW get SHORT_PROGRAMS programs at most (four an SM), longer
-    or `?` ones INNER_OUTER_PROGRAMS (two an SM)."""
+    """Rows of at most SHORT_ROW (2048) get SHORT_PROGRAMS programs at most (four an SM), longer
+    ones or rows of unknown length INNER_OUTER_PROGRAMS (two an SM); a `?` row gets the same
+    rule evaluated at entry."""
     from allotment.extents import symbolic as sym
     from allotment.extents.symbolic import Const
 
     assert inner_outer.SHORT_PROGRAMS > inner_outer.INNER_OUTER_PROGRAMS
     many = Const(10**7)
-    capped = {row: inner_outer.program_count(many, None if row is None else Const(row)) for row in (768, 1024, 1025, None)}
-    assert capped[768] == capped[1024] == Const(inner_outer.SHORT_PROGRAMS)
-    assert capped[1025] == capped[None] == Const(inner_outer.INNER_OUTER_PROGRAMS)
-    assert inner_outer.program_count(many, sym.ArgDim(0, 1, "x")) == Const(inner_outer.INNER_OUTER_PROGRAMS)
+    rows = (768, 1024, 1111, 2048, 2049, 4096)
+    capped = {row: inner_outer.program_count(many, Const(row)) for row in rows}
+    short, long = Const(inner_outer.SHORT_PROGRAMS), Const(inner_outer.INNER_OUTER_PROGRAMS)
+    assert capped == {768: short, 1024: short, 1111: short, 2048: short, 2049: long, 4096: long}
+    assert inner_outer.program_count(many, None) == long
+    e = inner_outer.program_count(sym.ArgDim(0, 0, "x"), sym.ArgDim(0, 1, "x"))
+    assert not isinstance(e, Const)
+    for row in (*rows, 1, 20000):
+        assert sym.evaluate(e, [[10**7, row]]) == (short if row <= 2048 else long).value, row
+    assert sym.evaluate(e, [[40, 1111]]) == 3  # few rows: ceildiv(rows, 16)
+
+
+def test_rows_held_as_two_tiles() -> None:
+    """`host_runtime.inner_outer_tiles`: only rows of one 2048-lane tile a step whose two tiles
+    use at most two thirds of its lanes (1025 to 1280 here); every other row one tile."""
+    tiles = {n: host_runtime.inner_outer_tiles(n) for n in (768, 1024, 1025, 1111, 1280, 1281, 1536, 2048, 4096)}
+    assert tiles == {768: (1024, 0), 1024: (1024, 0), 1025: (1024, 32), 1111: (1024, 128), 1280: (1024, 256),
+                     1281: (2048, 0), 1536: (2048, 0), 2048: (2048, 0), 4096: (4096, 0)}
+    assert host_runtime.inner_outer_blocks(12345, 1111, 1024) == (1, 1024, 4)
+    assert host_runtime.inner_outer_blocks(12345, 2048) == (1, 2048, 4)
+    assert host_runtime.inner_outer_blocks(12345, 2049) == (1, 4096, 16)
+    assert host_runtime.inner_outer_blocks(8192, 768) == (2, 1024, 4)
 
 
 # --------------------------------------------------------------------------- #
@@ -363,6 +387,28 @@ def test_programs_walk_several_row_blocks(hidden: str, many_tiles: list[tuple[in
     actual = check(text, *inputs)
     compare_torch(actual, rmsnorm_torch(*inputs), "f32")
     assert many_tiles and all(c == (37, 7) for c in many_tiles)
+
+
+@pytest.mark.parametrize("ty", ["f32", "bf16"])
+@pytest.mark.parametrize("hidden", ["1111", "?"])
+def test_a_row_of_two_tiles(ty: str, hidden: str, many_tiles: list[tuple[int, int]]) -> None:
+    """Rows of 1111 held as 1024 + 128 lanes: each tile's column sums in registers of its
+    own, stored to its columns of the partials, over 3 programs walking 37 rows (a static
+    row split when generated, a `?` one by the launcher's `two_tiles` variant); dx, dw and
+    db against torch. 1500 (a `?` row the rule leaves whole) runs the one-tile variant."""
+    text = layernorm_backward(ty, hidden)
+    source = allotment.compile(text).source("cpu")
+    if hidden == "?":
+        assert "def k0_two_tiles_" in source and "rt.inner_outer_tiles(N)" in source
+    else:
+        assert "BLOCK_T: tl.constexpr = 128" in source and "def k0_two_tiles_" not in source
+    inputs = layernorm_inputs(37, 1111, ty)
+    assert launches(text, *inputs) == ["k0_two_tiles" if hidden == "?" else "k0_persistent", "k0_column_final"]
+    compare_torch(allotment.compile(text)(*inputs), layernorm_torch(*inputs), ty)
+    if hidden == "?":
+        inputs = layernorm_inputs(5, 1500, ty)
+        assert launches(text, *inputs) == ["k0_persistent", "k0_column_final"]
+        compare_torch(allotment.compile(text)(*inputs), layernorm_torch(*inputs), ty)
 
 
 def test_the_result_is_deterministic(many_tiles: list[tuple[int, int]]) -> None:

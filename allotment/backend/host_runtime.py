@@ -435,7 +435,7 @@ ROW_TAIL_MIN = 32
 
 
 @functools.lru_cache(maxsize=4096)
-def row_tiles(n: int, split: bool = True) -> tuple[int, int]:
+def row_tiles(n: int, split: bool = True, use: float = ROW_TILE_USE) -> tuple[int, int]:
     """How a persistent row kernel holds a row of n elements: (main, tail) tile widths,
     the row's columns [0, main) in one tile and [main, n) in a second of `tail` lanes; tail
     0 means one tile of `main` >= n lanes (the power of two at or above n).
@@ -452,15 +452,36 @@ def row_tiles(n: int, split: bool = True) -> tuple[int, int]:
     generated (`row_reduction.split_row`); a row of `?` length when it is launched, by the
     launcher of a kernel with the `two_tiles` variant (`row_reduction.row_variants`), which
     passes `tail` as BLOCK_T. `split=False` is the old rule (one tile), for A/B runs
-    (`benchmarks/schedule_ab.py`)."""
+    (`benchmarks/schedule_ab.py`). `use` replaces ROW_TILE_USE (`inner_outer_tiles`)."""
     whole = _pow2(n)
-    if not split or whole == n or whole // 2 < ROW_SPLIT_MIN or n > ROW_TILE_USE * whole:
+    if not split or whole == n or whole // 2 < ROW_SPLIT_MIN or n > use * whole:
         return whole, 0
     main = whole // 2
     tail = max(ROW_TAIL_MIN, _pow2(n - main))
-    if main + tail > ROW_TILE_USE * whole:
+    if main + tail > use * whole:
         return whole, 0
     return main, tail
+
+
+INNER_OUTER_TILE_USE = 2 / 3
+"""An inner-outer row is held as two tiles only where its one tile would leave more than a
+third of its lanes idle (`inner_outer_tiles`)."""
+
+
+@functools.lru_cache(maxsize=4096)
+def inner_outer_tiles(n: int, split: bool = True) -> tuple[int, int]:
+    """`row_tiles` for an inner-outer kernel's row: only a row of one SHORT_ROW_TILE tile a
+    step (1025 to 2048 elements: 4 warps, `inner_outer_blocks`), and only where two tiles
+    use at most INNER_OUTER_TILE_USE of the one tile's lanes. Measured on an H100
+    (`benchmarks/inner_outer_tiles_session.sh`, BENCHMARKS.md), bf16, 4 warps, 4 programs an
+    SM: LayerNorm backward over 12345x1111 89.4 us as 1024 + 128 lanes against 115.4 as
+    2048 (RMSNorm 68.0 and 91.2); but over 16384x1536 77.7 as 1024 + 512 against 70.6 as
+    2048 (65.4 and 63.6), and over 8192x768, two rows a step, 73.1 as 2 x (512 + 256)
+    against 24.1 as 2 x 1024 (40.9 and 19.4). The rows of 1025 to 1365 that this splits are
+    the ones whose one tile wastes the most."""
+    if _pow2(n) != SHORT_ROW_TILE:
+        return _pow2(n), 0
+    return row_tiles(n, split, use=INNER_OUTER_TILE_USE)
 
 
 ROW_ELEMENTS_A_THREAD = 16

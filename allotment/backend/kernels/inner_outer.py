@@ -40,6 +40,7 @@ from xdsl.ir import Operation, SSAValue
 
 from allotment.analysis.capacity import env_int
 from allotment.analysis.inner_outer import is_column_reduction, is_row_reduction
+from allotment.backend.host_runtime import inner_outer_tiles
 from allotment.backend.kernel_plan import (
     REDUCTIONS,
     CodegenError,
@@ -164,9 +165,9 @@ class InnerOuterEmitter(RowEmitter):
             self.emit_inner_indices("0", full=True)
 
     def emit_rows_persistent(self) -> None:
-        """The persistent row loop (module docstring); a static row that `row_tiles` splits
-        is held as two tiles (`emit_rows_two_tiles`)."""
-        self.row_split = split_row(self.plan)
+        """The persistent row loop (module docstring); a static row that
+        `host_runtime.inner_outer_tiles` splits is held as two tiles (`emit_rows_two_tiles`)."""
+        self.row_split = split_row(self.plan, inner_outer_tiles)
         if self.row_split is not None:
             self.emit_rows_two_tiles(self.row_split[1])
             return
@@ -374,7 +375,7 @@ def launch_lines(gen: GeneratedKernel, args: str, in_size: InSize) -> list[str]:
     return [
         "    if N == 0:",
         "        return",
-        *choose_row_kernel(gen, "inner_outer_blocks"),
+        *choose_row_kernel(gen, "inner_outer_blocks", tiles="inner_outer_tiles"),
         f"    rt.launch(kernel, ({programs},), ({args}), {gen.launch_tail})",
         f"    bm, bn, warps = rt.inner_outer_final_blocks(N, {programs})",
         f"    rt.launch({gen.functions['column_final']}, (-(-N // bn),), ({args}), {gen.launch_tail})",

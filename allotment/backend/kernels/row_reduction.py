@@ -65,19 +65,21 @@ def tiles_at_run_time(plan: KernelPlan) -> bool:
     return any(plan.extents[d].static is None for d in plan.inner)
 
 
-def choose_row_kernel(gen: GeneratedKernel, persistent_blocks: str, indent: str = "    ") -> list[str]:
+def choose_row_kernel(gen: GeneratedKernel, persistent_blocks: str, indent: str = "    ",
+                      tiles: str = "row_tiles") -> list[str]:
     """The launcher's lines that set `kernel, (bm, bn, warps)` to the row variant the schedule
     names, or (`persistent_if`) to the one that the host program's `fits` picks;
     `persistent_blocks` is the host runtime's block choice of the persistent variant. With
     a `two_tiles` variant they also set `tail` (0 before them: `host_codegen`) to the
-    second tile's width where `host_runtime.row_tiles` splits the call's row."""
+    second tile's width where `host_runtime.row_tiles` (or the kind's own rule, `tiles`)
+    splits the call's row."""
     fn = gen.functions
     main = f", {gen.row_split[0]}" if gen.row_split is not None else ""  # a row held as two tiles
     persistent = f"{fn['persistent']}, rt.{persistent_blocks}(M, N{main})" if "persistent" in fn else ""
     looped = f"{fn['looped']}, rt.looped_blocks(M, N)" if "looped" in fn else ""
     chosen = [f"kernel, (bm, bn, warps) = {persistent}"]
     if "two_tiles" in fn:  # a `?` row: two tiles where `row_tiles` splits this call's row
-        chosen = ["main, tail = rt.row_tiles(N)", "if tail:",
+        chosen = [f"main, tail = rt.{tiles}(N)", "if tail:",
                   f"    kernel, (bm, bn, warps) = {fn['two_tiles']}, rt.{persistent_blocks}(M, N, main)",
                   "else:", f"    {chosen[0]}"]
     if gen.plan.kernel.schedule_name == "persistent_if":  # alloc-place's run-time condition
@@ -100,16 +102,17 @@ def launch_lines(gen: GeneratedKernel, args: str, in_size: InSize) -> list[str]:
     return ["    if M == 0:", "        return", *choose_row_kernel(gen, "persistent_blocks"), row_launch(gen, args)]
 
 
-def split_row(plan: KernelPlan) -> tuple[int, int] | None:
+def split_row(plan: KernelPlan, tiles: Callable[[int], tuple[int, int]] | None = None) -> tuple[int, int] | None:
     """(main, tail) where a row kernel's persistent variant holds its row as two tiles
-    (`host_runtime.row_tiles`, the rule): only rows of a static length; None otherwise."""
+    (`host_runtime.row_tiles`, the rule, or the kind's own, `tiles`): only rows of a static
+    length; None otherwise."""
     n = 1
     for d in plan.inner:
         extent = plan.extents[d].static
         if extent is None:
             return None
         n *= extent
-    main, tail = row_tiles(n)
+    main, tail = (tiles or row_tiles)(n)
     return (main, tail) if tail else None
 
 

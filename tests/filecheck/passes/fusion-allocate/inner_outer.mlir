@@ -4,7 +4,8 @@
 // global partials buffer [%programs, N] in the accumulation type (f32 for bf16)
 // with %programs = max(1, min(ceildiv(rows, 16), cap)) computed at entry, at
 // least 16 rows each and at most four row programs per SM of an H200 (cap 528)
-// for a static row of at most 1024 elements, two (264) for a longer or `?` one
+// for a row of at most 2048 elements, two (264) for a longer one; a `?` row's cap
+// is that rule computed at entry, 528 - 264 * min(1, N // 2049)
 // (analysis/inner_outer.most_programs), passed as an extra
 // input named by the kernel's `column_partials` attribute, and a local [N]
 // accumulator next to the row reductions' row buffers. alloc-place counts them
@@ -55,8 +56,17 @@ func.func @rmsnorm_bwd(%dy: tensor<?x64xbf16>, %x: tensor<?x64xbf16>, %w: tensor
 
 // CHECK-LABEL: func.func @dynamic_hidden
 // CHECK:         %dy_d1 = memref.dim %dy, %c1 : memref<?x?xf32>
-// CHECK:         %c264 = arith.constant 264 : index
-// CHECK:         [[PROGRAMS:%.*]] = arith.maxsi
+// CHECK-NEXT:    %c16 = arith.constant 16 : index
+// CHECK-NEXT:    [[BYROWS:%.*]] = arith.ceildivsi %dy_d0, %c16 : index
+// CHECK-NEXT:    %c528 = arith.constant 528 : index
+// CHECK-NEXT:    %c2049 = arith.constant 2049 : index
+// CHECK-NEXT:    [[Q:%.*]] = arith.floordivsi %dy_d1, %c2049 : index
+// CHECK-NEXT:    [[LONGER:%.*]] = arith.minsi [[Q]], %c1 : index
+// CHECK-NEXT:    %c264 = arith.constant 264 : index
+// CHECK-NEXT:    [[FEWER:%.*]] = arith.muli [[LONGER]], %c264 : index
+// CHECK-NEXT:    [[CAP:%.*]] = arith.subi %c528, [[FEWER]] : index
+// CHECK-NEXT:    [[MIN:%.*]] = arith.minsi [[BYROWS]], [[CAP]] : index
+// CHECK-NEXT:    [[PROGRAMS:%.*]] = arith.maxsi [[MIN]], %c1 : index
 // CHECK:         %k0_partials_c = alloc.alloc([[PROGRAMS]], %dy_d1) {memory = #alloc.memory<global>, name = "k0_partials_c"} : memref<?x?xf32>
 // CHECK-NEXT:    %k0_budget = arith.constant 16384 : index
 // CHECK-NEXT:    %k0_fits = arith.cmpi ule, %dy_d1, %k0_budget : index
