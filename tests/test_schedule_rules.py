@@ -108,12 +108,12 @@ def test_a_full_reductions_step_is_sized_by_its_input_not_its_partials(dtype: st
     assert rt.outer_blocks(1, 1 << 26, 1056, nbytes)[1] * nbytes == rt.FULL_TILE_BYTES
 
 
-@pytest.mark.parametrize("n", [768, 1024, 256])
+@pytest.mark.parametrize("n", [768, 1024, 256, 1536, 2048])
 def test_short_inner_outer_rows_fill_an_sm_with_four_programs(n: int) -> None:
-    """An inner-outer kernel over static rows of at most 1024 launches up to four programs an
-    SM; its tile of 2048 elements on 4 warps leaves each thread 16 elements of each row-sized
-    value, so that four such programs fit an SM's registers at up to 128 registers a thread
-    (the old 4 x 1024 tile on 8 warps ran 137 registers on an H200: one program an SM)."""
+    """An inner-outer kernel over rows of at most 2048 launches up to four programs an SM; its
+    tile of 2048 elements on 4 warps leaves each thread 16 elements of each row-sized value,
+    so that four such programs fit an SM's registers at up to 128 registers a thread (the
+    old 4 x 1024 tile on 8 warps ran 137 registers on an H200: one program an SM)."""
     from allotment.analysis import inner_outer
 
     bm, bn, warps = rt.inner_outer_blocks(8192, n)
@@ -122,4 +122,4 @@ def test_short_inner_outer_rows_fill_an_sm_with_four_programs(n: int) -> None:
     assert per_sm == 4 and per_sm * warps * 32 <= THREADS_PER_SM
     assert per_sm * warps * 32 * 128 <= REGISTERS_PER_SM
     assert rt.SHORT_ROW_TILE // (warps * 32) == 16
-    assert rt.inner_outer_blocks(8192, 1111) == (1, 2048, 16)  # long rows: one a program
+    assert rt.inner_outer_blocks(8192, 2049) == (1, 4096, 16)  # long rows: one a program, 16 warps
