@@ -52,6 +52,12 @@ builds apart. Rules now:
   its new builds. Same text, same launches, other machine code: every case is timed. Its
   cases: the bf16 suite programs where `benchmarks/offline_kernels.py` (sm_90, Triton 3.6)
   finds such a cap spill-free.
+- `inner_outer_two_tiles`: `host_runtime.inner_outer_tiles(n, split=False)` as
+  `kernels/inner_outer.py` calls it when it generates a static row (old: the inner-outer
+  kernel holds a row of 1111 in one 2048-lane tile on 4 warps; new: 1024 + 128 lanes).
+  Both builds have the program count and warps of rows of at most 2048 (the rule before
+  them was 16 warps and two programs an SM: `inner_outer_sweep.py` times that form). Its
+  cases: LayerNorm and RMSNorm backward, bf16 static at the odd size, and rows of 1200.
 - `magic_division`: `kernels/emitter.magic_division(allowed=False)` (old: a `?` kernel splits
   its linear indices into domain indices with `//` and `%` by run-time extents; new: by a
   multiply-high with the launcher's magic number and shift, `_fast_div`, where indices are
@@ -137,7 +143,7 @@ from suite_fusions import FUSIONS, check_outputs  # noqa: E402
 
 import allotment  # noqa: E402
 from allotment.backend import host_codegen, host_runtime, launch, register_cap, resident_rows  # noqa: E402
-from allotment.backend.kernels import emitter, pointwise, row_reduction  # noqa: E402
+from allotment.backend.kernels import emitter, inner_outer, pointwise, row_reduction  # noqa: E402
 
 
 @dataclass(frozen=True)
@@ -259,6 +265,10 @@ RULES: dict[str, Rule] = {
          "layernorm_bwd:M=16384/N=1000", "cross_entropy:M=8192/N=1000", "softmax_fwd:M=32768/N=1004",
          "softmax_fwd:M=32768/N=1024", "gelu_bwd:small", "sum_3d_dim0:small", "transpose_add_2d:small",
          "amax_3d_dim2:small"),
+    ),
+    "inner_outer_two_tiles": Rule(
+        inner_outer, "inner_outer_tiles", functools.partial(host_runtime.inner_outer_tiles, split=False),
+        ("layernorm_bwd:odd", "rmsnorm_bwd:odd", "layernorm_bwd:M=16384/N=1200"),
     ),
     "index_ranges": Rule(
         emitter, "is_narrow", lambda op: False,
