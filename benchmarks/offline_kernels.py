@@ -3,7 +3,8 @@
     python3 benchmarks/offline_kernels.py "residual_layernorm bf16 dynamic odd" "sum_3d_dim0 bf16 static odd"
     PYTHONPATH=/tmp/t36 python3 benchmarks/offline_kernels.py ...   # with the GPU machine's Triton
 
-For each case (FUSION DTYPE {static,dynamic} SIZE), the fusion's program is generated for
+For each case (FUSION DTYPE {static,dynamic} SIZE, SIZE a suite size or extents of its own,
+"M=8192/N=768"), the fusion's program is generated for
 the GPU, one call is run with every launch intercepted (`launch.intercepted`: no kernel
 runs, the inputs are CPU tensors of the case's real size), and each launched function is
 compiled for sm_90 as the JIT would specialize those arguments (`schedule_ab._resources`:
@@ -63,6 +64,8 @@ def case_lines(case: str, rule: str | None = None, old: bool = False) -> list[st
     rows gets that build after `rows N:`, and whether `resident_rows.keep_halved` keeps it."""
     fusion, dtype, extents, size = case.split()
     f = FUSIONS[fusion]
+    if "=" in size:  # extents of the case's own
+        size = sab.case_extents(fusion, size, False)
     text = f.text(dtype, extents == "dynamic", size)
     seen: list[tuple[Any, tuple, tuple, dict, int]] = []
     with sab.RULES[rule].applied(old) if rule else contextlib.nullcontext():
