@@ -19,10 +19,7 @@ set -u
 out=${1:?usage: align_index_session.sh OUT_DIR}
 mkdir -p "$out"
 . benchmarks/session_common.sh
-export ALLOT_COMMIT=${ALLOT_COMMIT:-unknown}
-{ nvidia-smi --query-gpu=name,clocks.max.sm --format=csv,noheader
-  python3 -c 'import torch, triton; print(torch.__version__, triton.__version__)'; echo "commit $ALLOT_COMMIT"; } > "$out/gpu.txt"
-cat "$out/gpu.txt"
+record_gpu
 ALLOT_TEST_DEVICE=cuda timeout 70 python3 -m pytest -q -p no:cacheprovider \
   tests/test_align_hint.py tests/test_align_suite.py tests/test_index_ranges.py > "$out/gpu_tests.log" 2>&1
 echo "gpu tests: $(tail -n 1 "$out/gpu_tests.log")"

@@ -11,8 +11,9 @@ baked into the IR as `%programs`, so each value is its own compile; `auto` is th
 (`host_runtime.inner_outer_blocks`, read at launch: `BMxBNxWARPS`, where BN 1 means the
 row's power of two, or where the row is held as two tiles the first tile's width; `default` is
 the heuristic), and, as a third field of `--configs`, `one`: a static row that
-`host_runtime.row_tiles` would hold as two tiles (rows of 1111 in 1024 + 128 lanes) held as one
-power-of-two tile instead (the form before the inner-outer kernel had two tiles). Every configuration's outputs are checked
+`host_runtime.inner_outer_tiles` would hold as two tiles (rows of 1111 in 1024 + 128 lanes)
+held as one power-of-two tile instead (the rule's `split=False`, the form before the
+inner-outer kernel had two tiles). Every configuration's outputs are checked
 against the suite's torch function before it is timed. Timing is `kernel_timing`'s
 (CUDA-graph replay over input sets at least 3x the L2), `--repeats` interleaved samples of
 every configuration and of torch.compile; one line per configuration: min, median and max
@@ -23,6 +24,7 @@ torch.compile's. `--cpu-check` runs the path on the CPU with 2 rows (times mean 
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import subprocess
 import sys
@@ -60,7 +62,8 @@ class Config:
         old = inner_outer.INNER_OUTER_PROGRAMS, inner_outer.SHORT_PROGRAMS
         if programs != "auto":  # `auto`: the rule's own count (`inner_outer.most_programs`)
             inner_outer.INNER_OUTER_PROGRAMS = inner_outer.SHORT_PROGRAMS = int(programs)
-        one = mock.patch.object(io_kernels, "split_row", lambda plan: None) if tiles == "one" else nullcontext()
+        one = (mock.patch.object(io_kernels, "inner_outer_tiles", functools.partial(host_runtime.inner_outer_tiles, split=False))
+               if tiles == "one" else nullcontext())
         try:
             with one:
                 text = FUSIONS[fusion].text(dtype, False, extents)

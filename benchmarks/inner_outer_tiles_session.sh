@@ -15,10 +15,7 @@ set -u
 out=${1:?usage: inner_outer_tiles_session.sh OUT_DIR}
 mkdir -p "$out"
 . benchmarks/session_common.sh
-export ALLOT_COMMIT=${ALLOT_COMMIT:-unknown}
-{ nvidia-smi --query-gpu=name,clocks.max.sm --format=csv,noheader
-  python3 -c 'import torch, triton; print(torch.__version__, triton.__version__)'; echo "commit $ALLOT_COMMIT"; } > "$out/gpu.txt"
-cat "$out/gpu.txt"
+record_gpu
 S="python3 benchmarks/inner_outer_sweep.py --fusions layernorm_bwd,rmsnorm_bwd"
 {
   echo "== bf16 12345x1111 (old: 264:1x1x16:one)"

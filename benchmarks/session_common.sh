@@ -16,3 +16,11 @@ step() {
     echo "$name: FAILED ($((SECONDS - start)) s)"; tail -n 15 "$out/$name.log"
   fi
 }
+# record_gpu: writes $out/gpu.txt (the GPU's name and clock, torch's and Triton's versions and
+# ALLOT_COMMIT, "unknown" where unset: the GPU machine's tree has no .git) and prints it.
+record_gpu() {
+  export ALLOT_COMMIT=${ALLOT_COMMIT:-unknown}
+  { nvidia-smi --query-gpu=name,clocks.max.sm --format=csv,noheader
+    python3 -c 'import torch, triton; print(torch.__version__, triton.__version__)'; echo "commit $ALLOT_COMMIT"; } > "$out/gpu.txt"
+  cat "$out/gpu.txt"
+}

@@ -158,3 +158,18 @@ def test_a_candidate_rules_new_build_runs_the_candidate_under_a_name_of_its_own(
     assert schedule_ab.new_suffix(rule) in builds["new"].source
     assert schedule_ab.old_suffix(rule) in builds["old"].source
     assert host_runtime.persistent_blocks(1998, 999) == (4, 1024, 8)  # the patch is undone
+
+
+def test_the_inner_outer_sweep_builds_the_one_tile_form_it_names() -> None:
+    """benchmarks/inner_outer_sweep.py: a configuration marked `one` holds a row of 1111 in one
+    power-of-two tile (no BLOCK_T), the rule's own in 1024 + 128 lanes; both match torch."""
+    import inner_outer_sweep
+    from suite_fusions import check_outputs
+
+    f = inner_outer_sweep.FUSIONS["layernorm_bwd"]
+    ext = {"M": 2, "N": 1111}
+    xs = f.make_inputs(ext, "bf16", "cpu")
+    for tiles, split in (("one", False), ("", True)):
+        cfg = inner_outer_sweep.Config("layernorm_bwd", "bf16", ext, "auto", "default", "cpu", tiles)
+        assert ("BLOCK_T: tl.constexpr = 128" in cfg.exe.source("cpu")) == split
+        assert check_outputs(cfg(*xs), f.torch_fn(*xs), "bf16") is None

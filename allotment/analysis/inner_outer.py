@@ -53,7 +53,7 @@ registers per thread, which the H200 runs at full bandwidth."""
 SHORT_ROW = 2048
 """Rows of at most this many elements get SHORT_PROGRAMS_PER_SM programs an SM, each a tile
 of at most SHORT_ROW lanes on 4 warps (`host_runtime.inner_outer_blocks`: 2 rows of 1024, 1
-of 2048, or a row of 1111 held as 1024 + 128 lanes, `host_runtime.row_tiles`): at most 16
+of 2048, or a row of 1111 held as 1024 + 128 lanes, `host_runtime.inner_outer_tiles`): at most 16
 elements a thread of each row-sized value. Longer rows get one row a program on 16 warps and
 PROGRAMS_PER_SM programs an SM. The bound was 1024 until rows of 1025 to 2048 were measured
 on 4 warps (`benchmarks/inner_outer_sweep.py`, BENCHMARKS.md): at 12345x1111 the old 16-warp

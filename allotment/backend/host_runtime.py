@@ -722,7 +722,7 @@ def inner_outer_blocks(m: int, n: int, main: int = 0) -> tuple[int, int, int]:
     SHORT_ROW_TILE lanes a tile (2 rows of 1024, 8 of 256, 1 of 2048) on 4 warps, with the
     program count of `analysis/inner_outer.most_programs` (the same bound: four an SM, two
     for the longer rows), ALLOT_INNER_OUTER_BLOCKS to tune. `main` > 0: the kernel holds its
-    row as two tiles (`row_tiles`, rows of 1111 in 1024 + 128 lanes); BLOCK_N is the first
+    row as two tiles (`inner_outer_tiles`, rows of 1111 in 1024 + 128 lanes); BLOCK_N is the first
     one's width (whatever the override says) and the rows a program those of the one
     power-of-two tile. Measured on an H200, bf16 static (`block_sweep.sh`, KNOB=INNER_OUTER, 23:5x UTC
     2026-11-30): at 12345x1111 LayerNorm backward 113 us and RMSNorm backward 84 with 1 x 2048
